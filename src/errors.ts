@@ -1,0 +1,43 @@
+/**
+ * Errors of the tfguard core. An `InputError` means the input as a whole is unusable (a rejected
+ * archive, an unreadable config file, bad CLI usage): no report is produced, the CLI exits 2 and the
+ * service stores an "input rejected" report. Anything that only affects one file becomes a finding.
+ */
+
+export type InputErrorCode =
+  | 'not-found'
+  | 'unsupported-format'
+  | 'corrupt-archive'
+  | 'truncated-archive'
+  | 'empty-archive'
+  | 'absolute-path'
+  | 'path-traversal'
+  | 'invalid-path'
+  | 'link-outside'
+  | 'unsupported-entry-type'
+  | 'duplicate-entry'
+  | 'too-many-entries'
+  | 'file-too-large'
+  | 'total-too-large'
+  | 'compression-ratio'
+  | 'path-too-long'
+  | 'path-too-deep'
+  | 'invalid-config'
+  | 'usage';
+
+export class InputError extends Error {
+  override readonly name = 'InputError';
+  readonly code: InputErrorCode;
+  /** The archive entry (or file) the error is about, when there is one. */
+  readonly entry: string | undefined;
+
+  constructor(code: InputErrorCode, message: string, options: { entry?: string; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.entry = options.entry;
+  }
+}
+
+export function isInputError(err: unknown): err is InputError {
+  return err instanceof InputError;
+}

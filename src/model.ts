@@ -1,0 +1,282 @@
+/**
+ * Shared data model of the tfguard core. Every capability (archive, hcl, modules, constraints,
+ * lockfile, rules, report) exchanges these types. Field names that appear in the JSON report are a
+ * public contract (see docs/report.schema.json): change them only when an issue asks.
+ */
+
+export type Severity = 'error' | 'warning' | 'notice';
+export const SEVERITIES: readonly Severity[] = ['error', 'warning', 'notice'];
+
+export type Engine = 'terraform' | 'opentofu';
+
+/** A position inside the uploaded archive. `file` is archive-relative with `/`; `line` is 1-based. */
+export interface SourceLocation {
+  file: string;
+  line: number;
+}
+
+/** A mechanical fix a finding can offer (for example the replacement constraint string). */
+export interface Fix {
+  description: string;
+  /** The replacement text for the offending value (e.g. a constraint string). */
+  replacement: string;
+}
+
+/** One finding in a report. */
+export interface Finding {
+  ruleId: string;
+  severity: Severity;
+  message: string;
+  /** Module path relative to the archive root, `"."` for the top directory. */
+  module: string;
+  file: string | null;
+  line: number | null;
+  fix?: Fix;
+  /** Extra advice that is not a mechanical fix. */
+  note?: string;
+}
+
+/** What a rule returns: the engine adds `ruleId` and the (possibly overridden) `severity`. */
+export type RuleFinding = Omit<Finding, 'ruleId' | 'severity'>;
+
+// ---------------------------------------------------------------------------------------------
+// Archive
+// ---------------------------------------------------------------------------------------------
+
+export type EntryType = 'file' | 'directory' | 'symlink' | 'hardlink';
+
+export interface ArchiveEntry {
+  /** Normalised archive-relative path, `/` separators, no leading `./`, no trailing `/`. */
+  path: string;
+  type: EntryType;
+  /** Uncompressed size in bytes (0 for directories and links). */
+  size: number;
+  /** Lowercase hex SHA-256 of the content, for regular files. */
+  sha256?: string;
+  /** Unix permission bits when the container records them. */
+  mode?: number;
+  /** For links: the target, resolved to an archive-relative path. */
+  linkTarget?: string;
+}
+
+export interface LoadedArchive {
+  /** Display name: the file name of the archive or the directory given. */
+  name: string;
+  /** Lowercase hex SHA-256 of the archive bytes (for a directory: of a canonical listing). */
+  sha256: string;
+  format: 'directory' | 'tar' | 'tar.gz' | 'zip';
+  /** Every entry, sorted by path (byte order). */
+  entries: ArchiveEntry[];
+  /** Contents of the files selected for loading (see `shouldLoad`), keyed by entry path. */
+  files: Map<string, Buffer>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// HCL (native syntax and JSON syntax), with positions
+// ---------------------------------------------------------------------------------------------
+
+/** An argument (`name = expr`). `value` is the JSON rendering hcl2json gives: literals as JSON,
+ * anything else as a `"${...}"` template string (e.g. `aws.east` → `"${aws.east}"`). */
+export interface HclAttribute {
+  name: string;
+  value: unknown;
+  line: number;
+  endLine: number;
+}
+
+export interface HclBlock {
+  type: string;
+  labels: string[];
+  line: number;
+  endLine: number;
+  body: HclBody;
+}
+
+export interface HclBody {
+  /** Attributes in source order. Duplicate names are a parse error, so names are unique. */
+  attributes: HclAttribute[];
+  /** Nested blocks in source order. */
+  blocks: HclBlock[];
+}
+
+export interface ParsedFile {
+  /** Archive-relative path. */
+  path: string;
+  syntax: 'hcl' | 'json';
+  body: HclBody;
+}
+
+export interface ParseErrorInfo {
+  path: string;
+  message: string;
+  line: number;
+  column: number;
+}
+
+export type ParseResult = { ok: true; file: ParsedFile } | { ok: false; error: ParseErrorInfo };
+
+// ---------------------------------------------------------------------------------------------
+// Modules
+// ---------------------------------------------------------------------------------------------
+
+export interface ProviderRequirement {
+  /** Module-local name (the key in `required_providers`, or the implied name). */
+  name: string;
+  /** Fully-qualified source address `HOST/NAMESPACE/TYPE` (implied `hashicorp/NAME` when absent). */
+  source: string;
+  /** True when the entry has an explicit `source`. */
+  sourceExplicit: boolean;
+  /** Constraint string exactly as written, or null when the entry has none. */
+  constraints: string | null;
+  /** Location of the `version` argument (or of the entry when there is none). */
+  constraintLocation: SourceLocation | null;
+  /** `configuration_aliases`, as `NAME.ALIAS` strings. */
+  configurationAliases: string[];
+  /** Where the entry is declared in `required_providers`; null for implicit providers. */
+  declared: SourceLocation | null;
+  /** True when the provider is only used (resource type, provider block), never declared. */
+  implicit: boolean;
+  /** `NAME = "VERSION"` legacy form. */
+  legacyString: boolean;
+}
+
+export type ProviderUseKind = 'resource' | 'data' | 'ephemeral' | 'provider-block' | 'module-providers';
+
+/** A use of a provider: a resource/data type's implied provider, a `provider =` argument, a
+ * `provider` block, or a reference in a module call's `providers` map. */
+export interface ProviderUse {
+  /** Local provider name (`aws`). */
+  name: string;
+  /** Alias when referenced as `NAME.ALIAS`. */
+  alias: string | null;
+  kind: ProviderUseKind;
+  /** What uses it, e.g. `aws_instance.web`, `data.aws_ami.x`, `provider.aws`, `module.vpc`. */
+  address: string;
+  /** True when it comes from an explicit `provider = ...` / `providers = {...}` argument. */
+  explicit: boolean;
+  location: SourceLocation;
+}
+
+export interface ProviderConfig {
+  name: string;
+  alias: string | null;
+  location: SourceLocation;
+}
+
+export type ModuleSourceKind = 'local' | 'registry' | 'remote' | 'unknown';
+
+export interface ModuleCall {
+  name: string;
+  source: string | null;
+  sourceKind: ModuleSourceKind;
+  version: string | null;
+  /** `providers` map: child reference → parent reference, e.g. `{"aws.east": "aws.usw2"}`. */
+  providers: Record<string, string>;
+  /** Archive-relative directory of a local module, resolved from the caller; null if not local. */
+  target: string | null;
+  location: SourceLocation;
+}
+
+export interface BackendInfo {
+  kind: 'backend' | 'cloud';
+  /** Backend type (`s3`), or `cloud`. */
+  type: string;
+  location: SourceLocation;
+}
+
+export type ModuleKind = 'root' | 'shared';
+
+export interface ModuleInfo {
+  /** Archive-relative directory, `"."` for the top directory. */
+  path: string;
+  /** Selected configuration files of this module (archive-relative), sorted. */
+  files: string[];
+  /** Files that were ignored the way Terraform ignores them (`.x.tf`, `x.tf~`, `#x.tf#`). */
+  ignoredFiles: string[];
+  kind: ModuleKind;
+  kindReason: string;
+  /** Declared and implicit provider requirements after override merging, sorted by name. */
+  providers: ProviderRequirement[];
+  providerUses: ProviderUse[];
+  providerConfigs: ProviderConfig[];
+  moduleCalls: ModuleCall[];
+  backend: BackendInfo | null;
+  /** `required_version` constraint strings (one per terraform block that sets it). */
+  requiredVersions: { value: string; location: SourceLocation }[];
+  /** Location of every `required_providers` block seen (more than one is a Terraform error). */
+  requiredProvidersBlocks: SourceLocation[];
+  /** Archive-relative path of the module's `.terraform.lock.hcl`, or null. */
+  lockFile: string | null;
+}
+
+/** One module's contribution to a root's combined constraints for a provider source. */
+export interface ConstraintContribution {
+  module: string;
+  constraints: string;
+  location: SourceLocation | null;
+}
+
+export interface RootProvider {
+  source: string;
+  /** Terraform's normalized combined form (what `terraform init` writes to the lock file);
+   * empty string when no module constrains it. Null when a constraint is invalid. */
+  constraints: string | null;
+  contributions: ConstraintContribution[];
+}
+
+export interface RootTree {
+  /** Path of the root module. */
+  root: string;
+  /** Module paths in the tree (root first, then depth-first by call order, each once). */
+  modules: string[];
+  /** Local calls: caller → callee, with the call name. */
+  calls: { from: string; to: string; name: string }[];
+  /** Remote module calls in the tree (not followed). */
+  remoteCalls: { module: string; name: string; source: string | null; version: string | null }[];
+  providers: RootProvider[];
+}
+
+/** A problem found while loading modules (not a rule violation by itself). Rules turn these
+ * into findings. */
+export type LoadDiagnostic =
+  | { kind: 'parse-error'; module: string; file: string; line: number; column: number; message: string }
+  | { kind: 'module-missing'; module: string; call: string; target: string; location: SourceLocation }
+  | { kind: 'module-cycle'; module: string; cycle: string[]; location: SourceLocation }
+  | {
+      kind: 'duplicate-required-providers';
+      module: string;
+      location: SourceLocation;
+      first: SourceLocation;
+    };
+
+// ---------------------------------------------------------------------------------------------
+// Configuration (.tfguard.hcl, --config, defaults)
+// ---------------------------------------------------------------------------------------------
+
+export interface ArchiveLimits {
+  maxEntries: number;
+  maxTotalBytes: number;
+  maxFileBytes: number;
+  /** Uncompressed / compressed ratio beyond which an archive is treated as a bomb. */
+  maxCompressionRatio: number;
+  maxPathLength: number;
+  maxPathDepth: number;
+}
+
+export interface RuleSetting {
+  severity?: Severity;
+  enabled?: boolean;
+}
+
+export interface ScanConfig {
+  engine: Engine;
+  roots: string[];
+  shared: string[];
+  rules: Record<string, RuleSetting>;
+  /** Platforms a lock file must cover, e.g. `linux_amd64`. */
+  platforms: string[];
+  pluginDirs: string[];
+  registry: boolean;
+  /** Where the configuration came from (for the report). */
+  configFiles: string[];
+}

@@ -1,0 +1,32 @@
+import type {
+  Engine,
+  LoadDiagnostic,
+  ModuleInfo,
+  RootTree,
+  RuleFinding,
+  ScanConfig,
+  Severity,
+} from '../model';
+
+/** Everything a rule may look at. Rules are pure: they read this and return findings as data. */
+export interface RuleContext {
+  /** All modules, sorted by path. */
+  modules: ModuleInfo[];
+  moduleByPath: ReadonlyMap<string, ModuleInfo>;
+  /** One tree per root module, sorted by root path. */
+  roots: RootTree[];
+  /** Problems found while loading (parse errors, missing local modules, cycles, ...). */
+  diagnostics: LoadDiagnostic[];
+  config: ScanConfig;
+  engine: Engine;
+}
+
+export interface Rule {
+  /** Public, stable id; also the file name `src/rules/<id>.ts` and `docs/rules/<id>.md`. */
+  id: string;
+  defaultSeverity: Severity;
+  /** One sentence: what the rule checks. */
+  summary: string;
+  /** Never throws for a violation: returns findings (without ruleId/severity). */
+  check(ctx: RuleContext): RuleFinding[];
+}
