@@ -277,6 +277,8 @@ export interface ScanConfig {
   platforms: string[];
   pluginDirs: string[];
   registry: boolean;
+  /** Registry hostname → base URL override (`registry_hosts` in `.tfguard.hcl`), e.g. a private mirror. */
+  registryHosts: Record<string, string>;
   /** Where the configuration came from (for the report). */
   configFiles: string[];
 }
