@@ -49,7 +49,9 @@ export interface ModuleReport {
   files: string[];
   providers: ProviderReport[];
   providerConfigs: { name: string; alias: string | null; file: string; line: number }[];
-  moduleCalls: Array<Pick<ModuleCall, 'name' | 'source' | 'sourceKind' | 'version' | 'providers' | 'target'> & SourceLocation>;
+  moduleCalls: Array<
+    Pick<ModuleCall, 'name' | 'source' | 'sourceKind' | 'version' | 'providers' | 'target'> & SourceLocation
+  >;
   backend: BackendInfo | null;
   requiredVersion: string[];
   lockFile: string | null;

@@ -1,0 +1,165 @@
+/**
+ * The `tfguard` command line. Exit codes are a public contract:
+ *   0  nothing at or above --fail-on
+ *   1  findings at or above --fail-on
+ *   2  unusable input or usage (message on stderr, nothing on stdout)
+ */
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { colorMode, parserSettings } from '../config';
+import { isInputError, InputError } from '../errors';
+import type { Severity } from '../model';
+import { renderReport, REPORT_FORMATS, verdict } from '../report';
+import type { FailOn, ReportFormat } from '../report';
+import { RULES } from '../rules';
+import { closeSharedParser, scanPath } from '../scan';
+import { TOOL_VERSION } from '../version';
+
+export interface CliIo {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  isTTY: boolean;
+}
+
+export const EXIT_OK = 0;
+export const EXIT_FINDINGS = 1;
+export const EXIT_INPUT = 2;
+
+const FAIL_ON: readonly FailOn[] = ['error', 'warning', 'notice', 'never'];
+
+export const USAGE = `Usage:
+  tfguard scan <dir|archive> [--format text|json|sarif|markdown] [--output FILE]
+                             [--config FILE] [--fail-on error|warning|notice|never]
+                             [--registry] [--no-color]
+  tfguard rules               list the rules with their default severities
+  tfguard --version | --help
+
+Archives: .tar.gz, .tgz, .tar, .zip (the format is read from the content).
+Exit codes: 0 nothing at or above --fail-on (default error); 1 findings at or above it;
+            2 unusable input or usage.
+`;
+
+function usage(message: string): never {
+  throw new InputError('usage', `${message}\n\n${USAGE}`);
+}
+
+async function writeAtomically(file: string, text: string): Promise<void> {
+  const dir = path.dirname(path.resolve(file));
+  const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.tmp`);
+  await fs.writeFile(tmp, text);
+  await fs.rename(tmp, file);
+}
+
+async function scanCommand(args: string[], io: CliIo): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        format: { type: 'string', short: 'f' },
+        output: { type: 'string', short: 'o' },
+        config: { type: 'string', short: 'c' },
+        'fail-on': { type: 'string' },
+        registry: { type: 'boolean' },
+        'no-color': { type: 'boolean' },
+      },
+    });
+  } catch (err) {
+    usage((err as Error).message);
+  }
+  const { values, positionals } = parsed;
+  if (positionals.length !== 1) usage('scan takes exactly one <dir|archive>');
+  const format = (values.format ?? 'text') as ReportFormat;
+  if (!REPORT_FORMATS.includes(format)) usage(`--format must be one of ${REPORT_FORMATS.join(', ')}`);
+  const failOn = (values['fail-on'] ?? 'error') as FailOn;
+  if (!FAIL_ON.includes(failOn)) usage(`--fail-on must be one of ${FAIL_ON.join(', ')}`);
+
+  let configText: { name: string; text: string } | undefined;
+  if (values.config !== undefined) {
+    try {
+      configText = { name: values.config, text: await fs.readFile(values.config, 'utf8') };
+    } catch (err) {
+      throw new InputError('not-found', `cannot read --config ${values.config}: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+  }
+  const target = positionals[0] as string;
+  const report = await scanPath(target, {
+    configText,
+    parser: parserSettings(),
+    ...(values.registry ? { registry: true } : {}),
+  });
+  const mode = colorMode();
+  const color =
+    format === 'text' &&
+    !values['no-color'] &&
+    values.output === undefined &&
+    (mode === 'always' || (mode === 'auto' && io.isTTY));
+  const text = renderReport(report, format, { color });
+  if (values.output !== undefined) await writeAtomically(values.output, text);
+  else io.stdout(text);
+  return verdict(report, failOn) === 'fail' ? EXIT_FINDINGS : EXIT_OK;
+}
+
+function rulesCommand(io: CliIo): number {
+  const width = Math.max(...RULES.map((r) => r.id.length));
+  const lines = RULES.map(
+    (r) => `${r.id.padEnd(width)}  ${(r.defaultSeverity as Severity).padEnd(7)}  ${r.summary}`,
+  );
+  io.stdout(lines.join('\n') + '\n');
+  return EXIT_OK;
+}
+
+/** Runs the CLI and returns the exit code. Never throws. */
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  try {
+    const [command, ...rest] = argv;
+    switch (command) {
+      case 'scan':
+        return await scanCommand(rest, io);
+      case 'rules':
+        return rulesCommand(io);
+      case '--version':
+      case '-v':
+        io.stdout(`${TOOL_VERSION}\n`);
+        return EXIT_OK;
+      case '--help':
+      case '-h':
+      case 'help':
+        io.stdout(USAGE);
+        return EXIT_OK;
+      case undefined:
+        usage('missing command');
+        break;
+      default:
+        usage(`unknown command "${command}"`);
+    }
+  } catch (err) {
+    if (isInputError(err)) {
+      io.stderr(`tfguard: ${err.message}\n`);
+      return EXIT_INPUT;
+    }
+    const e = err as Error;
+    io.stderr(`tfguard: internal error: ${e?.stack ?? String(err)}\n`);
+    return EXIT_INPUT;
+  } finally {
+    await closeSharedParser();
+  }
+  return EXIT_INPUT;
+}
+
+/** Entry point of bin/tfguard.js. */
+export function main(): void {
+  const io: CliIo = {
+    stdout: (t) => process.stdout.write(t),
+    stderr: (t) => process.stderr.write(t),
+    isTTY: process.stdout.isTTY === true,
+  };
+  void runCli(process.argv.slice(2), io).then((code) => {
+    process.exitCode = code;
+  });
+}

@@ -1,0 +1,94 @@
+import type { Engine, Finding, LoadedArchive, ModuleInfo, RootTree } from '../model';
+import { SEVERITIES } from '../model';
+import type { ModuleReport, Report, RootReport, Summary } from './types';
+import { TOOL_VERSION } from '../version';
+
+export interface ReportInput {
+  archive: LoadedArchive;
+  engine: Engine;
+  configFiles: string[];
+  modules: ModuleInfo[];
+  roots: RootTree[];
+  findings: Finding[];
+}
+
+const CONFIG_SUFFIXES = ['.tf', '.tf.json', '.tofu', '.tofu.json'];
+
+function isConfigFile(path: string): boolean {
+  return CONFIG_SUFFIXES.some((suffix) => path.endsWith(suffix));
+}
+
+export function moduleReport(m: ModuleInfo): ModuleReport {
+  return {
+    path: m.path,
+    kind: m.kind,
+    kindReason: m.kindReason,
+    files: [...m.files],
+    providers: m.providers.map((p) => ({
+      name: p.name,
+      source: p.source,
+      constraints: p.constraints,
+      declared: p.declared ? { file: p.declared.file, line: p.declared.line } : null,
+      implicit: p.implicit,
+      configurationAliases: [...p.configurationAliases],
+    })),
+    providerConfigs: m.providerConfigs.map((c) => ({
+      name: c.name,
+      alias: c.alias,
+      file: c.location.file,
+      line: c.location.line,
+    })),
+    moduleCalls: m.moduleCalls.map((c) => ({
+      name: c.name,
+      source: c.source,
+      sourceKind: c.sourceKind,
+      version: c.version,
+      providers: { ...c.providers },
+      target: c.target,
+      file: c.location.file,
+      line: c.location.line,
+    })),
+    backend: m.backend,
+    requiredVersion: m.requiredVersions.map((r) => r.value),
+    lockFile: m.lockFile,
+  };
+}
+
+export function rootReport(r: RootTree): RootReport {
+  return {
+    path: r.root,
+    modules: [...r.modules],
+    remoteModules: r.remoteCalls.map((c) => ({ ...c })),
+    providers: r.providers.map((p) => ({ source: p.source, constraints: p.constraints })),
+  };
+}
+
+export function summarize(findings: Finding[], modules: number, roots: number): Summary {
+  const counts = { error: 0, warning: 0, notice: 0 };
+  for (const f of findings) counts[f.severity] += 1;
+  return { ...counts, total: SEVERITIES.reduce((n, s) => n + counts[s], 0), modules, roots };
+}
+
+/** Assembles the JSON report. Pure and deterministic: the same input gives byte-identical JSON. */
+export function buildReport(input: ReportInput): Report {
+  const { archive } = input;
+  const fileCount = archive.entries.filter((e) => e.type === 'file').length;
+  const configFiles = archive.entries.filter((e) => e.type === 'file' && isConfigFile(e.path)).length;
+  return {
+    schemaVersion: 1,
+    tool: { name: 'tfguard', version: TOOL_VERSION },
+    source: {
+      name: archive.name,
+      sha256: archive.sha256,
+      format: archive.format,
+      files: fileCount,
+      configFiles,
+    },
+    engine: input.engine,
+    configFiles: [...input.configFiles],
+    modules: input.modules.map(moduleReport),
+    roots: input.roots.map(rootReport),
+    findings: input.findings,
+    summary: summarize(input.findings, input.modules.length, input.roots.length),
+  };
+}

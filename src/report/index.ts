@@ -1,0 +1,48 @@
+import type { Severity } from '../model';
+import { SEVERITIES } from '../model';
+import { RULES } from '../rules';
+import { renderMarkdown } from './markdown';
+import { renderSarif } from './sarif';
+import { renderText } from './text';
+import type { FailOn, Report, ReportFormat } from './types';
+
+export { buildReport } from './build';
+export type { FailOn, Report, ReportFormat } from './types';
+export { REPORT_FORMATS } from './types';
+
+export interface RenderOptions {
+  /** ANSI colour in text output. */
+  color?: boolean;
+}
+
+export const CONTENT_TYPES: Record<ReportFormat, string> = {
+  json: 'application/json',
+  sarif: 'application/sarif+json',
+  markdown: 'text/markdown; charset=utf-8',
+  text: 'text/plain; charset=utf-8',
+};
+
+export function renderReport(report: Report, format: ReportFormat, options: RenderOptions = {}): string {
+  switch (format) {
+    case 'json':
+      return JSON.stringify(report, null, 2) + '\n';
+    case 'sarif':
+      return renderSarif(report, RULES);
+    case 'markdown':
+      return renderMarkdown(report);
+    case 'text':
+      return renderText(report, { color: options.color ?? false });
+  }
+}
+
+/** Severities at or above `failOn`. */
+export function severitiesAtOrAbove(failOn: FailOn): Severity[] {
+  if (failOn === 'never') return [];
+  return SEVERITIES.slice(0, SEVERITIES.indexOf(failOn) + 1);
+}
+
+/** `fail` when any finding is at or above `failOn`. */
+export function verdict(report: Report, failOn: FailOn): 'pass' | 'fail' {
+  const gate = new Set(severitiesAtOrAbove(failOn));
+  return report.findings.some((f) => gate.has(f.severity)) ? 'fail' : 'pass';
+}

@@ -1,0 +1,88 @@
+import type { Log, ReportingDescriptor, Result } from 'sarif';
+import type { Finding, Severity } from '../model';
+import type { Report } from './types';
+
+export interface RuleDescriptor {
+  id: string;
+  summary: string;
+  defaultSeverity: Severity;
+}
+
+const LEVEL: Record<Severity, Result.level> = { error: 'error', warning: 'warning', notice: 'note' };
+
+/** A stable fingerprint so code scanning can track a finding across commits even when lines move. */
+function fingerprint(f: Finding): string {
+  return [f.ruleId, f.module, f.file ?? '', f.message].join('|');
+}
+
+function ruleDescriptor(rule: RuleDescriptor): ReportingDescriptor {
+  return {
+    id: rule.id,
+    name: rule.id
+      .split('-')
+      .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+      .join(''),
+    shortDescription: { text: rule.summary },
+    fullDescription: { text: rule.summary },
+    help: {
+      text: `${rule.summary} See docs/rules/${rule.id}.md.`,
+      markdown: `${rule.summary} See [docs/rules/${rule.id}.md](docs/rules/${rule.id}.md).`,
+    },
+    defaultConfiguration: { level: LEVEL[rule.defaultSeverity] },
+    properties: { tags: ['terraform', 'opentofu', 'providers'] },
+  };
+}
+
+/** SARIF 2.1.0 for code-scanning uploads. Paths are relative to the archive root (the repository
+ * root when the archive is a repository snapshot), which is what code scanning expects. */
+export function renderSarif(report: Report, rules: readonly RuleDescriptor[]): string {
+  const known = new Map(rules.map((r) => [r.id, r]));
+  const used = [...new Set(report.findings.map((f) => f.ruleId))].filter((id) => !known.has(id));
+  const descriptors = [
+    ...rules.map(ruleDescriptor),
+    ...used.map((id) => ruleDescriptor({ id, summary: id, defaultSeverity: 'error' })),
+  ];
+  const index = new Map(descriptors.map((d, i) => [d.id, i]));
+  const results: Result[] = report.findings.map((f) => {
+    const result: Result = {
+      ruleId: f.ruleId,
+      ruleIndex: index.get(f.ruleId) ?? 0,
+      level: LEVEL[f.severity],
+      message: { text: f.fix ? `${f.message} Suggested: ${f.fix.replacement}` : f.message },
+      partialFingerprints: { tfguardFinding: fingerprint(f) },
+      properties: { module: f.module, ...(f.fix ? { fix: f.fix } : {}), ...(f.note ? { note: f.note } : {}) },
+    };
+    if (f.file !== null) {
+      result.locations = [
+        {
+          physicalLocation: {
+            artifactLocation: { uri: encodeURI(f.file), uriBaseId: '%SRCROOT%' },
+            ...(f.line !== null ? { region: { startLine: f.line } } : {}),
+          },
+        },
+      ];
+    }
+    return result;
+  });
+  const log: Log = {
+    $schema: 'https://json.schemastore.org/sarif-2.1.0.json',
+    version: '2.1.0',
+    runs: [
+      {
+        tool: {
+          driver: {
+            name: 'tfguard',
+            version: report.tool.version,
+            semanticVersion: report.tool.version,
+            informationUri: 'https://developer.hashicorp.com/terraform/language/providers/requirements',
+            rules: descriptors,
+          },
+        },
+        originalUriBaseIds: { '%SRCROOT%': { description: { text: `Root of ${report.source.name}` } } },
+        results,
+        properties: { source: report.source, summary: report.summary },
+      },
+    ],
+  };
+  return JSON.stringify(log, null, 2) + '\n';
+}

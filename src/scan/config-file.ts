@@ -1,0 +1,184 @@
+/**
+ * `.tfguard.hcl`: the per-repository settings file at the archive root (and the same grammar for
+ * `--config FILE`). Parsed with the project's HCL parser. Invalid settings reject the input with a
+ * specific `invalid-config` error: a typo must never silently change what is enforced.
+ *
+ * ```hcl
+ * engine         = "opentofu"               # or "terraform"
+ * roots          = ["live/**"]               # globs of root modules
+ * shared         = ["modules/**"]            # globs of shared (reusable) modules
+ * platforms      = ["linux_amd64", "darwin_arm64"]
+ * plugin_dirs    = ["vendor/providers"]
+ * registry       = true
+ * registry_hosts = { "registry.terraform.io" = "https://mirror.example.com" }
+ * rule "root-module-unbounded" { severity = "warning" }
+ * rule "module-version-missing" { enabled = false }
+ * ```
+ */
+import { InputError } from '../errors';
+import type { HclAttribute, HclBody, ParseResult, RuleSetting, ScanConfig, Severity } from '../model';
+import { SEVERITIES } from '../model';
+
+export const CONFIG_FILE_NAME = '.tfguard.hcl';
+
+export const DEFAULT_CONFIG: ScanConfig = {
+  engine: 'terraform',
+  roots: [],
+  shared: [],
+  rules: {},
+  platforms: [],
+  pluginDirs: [],
+  registry: false,
+  registryHosts: {},
+  configFiles: [],
+};
+
+/** Settings one file contributes; `engine` is present only when the file sets it explicitly. */
+export type ConfigLayer = Partial<Omit<ScanConfig, 'configFiles'>>;
+
+const PLATFORM = /^[a-z0-9]+_[a-z0-9]+$/;
+
+function fail(file: string, line: number | null, message: string): never {
+  const where = line === null ? file : `${file}:${line}`;
+  throw new InputError('invalid-config', `${where}: ${message}`, { entry: file });
+}
+
+function stringList(file: string, attr: HclAttribute): string[] {
+  if (!Array.isArray(attr.value) || attr.value.some((v) => typeof v !== 'string')) {
+    fail(file, attr.line, `"${attr.name}" must be a list of strings`);
+  }
+  return attr.value as string[];
+}
+
+function stringValue(file: string, attr: HclAttribute): string {
+  if (typeof attr.value !== 'string') fail(file, attr.line, `"${attr.name}" must be a string`);
+  return attr.value;
+}
+
+function boolValue(file: string, attr: HclAttribute): boolean {
+  if (typeof attr.value !== 'boolean') fail(file, attr.line, `"${attr.name}" must be true or false`);
+  return attr.value;
+}
+
+function ruleSetting(file: string, body: HclBody, line: number, id: string): RuleSetting {
+  const setting: RuleSetting = {};
+  for (const block of body.blocks) fail(file, block.line, `unexpected block "${block.type}" in rule "${id}"`);
+  for (const attr of body.attributes) {
+    if (attr.name === 'severity') {
+      const value = stringValue(file, attr);
+      if (!(SEVERITIES as readonly string[]).includes(value)) {
+        fail(file, attr.line, `severity must be one of ${SEVERITIES.join(', ')}; got "${value}"`);
+      }
+      setting.severity = value as Severity;
+    } else if (attr.name === 'enabled') {
+      setting.enabled = boolValue(file, attr);
+    } else {
+      fail(file, attr.line, `unknown argument "${attr.name}" in rule "${id}" (expected severity or enabled)`);
+    }
+  }
+  if (setting.severity === undefined && setting.enabled === undefined) {
+    fail(file, line, `rule "${id}" sets neither severity nor enabled`);
+  }
+  return setting;
+}
+
+/**
+ * Reads one settings file. `knownRules` guards against typos in rule ids.
+ * Throws `InputError('invalid-config')` naming the file and line.
+ */
+export function parseConfigFile(
+  file: string,
+  result: ParseResult,
+  knownRules: ReadonlySet<string>,
+): ConfigLayer {
+  if (!result.ok) {
+    fail(file, result.error.line, `cannot be parsed: ${result.error.message}`);
+  }
+  const body = result.file.body;
+  const layer: ConfigLayer = {};
+  for (const attr of body.attributes) {
+    switch (attr.name) {
+      case 'engine': {
+        const engine = stringValue(file, attr);
+        if (engine !== 'terraform' && engine !== 'opentofu') {
+          fail(file, attr.line, `engine must be "terraform" or "opentofu"; got "${engine}"`);
+        }
+        layer.engine = engine;
+        break;
+      }
+      case 'roots':
+        layer.roots = stringList(file, attr);
+        break;
+      case 'shared':
+        layer.shared = stringList(file, attr);
+        break;
+      case 'platforms': {
+        const platforms = stringList(file, attr);
+        for (const p of platforms) {
+          if (!PLATFORM.test(p))
+            fail(file, attr.line, `platform "${p}" is not of the form os_arch (e.g. linux_amd64)`);
+        }
+        layer.platforms = platforms;
+        break;
+      }
+      case 'plugin_dirs':
+        layer.pluginDirs = stringList(file, attr).map((d) => d.replace(/^\.\//, '').replace(/\/+$/, ''));
+        break;
+      case 'registry':
+        layer.registry = boolValue(file, attr);
+        break;
+      case 'registry_hosts': {
+        const v = attr.value;
+        if (v === null || typeof v !== 'object' || Array.isArray(v)) {
+          fail(file, attr.line, '"registry_hosts" must be a map of hostname to base URL');
+        }
+        const hosts: Record<string, string> = {};
+        for (const [host, url] of Object.entries(v as Record<string, unknown>)) {
+          if (typeof url !== 'string' || !/^https?:\/\/[^\s]+$/.test(url)) {
+            fail(file, attr.line, `registry_hosts["${host}"] must be an http(s) URL`);
+          }
+          hosts[host.toLowerCase()] = url.replace(/\/+$/, '');
+        }
+        layer.registryHosts = hosts;
+        break;
+      }
+      default:
+        fail(
+          file,
+          attr.line,
+          `unknown setting "${attr.name}" (expected engine, roots, shared, platforms, plugin_dirs, registry, registry_hosts or rule blocks)`,
+        );
+    }
+  }
+  const rules: Record<string, RuleSetting> = {};
+  for (const block of body.blocks) {
+    if (block.type !== 'rule' || block.labels.length !== 1) {
+      fail(
+        file,
+        block.line,
+        `unexpected block "${block.type}" (only rule "<id>" { ... } blocks are allowed)`,
+      );
+    }
+    const id = block.labels[0] as string;
+    if (!knownRules.has(id)) fail(file, block.line, `unknown rule id "${id}"`);
+    if (rules[id] !== undefined) fail(file, block.line, `rule "${id}" is configured twice`);
+    rules[id] = ruleSetting(file, block.body, block.line, id);
+  }
+  if (Object.keys(rules).length > 0) layer.rules = rules;
+  return layer;
+}
+
+/** Applies layers in order: later layers win; rule settings merge per rule. */
+export function mergeConfig(
+  base: ScanConfig,
+  layers: Array<{ file: string | null; layer: ConfigLayer }>,
+): ScanConfig {
+  const out: ScanConfig = { ...base, rules: { ...base.rules }, configFiles: [...base.configFiles] };
+  for (const { file, layer } of layers) {
+    const { rules, ...rest } = layer;
+    Object.assign(out, rest);
+    for (const [id, setting] of Object.entries(rules ?? {})) out.rules[id] = { ...out.rules[id], ...setting };
+    if (file !== null) out.configFiles.push(file);
+  }
+  return out;
+}
