@@ -1,0 +1,99 @@
+/**
+ * Small helpers shared by the provider-version rules. Not a rule itself.
+ */
+import { validateConstraints } from '../constraints';
+import type { LoadDiagnostic, ModuleInfo, ProviderRequirement, SourceLocation } from '../model';
+import type { RuleContext } from './types';
+
+/** Public registries whose hostname Terraform/OpenTofu leave out when displaying a source address. */
+const DEFAULT_REGISTRY_HOSTS = ['registry.terraform.io', 'registry.opentofu.org'];
+
+/** `registry.terraform.io/hashicorp/aws` → `hashicorp/aws`; other hosts are kept. */
+export function displaySource(source: string): string {
+  const slash = source.indexOf('/');
+  if (slash > 0 && source.split('/').length === 3) {
+    const host = source.slice(0, slash).toLowerCase();
+    if (DEFAULT_REGISTRY_HOSTS.includes(host)) return source.slice(slash + 1);
+  }
+  return source;
+}
+
+/** The provider as it appears in messages: `"aws" (hashicorp/aws)`. */
+export function describeProvider(p: Pick<ProviderRequirement, 'name' | 'source'>): string {
+  return `"${p.name}" (${displaySource(p.source)})`;
+}
+
+/**
+ * True for the built-in `terraform` provider (`terraform.io/builtin/terraform`). Terraform maps the
+ * local name `terraform` without a `source` to it (checked with `terraform providers`), so a
+ * loader's naive implied `hashicorp/terraform` for that name is the built-in one too.
+ */
+export function isBuiltinProvider(
+  p: Pick<ProviderRequirement, 'name' | 'source' | 'sourceExplicit'>,
+): boolean {
+  if (p.source.toLowerCase().startsWith('terraform.io/builtin/')) return true;
+  return !p.sourceExplicit && p.name === 'terraform';
+}
+
+/** True when the entry explicitly declares the legacy `hashicorp/terraform` provider. */
+export function isLegacyTerraformProvider(
+  p: Pick<ProviderRequirement, 'source' | 'sourceExplicit'>,
+): boolean {
+  return p.sourceExplicit && displaySource(p.source).toLowerCase() === 'hashicorp/terraform';
+}
+
+/**
+ * Whether a requirement's constraint is one the constraint-shape rules should judge: it exists, is
+ * valid syntax (otherwise `invalid-version-constraint` owns it) and the provider is neither the
+ * built-in one nor the legacy `hashicorp/terraform` (owned by `builtin-terraform-provider`).
+ */
+export function checkableConstraint(p: ProviderRequirement): string | null {
+  if (p.constraints === null) return null;
+  if (isBuiltinProvider(p) || isLegacyTerraformProvider(p)) return null;
+  if (validateConstraints(p.constraints) !== null) return null;
+  return p.constraints;
+}
+
+/** Paths of the modules that have at least one file that failed to parse. Rules that report the
+ * *absence* of something skip those modules: the missing piece may be in the unparsed file. */
+export function modulesWithParseErrors(ctx: RuleContext): Set<string> {
+  const out = new Set<string>();
+  for (const d of ctx.diagnostics) if (d.kind === 'parse-error') out.add(d.module);
+  return out;
+}
+
+export function diagnosticsOf<K extends LoadDiagnostic['kind']>(
+  ctx: RuleContext,
+  kind: K,
+): Extract<LoadDiagnostic, { kind: K }>[] {
+  return ctx.diagnostics.filter((d): d is Extract<LoadDiagnostic, { kind: K }> => d.kind === kind);
+}
+
+/** `file`/`line` of a finding from an optional location. */
+export function at(loc: SourceLocation | null | undefined): { file: string | null; line: number | null } {
+  return loc ? { file: loc.file, line: loc.line } : { file: null, line: null };
+}
+
+/** Where a module-level finding with no better anchor goes: its first file, line 1. */
+export function moduleAnchor(m: ModuleInfo): { file: string | null; line: number | null } {
+  const first = m.files[0];
+  return first === undefined ? { file: null, line: null } : { file: first, line: 1 };
+}
+
+/** Locale-independent string order (UTF-16 code units), so output never depends on the host. */
+export function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+export function compareLocations(a: SourceLocation, b: SourceLocation): number {
+  return compareStrings(a.file, b.file) || a.line - b.line;
+}
+
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/** The engine's display name for messages. */
+export function engineName(ctx: RuleContext): string {
+  return ctx.engine === 'opentofu' ? 'OpenTofu' : 'Terraform';
+}

@@ -1,0 +1,91 @@
+import { findConflict, validateConstraints } from '../constraints';
+import type { ConstraintContribution, RootTree, RuleFinding, SourceLocation } from '../model';
+import { at, displaySource, moduleAnchor } from './helpers';
+import type { Rule, RuleContext } from './types';
+
+/**
+ * "Each module must declare its own provider requirements … so that Terraform can ensure that there
+ * is a single version of the provider that is compatible with all modules in the configuration"
+ * (Terraform docs, Providers Within Modules). When no version satisfies them all, `init` fails.
+ */
+export const incompatibleConstraints: Rule = {
+  id: 'incompatible-constraints',
+  defaultSeverity: 'error',
+  summary:
+    "Within one root module's tree, some provider version must satisfy every module's constraints for that provider.",
+  check(ctx) {
+    const out: RuleFinding[] = [];
+    for (const tree of ctx.roots) {
+      for (const rp of tree.providers) {
+        const shown = displaySource(rp.source);
+        const lower = shown.toLowerCase();
+        if (lower === 'hashicorp/terraform' || lower.startsWith('terraform.io/builtin/')) continue;
+        // Invalid strings are `invalid-version-constraint`'s; judge the rest.
+        const valid = rp.contributions.filter(
+          (c) => c.constraints.trim() !== '' && validateConstraints(c.constraints) === null,
+        );
+        if (valid.length < 2) continue;
+        const byId = new Map<string, ConstraintContribution>();
+        for (const c of valid) {
+          let id = c.module;
+          for (let n = 2; byId.has(id); n++) id = `${c.module} (${n})`;
+          byId.set(id, c);
+        }
+        const conflict = findConflict([...byId].map(([id, c]) => ({ id, constraints: c.constraints })));
+        if (conflict === null) continue;
+        const parts = conflict.ids.map((id) => `"${id}" requires "${byId.get(id)?.constraints ?? ''}"`);
+        out.push({
+          module: tree.root,
+          ...locate(
+            ctx,
+            tree,
+            conflict.ids.map((id) => byId.get(id)?.module ?? id),
+            byId.get(tree.root)?.location ?? null,
+          ),
+          message:
+            `no version of provider ${shown} satisfies every module of root "${tree.root}": ${parts.join(', ')} ` +
+            `(${conflict.reason})`,
+          note: 'Widen the shared module constraints to a minimum only (>=) and keep the maximum in the root module.',
+        });
+      }
+    }
+    return out;
+  },
+};
+
+/** The root's own constraint if it takes part, else the root's module call leading to the first
+ * conflicting module (breadth-first over the tree's local calls), else the root's first file. */
+function locate(
+  ctx: RuleContext,
+  tree: RootTree,
+  conflicting: string[],
+  rootLocation: SourceLocation | null,
+): { file: string | null; line: number | null } {
+  const rootModule = ctx.moduleByPath.get(tree.root);
+  if (conflicting.includes(tree.root) && rootLocation !== null) return at(rootLocation);
+  const targets = new Set(conflicting);
+  const firstHop = new Map<string, string>(); // module → name of the root call that reaches it
+  const queue: string[] = [];
+  for (const c of tree.calls) {
+    if (c.from === tree.root && !firstHop.has(c.to) && c.to !== tree.root) {
+      firstHop.set(c.to, c.name);
+      queue.push(c.to);
+    }
+  }
+  for (let i = 0; i < queue.length; i++) {
+    const cur = queue[i] as string;
+    if (targets.has(cur)) {
+      const callName = firstHop.get(cur);
+      const call = rootModule?.moduleCalls.find((mc) => mc.name === callName);
+      if (call) return at(call.location);
+      break;
+    }
+    for (const c of tree.calls) {
+      if (c.from === cur && !firstHop.has(c.to) && c.to !== tree.root) {
+        firstHop.set(c.to, firstHop.get(cur) as string);
+        queue.push(c.to);
+      }
+    }
+  }
+  return rootModule ? moduleAnchor(rootModule) : { file: null, line: null };
+}

@@ -1,0 +1,109 @@
+/**
+ * The rule registry and the engine that runs rules over a loaded configuration. Rules are listed
+ * explicitly (no directory scanning) so the bundle holds exactly these and their order is stable.
+ */
+import type { Finding, RuleFinding, Severity } from '../model';
+import { builtinTerraformProvider } from './builtin-terraform-provider';
+import { duplicateRequiredProviders } from './duplicate-required-providers';
+import { compareStrings } from './helpers';
+import { incompatibleConstraints } from './incompatible-constraints';
+import { invalidVersionConstraint } from './invalid-version-constraint';
+import { missingConfigurationAlias } from './missing-configuration-alias';
+import { missingProviderSource } from './missing-provider-source';
+import { missingVersionConstraint } from './missing-version-constraint';
+import { moduleCycle } from './module-cycle';
+import { moduleSourceMissing } from './module-source-missing';
+import { moduleVersionMissing } from './module-version-missing';
+import { parseError } from './parse-error';
+import { requiredVersionMissing } from './required-version-missing';
+import { rootModuleUnbounded } from './root-module-unbounded';
+import { sharedModuleProviderConfig } from './shared-module-provider-config';
+import { sharedModuleUpperBound } from './shared-module-upper-bound';
+import { undeclaredProvider } from './undeclared-provider';
+import type { Rule, RuleContext } from './types';
+
+export type { Rule, RuleContext } from './types';
+
+/** The id of the finding that replaces the output of a rule that threw (a bug in tfguard). */
+export const INTERNAL_ERROR_RULE_ID = 'internal-error';
+
+export const RULES: readonly Rule[] = Object.freeze([
+  sharedModuleUpperBound,
+  rootModuleUnbounded,
+  missingVersionConstraint,
+  missingProviderSource,
+  undeclaredProvider,
+  sharedModuleProviderConfig,
+  missingConfigurationAlias,
+  builtinTerraformProvider,
+  invalidVersionConstraint,
+  incompatibleConstraints,
+  moduleVersionMissing,
+  requiredVersionMissing,
+  parseError,
+  moduleSourceMissing,
+  moduleCycle,
+  duplicateRequiredProviders,
+]);
+
+const BY_ID: ReadonlyMap<string, Rule> = new Map(RULES.map((r) => [r.id, r]));
+
+export function ruleById(id: string): Rule | undefined {
+  return BY_ID.get(id);
+}
+
+/**
+ * Runs `rules` (default: all) over `ctx`. A rule disabled in `ctx.config.rules[id]` is skipped; a
+ * configured severity replaces the default. A rule that throws (a bug, never a violation) yields
+ * one `internal-error` finding naming it and the scan goes on. Output is sorted by file, line,
+ * ruleId, module, message (findings without a file first).
+ */
+export function runRules(ctx: RuleContext, rules: readonly Rule[] = RULES): Finding[] {
+  const findings: Finding[] = [];
+  for (const rule of rules) {
+    const setting = Object.prototype.hasOwnProperty.call(ctx.config.rules, rule.id)
+      ? ctx.config.rules[rule.id]
+      : undefined;
+    if (setting?.enabled === false) continue;
+    const severity: Severity = setting?.severity ?? rule.defaultSeverity;
+    let produced: RuleFinding[];
+    try {
+      produced = rule.check(ctx);
+      if (!Array.isArray(produced)) throw new TypeError(`check() returned ${typeof produced}, not an array`);
+    } catch (err) {
+      findings.push(internalError(rule.id, err));
+      continue;
+    }
+    for (const f of produced) findings.push({ ...f, ruleId: rule.id, severity });
+  }
+  return findings.sort(compareFindings);
+}
+
+function internalError(ruleId: string, err: unknown): Finding {
+  const detail = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  return {
+    ruleId: INTERNAL_ERROR_RULE_ID,
+    severity: 'error',
+    message: `rule "${ruleId}" failed with an internal error and its checks were skipped: ${detail}`,
+    module: '.',
+    file: null,
+    line: null,
+    note: 'This is a bug in tfguard, not in the configuration; please report it with the input.',
+  };
+}
+
+export function compareFindings(a: Finding, b: Finding): number {
+  return (
+    compareNullable(a.file, b.file, compareStrings) ||
+    compareNullable(a.line, b.line, (x, y) => x - y) ||
+    compareStrings(a.ruleId, b.ruleId) ||
+    compareStrings(a.module, b.module) ||
+    compareStrings(a.message, b.message)
+  );
+}
+
+function compareNullable<T>(a: T | null, b: T | null, cmp: (x: T, y: T) => number): number {
+  if (a === null) return b === null ? 0 : -1;
+  if (b === null) return 1;
+  return cmp(a, b);
+}

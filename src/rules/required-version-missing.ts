@@ -1,0 +1,30 @@
+import type { RuleFinding } from '../model';
+import { at, engineName, modulesWithParseErrors, moduleAnchor } from './helpers';
+import type { Rule } from './types';
+
+/**
+ * A root module should say which CLI versions it works with (`terraform { required_version }`), so an
+ * older or much newer binary fails early instead of misbehaving (Terraform docs, Terraform Settings →
+ * Specifying a Required Terraform Version).
+ */
+export const requiredVersionMissing: Rule = {
+  id: 'required-version-missing',
+  defaultSeverity: 'notice',
+  summary:
+    'A root module should constrain the Terraform/OpenTofu version with terraform { required_version }.',
+  check(ctx) {
+    const out: RuleFinding[] = [];
+    const unparsed = modulesWithParseErrors(ctx);
+    for (const m of ctx.modules) {
+      if (m.kind !== 'root' || m.requiredVersions.length > 0 || unparsed.has(m.path)) continue;
+      const anchor = m.requiredProvidersBlocks[0];
+      out.push({
+        module: m.path,
+        ...(anchor ? at(anchor) : moduleAnchor(m)),
+        message: `root module has no terraform { required_version } constraint, so any ${engineName(ctx)} version may run it`,
+        note: 'Add terraform { required_version = ">= X.Y" } with the oldest CLI version you support.',
+      });
+    }
+    return out;
+  },
+};

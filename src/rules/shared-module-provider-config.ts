@@ -1,0 +1,33 @@
+import type { RuleFinding } from '../model';
+import { at } from './helpers';
+import type { Rule } from './types';
+
+/**
+ * "A module intended to be called by one or more other modules must not contain any provider blocks"
+ * (Terraform docs, Providers Within Modules): configurations are passed in by the root, and a module
+ * with its own provider configuration cannot be used with count, for_each or depends_on.
+ */
+export const sharedModuleProviderConfig: Rule = {
+  id: 'shared-module-provider-config',
+  defaultSeverity: 'error',
+  summary: 'A shared (reusable) module must not contain provider blocks.',
+  check(ctx) {
+    const out: RuleFinding[] = [];
+    for (const m of ctx.modules) {
+      if (m.kind !== 'shared') continue;
+      for (const pc of m.providerConfigs) {
+        const label = pc.alias === null ? `"${pc.name}"` : `"${pc.name}" (alias "${pc.alias}")`;
+        out.push({
+          module: m.path,
+          ...at(pc.location),
+          message: `shared module contains a provider block for ${label}; provider configurations belong in the root module`,
+          note:
+            pc.alias === null
+              ? 'Remove the block and configure the provider in the root module; the module inherits the default configuration.'
+              : `Remove the block, declare configuration_aliases = [${pc.name}.${pc.alias}] in required_providers and let callers pass it with providers = { ${pc.name}.${pc.alias} = ... }.`,
+        });
+      }
+    }
+    return out;
+  },
+};
