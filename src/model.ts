@@ -161,6 +161,9 @@ export interface ProviderConfig {
   name: string;
   alias: string | null;
   location: SourceLocation;
+  /** The block's deprecated `version` argument, when set: Terraform still ANDs it into the
+   * provider's version constraints (and warns). */
+  version?: { value: string; location: SourceLocation };
 }
 
 export type ModuleSourceKind = 'local' | 'registry' | 'remote' | 'unknown';
@@ -270,6 +273,9 @@ export interface RuleSetting {
 
 export interface ScanConfig {
   engine: Engine;
+  /** True when `engine` was set explicitly (a settings file, `--config`, the CLI) rather than left
+   * at its default; module loading then uses it instead of detecting the engine from the archive. */
+  engineExplicit?: boolean;
   roots: string[];
   shared: string[];
   rules: Record<string, RuleSetting>;
