@@ -1,0 +1,170 @@
+import { createHash } from 'node:crypto';
+import { constants, promises as fs, type Stats } from 'node:fs';
+import * as nodePath from 'node:path';
+import { InputError } from '../errors';
+import type { LoadedArchive } from '../model';
+import { ArchiveBuilder } from './builder';
+import { decodeUtf8Name, displayName, hexEscape } from './paths';
+
+const READ_CHUNK = 64 * 1024;
+
+/** Directory names never descended into: VCS metadata and Terraform's working directory (provider
+ * binaries of hundreds of MiB and downloaded remote modules, neither part of the configuration). */
+const SKIPPED_DIRECTORIES = new Set(['.git', '.terraform']);
+
+function describeType(stats: Stats): string {
+  if (stats.isFIFO()) return 'FIFO';
+  if (stats.isSocket()) return 'socket';
+  if (stats.isCharacterDevice()) return 'character device';
+  if (stats.isBlockDevice()) return 'block device';
+  return 'special file';
+}
+
+async function readRegularFile(
+  absolute: string,
+  onChunk: (chunk: Buffer) => void,
+  shown: string,
+): Promise<void> {
+  // O_NOFOLLOW + O_NONBLOCK: a file swapped for a symlink or a FIFO after the lstat can neither
+  // redirect the read outside the tree nor block it forever.
+  let handle: fs.FileHandle;
+  try {
+    handle = await fs.open(absolute, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (cause) {
+    throw new InputError('not-found', `cannot open "${shown}": ${(cause as Error).message}`, {
+      entry: shown,
+      cause,
+    });
+  }
+  try {
+    const stats = await handle.stat();
+    if (!stats.isFile()) {
+      throw new InputError(
+        'unsupported-entry-type',
+        `"${shown}" changed into a ${describeType(stats)} while reading`,
+        {
+          entry: shown,
+        },
+      );
+    }
+    for (;;) {
+      const buffer = Buffer.allocUnsafe(READ_CHUNK);
+      const { bytesRead } = await handle.read(buffer, 0, READ_CHUNK, null);
+      if (bytesRead === 0) break;
+      onChunk(buffer.subarray(0, bytesRead));
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+/** GNU coreutils `sha256sum` line escaping: a name containing `\`, LF or CR is escaped and the line
+ * is prefixed with `\`, so every listing line is unambiguous. */
+function listingLine(hash: string, path: string): string {
+  if (!/[\\\n\r]/.test(path)) return `${hash}  ${path}\n`;
+  const escaped = path.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\r/g, '\\r');
+  return `\\${hash}  ${escaped}\n`;
+}
+
+/** The identity of a directory tree: SHA-256 of `<sha256>  <path>` lines for regular files (and
+ * `symlink:<target>  <path>` for links), in entry order (byte-sorted paths). */
+export function directoryListingSha256(archive: Pick<LoadedArchive, 'entries'>): string {
+  const hash = createHash('sha256');
+  for (const entry of archive.entries) {
+    if (entry.type === 'file') hash.update(listingLine(entry.sha256 ?? '', entry.path));
+    else if (entry.type === 'symlink' || entry.type === 'hardlink') {
+      hash.update(listingLine(`${entry.type}:${entry.linkTarget ?? ''}`, entry.path));
+    }
+  }
+  return hash.digest('hex');
+}
+
+/**
+ * Read a directory tree into the same shape as an archive. Symlinks are not followed while walking;
+ * they are recorded and must resolve inside the directory. `.git` and `.terraform` are skipped.
+ */
+export async function scanDirectory(root: string, builder: ArchiveBuilder): Promise<void> {
+  // Paths in the walk are relative to the real root, so absolute link targets can be checked.
+  const realRoot = await fs.realpath(root);
+  const stack: string[][] = [[]];
+  while (stack.length > 0) {
+    const segments = stack.pop() as string[];
+    const absoluteDir = nodePath.join(realRoot, ...segments);
+    const rawNames = await fs.readdir(absoluteDir, { encoding: 'buffer' });
+    rawNames.sort(Buffer.compare);
+    const subdirectories: string[][] = [];
+    for (const raw of rawNames) {
+      const relativeRaw = segments.length === 0 ? hexEscape(raw) : `${segments.join('/')}/${hexEscape(raw)}`;
+      const name = decodeUtf8Name(raw, 'file name', relativeRaw);
+      const childSegments = [...segments, name];
+      const relative = childSegments.join('/');
+      const shown = displayName(relative);
+      const absolute = nodePath.join(absoluteDir, name);
+      const stats = await fs.lstat(absolute);
+      if (SKIPPED_DIRECTORIES.has(name) && (stats.isDirectory() || name === '.git')) continue;
+      builder.countEntry(shown);
+      const path = builder.admit(relative);
+      if (path === null) continue;
+      const mode = stats.mode & 0o7777;
+      if (stats.isDirectory()) {
+        builder.addDirectory(path, shown, mode);
+        subdirectories.push(childSegments);
+      } else if (stats.isFile()) {
+        const sink = builder.beginFile(path, shown, stats.size, mode);
+        await readRegularFile(absolute, (chunk) => sink.write(chunk), shown);
+        sink.finish();
+      } else if (stats.isSymbolicLink()) {
+        const rawTarget = await fs.readlink(absolute, { encoding: 'buffer' });
+        let target = decodeUtf8Name(rawTarget, 'symlink target', shown);
+        let fromRoot = false;
+        if (nodePath.isAbsolute(target)) {
+          // An absolute link into the tree itself is fine; anything else is outside.
+          const inside = nodePath.relative(realRoot, target);
+          if (inside.startsWith('..') || nodePath.isAbsolute(inside)) {
+            throw new InputError(
+              'link-outside',
+              `symlink "${shown}" points to "${displayName(target)}", outside the input directory`,
+              {
+                entry: shown,
+              },
+            );
+          }
+          target = inside.split(nodePath.sep).join('/') || '.';
+          fromRoot = true;
+        }
+        builder.addLink(path, shown, 'symlink', target, { mode, fromRoot });
+      } else {
+        throw new InputError(
+          'unsupported-entry-type',
+          `"${shown}" is a ${describeType(stats)}, which is not allowed`,
+          {
+            entry: shown,
+          },
+        );
+      }
+    }
+    // Depth-first, in name order (the stack pops the last pushed first).
+    for (let i = subdirectories.length - 1; i >= 0; i--) stack.push(subdirectories[i] as string[]);
+  }
+}
+
+/** Read one file of the tree again (the target of a loaded symlink that was not loaded itself). */
+export async function readTreeFile(root: string, path: string, maxBytes: number): Promise<Buffer> {
+  const realRoot = await fs.realpath(root);
+  const chunks: Buffer[] = [];
+  let length = 0;
+  await readRegularFile(
+    nodePath.join(realRoot, ...path.split('/')),
+    (chunk) => {
+      length += chunk.length;
+      if (length > maxBytes) {
+        throw new InputError('file-too-large', `"${path}" grew beyond the per-file limit while reading`, {
+          entry: path,
+        });
+      }
+      chunks.push(Buffer.from(chunk));
+    },
+    path,
+  );
+  return Buffer.concat(chunks, length);
+}

@@ -1,0 +1,146 @@
+/**
+ * Safe, in-memory reader for uploaded configurations: a directory, a `.tar.gz`/`.tgz`, a `.tar` or
+ * a `.zip`. Nothing is ever extracted to disk. The container format is detected from the content;
+ * every entry is validated (paths, types, links, sizes, ratio) and any violation rejects the whole
+ * input with an `InputError` naming the entry.
+ */
+import { createHash } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import * as nodePath from 'node:path';
+import { InputError } from '../errors';
+import type { ArchiveLimits, LoadedArchive } from '../model';
+import { ArchiveBuilder } from './builder';
+import { detectFormat, type ArchiveFormat } from './detect';
+import { directoryListingSha256, readTreeFile, scanDirectory } from './directory';
+import { maxContainerBytes, resolveLimits } from './limits';
+import { defaultShouldLoad } from './paths';
+import { scanTar } from './tar';
+import { scanZip } from './zip';
+
+export { DEFAULT_LIMITS, RATIO_GRACE_BYTES } from './limits';
+export { defaultShouldLoad } from './paths';
+export { detectFormat, type ArchiveFormat } from './detect';
+
+export interface ReadOptions {
+  /** Overrides for individual limits; the rest come from `DEFAULT_LIMITS`. */
+  limits?: Partial<ArchiveLimits>;
+  /** Which regular files to keep in memory (`LoadedArchive.files`); default `defaultShouldLoad`. */
+  shouldLoad?: (path: string) => boolean;
+}
+
+function sha256Hex(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+async function scanArchive(
+  bytes: Buffer,
+  format: ArchiveFormat,
+  limits: ArchiveLimits,
+  keep: (path: string) => boolean,
+): Promise<ArchiveBuilder> {
+  const builder = new ArchiveBuilder(limits, keep, { archive: true });
+  if (format === 'zip') await scanZip(bytes, builder);
+  else await scanTar(bytes, format === 'tar.gz', builder);
+  return builder;
+}
+
+/**
+ * Read an archive held in memory. `name` is used as the display name (`LoadedArchive.name`) and in
+ * messages; the format is detected from the bytes, never from the name.
+ */
+export async function readArchiveBytes(
+  name: string,
+  bytes: Buffer,
+  options: ReadOptions = {},
+): Promise<LoadedArchive> {
+  const limits = resolveLimits(options.limits);
+  const shouldLoad = options.shouldLoad ?? defaultShouldLoad;
+  if (bytes.length > maxContainerBytes(limits)) {
+    throw new InputError(
+      'total-too-large',
+      `"${name}" is ${bytes.length} bytes, more than any archive within the limits can be (${maxContainerBytes(limits)})`,
+    );
+  }
+  const format = detectFormat(bytes, name);
+  const builder = await scanArchive(bytes, format, limits, shouldLoad);
+  const plan = builder.resolveLinks();
+  const missing = new Set<string>();
+  for (const target of plan.values()) if (builder.getContent(target) === undefined) missing.add(target);
+  // A loaded symlink whose target was not itself selected: read just those targets in a second
+  // pass (the archive already passed every check, so this pass is bounded the same way).
+  const extra =
+    missing.size > 0 ? await scanArchive(bytes, format, limits, (path) => missing.has(path)) : undefined;
+  for (const [link, target] of plan) {
+    const content = builder.getContent(target) ?? extra?.getContent(target);
+    if (content !== undefined) builder.setLinkContent(link, content);
+  }
+  return builder.build(name, sha256Hex(bytes), format);
+}
+
+function notFound(path: string, cause: unknown): InputError {
+  return new InputError('not-found', `"${path}" does not exist or cannot be read`, { entry: path, cause });
+}
+
+/** Read a directory tree (symlinks are recorded, not followed; `.git/` and `.terraform/` skipped). */
+export async function readDirectory(dir: string, options: ReadOptions = {}): Promise<LoadedArchive> {
+  const limits = resolveLimits(options.limits);
+  const shouldLoad = options.shouldLoad ?? defaultShouldLoad;
+  let stats;
+  try {
+    stats = await fs.stat(dir);
+  } catch (cause) {
+    throw notFound(dir, cause);
+  }
+  if (!stats.isDirectory()) {
+    throw new InputError('unsupported-format', `"${dir}" is not a directory`, { entry: dir });
+  }
+  const builder = new ArchiveBuilder(limits, shouldLoad, { archive: false });
+  await scanDirectory(dir, builder);
+  const plan = builder.resolveLinks();
+  for (const [link, target] of plan) {
+    let content = builder.getContent(target);
+    if (content === undefined) {
+      content = await readTreeFile(dir, target, limits.maxFileBytes);
+      if (sha256Hex(content) !== builder.getEntry(target)?.sha256) {
+        throw new InputError('corrupt-archive', `"${target}" changed while the directory was being read`, {
+          entry: target,
+        });
+      }
+    }
+    builder.setLinkContent(link, content);
+  }
+  const name = nodePath.basename(nodePath.resolve(dir));
+  const entries = builder.sortedEntries();
+  return builder.build(name, directoryListingSha256({ entries }), 'directory');
+}
+
+/** Read a directory or an archive file from disk. */
+export async function readInput(pathOnDisk: string, options: ReadOptions = {}): Promise<LoadedArchive> {
+  let stats;
+  try {
+    stats = await fs.stat(pathOnDisk);
+  } catch (cause) {
+    throw notFound(pathOnDisk, cause);
+  }
+  if (stats.isDirectory()) return readDirectory(pathOnDisk, options);
+  const name = nodePath.basename(pathOnDisk);
+  if (!stats.isFile()) {
+    throw new InputError('unsupported-format', `"${pathOnDisk}" is neither a regular file nor a directory`, {
+      entry: pathOnDisk,
+    });
+  }
+  const limits = resolveLimits(options.limits);
+  if (stats.size > maxContainerBytes(limits)) {
+    throw new InputError(
+      'total-too-large',
+      `"${name}" is ${stats.size} bytes, more than any archive within the limits can be (${maxContainerBytes(limits)})`,
+    );
+  }
+  let bytes: Buffer;
+  try {
+    bytes = await fs.readFile(pathOnDisk);
+  } catch (cause) {
+    throw notFound(pathOnDisk, cause);
+  }
+  return readArchiveBytes(name, bytes, options);
+}

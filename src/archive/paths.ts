@@ -1,0 +1,138 @@
+import { InputError } from '../errors';
+import type { ArchiveLimits } from '../model';
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** Render a name for messages: control characters (and, for raw bytes, anything that is not valid
+ * UTF-8) as `\xNN`, so a hostile name can neither break a log line nor be confused with another. */
+export function displayName(name: string): string {
+  // eslint-disable-next-line no-control-regex
+  return name.replace(/[\u0000-\u001f\u007f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+
+/** Hex-escape every byte outside printable ASCII: used for names that are not valid UTF-8. */
+export function hexEscape(raw: Uint8Array): string {
+  let out = '';
+  for (const byte of raw) {
+    out +=
+      byte >= 0x20 && byte < 0x7f && byte !== 0x5c
+        ? String.fromCharCode(byte)
+        : `\\x${byte.toString(16).padStart(2, '0')}`;
+  }
+  return out;
+}
+
+/** Decode a raw entry name (or link target) as strict UTF-8; reject anything else as `invalid-path`. */
+export function decodeUtf8Name(raw: Uint8Array, what: string, entryForError?: string): string {
+  try {
+    return utf8.decode(raw);
+  } catch (cause) {
+    const shown = hexEscape(raw);
+    throw new InputError('invalid-path', `${what} is not valid UTF-8: "${shown}"`, {
+      entry: entryForError ?? shown,
+      cause,
+    });
+  }
+}
+
+/** Re-decode a string that tar-stream decoded as latin1 (one char per byte) as strict UTF-8. */
+export function latin1ToUtf8(name: string, what: string, entryForError?: string): string {
+  // Pure ASCII is by far the common case and is identical in both encodings.
+  // eslint-disable-next-line no-control-regex
+  if (/^[\u0000-\u007f]*$/.test(name)) return name;
+  return decodeUtf8Name(Buffer.from(name, 'latin1'), what, entryForError);
+}
+
+export interface NormaliseOptions {
+  /** Archive names may come from Windows tools: treat `\` as a separator and reject drive forms. */
+  archive: boolean;
+}
+
+/**
+ * Validate and normalise an entry name. Returns the normalised archive-relative path, or `null` for
+ * the archive root itself (`./`, `.`). Throws `InputError` naming the entry on any violation.
+ */
+export function normaliseEntryPath(
+  name: string,
+  limits: ArchiveLimits,
+  options: NormaliseOptions,
+): string | null {
+  const shown = displayName(name);
+  if (name.includes('\0')) {
+    throw new InputError('invalid-path', `entry name contains a NUL byte: "${shown}"`, { entry: shown });
+  }
+  let work = name;
+  if (options.archive) {
+    // Leading `/` or `\`, UNC `\\host`, and every drive form (`C:\x`, `C:/x`, `C:..`, `C:x` is
+    // drive-relative) are absolute somewhere.
+    if (/^[/\\]/.test(work) || /^[A-Za-z]:/.test(work)) {
+      throw new InputError('absolute-path', `absolute path in archive: "${shown}"`, { entry: shown });
+    }
+    work = work.replace(/\\/g, '/');
+  }
+  const stack: string[] = [];
+  for (const segment of work.split('/')) {
+    if (segment === '' || segment === '.') continue;
+    if (segment === '..') {
+      if (stack.length === 0) {
+        throw new InputError('path-traversal', `path escapes the archive root: "${shown}"`, { entry: shown });
+      }
+      stack.pop();
+      continue;
+    }
+    stack.push(segment);
+  }
+  if (stack.length === 0) return null;
+  const normalised = stack.join('/');
+  const length = Buffer.byteLength(normalised, 'utf8');
+  if (length > limits.maxPathLength) {
+    throw new InputError(
+      'path-too-long',
+      `path is ${length} bytes long, more than the limit of ${limits.maxPathLength}: "${truncateForDisplay(shown)}"`,
+      { entry: shown },
+    );
+  }
+  if (stack.length > limits.maxPathDepth) {
+    throw new InputError(
+      'path-too-deep',
+      `path is ${stack.length} levels deep, more than the limit of ${limits.maxPathDepth}: "${truncateForDisplay(shown)}"`,
+      { entry: shown },
+    );
+  }
+  return normalised;
+}
+
+function truncateForDisplay(text: string): string {
+  return text.length > 200 ? `${text.slice(0, 100)}…${text.slice(-100)}` : text;
+}
+
+/** macOS resource-fork debris: `._name` AppleDouble files and the `__MACOSX/` tree. */
+export function isMacOsDebris(path: string): boolean {
+  if (path === '__MACOSX' || path.startsWith('__MACOSX/')) return true;
+  return basename(path).startsWith('._');
+}
+
+export function basename(path: string): string {
+  const slash = path.lastIndexOf('/');
+  return slash < 0 ? path : path.slice(slash + 1);
+}
+
+export function dirname(path: string): string {
+  const slash = path.lastIndexOf('/');
+  return slash < 0 ? '' : path.slice(0, slash);
+}
+
+/** Byte-order comparison of the UTF-8 encodings (what `LC_ALL=C sort` and Go's sort of strings do). */
+export function compareUtf8(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}
+
+const LOADED_SUFFIXES = ['.tf', '.tf.json', '.tofu', '.tofu.json'];
+const LOADED_NAMES = new Set(['.terraform.lock.hcl', '.tfguard.hcl']);
+
+/** Files whose content tfguard needs: configuration files, lock files and the tfguard config. */
+export function defaultShouldLoad(path: string): boolean {
+  const name = basename(path);
+  if (LOADED_NAMES.has(name)) return true;
+  return LOADED_SUFFIXES.some((suffix) => name.endsWith(suffix));
+}
