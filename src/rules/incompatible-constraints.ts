@@ -24,7 +24,7 @@ export const incompatibleConstraints: Rule = {
         const valid = rp.contributions.filter(
           (c) => c.constraints.trim() !== '' && validateConstraints(c.constraints) === null,
         );
-        if (valid.length < 2) continue;
+        if (valid.length === 0) continue;
         const byId = new Map<string, ConstraintContribution>();
         for (const c of valid) {
           let id = c.module;
@@ -33,13 +33,17 @@ export const incompatibleConstraints: Rule = {
         }
         const conflict = findConflict([...byId].map(([id, c]) => ({ id, constraints: c.constraints })));
         if (conflict === null) continue;
-        const parts = conflict.ids.map((id) => `"${id}" requires "${byId.get(id)?.constraints ?? ''}"`);
+        const order = [...byId.keys()];
+        const ids = [...new Set(conflict.ids)]
+          .filter((id) => byId.has(id))
+          .sort((a, b) => order.indexOf(a) - order.indexOf(b));
+        const parts = ids.map((id) => `"${id}" requires "${byId.get(id)?.constraints ?? ''}"`);
         out.push({
           module: tree.root,
           ...locate(
             ctx,
             tree,
-            conflict.ids.map((id) => byId.get(id)?.module ?? id),
+            ids.map((id) => byId.get(id)?.module ?? id),
             byId.get(tree.root)?.location ?? null,
           ),
           message:

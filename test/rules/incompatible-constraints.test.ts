@@ -1,0 +1,145 @@
+import { lines, ruleTable } from './table';
+
+const versions = (v: string) =>
+  lines(
+    'terraform {',
+    '  required_providers {',
+    `    aws = { source = "hashicorp/aws", version = "${v}" }`,
+    '  }',
+    '}',
+  );
+
+ruleTable('incompatible-constraints', [
+  {
+    name: 'root ~> 4.0 against a module >= 5.0: reported at the root constraint',
+    files: {
+      'versions.tf': versions('~> 4.0'),
+      'main.tf': lines('module "network" {', '  source = "./modules/network"', '}'),
+      'modules/network/versions.tf': versions('>= 5.0'),
+    },
+    expected: [
+      {
+        module: '.',
+        file: 'versions.tf',
+        line: 3,
+        message:
+          'no version of provider hashicorp/aws satisfies every module of root ".": "." requires "~> 4.0", "modules/network" requires ">= 5.0"',
+      },
+    ],
+  },
+  {
+    name: 'two modules disagree, the root is silent: reported at the root call leading to the first one',
+    files: {
+      'main.tf': lines(
+        'module "a" {',
+        '  source = "./modules/a"',
+        '}',
+        'module "b" {',
+        '  source = "./modules/b"',
+        '}',
+      ),
+      'modules/a/versions.tf': versions('~> 4.0'),
+      'modules/b/main.tf': lines('module "c" {', '  source = "../c"', '}'),
+      'modules/c/versions.tf': versions('>= 5.0'),
+    },
+    expected: [
+      {
+        module: '.',
+        file: 'main.tf',
+        line: 1,
+        message: '"modules/a" requires "~> 4.0", "modules/c" requires ">= 5.0"',
+      },
+    ],
+  },
+  {
+    name: 'each root is judged separately',
+    files: {
+      'live/a/main.tf': lines(
+        'terraform {',
+        '  required_providers {',
+        '    aws = { source = "hashicorp/aws", version = "~> 4.0" }',
+        '  }',
+        '}',
+        'module "net" {',
+        '  source = "../../modules/net"',
+        '}',
+      ),
+      'live/b/main.tf': lines(
+        'terraform {',
+        '  required_providers {',
+        '    aws = { source = "hashicorp/aws", version = "~> 5.0" }',
+        '  }',
+        '}',
+        'module "net" {',
+        '  source = "../../modules/net"',
+        '}',
+      ),
+      'modules/net/versions.tf': versions('>= 5.0'),
+    },
+    expected: [
+      { module: 'live/a', file: 'live/a/main.tf', line: 3, message: 'every module of root "live/a"' },
+    ],
+  },
+  {
+    name: 'exact pins that differ',
+    files: {
+      'versions.tf': versions('5.1.0'),
+      'main.tf': lines('module "m" {', '  source = "./m"', '}'),
+      'm/versions.tf': versions('5.2.0'),
+    },
+    expected: [
+      { module: '.', file: 'versions.tf', line: 3, message: '"." requires "5.1.0", "m" requires "5.2.0"' },
+    ],
+  },
+  {
+    name: 'passing: overlapping ranges',
+    files: {
+      'versions.tf': versions('~> 5.0'),
+      'main.tf': lines('module "m" {', '  source = "./m"', '}'),
+      'm/versions.tf': versions('>= 5.31, != 5.40.0'),
+    },
+    expected: [],
+  },
+  {
+    name: 'passing: an invalid constraint is left to invalid-version-constraint',
+    files: {
+      'versions.tf': versions('~> 4.x'),
+      'main.tf': lines('module "m" {', '  source = "./m"', '}'),
+      'm/versions.tf': versions('>= 5.0'),
+    },
+    expected: [],
+  },
+  {
+    name: 'different sources never conflict',
+    files: {
+      'versions.tf': versions('~> 4.0'),
+      'main.tf': lines('module "m" {', '  source = "./m"', '}'),
+      'm/versions.tf': lines(
+        'terraform {',
+        '  required_providers {',
+        '    aws = { source = "example.com/corp/aws", version = ">= 5.0" }',
+        '  }',
+        '}',
+      ),
+    },
+    expected: [],
+  },
+  {
+    name: 'severity overridden',
+    files: {
+      'versions.tf': versions('< 4.0'),
+      'main.tf': lines('module "m" {', '  source = "./m"', '}'),
+      'm/versions.tf': versions('>= 4.0'),
+    },
+    config: 'rule "incompatible-constraints" { severity = "warning" }\n',
+    expected: [
+      {
+        module: '.',
+        file: 'versions.tf',
+        line: 3,
+        message: '"." requires "< 4.0", "m" requires ">= 4.0"',
+        severity: 'warning',
+      },
+    ],
+  },
+]);

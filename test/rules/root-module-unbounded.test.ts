@@ -1,0 +1,123 @@
+import { callsTo, lines, ruleTable } from './table';
+
+const versions = (...entries: string[]) =>
+  lines('terraform {', '  required_version = ">= 1.5"', '  required_providers {', ...entries, '  }', '}');
+const root = (message: string, line: number, fix?: string) => ({
+  module: '.',
+  file: 'versions.tf',
+  line,
+  message,
+  ...(fix === undefined ? {} : { fix }),
+});
+
+ruleTable('root-module-unbounded', [
+  {
+    name: '>= only in the root',
+    files: { 'versions.tf': versions('    aws = { source = "hashicorp/aws", version = ">= 5.0" }') },
+    expected: [
+      root(
+        'root module constraint ">= 5.0" for provider "aws" (hashicorp/aws) has no upper bound',
+        4,
+        '~> 5.0',
+      ),
+    ],
+  },
+  {
+    name: 'three-part minimum keeps its precision',
+    files: { 'versions.tf': versions('    aws = { source = "hashicorp/aws", version = ">= 5.31.2" }') },
+    expected: [root('">= 5.31.2"', 4, '~> 5.31.2')],
+  },
+  {
+    name: '> and != only',
+    files: { 'versions.tf': versions('    aws = { source = "hashicorp/aws", version = "> 4.0, != 4.5.0" }') },
+    expected: [root('"> 4.0, != 4.5.0"', 4, '> 4.0, != 4.5.0, < 5.0.0')],
+  },
+  {
+    name: 'version on its own line',
+    files: {
+      'versions.tf': versions(
+        '    google = {',
+        '      source  = "hashicorp/google"',
+        '      version = ">= 4.80"',
+        '    }',
+      ),
+    },
+    expected: [root('provider "google" (hashicorp/google)', 6, '~> 4.80')],
+  },
+  {
+    name: 'passing: ~>, < and exact versions are bounded',
+    files: {
+      'versions.tf': versions(
+        '    aws    = { source = "hashicorp/aws", version = "~> 5.0" }',
+        '    random = { source = "hashicorp/random", version = ">= 3.0, < 4.0" }',
+        '    null   = { source = "hashicorp/null", version = "3.2.2" }',
+        '    tls    = { source = "hashicorp/tls", version = "<= 4.0.5" }',
+      ),
+    },
+    expected: [],
+  },
+  {
+    name: 'passing: a shared module with a minimum only',
+    files: {
+      'main.tf': lines(
+        'terraform {',
+        '  required_providers {',
+        '    aws = { source = "hashicorp/aws", version = "~> 5.0" }',
+        '  }',
+        '}',
+        ...callsTo('modules/net').trimEnd().split('\n'),
+      ),
+      'modules/net/versions.tf': versions('    aws = { source = "hashicorp/aws", version = ">= 5.0" }'),
+    },
+    expected: [],
+  },
+  {
+    name: 'no constraint, undeclared and invalid constraints belong to other rules',
+    files: {
+      'versions.tf': versions(
+        '    aws    = { source = "hashicorp/aws" }',
+        '    random = { source = "hashicorp/random", version = ">= 3.x" }',
+      ),
+      'main.tf': lines('resource "null_resource" "x" {}'),
+    },
+    expected: [],
+  },
+  {
+    name: 'the built-in terraform provider is not judged',
+    files: {
+      'versions.tf': versions('    terraform = { source = "terraform.io/builtin/terraform" }'),
+    },
+    expected: [],
+  },
+  {
+    name: 'a module is a root by configuration even when called',
+    files: {
+      'main.tf': callsTo('stacks/app'),
+      'stacks/app/versions.tf': versions('    aws = { source = "hashicorp/aws", version = ">= 5.0" }'),
+    },
+    config: lines('roots = ["stacks/*"]'),
+    expected: [
+      {
+        module: 'stacks/app',
+        file: 'stacks/app/versions.tf',
+        line: 4,
+        message: '">= 5.0"',
+        fix: '~> 5.0',
+      },
+    ],
+  },
+  {
+    name: '.tf.json root module; severity overridden to notice',
+    files: {
+      'main.tf.json': JSON.stringify(
+        { terraform: { required_providers: { aws: { source: 'hashicorp/aws', version: '>= 5.1' } } } },
+        null,
+        2,
+      ),
+    },
+    config: lines('rule "root-module-unbounded" {', '  severity = "notice"', '}'),
+    expected: [
+      { module: '.', file: 'main.tf.json', line: 6, message: '">= 5.1"', fix: '~> 5.1', severity: 'notice' },
+    ],
+  },
+]);
