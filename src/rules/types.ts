@@ -1,3 +1,4 @@
+import type { LockAnalysis } from '../lockfile/types';
 import type {
   Engine,
   LoadDiagnostic,
@@ -19,6 +20,9 @@ export interface RuleContext {
   diagnostics: LoadDiagnostic[];
   config: ScanConfig;
   engine: Engine;
+  /** Lock-file analysis (lock files parsed, packages hashed, registry answers), computed by
+   * `analyzeLocks` before the rules run; absent when the scan did not run it. Read by `lock-*`. */
+  lock?: LockAnalysis;
 }
 
 export interface Rule {
