@@ -75,10 +75,11 @@ export function satisfies(
 
 /**
  * The version `terraform init` would select from `versions` (newest allowed, pre-releases only when
- * pinned), or null when none matches. Version strings must be valid exact versions.
+ * pinned), or null when none matches. Version strings must be valid exact versions (else
+ * ConstraintSyntaxError). An empty constraint list allows every release.
  */
-export function maxSatisfying(versions: string[], constraints: string): string | null {
-  const cs = parseConstraints(constraints);
+export function maxSatisfying(versions: string[], constraints: string | Constraint[]): string | null {
+  const cs = toConstraints(constraints);
   let best: { raw: string; v: Version } | null = null;
   for (const raw of versions) {
     let v: Version;

@@ -1,0 +1,417 @@
+/**
+ * The real `terraform` CLI as a test oracle, offline: a filesystem mirror of fake provider
+ * packages, a CLI configuration that installs only from it, and a runner.
+ *
+ *   const mirror = await withMirror([{ source: 'hashicorp/fake', version: '1.0.0' }]);
+ *   await writeTree(work, { 'main.tf': requiredProvidersTf({ fake: { source: 'hashicorp/fake', version: '~> 1.0' } }) });
+ *   const r = await runTerraform(['init', '-backend=false', '-input=false', '-no-color'], work, mirror.env);
+ *   readLockFile(work).get('registry.terraform.io/hashicorp/fake')?.version;
+ *
+ * Packages are zips named `terraform-provider-TYPE_VERSION_OS_ARCH.zip` (packed layout) or
+ * directories `VERSION/OS_ARCH/` (unpacked layout) under `MIRROR/HOST/NAMESPACE/TYPE/`; a package
+ * only needs an executable whose name starts with `terraform-provider-TYPE` for `init` to succeed.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { deflateRawSync } from 'node:zlib';
+
+// ---------------------------------------------------------------------------------------------
+// Zip writer (no dependency; deterministic output)
+// ---------------------------------------------------------------------------------------------
+
+export interface ZipEntry {
+  /** Path inside the zip with `/` separators; a name ending in `/` is a directory entry. */
+  name: string;
+  data?: Buffer | string;
+  /** Unix permission bits (default 0o644 for files, 0o755 for directories). */
+  mode?: number;
+}
+
+const CRC_TABLE = (() => {
+  const table = new Uint32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    table[n] = c >>> 0;
+  }
+  return table;
+})();
+
+export function crc32(buf: Buffer): number {
+  let crc = 0xffffffff;
+  for (let i = 0; i < buf.length; i++) {
+    crc = (CRC_TABLE[(crc ^ (buf[i] as number)) & 0xff] as number) ^ (crc >>> 8);
+  }
+  return (crc ^ 0xffffffff) >>> 0;
+}
+
+/** Builds a zip archive (unix attributes, fixed 1980-01-01 timestamps). */
+export function writeZip(entries: ZipEntry[], options: { compress?: boolean } = {}): Buffer {
+  const locals: Buffer[] = [];
+  const centrals: Buffer[] = [];
+  let offset = 0;
+  const DOS_TIME = 0;
+  const DOS_DATE = (0 << 9) | (1 << 5) | 1; // 1980-01-01
+  for (const entry of entries) {
+    const isDir = entry.name.endsWith('/');
+    const name = Buffer.from(entry.name, 'utf8');
+    const raw = isDir
+      ? Buffer.alloc(0)
+      : Buffer.isBuffer(entry.data)
+        ? entry.data
+        : Buffer.from(entry.data ?? '', 'utf8');
+    const compress = options.compress === true && !isDir && raw.length > 0;
+    const body = compress ? deflateRawSync(raw) : raw;
+    const crc = crc32(raw);
+    const mode = (entry.mode ?? (isDir ? 0o755 : 0o644)) | (isDir ? 0o040000 : 0o100000);
+    const flags = 0x0800; // names are UTF-8
+
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(0x04034b50, 0);
+    local.writeUInt16LE(20, 4);
+    local.writeUInt16LE(flags, 6);
+    local.writeUInt16LE(compress ? 8 : 0, 8);
+    local.writeUInt16LE(DOS_TIME, 10);
+    local.writeUInt16LE(DOS_DATE, 12);
+    local.writeUInt32LE(crc, 14);
+    local.writeUInt32LE(body.length, 18);
+    local.writeUInt32LE(raw.length, 22);
+    local.writeUInt16LE(name.length, 26);
+    local.writeUInt16LE(0, 28);
+    locals.push(local, name, body);
+
+    const central = Buffer.alloc(46);
+    central.writeUInt32LE(0x02014b50, 0);
+    central.writeUInt16LE((3 << 8) | 20, 4); // made by unix
+    central.writeUInt16LE(20, 6);
+    central.writeUInt16LE(flags, 8);
+    central.writeUInt16LE(compress ? 8 : 0, 10);
+    central.writeUInt16LE(DOS_TIME, 12);
+    central.writeUInt16LE(DOS_DATE, 14);
+    central.writeUInt32LE(crc, 16);
+    central.writeUInt32LE(body.length, 20);
+    central.writeUInt32LE(raw.length, 24);
+    central.writeUInt16LE(name.length, 28);
+    central.writeUInt16LE(0, 30);
+    central.writeUInt16LE(0, 32);
+    central.writeUInt16LE(0, 34);
+    central.writeUInt16LE(0, 36);
+    central.writeUInt32LE(((mode << 16) | (isDir ? 0x10 : 0)) >>> 0, 38);
+    central.writeUInt32LE(offset, 42);
+    centrals.push(central, name);
+
+    offset += local.length + name.length + body.length;
+  }
+  const centralDir = Buffer.concat(centrals);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(0, 4);
+  end.writeUInt16LE(0, 6);
+  end.writeUInt16LE(entries.length, 8);
+  end.writeUInt16LE(entries.length, 10);
+  end.writeUInt32LE(centralDir.length, 12);
+  end.writeUInt32LE(offset, 16);
+  end.writeUInt16LE(0, 20);
+  return Buffer.concat([...locals, centralDir, end]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Provider mirror
+// ---------------------------------------------------------------------------------------------
+
+/** Terraform's name for the platform this process runs on, e.g. `linux_amd64`. */
+export function currentPlatform(): string {
+  const os = process.platform === 'win32' ? 'windows' : process.platform;
+  const arch = ({ x64: 'amd64', ia32: '386', arm64: 'arm64', arm: 'arm' } as Record<string, string>)[
+    process.arch
+  ];
+  return `${os}_${arch ?? process.arch}`;
+}
+
+export interface ProviderPackage {
+  /** `TYPE`, `NAMESPACE/TYPE` or `HOST/NAMESPACE/TYPE`; default namespace `hashicorp`, host `registry.terraform.io`. */
+  source: string;
+  version: string;
+  /** `OS_ARCH`; default: the current platform. */
+  platform?: string;
+  /** `packed` (default): a zip; `unpacked`: a directory `VERSION/OS_ARCH/`. */
+  layout?: 'packed' | 'unpacked';
+  /** Package contents; default one executable `terraform-provider-TYPE_vVERSION`. */
+  files?: ZipEntry[];
+}
+
+/** `hashicorp/aws` → `registry.terraform.io/hashicorp/aws`. */
+export function fullSource(source: string): string {
+  const parts = source.split('/');
+  if (parts.length === 1) return `registry.terraform.io/hashicorp/${source}`;
+  if (parts.length === 2) return `registry.terraform.io/${source}`;
+  return source;
+}
+
+export interface Mirror {
+  /** Private temp directory holding the mirror and the CLI config (and free for work dirs). */
+  dir: string;
+  mirrorDir: string;
+  cliConfigPath: string;
+  /** Environment for `runTerraform` that makes `init` install only from this mirror. */
+  env: Record<string, string>;
+  /** Where a package of this mirror lives (zip file or unpacked directory). */
+  packagePath(pkg: ProviderPackage): string;
+  /** Adds packages after creation. */
+  add(packages: ProviderPackage[]): Promise<void>;
+  cleanup(): Promise<void>;
+}
+
+function packageFiles(pkg: ProviderPackage): ZipEntry[] {
+  if (pkg.files !== undefined) return pkg.files;
+  const type = fullSource(pkg.source).split('/')[2] as string;
+  return [{ name: `terraform-provider-${type}_v${pkg.version}`, data: '#!/bin/sh\nexit 1\n', mode: 0o755 }];
+}
+
+function locate(mirrorDir: string, pkg: ProviderPackage): string {
+  const [host, namespace, type] = fullSource(pkg.source).split('/') as [string, string, string];
+  const platform = pkg.platform ?? currentPlatform();
+  const base = join(mirrorDir, host, namespace, type);
+  return pkg.layout === 'unpacked'
+    ? join(base, pkg.version, platform)
+    : join(base, `terraform-provider-${type}_${pkg.version}_${platform}.zip`);
+}
+
+async function writePackage(mirrorDir: string, pkg: ProviderPackage): Promise<void> {
+  const path = locate(mirrorDir, pkg);
+  const files = packageFiles(pkg);
+  if (pkg.layout === 'unpacked') {
+    for (const f of files) {
+      const target = join(path, ...f.name.split('/'));
+      if (f.name.endsWith('/')) {
+        await mkdir(target, { recursive: true });
+        continue;
+      }
+      await mkdir(dirname(target), { recursive: true });
+      await writeFile(target, f.data ?? '');
+      chmodSync(target, f.mode ?? 0o644);
+    }
+    return;
+  }
+  await mkdir(dirname(path), { recursive: true });
+  await writeFile(path, writeZip(files));
+}
+
+/** Creates a temp directory with a filesystem mirror of `packages` and a CLI config using it. */
+export async function withMirror(packages: ProviderPackage[]): Promise<Mirror> {
+  const dir = await mkdtemp(join(tmpdir(), 'tfguard-tf-'));
+  const mirrorDir = join(dir, 'mirror');
+  await mkdir(mirrorDir, { recursive: true });
+  const cliConfigPath = join(dir, 'cli.tfrc');
+  await writeFile(
+    cliConfigPath,
+    `provider_installation {\n  filesystem_mirror {\n    path = ${hclString(mirrorDir)}\n  }\n}\n`,
+  );
+  for (const pkg of packages) await writePackage(mirrorDir, pkg);
+  return {
+    dir,
+    mirrorDir,
+    cliConfigPath,
+    env: { TF_CLI_CONFIG_FILE: cliConfigPath },
+    packagePath: (pkg) => locate(mirrorDir, pkg),
+    add: async (more) => {
+      for (const pkg of more) await writePackage(mirrorDir, pkg);
+    },
+    cleanup: () => rm(dir, { recursive: true, force: true }),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running terraform
+// ---------------------------------------------------------------------------------------------
+
+let cachedBinary: string | null | undefined;
+
+/** Absolute path of `terraform` on PATH, or null. */
+export function terraformBinary(): string | null {
+  if (cachedBinary === undefined) {
+    const r = spawnSync('sh', ['-c', 'command -v terraform'], { encoding: 'utf8' });
+    const path = r.status === 0 ? r.stdout.trim() : '';
+    cachedBinary = path !== '' && existsSync(path) ? path : null;
+  }
+  return cachedBinary;
+}
+
+/** The terraform binary, or an error that says why the oracle tests cannot run. */
+export function requireTerraform(): string {
+  const bin = terraformBinary();
+  if (bin === null) {
+    throw new Error('terraform is not on PATH: the oracle tests need the terraform CLI (1.11) installed');
+  }
+  return bin;
+}
+
+export interface TerraformResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** stdout + stderr. */
+  output: string;
+  timedOut: boolean;
+}
+
+/** Variables that would make terraform use anything but the test's own config and directories. */
+const SCRUBBED =
+  /^(TF_CLI_CONFIG_FILE|TF_PLUGIN_CACHE_DIR|TF_PLUGIN_CACHE_MAY_BREAK_DEPENDENCY_LOCK_FILE|TF_DATA_DIR|TF_CLI_ARGS.*|TF_LOG.*|TF_WORKSPACE|TF_INPUT|TF_TOKEN_.*|TF_REGISTRY_.*|TF_VAR_.*)$/;
+
+/**
+ * Runs terraform in `cwd` with a scrubbed environment plus `env` (pass `mirror.env`), never
+ * interactive, never phoning home. Resolves (never rejects) with the exit code and output.
+ */
+export function runTerraform(
+  args: string[],
+  cwd: string,
+  env: Record<string, string | undefined> = {},
+  options: { timeoutMs?: number } = {},
+): Promise<TerraformResult> {
+  const bin = requireTerraform();
+  const merged: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !SCRUBBED.test(k)) merged[k] = v;
+  merged.CHECKPOINT_DISABLE = '1';
+  merged.TF_IN_AUTOMATION = '1';
+  merged.TF_INPUT = '0';
+  for (const [k, v] of Object.entries(env)) {
+    if (v === undefined) delete merged[k];
+    else merged[k] = v;
+  }
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  return new Promise((resolve) => {
+    const child = spawn(bin, args, { cwd, env: merged, stdio: ['ignore', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, timeoutMs);
+    child.stdout.on('data', (b: Buffer) => out.push(b));
+    child.stderr.on('data', (b: Buffer) => err.push(b));
+    const finish = (code: number | null, extra = ''): void => {
+      clearTimeout(timer);
+      const stdout = Buffer.concat(out).toString('utf8');
+      const stderr = Buffer.concat(err).toString('utf8') + extra;
+      resolve({ code, stdout, stderr, output: stdout + stderr, timedOut });
+    };
+    child.on('error', (e) => finish(null, `\nspawn failed: ${e.message}`));
+    child.on('close', (code) => finish(code));
+  });
+}
+
+/** `terraform init` for a work dir, offline against `mirror`. */
+export function terraformInit(
+  cwd: string,
+  mirror: Mirror,
+  extraArgs: string[] = [],
+): Promise<TerraformResult> {
+  return runTerraform(['init', '-backend=false', '-input=false', '-no-color', ...extraArgs], cwd, mirror.env);
+}
+
+/**
+ * Runs `fn` over `items` with at most `limit` calls in flight; results keep the input order. Every
+ * call runs to completion even if one fails (so no process outlives a failed test); the first
+ * failure is then rethrown.
+ */
+export async function mapLimit<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  const errors: unknown[] = [];
+  let next = 0;
+  const workers = Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, async () => {
+    for (;;) {
+      const i = next++;
+      if (i >= items.length) return;
+      try {
+        results[i] = await fn(items[i] as T, i);
+      } catch (err) {
+        errors.push(err);
+      }
+    }
+  });
+  await Promise.all(workers);
+  if (errors.length > 0) throw errors[0];
+  return results;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing configurations and reading what terraform wrote
+// ---------------------------------------------------------------------------------------------
+
+/** An HCL quoted string literal for any text (escapes `\`, `"`, control characters, `${` and `%{`). */
+export function hclString(s: string): string {
+  let out = '';
+  for (let i = 0; i < s.length; i++) {
+    const ch = s[i] as string;
+    const next = s[i + 1];
+    if (ch === '\\') out += '\\\\';
+    else if (ch === '"') out += '\\"';
+    else if (ch === '\n') out += '\\n';
+    else if (ch === '\r') out += '\\r';
+    else if (ch === '\t') out += '\\t';
+    else if ((ch === '$' || ch === '%') && next === '{') out += ch + ch;
+    else if (ch.charCodeAt(0) < 0x20) out += `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`;
+    else out += ch;
+  }
+  return `"${out}"`;
+}
+
+/** A `terraform { required_providers { ... } }` block; `version` omitted when undefined. */
+export function requiredProvidersTf(providers: Record<string, { source: string; version?: string }>): string {
+  const lines = Object.entries(providers).map(([name, p]) => {
+    const version = p.version === undefined ? '' : `, version = ${hclString(p.version)}`;
+    return `    ${name} = { source = ${hclString(p.source)}${version} }`;
+  });
+  return `terraform {\n  required_providers {\n${lines.join('\n')}\n  }\n}\n`;
+}
+
+/** Writes `files` (relative paths with `/`) under `dir`, creating directories. */
+export async function writeTree(dir: string, files: Record<string, string | Buffer>): Promise<void> {
+  for (const [rel, data] of Object.entries(files)) {
+    const target = join(dir, ...rel.split('/'));
+    await mkdir(dirname(target), { recursive: true });
+    await writeFile(target, data);
+  }
+}
+
+export interface LockEntry {
+  version: string | null;
+  constraints: string | null;
+  hashes: string[];
+}
+
+/** HCL string-literal unescape for what terraform writes in a lock file. */
+function unquote(lit: string): string {
+  return JSON.parse(lit.replace(/\$\$\{/g, '${').replace(/%%\{/g, '%{')) as string;
+}
+
+/**
+ * Reads the `.terraform.lock.hcl` terraform wrote in `dir` (its own canonical layout, so a small
+ * line-based reader suffices): source address → version, constraints, hashes. Empty when absent.
+ */
+export function readLockFile(dir: string): Map<string, LockEntry> {
+  const out = new Map<string, LockEntry>();
+  const path = join(dir, '.terraform.lock.hcl');
+  if (!existsSync(path)) return out;
+  const text = readFileSync(path, 'utf8');
+  const blockRe = /^provider ("(?:[^"\\]|\\.)*") \{\n([\s\S]*?)^\}/gm;
+  for (const m of text.matchAll(blockRe)) {
+    const body = m[2] as string;
+    const attr = (name: string): string | null => {
+      const a = new RegExp(`^\\s*${name}\\s*=\\s*("(?:[^"\\\\]|\\\\.)*")\\s*$`, 'm').exec(body);
+      return a === null ? null : unquote(a[1] as string);
+    };
+    const hashes = [...body.matchAll(/^\s*("(?:h1|zh):[^"]*"),?\s*$/gm)].map((h) => unquote(h[1] as string));
+    out.set(unquote(m[1] as string), { version: attr('version'), constraints: attr('constraints'), hashes });
+  }
+  return out;
+}
