@@ -79,6 +79,19 @@ export function directoryListingSha256(archive: Pick<LoadedArchive, 'entries'>):
   return hash.digest('hex');
 }
 
+/** An absolute path inside the tree (spelled via the real or the given root), as a `/`-separated
+ * root-relative path; null when it is outside. */
+function relativeInside(target: string, ...roots: string[]): string | null {
+  for (const root of roots) {
+    const inside = nodePath.relative(root, nodePath.normalize(target));
+    if (inside === '') return '.';
+    if (inside !== '..' && !inside.startsWith(`..${nodePath.sep}`) && !nodePath.isAbsolute(inside)) {
+      return inside.split(nodePath.sep).join('/');
+    }
+  }
+  return null;
+}
+
 /**
  * Read a directory tree into the same shape as an archive. Symlinks are not followed while walking;
  * they are recorded and must resolve inside the directory. `.git` and `.terraform` are skipped.
@@ -86,6 +99,7 @@ export function directoryListingSha256(archive: Pick<LoadedArchive, 'entries'>):
 export async function scanDirectory(root: string, builder: ArchiveBuilder): Promise<void> {
   // Paths in the walk are relative to the real root, so absolute link targets can be checked.
   const realRoot = await fs.realpath(root);
+  const givenRoot = nodePath.resolve(root);
   const stack: string[][] = [[]];
   while (stack.length > 0) {
     const segments = stack.pop() as string[];
@@ -119,8 +133,8 @@ export async function scanDirectory(root: string, builder: ArchiveBuilder): Prom
         let fromRoot = false;
         if (nodePath.isAbsolute(target)) {
           // An absolute link into the tree itself is fine; anything else is outside.
-          const inside = nodePath.relative(realRoot, target);
-          if (inside.startsWith('..') || nodePath.isAbsolute(inside)) {
+          const inside = relativeInside(target, realRoot, givenRoot);
+          if (inside === null) {
             throw new InputError(
               'link-outside',
               `symlink "${shown}" points to "${displayName(target)}", outside the input directory`,
@@ -129,7 +143,7 @@ export async function scanDirectory(root: string, builder: ArchiveBuilder): Prom
               },
             );
           }
-          target = inside.split(nodePath.sep).join('/') || '.';
+          target = inside;
           fromRoot = true;
         }
         builder.addLink(path, shown, 'symlink', target, { mode, fromRoot });

@@ -1,0 +1,199 @@
+import { createHash } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { readDirectory, readInput } from '../../src/archive';
+import { expectInputError } from './helpers/expect-input-error';
+import { buildTarGz } from './helpers/tar-builder';
+
+const sha = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
+
+let scratch: string;
+beforeEach(() => {
+  scratch = mkdtempSync(path.join(tmpdir(), 'tfguard-dir-'));
+});
+afterEach(() => {
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+/** Create files (string content) and directories (null) under `root`. */
+function tree(root: string, spec: Record<string, string | null>): string {
+  mkdirSync(root, { recursive: true });
+  for (const [rel, content] of Object.entries(spec)) {
+    const full = path.join(root, rel);
+    if (content === null) mkdirSync(full, { recursive: true });
+    else {
+      mkdirSync(path.dirname(full), { recursive: true });
+      writeFileSync(full, content);
+    }
+  }
+  return root;
+}
+
+const SAMPLE = {
+  'main.tf': 'terraform {}\n',
+  'modules/vpc/main.tf': 'vpc',
+  'modules/vpc/README.md': 'readme',
+  '.terraform.lock.hcl': 'lock',
+  '.git/HEAD': 'ref: refs/heads/main',
+  '.terraform/providers/huge.bin': 'binary',
+  '.terraform/modules/modules.json': '{}',
+  'nested/.git': 'gitdir: ../.git/modules/nested',
+  '._main.tf': 'apple double',
+  empty: null,
+};
+
+describe('readDirectory', () => {
+  test('lists the tree, skips .git/.terraform/AppleDouble, loads selected files', async () => {
+    const root = tree(path.join(scratch, 'config'), SAMPLE);
+    chmodSync(path.join(root, 'main.tf'), 0o600);
+    const archive = await readDirectory(root);
+    expect(archive.name).toBe('config');
+    expect(archive.format).toBe('directory');
+    expect(archive.entries.map((e) => [e.path, e.type])).toEqual([
+      ['.terraform.lock.hcl', 'file'],
+      ['empty', 'directory'],
+      ['main.tf', 'file'],
+      ['modules', 'directory'],
+      ['modules/vpc', 'directory'],
+      ['modules/vpc/README.md', 'file'],
+      ['modules/vpc/main.tf', 'file'],
+      ['nested', 'directory'],
+    ]);
+    expect(archive.entries.find((e) => e.path === 'main.tf')).toEqual({
+      path: 'main.tf',
+      type: 'file',
+      size: 13,
+      sha256: sha('terraform {}\n'),
+      mode: 0o600,
+    });
+    expect([...archive.files.keys()]).toEqual(['.terraform.lock.hcl', 'main.tf', 'modules/vpc/main.tf']);
+  });
+
+  test('the id is the SHA-256 of the canonical listing, the same for the same tree anywhere', async () => {
+    const a = await readDirectory(tree(path.join(scratch, 'a'), SAMPLE));
+    const b = await readDirectory(tree(path.join(scratch, 'b'), SAMPLE));
+    expect(a.sha256).toBe(b.sha256);
+    const listing = a.entries
+      .filter((e) => e.type === 'file')
+      .map((e) => `${e.sha256}  ${e.path}\n`)
+      .join('');
+    expect(a.sha256).toBe(sha(listing));
+    writeFileSync(path.join(scratch, 'b', 'modules', 'vpc', 'README.md'), 'changed');
+    expect((await readDirectory(path.join(scratch, 'b'))).sha256).not.toBe(a.sha256);
+  });
+
+  test('relative and absolute symlinks inside are resolved; the listing records them', async () => {
+    const root = tree(path.join(scratch, 'cfg'), {
+      'shared/versions.tf': 'shared',
+      'shared/notes.txt': 'notes',
+    });
+    mkdirSync(path.join(root, 'root'));
+    symlinkSync('../shared/versions.tf', path.join(root, 'root', 'versions.tf'));
+    symlinkSync(path.join(root, 'shared', 'notes.txt'), path.join(root, 'root', 'notes.tf'));
+    symlinkSync('../shared', path.join(root, 'root', 'shared-dir'));
+    const archive = await readDirectory(root);
+    expect(archive.entries.find((e) => e.path === 'root/versions.tf')).toMatchObject({
+      type: 'symlink',
+      linkTarget: 'shared/versions.tf',
+    });
+    expect(archive.files.get('root/versions.tf')?.toString()).toBe('shared');
+    expect(archive.entries.find((e) => e.path === 'root/notes.tf')).toMatchObject({
+      type: 'symlink',
+      linkTarget: 'shared/notes.txt',
+    });
+    expect(archive.files.get('root/notes.tf')?.toString()).toBe('notes');
+    expect(archive.entries.find((e) => e.path === 'root/shared-dir')).toMatchObject({
+      type: 'symlink',
+      linkTarget: 'shared',
+    });
+    const listing = archive.entries
+      .filter((e) => e.type === 'file' || e.type === 'symlink')
+      .map((e) => (e.type === 'file' ? `${e.sha256}  ${e.path}\n` : `symlink:${e.linkTarget}  ${e.path}\n`))
+      .join('');
+    expect(archive.sha256).toBe(sha(listing));
+  });
+
+  test('a symlink pointing outside the directory is rejected', async () => {
+    const root = tree(path.join(scratch, 'cfg'), { 'main.tf': 'x' });
+    writeFileSync(path.join(scratch, 'secret.tf'), 'secret');
+    symlinkSync('../secret.tf', path.join(root, 'secret.tf'));
+    await expectInputError(readDirectory(root), 'link-outside', 'secret.tf');
+  });
+
+  test('an absolute symlink outside the directory is rejected', async () => {
+    const root = tree(path.join(scratch, 'cfg'), { 'main.tf': 'x' });
+    symlinkSync('/etc/passwd', path.join(root, 'sub.tf'));
+    await expectInputError(readDirectory(root), 'link-outside', 'sub.tf');
+  });
+
+  test('a symlink loop is rejected', async () => {
+    const root = tree(path.join(scratch, 'cfg'), { 'main.tf': 'x' });
+    symlinkSync('b.tf', path.join(root, 'a.tf'));
+    symlinkSync('a.tf', path.join(root, 'b.tf'));
+    await expectInputError(readDirectory(root), 'invalid-path', /^[ab]\.tf$/);
+  });
+
+  test('a FIFO is rejected (and reading does not block on it)', async () => {
+    const root = tree(path.join(scratch, 'cfg'), { 'main.tf': 'x' });
+    execFileSync('mkfifo', [path.join(root, 'pipe.tf')]);
+    await expectInputError(readDirectory(root), 'unsupported-entry-type', 'pipe.tf');
+  });
+
+  test('a file name that is not UTF-8 is rejected, hex-escaped', async () => {
+    const root = tree(path.join(scratch, 'cfg'), { 'sub/main.tf': 'x' });
+    writeFileSync(
+      Buffer.concat([Buffer.from(`${root}/sub/caf`), Buffer.from([0xe9]), Buffer.from('.tf')]),
+      'x',
+    );
+    await expectInputError(readDirectory(root), 'invalid-path', 'sub/caf\\xe9.tf');
+  });
+
+  test('limits apply: entries, file size, depth', async () => {
+    const root = tree(path.join(scratch, 'cfg'), { 'a.tf': 'a', 'b.tf': 'bb', 'c.tf': 'ccc' });
+    await expectInputError(readDirectory(root, { limits: { maxEntries: 2 } }), 'too-many-entries', 'c.tf');
+    await expectInputError(readDirectory(root, { limits: { maxFileBytes: 2 } }), 'file-too-large', 'c.tf');
+    await expectInputError(readDirectory(root, { limits: { maxTotalBytes: 4 } }), 'total-too-large', 'c.tf');
+    const deep = tree(path.join(scratch, 'deep'), { 'x/y/z/main.tf': 'x' });
+    await expectInputError(
+      readDirectory(deep, { limits: { maxPathDepth: 3 } }),
+      'path-too-deep',
+      'x/y/z/main.tf',
+    );
+  });
+
+  test('an empty directory is rejected as empty', async () => {
+    const root = tree(path.join(scratch, 'cfg'), { '.git/HEAD': 'x' });
+    await expectInputError(readDirectory(root), 'empty-archive');
+  });
+});
+
+describe('readInput', () => {
+  test('reads a directory', async () => {
+    const root = tree(path.join(scratch, 'cfg'), { 'main.tf': 'x' });
+    const archive = await readInput(root);
+    expect(archive.format).toBe('directory');
+    expect(archive.name).toBe('cfg');
+  });
+
+  test('reads an archive file, whatever its extension', async () => {
+    const file = path.join(scratch, 'upload.bin');
+    writeFileSync(file, await buildTarGz([{ name: 'main.tf', data: 'x' }]));
+    const archive = await readInput(file);
+    expect(archive).toMatchObject({ name: 'upload.bin', format: 'tar.gz' });
+    expect(archive.files.get('main.tf')?.toString()).toBe('x');
+  });
+
+  test('a missing path is not-found', async () => {
+    await expectInputError(readInput(path.join(scratch, 'nope.tar.gz')), 'not-found');
+    await expectInputError(readDirectory(path.join(scratch, 'nope')), 'not-found');
+  });
+
+  test('a device or a file given as a directory is refused', async () => {
+    await expectInputError(readInput('/dev/null'), 'unsupported-format');
+    const file = path.join(scratch, 'f.tf');
+    writeFileSync(file, 'x');
+    await expectInputError(readDirectory(file), 'unsupported-format');
+  });
+});

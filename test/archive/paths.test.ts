@@ -1,0 +1,126 @@
+import { DEFAULT_LIMITS, defaultShouldLoad, detectFormat } from '../../src/archive';
+import { looksLikeTarHeader } from '../../src/archive/detect';
+import { compareUtf8, isMacOsDebris, normaliseEntryPath } from '../../src/archive/paths';
+import { InputError } from '../../src/errors';
+import { rawTarHeader } from './helpers/tar-builder';
+
+const archive = { archive: true };
+
+function codeOf(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof InputError) return err.code;
+    throw err;
+  }
+  return undefined;
+}
+
+describe('normaliseEntryPath', () => {
+  test.each([
+    ['./main.tf', 'main.tf'],
+    ['a//b/./c.tf', 'a/b/c.tf'],
+    ['dir/', 'dir'],
+    ['./dir/./', 'dir'],
+    ['a/../b.tf', 'b.tf'],
+    ['a\\b.tf', 'a/b.tf'],
+    ['./', null],
+    ['.', null],
+  ])('%j -> %j', (name, expected) => {
+    expect(normaliseEntryPath(name, DEFAULT_LIMITS, archive)).toBe(expected);
+  });
+
+  test.each([
+    ['/etc/passwd', 'absolute-path'],
+    ['//server/share', 'absolute-path'],
+    ['\\\\server\\share', 'absolute-path'],
+    ['C:\\x', 'absolute-path'],
+    ['c:/x', 'absolute-path'],
+    ['C:..', 'absolute-path'],
+    ['..', 'path-traversal'],
+    ['a/../../b', 'path-traversal'],
+    ['./../b', 'path-traversal'],
+    ['a\0b', 'invalid-path'],
+  ])('%j is rejected with %s', (name, code) => {
+    expect(codeOf(() => normaliseEntryPath(name, DEFAULT_LIMITS, archive))).toBe(code);
+  });
+
+  test('directory names are not subject to archive-only rules (a backslash is a character there)', () => {
+    expect(normaliseEntryPath('dir/C:x\\y.tf', DEFAULT_LIMITS, { archive: false })).toBe('dir/C:x\\y.tf');
+  });
+
+  test('the error entry is the raw name with control characters escaped', () => {
+    try {
+      normaliseEntryPath('../\u0007bell', DEFAULT_LIMITS, archive);
+      throw new Error('not rejected');
+    } catch (err) {
+      expect(err).toBeInstanceOf(InputError);
+      expect((err as InputError).entry).toBe('../\\x07bell');
+    }
+  });
+});
+
+describe('defaultShouldLoad', () => {
+  test.each([
+    ['main.tf', true],
+    ['a/b/main.tf.json', true],
+    ['x.tofu', true],
+    ['x.tofu.json', true],
+    ['m/.terraform.lock.hcl', true],
+    ['.tfguard.hcl', true],
+    ['terraform.tfvars', false],
+    ['main.tf.bak', false],
+    ['README.md', false],
+    ['tf', false],
+    ['x.hcl', false],
+    ['a.tf/readme', false],
+  ])('%s -> %s', (p, expected) => {
+    expect(defaultShouldLoad(p)).toBe(expected);
+  });
+});
+
+test('isMacOsDebris', () => {
+  expect(isMacOsDebris('._main.tf')).toBe(true);
+  expect(isMacOsDebris('a/._main.tf')).toBe(true);
+  expect(isMacOsDebris('__MACOSX')).toBe(true);
+  expect(isMacOsDebris('__MACOSX/a/main.tf')).toBe(true);
+  expect(isMacOsDebris('a/__MACOSX/main.tf')).toBe(false);
+  expect(isMacOsDebris('a._b.tf')).toBe(false);
+});
+
+test('compareUtf8 orders by UTF-8 bytes, not UTF-16 code units', () => {
+  // U+FF5E (3 UTF-8 bytes starting 0xEF) sorts before U+1F600 (4 bytes starting 0xF0) in UTF-8,
+  // but after it in UTF-16 (0xFF5E > 0xD83D).
+  const names = ['\u{1F600}.tf', '\uFF5E.tf', 'Z.tf', 'a.tf'];
+  expect([...names].sort(compareUtf8)).toEqual(['Z.tf', 'a.tf', '\uFF5E.tf', '\u{1F600}.tf']);
+  expect([...names].sort()).not.toEqual([...names].sort(compareUtf8));
+});
+
+describe('detectFormat', () => {
+  test('by magic bytes', () => {
+    expect(detectFormat(Buffer.from([0x1f, 0x8b, 8, 0]), 'x')).toBe('tar.gz');
+    expect(detectFormat(Buffer.from('PK\x03\x04rest', 'latin1'), 'x')).toBe('zip');
+    expect(detectFormat(Buffer.from('PK\x05\x06rest', 'latin1'), 'x')).toBe('zip');
+    expect(detectFormat(Buffer.concat([rawTarHeader({ name: 'a' }), Buffer.alloc(1024)]), 'x.zip')).toBe(
+      'tar',
+    );
+    expect(
+      detectFormat(Buffer.concat([rawTarHeader({ name: 'a', ustar: false }), Buffer.alloc(1024)]), 'x'),
+    ).toBe('tar');
+  });
+
+  test('a v7 header needs a matching checksum', () => {
+    const header = rawTarHeader({ name: 'a.tf', ustar: false });
+    expect(looksLikeTarHeader(header)).toBe(true);
+    header[0] = 0x62; // change the name; the stored checksum no longer matches
+    expect(looksLikeTarHeader(header)).toBe(false);
+  });
+
+  test.each([
+    [Buffer.alloc(0), 'empty-archive'],
+    [Buffer.from('BZh91AY&SY'), 'unsupported-format'],
+    [Buffer.alloc(700, 0x41), 'unsupported-format'],
+  ])('rejects %#', (bytes, code) => {
+    expect(codeOf(() => detectFormat(bytes, 'x'))).toBe(code);
+  });
+});
