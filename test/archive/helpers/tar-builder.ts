@@ -17,7 +17,7 @@ export async function buildTar(entries: TarEntrySpec[]): Promise<Buffer> {
   const pack = tarStream.pack();
   const chunks: Buffer[] = [];
   const done = (async () => {
-    for await (const chunk of pack) chunks.push(Buffer.from(chunk));
+    for await (const chunk of pack) chunks.push(Buffer.from(chunk as Uint8Array));
   })();
   for (const spec of entries) {
     const type = spec.type ?? 'file';
