@@ -1,0 +1,65 @@
+/**
+ * Helpers shared by the `lock-*` rules (src/rules/lock-*.ts): which providers a root needs, which
+ * lock entries count, and how to tell whether the loaded tree is complete enough to judge an entry.
+ */
+import type { RootProvider, RootTree } from '../model';
+import type { RuleContext } from '../rules/types';
+import type { LockProviderEntry, RegistryCheck, RootLockAnalysis } from './types';
+
+/** `registry.terraform.io/hashicorp/aws` → `hashicorp/aws` (other hosts stay). */
+export function shortSource(source: string): string {
+  const [host, ...rest] = source.split('/');
+  if (rest.length === 2 && (host === 'registry.terraform.io' || host === 'registry.opentofu.org')) {
+    return rest.join('/');
+  }
+  return source;
+}
+
+/** Built-in providers (`terraform.io/builtin/...`) are never installed and never locked. */
+export function isLockable(source: string): boolean {
+  return !source.toLowerCase().startsWith('terraform.io/builtin/');
+}
+
+/** The providers a root's module tree requires that belong in its lock file. */
+export function requiredProviders(tree: RootTree): RootProvider[] {
+  return tree.providers.filter((p) => isLockable(p.source));
+}
+
+/** Entries the checks look at: a valid address, and not a second block for the same provider. */
+export function liveEntries(a: RootLockAnalysis): LockProviderEntry[] {
+  if (a.lock === null || !a.lock.readable) return [];
+  return a.lock.providers.filter((e) => e.source !== null && !e.duplicate);
+}
+
+export function treeOf(ctx: RuleContext, root: string): RootTree | undefined {
+  return ctx.roots.find((r) => r.root === root);
+}
+
+/** True when some module of the tree failed to parse: its requirements are unknown. */
+export function treeHasParseErrors(ctx: RuleContext, tree: RootTree): boolean {
+  const mods = new Set(tree.modules);
+  return ctx.diagnostics.some((d) => d.kind === 'parse-error' && mods.has(d.module));
+}
+
+/** True when the tree calls modules that are not in the archive: they may require more providers
+ * and add constraints that tfguard cannot see. */
+export function treeHasRemoteModules(tree: RootTree): boolean {
+  return tree.remoteCalls.length > 0;
+}
+
+export function registryCheckFor(a: RootLockAnalysis, e: LockProviderEntry): RegistryCheck | undefined {
+  return a.registry.find((c) => c.source === e.source && c.version === e.version);
+}
+
+/** Each `, `-separated piece of a normalized constraint string. */
+export function constraintPieces(s: string): string[] {
+  return s
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '');
+}
+
+/** The lock analyses of the scan, or none when it did not run. */
+export function lockRoots(ctx: RuleContext): RootLockAnalysis[] {
+  return ctx.lock?.roots ?? [];
+}

@@ -1,0 +1,25 @@
+/**
+ * Lock-file verification (issue 3): parse `.terraform.lock.hcl`, hash provider packages the way
+ * Terraform does, cross-check with the provider registry. The `lock-*` rules (src/rules/lock-*.ts,
+ * `LOCK_RULES` in src/rules/lock-index.ts) judge the `LockAnalysis` that `analyzeLocks` returns.
+ */
+export { analyzeLocks, PACKAGE_NOT_LOADED } from './analyze';
+export type { AnalyzeLocksInput } from './analyze';
+export {
+  EMPTY_H1,
+  hashDirectory,
+  hashEntries,
+  hashPackage,
+  hashZip,
+  isWellFormedH1,
+  isWellFormedZh,
+  PackageHashError,
+} from './hash';
+export type { ZipEntryHash, ZipHashes, ZipHashOptions } from './hash';
+export { findProviderPackages, isProviderPackageZip, packageServesRoot } from './packages';
+export { parseLockFile } from './parse';
+export { parseSums, platformsFromSums, RegistryClient } from './registry';
+export type { RegistryClientOptions, ReleaseQuery } from './registry';
+export { authenticateSums } from './signature';
+export type { RegistrySigningKey, SignatureResult, TrustAnchors } from './signature';
+export type * from './types';

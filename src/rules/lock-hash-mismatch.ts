@@ -1,0 +1,60 @@
+import { PACKAGE_NOT_LOADED } from '../lockfile/analyze';
+import { liveEntries, lockRoots, shortSource } from '../lockfile/checks';
+import type { RuleFinding } from '../model';
+import type { Rule } from './types';
+
+const LOCATION: Record<string, string> = {
+  plugins: 'provider mirror',
+  'plugin-dir': 'plugin directory',
+  cache: 'provider cache',
+};
+
+/**
+ * Terraform installs a package only if it matches one of the recorded hashes of its scheme
+ * ("doesn't match any of the checksums previously recorded in the dependency lock file"): a packed
+ * zip by `zh:` (its sha256) or `h1:` (dirhash of its entries), an unpacked directory by `h1:`.
+ */
+export const lockHashMismatch: Rule = {
+  id: 'lock-hash-mismatch',
+  defaultSeverity: 'error',
+  summary: 'A provider package kept in the archive must match one of the checksums its lock entry records.',
+  check(ctx) {
+    const out: RuleFinding[] = [];
+    for (const a of lockRoots(ctx)) {
+      if (a.lock === null) continue;
+      const entries = liveEntries(a);
+      for (const pkg of a.packages) {
+        const e = entries.find((x) => x.source === pkg.source && x.version === pkg.version);
+        if (e === undefined) continue;
+        const what = `${LOCATION[pkg.location] ?? 'package'} ${pkg.kind} package ${pkg.path} (${shortSource(pkg.source)} ${pkg.version}, ${pkg.platform})`;
+        const where = { module: a.root, file: a.lock.path, line: e.line };
+        if (pkg.error !== null) {
+          if (pkg.error === PACKAGE_NOT_LOADED) continue;
+          out.push({
+            ...where,
+            message: `the ${what} cannot be verified against the lock file: ${pkg.error}`,
+            note: 'Terraform cannot install a package it cannot read; replace it with the published package.',
+          });
+          continue;
+        }
+        const recorded = new Set(e.hashes.map((h) => h.value));
+        if ((pkg.h1 !== null && recorded.has(pkg.h1)) || (pkg.zh !== null && recorded.has(pkg.zh))) continue;
+        const computed = [pkg.h1, pkg.zh].filter((h): h is string => h !== null);
+        const quirk = pkg.h1Unpacked !== null && pkg.h1Unpacked !== pkg.h1 && recorded.has(pkg.h1Unpacked);
+        out.push({
+          ...where,
+          message:
+            `the ${what} hashes to ${computed.join(' / ')}, which is none of the ${e.hashes.length} ` +
+            `checksum${e.hashes.length === 1 ? '' : 's'} recorded for it; terraform init refuses to install it`,
+          note: quirk
+            ? 'The zip contains directory entries: Terraform records the h1 of the unpacked files but checks a packed ' +
+              'mirror zip with dirhash.HashZip, which counts directory entries, so it never matches. Repack without ' +
+              'directory entries (zip -D) or keep the package unpacked.'
+            : 'Either the package was changed or replaced, or the lock file was written for another package; restore ' +
+              'the published package, or re-run "terraform providers lock" if the package is the trusted one.',
+        });
+      }
+    }
+    return out;
+  },
+};

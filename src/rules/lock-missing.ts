@@ -1,0 +1,36 @@
+import { requiredProviders, shortSource } from '../lockfile/checks';
+import type { RuleFinding } from '../model';
+import { moduleAnchor } from './helpers';
+import type { Rule } from './types';
+
+/**
+ * Without `.terraform.lock.hcl`, every `terraform init` may select different provider versions and
+ * nothing pins the package checksums; `init -lockfile=readonly` fails.
+ */
+export const lockMissing: Rule = {
+  id: 'lock-missing',
+  defaultSeverity: 'warning',
+  summary: 'A root module that requires providers must have a dependency lock file (.terraform.lock.hcl).',
+  check(ctx) {
+    const out: RuleFinding[] = [];
+    for (const tree of ctx.roots) {
+      const m = ctx.moduleByPath.get(tree.root);
+      if (m === undefined || m.lockFile !== null) continue;
+      const required = requiredProviders(tree);
+      if (required.length === 0) continue;
+      const names = required.map((p) => shortSource(p.source));
+      out.push({
+        module: tree.root,
+        ...moduleAnchor(m),
+        message:
+          `root module "${tree.root}" requires ${names.length === 1 ? 'provider' : 'providers'} ${names.join(', ')} ` +
+          'but has no .terraform.lock.hcl, so provider versions and checksums are not pinned ' +
+          '(terraform init -lockfile=readonly fails)',
+        note:
+          'Run "terraform init" in this directory (and "terraform providers lock -platform=..." for every ' +
+          'platform your team uses) and commit .terraform.lock.hcl.',
+      });
+    }
+    return out;
+  },
+};

@@ -1,0 +1,68 @@
+import { isWellFormedH1 } from '../lockfile/hash';
+import { liveEntries, lockRoots, registryCheckFor, shortSource } from '../lockfile/checks';
+import type { RuleFinding } from '../model';
+import type { Rule } from './types';
+
+/**
+ * A lock file only lets `terraform init` install packages whose checksum it records. `init` records
+ * an `h1:` for the platform it runs on (and, from a registry, every platform's `zh:`), so a team on
+ * several operating systems needs the hashes of each (`terraform providers lock -platform=...`).
+ * Offline, each configured platform needs its own `h1:`; with the registry check, each configured
+ * platform's `zh:` from the signed SHA256SUMS must be recorded.
+ */
+export const lockPlatformCoverage: Rule = {
+  id: 'lock-platform-coverage',
+  defaultSeverity: 'warning',
+  summary:
+    'Every lock entry must record checksums for every platform configured in .tfguard.hcl (platforms = [...]).',
+  check(ctx) {
+    const out: RuleFinding[] = [];
+    const platforms = ctx.lock?.platforms ?? ctx.config.platforms;
+    if (platforms.length === 0) return out;
+    const lockCommand = `terraform providers lock ${platforms.map((p) => `-platform=${p}`).join(' ')}`;
+    for (const a of lockRoots(ctx)) {
+      if (a.lock === null) continue;
+      for (const e of liveEntries(a)) {
+        if (e.version === null) continue;
+        const name = `${shortSource(e.source as string)} ${e.version}`;
+        const where = { module: a.root, file: a.lock.path, line: e.hashesLine ?? e.line };
+        const check = registryCheckFor(a, e);
+        if (check !== undefined && check.outcome.status === 'verified') {
+          const recorded = new Set(e.hashes.map((h) => h.value));
+          const outcome = check.outcome;
+          const unpublished = platforms.filter((p) => outcome.platforms[p] === undefined);
+          const absent = platforms.filter((p) => {
+            const zh = outcome.platforms[p];
+            return zh !== undefined && !recorded.has(zh);
+          });
+          if (absent.length > 0) {
+            out.push({
+              ...where,
+              message: `the lock entry for ${name} has no zh: checksum for ${absent.join(', ')}; terraform init on ${absent.length === 1 ? 'that platform' : 'those platforms'} fails`,
+              note: `Run "${lockCommand}" and commit the lock file.`,
+            });
+          }
+          if (unpublished.length > 0) {
+            out.push({
+              ...where,
+              message: `the registry publishes no ${name} package for ${unpublished.join(', ')}, so the lock file cannot cover ${unpublished.length === 1 ? 'that platform' : 'those platforms'}`,
+              note: 'Choose a provider version built for every platform the team uses, or change "platforms" in .tfguard.hcl.',
+            });
+          }
+          continue;
+        }
+        const h1 = e.hashes.filter((h) => isWellFormedH1(h.value)).length;
+        if (h1 < platforms.length) {
+          out.push({
+            ...where,
+            message:
+              `the lock entry for ${name} records ${h1} h1: checksum${h1 === 1 ? '' : 's'} for ${platforms.length} ` +
+              `configured platforms (${platforms.join(', ')}); terraform init may fail on some of them`,
+            note: `Run "${lockCommand}" and commit the lock file.`,
+          });
+        }
+      }
+    }
+    return out;
+  },
+};

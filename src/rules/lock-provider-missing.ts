@@ -1,0 +1,36 @@
+import { lockRoots, requiredProviders, shortSource, treeOf } from '../lockfile/checks';
+import type { RuleFinding } from '../model';
+import type { Rule } from './types';
+
+/** `terraform init -lockfile=readonly` fails when a required provider has no lock entry. */
+export const lockProviderMissing: Rule = {
+  id: 'lock-provider-missing',
+  defaultSeverity: 'error',
+  summary: "Every provider required anywhere in a root's module tree must have an entry in its lock file.",
+  check(ctx) {
+    const out: RuleFinding[] = [];
+    for (const a of lockRoots(ctx)) {
+      if (a.lock === null || !a.lock.readable) continue;
+      const tree = treeOf(ctx, a.root);
+      if (tree === undefined) continue;
+      const locked = new Set(a.lock.providers.flatMap((e) => (e.source === null ? [] : [e.source])));
+      for (const p of requiredProviders(tree)) {
+        if (locked.has(p.source)) continue;
+        const by = [...new Set(p.contributions.map((c) => c.module))];
+        out.push({
+          module: a.root,
+          file: a.lock.path,
+          line: 1,
+          message:
+            `provider ${shortSource(p.source)} is required` +
+            (by.length > 0
+              ? ` (by module${by.length === 1 ? '' : 's'} ${by.map((m) => `"${m}"`).join(', ')})`
+              : '') +
+            ` but ${a.lock.path} has no entry for it; terraform init -lockfile=readonly fails`,
+          note: 'Run "terraform init" to record it (or "terraform providers lock" for several platforms) and commit the lock file.',
+        });
+      }
+    }
+    return out;
+  },
+};

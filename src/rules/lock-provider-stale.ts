@@ -1,0 +1,46 @@
+import {
+  isLockable,
+  liveEntries,
+  lockRoots,
+  shortSource,
+  treeHasParseErrors,
+  treeHasRemoteModules,
+  treeOf,
+} from '../lockfile/checks';
+import type { RuleFinding } from '../model';
+import type { Rule } from './types';
+
+/**
+ * `terraform init` (since 1.1) drops entries for providers nothing requires; with
+ * `-lockfile=readonly` it fails on them instead ("Provider dependency changes detected").
+ * Not judged when the tree calls remote modules or has unparsable files: their requirements are not
+ * known.
+ */
+export const lockProviderStale: Rule = {
+  id: 'lock-provider-stale',
+  defaultSeverity: 'warning',
+  summary: "A lock file must not keep entries for providers that nothing in the root's module tree requires.",
+  check(ctx) {
+    const out: RuleFinding[] = [];
+    for (const a of lockRoots(ctx)) {
+      const tree = treeOf(ctx, a.root);
+      if (a.lock === null || tree === undefined) continue;
+      if (treeHasRemoteModules(tree) || treeHasParseErrors(ctx, tree)) continue;
+      const required = new Set(tree.providers.map((p) => p.source));
+      for (const e of liveEntries(a)) {
+        const source = e.source as string;
+        if (required.has(source) || !isLockable(source)) continue;
+        out.push({
+          module: a.root,
+          file: a.lock.path,
+          line: e.line,
+          message:
+            `the lock entry for ${shortSource(source)}${e.version === null ? '' : ` ${e.version}`} is stale: ` +
+            `no module in the tree of root "${a.root}" requires it; terraform init -lockfile=readonly fails`,
+          note: 'Run "terraform init" (without -lockfile=readonly) to drop it, or delete the block, and commit the lock file.',
+        });
+      }
+    }
+    return out;
+  },
+};

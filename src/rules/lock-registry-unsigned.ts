@@ -1,0 +1,35 @@
+import { liveEntries, lockRoots, registryCheckFor, shortSource } from '../lockfile/checks';
+import type { RuleFinding } from '../model';
+import type { Rule } from './types';
+
+/**
+ * Registry cross-check under OpenTofu: the OpenTofu registry may return no signing keys, and OpenTofu
+ * then skips the signature check. The hashes are still compared with the registry's SHA256SUMS, but
+ * that file is not authenticated; this notice records it.
+ */
+export const lockRegistryUnsigned: Rule = {
+  id: 'lock-registry-unsigned',
+  defaultSeverity: 'notice',
+  summary:
+    'Registry check (OpenTofu): the registry returned no signing keys for a locked provider version, so its checksums are unauthenticated.',
+  check(ctx) {
+    const out: RuleFinding[] = [];
+    for (const a of lockRoots(ctx)) {
+      if (a.lock === null) continue;
+      for (const e of liveEntries(a)) {
+        const check = registryCheckFor(a, e);
+        if (check === undefined || check.outcome.status !== 'verified' || check.outcome.trust !== 'unsigned')
+          continue;
+        out.push({
+          module: a.root,
+          file: a.lock.path,
+          line: e.line,
+          message:
+            `the registry returned no signing keys for ${shortSource(check.source)} ${check.version}; as OpenTofu does, ` +
+            'the signature check was skipped and the hashes were compared with unauthenticated checksums',
+        });
+      }
+    }
+    return out;
+  },
+};

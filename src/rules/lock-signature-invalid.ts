@@ -1,0 +1,33 @@
+import { liveEntries, lockRoots, registryCheckFor, shortSource } from '../lockfile/checks';
+import type { RuleFinding } from '../model';
+import type { Rule } from './types';
+
+/**
+ * Registry cross-check: the `SHA256SUMS` of a locked provider version must verify against a signing
+ * key the registry publishes for it (Terraform's trust rules); otherwise nothing the registry says
+ * about that version can be trusted, and `terraform init` refuses to install from it.
+ */
+export const lockSignatureInvalid: Rule = {
+  id: 'lock-signature-invalid',
+  defaultSeverity: 'error',
+  summary:
+    "Registry check: the registry's SHA256SUMS for a locked provider version must carry a valid signature.",
+  check(ctx) {
+    const out: RuleFinding[] = [];
+    for (const a of lockRoots(ctx)) {
+      if (a.lock === null) continue;
+      for (const e of liveEntries(a)) {
+        const check = registryCheckFor(a, e);
+        if (check === undefined || check.outcome.status !== 'signature-invalid') continue;
+        out.push({
+          module: a.root,
+          file: a.lock.path,
+          line: e.line,
+          message: `the registry's checksums for ${shortSource(check.source)} ${check.version} cannot be authenticated: ${check.outcome.reason}`,
+          note: 'Do not install this version until the registry serves correctly signed checksums; the hashes were not compared.',
+        });
+      }
+    }
+    return out;
+  },
+};
