@@ -113,6 +113,9 @@ function parsePiece(piece: string, input: string, grammar: Grammar): Constraint 
     }
     if (dangling === '+') fail(`build metadata after "+" is empty`);
   }
+  if (grammar === 'config' && /^[\t\n\f\r ]*[^\t\n\f\r ]/.test(after) && after.trim() === '') {
+    fail('unexpected white-space character after the version');
+  }
   if (after.trim() !== '') {
     const tail = after.trimStart();
     if (tail.startsWith('|')) {

@@ -204,11 +204,11 @@ export function analyze(cs: Constraint[]): Analysis {
     }
     const failing = cs.find((c) => !meets(first.version, c));
     if (failing !== undefined) {
-      const why = failing.op === '!=' ? 'excludes it' : `does not allow ${formatVersion(first.version)}`;
+      const verb = failing.op === '!=' ? 'excludes' : 'does not allow';
       return {
         ...base,
         satisfiable: false,
-        reason: `${show(first)} pins a version that ${show(failing)} ${why}`,
+        reason: `${show(first)} pins a version that ${show(failing)} ${verb}`,
       };
     }
     return { ...base, satisfiable: true, reason: '' };

@@ -23,6 +23,7 @@ import {
   readLockFile,
   requiredProvidersTf,
   requireTerraform,
+  runTerraform,
   terraformInit,
   withMirror,
   writeTree,
@@ -156,6 +157,9 @@ const FAKE_CASES: string[] = [
   '*',
   'latest',
   '>= 1.99999999999999999999',
+  '>= 1.0\v',
+  '\v>= 1.0',
+  '>= 1.0\u00a0',
 ];
 
 const QUIRK_CASES: string[] = [
@@ -182,7 +186,11 @@ const MULTI_CASES: MultiCase[] = [
   { name: 'pinned pre-release in the root', modules: { '.': '1.2.0-beta1', a: '>= 1.0' } },
   { name: 'root without version, equivalent ~>', modules: { '.': undefined, a: '~> 2', b: '~> 2.0' } },
   { name: 'invalid child constraint', modules: { '.': '~> 1.0', a: '=> 1' } },
-  { name: 'three-way conflict via !=', modules: { '.': '>= 1.0.0, < 1.1.0', a: '!= 1.0.0', b: '!= 1.0.1' } },
+  {
+    name: '!= excludes every available version',
+    modules: { '.': '>= 1.0.0, < 1.1.0', a: '!= 1.0.0', b: '!= 1.0.1' },
+  },
+  { name: 'three-way conflict via !=', modules: { '.': '>= 1.0.0, < 1.0.2', a: '!= 1.0.0', b: '!= 1.0.1' } },
   { name: 'patch-level cap', modules: { '.': '>= 1.0', a: '~> 1.0.0', b: '< 1.0.1' } },
   { name: 'no constraints at all', modules: { '.': undefined, a: undefined } },
   { name: 'same constraint twice', modules: { '.': '>= 1.0.0', a: '>=1.0', b: '>= 1' } },
@@ -393,5 +401,42 @@ describe('terraform accepts exactly the normalized lock-file constraints', () =>
       accepted: isNormalized(c as string),
       output: r.output,
     });
+  });
+});
+
+describe('test/helpers/terraform.ts', () => {
+  test('mirrors packed and unpacked packages from any host and reads the lock file back', async () => {
+    await mirror.add([
+      { source: 'hashicorp/unpacked', version: '1.0.0', layout: 'unpacked' },
+      { source: 'example.com/acme/thing', version: '0.1.0' },
+    ]);
+    const work = await mkdtemp(join(mirror.dir, 'h-'));
+    await writeTree(work, {
+      'main.tf': requiredProvidersTf({
+        unpacked: { source: 'hashicorp/unpacked', version: '~> 1.0' },
+        thing: { source: 'example.com/acme/thing' },
+      }),
+    });
+    const r = await terraformInit(work, mirror);
+    expect({ code: r.code, output: r.output }).toEqual({ code: 0, output: r.output });
+    const lock = readLockFile(work);
+    expect(lock.get('registry.terraform.io/hashicorp/unpacked')).toEqual({
+      version: '1.0.0',
+      constraints: '~> 1.0',
+      hashes: [expect.stringMatching(/^h1:[A-Za-z0-9+/]{43}=$/)],
+    });
+    expect(lock.get('example.com/acme/thing')).toMatchObject({ version: '0.1.0', constraints: null });
+  });
+
+  test('hclString round-trips awkward text through terraform', async () => {
+    const work = await mkdtemp(join(mirror.dir, 'q-'));
+    const text = 'a "quoted" \\ back\tslash ${not} %{interp} $${kept} \u0001 ünïcode\nline';
+    await writeTree(work, { 'main.tf': `locals {\n  x = ${hclString(text)}\n}\n` });
+    const r = await runTerraform(['console', '-no-color'], work, mirror.env, {
+      input: 'jsonencode(local.x)\n',
+    });
+    expect({ code: r.code, output: r.output }).toEqual({ code: 0, output: r.output });
+    const printed = r.stdout.trim().split('\n').pop() as string;
+    expect(JSON.parse(JSON.parse(printed) as string)).toBe(text);
   });
 });

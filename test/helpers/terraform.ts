@@ -270,7 +270,10 @@ export function runTerraform(
   args: string[],
   cwd: string,
   env: Record<string, string | undefined> = {},
-  options: { timeoutMs?: number } = {},
+  options: {
+    timeoutMs?: number;
+    /** Written to stdin (e.g. expressions for `terraform console`). */ input?: string;
+  } = {},
 ): Promise<TerraformResult> {
   const bin = requireTerraform();
   const merged: Record<string, string> = {};
@@ -284,7 +287,15 @@ export function runTerraform(
   }
   const timeoutMs = options.timeoutMs ?? 60_000;
   return new Promise((resolve) => {
-    const child = spawn(bin, args, { cwd, env: merged, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(bin, args, {
+      cwd,
+      env: merged,
+      stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    });
+    if (options.input !== undefined && child.stdin !== null) {
+      child.stdin.on('error', () => undefined); // the process may exit before reading everything
+      child.stdin.end(options.input);
+    }
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let timedOut = false;
