@@ -1,0 +1,11 @@
+/**
+ * tfguard's parsing layer for HCL native syntax and Terraform's JSON syntax.
+ */
+export { HclParser, DEFAULT_MAX_NESTING_DEPTH, defaultTimeoutMs } from './parser';
+export type { HclParserOptions } from './parser';
+export { decodeSource } from './decode';
+export type { DecodeResult } from './decode';
+export { scanHcl } from './scanner';
+export type { ScanAttribute, ScanBlock, ScanBody, ScanError, ScanOptions, ScanResult } from './scanner';
+export { parseJsonConfig } from './json';
+export { stripTemplate } from './template';

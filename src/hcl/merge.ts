@@ -1,0 +1,154 @@
+/**
+ * Combining the scanner's structure (names, kinds, lines) with hcl2json's values.
+ *
+ * hcl2json (tmccombs/hcl2json's converter, as packaged by cdktf) renders a body as one JSON object:
+ * blocks are grouped as `obj[type][label1]...[labelN]` = array of bodies in source order, and each
+ * attribute is `obj[name]`, written after the blocks, so an attribute silently replaces a block of
+ * the same name. Blocks of one type with different label counts make it fail without a position
+ * (or worse). `checkStructure` finds both situations first and reports them with a line.
+ */
+import type { HclAttribute, HclBlock, HclBody } from '../model';
+import type { ScanBlock, ScanBody } from './scanner';
+
+export interface StructureIssue {
+  message: string;
+  line: number;
+}
+
+function hasOwn(obj: object, key: string): boolean {
+  return Object.prototype.hasOwnProperty.call(obj, key);
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Finds what hcl2json cannot represent: a name used as both an argument and a block type, and
+ * blocks of one type with different numbers of labels (Terraform rejects both). Iterative. */
+export function checkStructure(root: ScanBody): StructureIssue | null {
+  const pending: ScanBody[] = [root];
+  let issue: StructureIssue | null = null;
+  const consider = (candidate: StructureIssue): void => {
+    if (issue === null || candidate.line < issue.line) issue = candidate;
+  };
+  while (pending.length > 0) {
+    const body = pending.pop() as ScanBody;
+    const attrs = new Map<string, number>();
+    for (const a of body.attributes) if (!attrs.has(a.name)) attrs.set(a.name, a.line);
+    const firstOfType = new Map<string, ScanBlock>();
+    for (const b of body.blocks) {
+      const attrLine = attrs.get(b.type);
+      if (attrLine !== undefined) {
+        consider({
+          message: `"${b.type}" is defined both as an argument (line ${attrLine}) and as a block (line ${b.line}) in the same body`,
+          line: Math.max(attrLine, b.line),
+        });
+      }
+      const first = firstOfType.get(b.type);
+      if (first === undefined) {
+        firstOfType.set(b.type, b);
+      } else if (first.labels.length !== b.labels.length) {
+        consider({
+          message: `blocks of type "${b.type}" have different numbers of labels: ${first.labels.length} at line ${first.line}, ${b.labels.length} at line ${b.line}`,
+          line: b.line,
+        });
+      }
+      pending.push(b.body);
+    }
+  }
+  return issue;
+}
+
+export class MergeError extends Error {
+  constructor(
+    message: string,
+    readonly line: number,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Builds the `HclBody` for a file from the scanner's body and hcl2json's JSON. Throws `MergeError`
+ * when the two disagree (which means one of them misread the file). Iterative.
+ */
+export function mergeBody(scanRoot: ScanBody, jsonRoot: unknown): HclBody {
+  const outRoot: HclBody = { attributes: [], blocks: [] };
+  const pending: { scan: ScanBody; json: unknown; out: HclBody; line: number }[] = [
+    { scan: scanRoot, json: jsonRoot, out: outRoot, line: 1 },
+  ];
+  while (pending.length > 0) {
+    const { scan, json, out, line } = pending.pop() as (typeof pending)[number];
+    if (!isRecord(json)) {
+      throw new MergeError(`hcl2json returned ${JSON.stringify(json)?.slice(0, 40)} for a body`, line);
+    }
+    for (const a of scan.attributes) {
+      if (!hasOwn(json, a.name)) {
+        throw new MergeError(`hcl2json has no value for the argument "${a.name}"`, a.line);
+      }
+      const attr: HclAttribute = { name: a.name, value: json[a.name], line: a.line, endLine: a.endLine };
+      out.attributes.push(attr);
+    }
+    // Next unused index per `type\0label1\0...` path.
+    const used = new Map<string, number>();
+    for (const b of scan.blocks) {
+      let node: unknown = json;
+      for (const key of [b.type, ...b.labels]) {
+        node = isRecord(node) && hasOwn(node, key) ? node[key] : undefined;
+      }
+      const pathKey = [b.type, ...b.labels].join('\0');
+      const index = used.get(pathKey) ?? 0;
+      used.set(pathKey, index + 1);
+      const bodyJson = Array.isArray(node) ? (node[index] as unknown) : undefined;
+      if (!isRecord(bodyJson)) {
+        const header = [b.type, ...b.labels.map((l) => JSON.stringify(l))].join(' ');
+        throw new MergeError(
+          `hcl2json has no body for the block ${header} (occurrence ${index + 1})`,
+          b.line,
+        );
+      }
+      const block: HclBlock = {
+        type: b.type,
+        labels: [...b.labels],
+        line: b.line,
+        endLine: b.endLine,
+        body: { attributes: [], blocks: [] },
+      };
+      out.blocks.push(block);
+      pending.push({ scan: b.body, json: bodyJson, out: block.body, line: b.line });
+    }
+  }
+  return outRoot;
+}
+
+/** The fixed file name given to hcl2json; its diagnostics are then easy to take apart. */
+export const HCL2JSON_FILENAME = 'input.hcl';
+
+const DIAG_START = /input\.hcl:(\d+),(\d+)(?:-(?:\d+,)?\d+)?: /g;
+
+/**
+ * The first diagnostic of an hcl2json error, e.g.
+ * `parse config: [input.hcl:2,6-3,1: Summary; detail. input.hcl:3,1-2: ...]` →
+ * `{ line: 2, column: 6, message: 'Summary; detail.' }`. References to the file inside the
+ * message are rewritten to `path`. Null when the error has no position.
+ */
+export function parseHcl2JsonError(
+  raw: string,
+  path: string,
+): { line: number; column: number; message: string } | null {
+  const prefix = 'parse config: [';
+  if (!raw.startsWith(prefix)) return null;
+  const inner = raw.slice(prefix.length, raw.endsWith(']') ? -1 : undefined);
+  DIAG_START.lastIndex = 0;
+  const first = DIAG_START.exec(inner);
+  if (first === null || first.index !== 0) return null;
+  const start = DIAG_START.lastIndex;
+  const next = DIAG_START.exec(inner);
+  // A following diagnostic starts after a space: `... detail. input.hcl:3,1-2: ...`.
+  const end = next === null ? inner.length : next.index;
+  const message = inner
+    .slice(start, end)
+    .trim()
+    .replace(/input\.hcl:(\d+)/g, (_m, l: string) => `${path}:${l}`);
+  return { line: Number(first[1]), column: Number(first[2]), message };
+}
