@@ -303,8 +303,8 @@ export function runTerraform(
       timedOut = true;
       child.kill('SIGKILL');
     }, timeoutMs);
-    child.stdout.on('data', (b: Buffer) => out.push(b));
-    child.stderr.on('data', (b: Buffer) => err.push(b));
+    child.stdout?.on('data', (b: Buffer) => out.push(b));
+    child.stderr?.on('data', (b: Buffer) => err.push(b));
     const finish = (code: number | null, extra = ''): void => {
       clearTimeout(timer);
       const stdout = Buffer.concat(out).toString('utf8');
