@@ -109,10 +109,18 @@ export class ArchiveBuilder {
   }
 
   /** Validate and normalise a raw name. Returns null for entries to ignore silently: the root
-   * directory itself and macOS debris (`._*`, `__MACOSX/`). */
-  admit(name: string): string | null {
+   * directory itself (`./`) and macOS debris (`._*`, `__MACOSX/`). Anything but a directory
+   * naming the root (`.`, an empty name) is invalid. */
+  admit(name: string, isDirectory: boolean): string | null {
     const path = normaliseEntryPath(name, this.limits, this.normaliseOptions);
-    if (path === null || isMacOsDebris(path)) return null;
+    if (path === null) {
+      if (isDirectory) return null;
+      const shown = displayName(name);
+      throw new InputError('invalid-path', `a non-directory entry names the archive root: "${shown}"`, {
+        entry: shown,
+      });
+    }
+    if (isMacOsDebris(path)) return null;
     return path;
   }
 
@@ -125,7 +133,7 @@ export class ArchiveBuilder {
       const first = this.shownNames.get(path) ?? path;
       throw new InputError(
         'duplicate-entry',
-        `"${shown}" appears more than once in the archive (as ${existing.type} "${first}" and as ${type})`,
+        `duplicate entry "${path}": "${shown}" (${type}) repeats the earlier "${first}" (${existing.type}); a later entry may not shadow an earlier one`,
         { entry: shown },
       );
     }

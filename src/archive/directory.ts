@@ -20,6 +20,20 @@ function describeType(stats: Stats): string {
   return 'special file';
 }
 
+/** Run a filesystem call of the walk; an unreadable path rejects the input, naming the entry. */
+async function fsStep<T>(shown: string, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (cause) {
+    if (cause instanceof InputError) throw cause;
+    const code = (cause as NodeJS.ErrnoException).code ?? 'error';
+    throw new InputError('not-found', `cannot read "${shown}" (${code}): ${(cause as Error).message}`, {
+      entry: shown,
+      cause,
+    });
+  }
+}
+
 async function readRegularFile(
   absolute: string,
   onChunk: (chunk: Buffer) => void,
@@ -98,13 +112,14 @@ function relativeInside(target: string, ...roots: string[]): string | null {
  */
 export async function scanDirectory(root: string, builder: ArchiveBuilder): Promise<void> {
   // Paths in the walk are relative to the real root, so absolute link targets can be checked.
-  const realRoot = await fs.realpath(root);
+  const realRoot = await fsStep(root, () => fs.realpath(root));
   const givenRoot = nodePath.resolve(root);
   const stack: string[][] = [[]];
   while (stack.length > 0) {
     const segments = stack.pop() as string[];
     const absoluteDir = nodePath.join(realRoot, ...segments);
-    const rawNames = await fs.readdir(absoluteDir, { encoding: 'buffer' });
+    const dirShown = segments.length === 0 ? '.' : displayName(segments.join('/'));
+    const rawNames = await fsStep(dirShown, () => fs.readdir(absoluteDir, { encoding: 'buffer' }));
     rawNames.sort(Buffer.compare);
     const subdirectories: string[][] = [];
     for (const raw of rawNames) {
@@ -114,10 +129,10 @@ export async function scanDirectory(root: string, builder: ArchiveBuilder): Prom
       const relative = childSegments.join('/');
       const shown = displayName(relative);
       const absolute = nodePath.join(absoluteDir, name);
-      const stats = await fs.lstat(absolute);
+      const stats = await fsStep(shown, () => fs.lstat(absolute));
       if (SKIPPED_DIRECTORIES.has(name) && (stats.isDirectory() || name === '.git')) continue;
       builder.countEntry(shown);
-      const path = builder.admit(relative);
+      const path = builder.admit(relative, stats.isDirectory());
       if (path === null) continue;
       const mode = stats.mode & 0o7777;
       if (stats.isDirectory()) {
@@ -125,10 +140,10 @@ export async function scanDirectory(root: string, builder: ArchiveBuilder): Prom
         subdirectories.push(childSegments);
       } else if (stats.isFile()) {
         const sink = builder.beginFile(path, shown, stats.size, mode);
-        await readRegularFile(absolute, (chunk) => sink.write(chunk), shown);
+        await fsStep(shown, () => readRegularFile(absolute, (chunk) => sink.write(chunk), shown));
         sink.finish();
       } else if (stats.isSymbolicLink()) {
-        const rawTarget = await fs.readlink(absolute, { encoding: 'buffer' });
+        const rawTarget = await fsStep(shown, () => fs.readlink(absolute, { encoding: 'buffer' }));
         let target = decodeUtf8Name(rawTarget, 'symlink target', shown);
         let fromRoot = false;
         if (nodePath.isAbsolute(target)) {
@@ -164,21 +179,23 @@ export async function scanDirectory(root: string, builder: ArchiveBuilder): Prom
 
 /** Read one file of the tree again (the target of a loaded symlink that was not loaded itself). */
 export async function readTreeFile(root: string, path: string, maxBytes: number): Promise<Buffer> {
-  const realRoot = await fs.realpath(root);
+  const realRoot = await fsStep(path, () => fs.realpath(root));
   const chunks: Buffer[] = [];
   let length = 0;
-  await readRegularFile(
-    nodePath.join(realRoot, ...path.split('/')),
-    (chunk) => {
-      length += chunk.length;
-      if (length > maxBytes) {
-        throw new InputError('file-too-large', `"${path}" grew beyond the per-file limit while reading`, {
-          entry: path,
-        });
-      }
-      chunks.push(Buffer.from(chunk));
-    },
-    path,
+  await fsStep(path, () =>
+    readRegularFile(
+      nodePath.join(realRoot, ...path.split('/')),
+      (chunk) => {
+        length += chunk.length;
+        if (length > maxBytes) {
+          throw new InputError('file-too-large', `"${path}" grew beyond the per-file limit while reading`, {
+            entry: path,
+          });
+        }
+        chunks.push(Buffer.from(chunk));
+      },
+      path,
+    ),
   );
   return Buffer.concat(chunks, length);
 }

@@ -131,9 +131,12 @@ export function scanTar(bytes: Buffer, gzip: boolean, builder: ArchiveBuilder): 
         const shown = displayName(name);
         current = shown;
         builder.countEntry(shown);
-        const path = builder.admit(name);
+        // Old tars mark directories only by a trailing '/' on a regular-file entry (tar-stream
+        // means to convert these but computes the type before doing so).
+        const type = header.type === 'file' && /[/\\]$/.test(name) ? 'directory' : header.type;
+        const path = builder.admit(name, type === 'directory');
         const mode = header.mode === undefined ? undefined : header.mode & 0o7777;
-        switch (header.type) {
+        switch (type) {
           case 'file':
           case 'contiguous-file':
             if (path !== null) sink = builder.beginFile(path, shown, size, mode);
@@ -150,14 +153,14 @@ export function scanTar(bytes: Buffer, gzip: boolean, builder: ArchiveBuilder): 
               shown,
             );
             if (path !== null) {
-              builder.addLink(path, shown, header.type === 'symlink' ? 'symlink' : 'hardlink', target, {
+              builder.addLink(path, shown, type === 'symlink' ? 'symlink' : 'hardlink', target, {
                 mode,
               });
             }
             break;
           }
           default: {
-            const kind = header.type ?? `unknown type flag`;
+            const kind = type ?? `unknown type flag`;
             throw new InputError(
               'unsupported-entry-type',
               `"${shown}" is a ${kind} entry, which is not allowed`,

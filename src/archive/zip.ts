@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { crc32 } from 'node:zlib';
+import { crc32 } from './crc32';
 import * as yauzl from 'yauzl';
 import { InputError } from '../errors';
 import type { ArchiveBuilder, FileSink } from './builder';
@@ -228,7 +228,7 @@ export async function scanZip(bytes: Buffer, builder: ArchiveBuilder): Promise<v
         );
       }
 
-      const path = builder.admit(name);
+      const path = builder.admit(name, type === 'directory');
       if (path === null) {
         nextEntry();
         return;

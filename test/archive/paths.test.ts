@@ -1,3 +1,5 @@
+import { crc32 } from 'node:zlib';
+import { portableCrc32 } from '../../src/archive/crc32';
 import { DEFAULT_LIMITS, defaultShouldLoad, detectFormat } from '../../src/archive';
 import { looksLikeTarHeader } from '../../src/archive/detect';
 import { compareUtf8, isMacOsDebris, normaliseEntryPath } from '../../src/archive/paths';
@@ -123,4 +125,11 @@ describe('detectFormat', () => {
   ])('rejects %#', (bytes, code) => {
     expect(codeOf(() => detectFormat(bytes, 'x'))).toBe(code);
   });
+});
+
+test('the portable CRC-32 matches zlib (incrementally too)', () => {
+  const data = Buffer.from(Array.from({ length: 5000 }, (_, i) => (i * 7919) & 0xff));
+  expect(portableCrc32(data)).toBe(crc32(data));
+  expect(portableCrc32(data.subarray(1234), portableCrc32(data.subarray(0, 1234)))).toBe(crc32(data));
+  expect(portableCrc32(Buffer.from('123456789'))).toBe(0xcbf43926);
 });

@@ -108,6 +108,19 @@ describe('tar and tar.gz: happy paths', () => {
     expect(archive.files.get('v7.tf')?.toString()).toBe('abc');
   });
 
+  test('old-style directories (type 0 with a trailing slash) are directories', async () => {
+    const bytes = rawTar(
+      rawTarHeader({ name: 'mod/', ustar: false }),
+      rawTarHeader({ name: 'mod/a.tf', size: 1, ustar: false }),
+      tarData('a'),
+    );
+    const archive = await readArchiveBytes('old.tar', bytes);
+    expect(archive.entries.map((e) => [e.path, e.type])).toEqual([
+      ['mod', 'directory'],
+      ['mod/a.tf', 'file'],
+    ]);
+  });
+
   test('PAX long names and non-ASCII names from tar-stream are read', async () => {
     const long = `${'d'.repeat(120)}/${'e'.repeat(120)}/main.tf`;
     const archive = await readArchiveBytes(
@@ -252,6 +265,14 @@ describe('tar rejections', () => {
     ['traversal with backslashes', 'a\\..\\..\\evil.tf', 'path-traversal'],
   ] as const)('%s', async (_label, name, code) => {
     await expectInputError(readArchiveBytes('x.tar.gz', await buildTarGz([{ name, data: 'x' }])), code, name);
+  });
+
+  test('a file entry that names the archive root is invalid', async () => {
+    const bytes = rawTar(rawTarHeader({ name: './', size: 1, typeflag: '0' }), tarData('x'));
+    // tar-stream turns a type-0 entry ending in '/' into a directory, so use '.'.
+    const dot = rawTar(rawTarHeader({ name: '.', size: 1 }), tarData('x'));
+    await expectInputError(readArchiveBytes('x.tar', dot), 'invalid-path', '.');
+    await expectInputError(readArchiveBytes('x.tar', bytes), 'empty-archive');
   });
 
   test('`..` that stays inside is normalised, not rejected', async () => {
