@@ -1,0 +1,79 @@
+/**
+ * The lock-file half of the scan pipeline, over real components: files → real tar.gz → archive
+ * reader (loading config files and provider zips) → HCL parser → module loader → `analyzeLocks` →
+ * the `lock-*` rules through the rule engine. Used by the rule tests; the differential test uses the
+ * full scan (`test/helpers/scan.ts`).
+ */
+import { defaultShouldLoad, readArchiveBytes } from '../../src/archive';
+import { HclParser } from '../../src/hcl';
+import { analyzeLocks, isProviderPackageZip } from '../../src/lockfile';
+import type { LockAnalysis, RegistryClient } from '../../src/lockfile';
+import type { Finding, ScanConfig } from '../../src/model';
+import { loadModules } from '../../src/modules';
+import { runRules } from '../../src/rules';
+import { LOCK_RULES } from '../../src/rules/lock-index';
+import type { RuleContext } from '../../src/rules/types';
+import { DEFAULT_CONFIG } from '../../src/scan/config-file';
+import { makeTarGz } from '../helpers/archive';
+import type { FileMap } from '../helpers/archive';
+
+let parser: HclParser | null = null;
+
+function sharedParser(): HclParser {
+  parser ??= new HclParser();
+  return parser;
+}
+
+export async function closeLockParser(): Promise<void> {
+  const p = parser;
+  parser = null;
+  await p?.close();
+}
+
+export interface LockScan {
+  findings: Finding[];
+  analysis: LockAnalysis;
+  ctx: RuleContext;
+}
+
+export async function lockScan(
+  files: FileMap,
+  options: { config?: Partial<ScanConfig>; registry?: RegistryClient } = {},
+): Promise<LockScan> {
+  const bytes = await makeTarGz(files);
+  const archive = await readArchiveBytes('inline.tar.gz', bytes, {
+    shouldLoad: (p) => defaultShouldLoad(p) || isProviderPackageZip(p),
+  });
+  const config: ScanConfig = { ...DEFAULT_CONFIG, ...options.config };
+  const p = sharedParser();
+  const loaded = await loadModules({ archive, config, parser: p });
+  const analysis = await analyzeLocks({
+    archive,
+    modules: loaded.modules,
+    roots: loaded.roots,
+    config,
+    parser: p,
+    engine: loaded.engine,
+    ...(options.registry === undefined ? {} : { registry: options.registry }),
+  });
+  const ctx: RuleContext = {
+    modules: loaded.modules,
+    moduleByPath: new Map(loaded.modules.map((m) => [m.path, m])),
+    roots: loaded.roots,
+    diagnostics: loaded.diagnostics,
+    config: { ...config, engine: loaded.engine },
+    engine: loaded.engine,
+    lock: analysis,
+  };
+  return { findings: runRules(ctx, LOCK_RULES), analysis, ctx };
+}
+
+/** `{ruleId, line, message}` of the findings of one rule (or all), for compact assertions. */
+export function summarize(
+  findings: Finding[],
+  ruleId?: string,
+): Array<{ rule: string; file: string | null; line: number | null; message: string }> {
+  return findings
+    .filter((f) => ruleId === undefined || f.ruleId === ruleId)
+    .map((f) => ({ rule: f.ruleId, file: f.file, line: f.line, message: f.message }));
+}
