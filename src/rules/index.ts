@@ -8,6 +8,7 @@ import { duplicateRequiredProviders } from './duplicate-required-providers';
 import { compareStrings } from './helpers';
 import { incompatibleConstraints } from './incompatible-constraints';
 import { invalidVersionConstraint } from './invalid-version-constraint';
+import { LOCK_RULES } from './lock-index';
 import { missingConfigurationAlias } from './missing-configuration-alias';
 import { missingProviderSource } from './missing-provider-source';
 import { missingVersionConstraint } from './missing-version-constraint';
@@ -44,6 +45,8 @@ export const RULES: readonly Rule[] = Object.freeze([
   moduleSourceMissing,
   moduleCycle,
   duplicateRequiredProviders,
+  // Dependency lock file rules (issue 3), listed in src/rules/lock-index.ts.
+  ...LOCK_RULES,
 ]);
 
 const BY_ID: ReadonlyMap<string, Rule> = new Map(RULES.map((r) => [r.id, r]));

@@ -24,7 +24,7 @@ export const missingProviderSource: Rule = {
           module: m.path,
           ...at(p.declared),
           message: p.legacyString
-            ? `provider "${p.name}" uses the legacy string form "${p.name} = ${JSON.stringify(p.constraints ?? '')}" without a source; "${implied}" is assumed`
+            ? `provider "${p.name}" uses the legacy string form (${p.name} = ${JSON.stringify(p.constraints ?? '')}) without a source; "${implied}" is assumed`
             : `required_providers entry "${p.name}" has no source; "${implied}" is assumed`,
           fix: {
             description: p.legacyString

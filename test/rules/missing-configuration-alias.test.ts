@@ -84,7 +84,8 @@ ruleTable('missing-configuration-alias', [
       {
         module: 'modules/outer',
         file: 'modules/outer/main.tf',
-        line: 4,
+        // The `providers` argument (the loader locates the map, not its entries).
+        line: 3,
         message: '"aws.peer" (1 use, first module.inner)',
         fix: 'configuration_aliases = [aws.peer]',
       },

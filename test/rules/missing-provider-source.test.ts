@@ -12,7 +12,7 @@ ruleTable('missing-provider-source', [
         file: 'versions.tf',
         line: 3,
         message:
-          'provider "aws" uses the legacy string form "aws = \\"~> 5.0\\"" without a source; "hashicorp/aws" is assumed',
+          'provider "aws" uses the legacy string form (aws = "~> 5.0") without a source; "hashicorp/aws" is assumed',
         fix: 'aws = { source = "hashicorp/aws", version = "~> 5.0" }',
       },
     ],

@@ -2,7 +2,8 @@ import { lines, ruleTable } from './table';
 
 ruleTable('parse-error', [
   {
-    name: 'unclosed block in HCL',
+    // terraform validate 1.11: "Unclosed configuration block ... on versions.tf line 1".
+    name: 'unclosed block in HCL (reported where Terraform reports it: the unclosed block)',
     files: {
       'versions.tf': lines(
         'terraform {',
@@ -13,7 +14,12 @@ ruleTable('parse-error', [
       ),
     },
     expected: [
-      { module: '.', file: 'versions.tf', line: 3, message: 'syntax error in versions.tf at line 3' },
+      {
+        module: '.',
+        file: 'versions.tf',
+        line: 1,
+        message: 'syntax error in versions.tf at line 1, column 11: Unclosed configuration block',
+      },
     ],
   },
   {

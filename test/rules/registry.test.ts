@@ -10,7 +10,7 @@ import { lines } from './table';
 const repo = path.resolve(__dirname, '../..');
 const readme = fs.readFileSync(path.join(repo, 'docs/rules/README.md'), 'utf8');
 /** Files in src/rules that are not rules. */
-const NOT_RULES = new Set(['index.ts', 'types.ts', 'helpers.ts']);
+const NOT_RULES = new Set(['index.ts', 'types.ts', 'helpers.ts', 'lock-index.ts']);
 
 const LOCK_RULES: Array<[string, string]> = [
   ['lock-missing', 'warning'],
@@ -24,6 +24,8 @@ const LOCK_RULES: Array<[string, string]> = [
   ['lock-platform-coverage', 'warning'],
   ['lock-hash-unknown', 'error'],
   ['lock-signature-invalid', 'error'],
+  ['lock-registry-unavailable', 'notice'],
+  ['lock-registry-unsigned', 'notice'],
 ];
 
 /** The README index row of a rule: `| \`id\` | severity | ... | [..](id.md) |`. */

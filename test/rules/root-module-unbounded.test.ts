@@ -25,12 +25,12 @@ ruleTable('root-module-unbounded', [
   {
     name: 'three-part minimum keeps its precision',
     files: { 'versions.tf': versions('    aws = { source = "hashicorp/aws", version = ">= 5.31.2" }') },
-    expected: [root('">= 5.31.2"', 4, '~> 5.31.2')],
+    expected: [root('">= 5.31.2"', 4, '~> 5.31, >= 5.31.2')],
   },
   {
     name: '> and != only',
     files: { 'versions.tf': versions('    aws = { source = "hashicorp/aws", version = "> 4.0, != 4.5.0" }') },
-    expected: [root('"> 4.0, != 4.5.0"', 4, '> 4.0, != 4.5.0, < 5.0.0')],
+    expected: [root('"> 4.0, != 4.5.0"', 4, '~> 4.0, > 4.0, != 4.5.0')],
   },
   {
     name: 'version on its own line',

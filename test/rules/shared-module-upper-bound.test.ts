@@ -68,9 +68,16 @@ ruleTable('shared-module-upper-bound', [
   },
   {
     name: 'shared by configuration even when nothing calls it',
-    files: { 'modules/net/versions.tf': sharedWith('~> 5.0') },
-    config: 'shared = ["modules/**"]\n',
-    expected: [at5('with "~> 5.0"', '>= 5.0')],
+    files: { 'lib/net/versions.tf': sharedWith('~> 5.0') },
+    config: 'shared = ["lib/**"]\n',
+    expected: [
+      { module: 'lib/net', file: 'lib/net/versions.tf', line: 5, message: 'with "~> 5.0"', fix: '>= 5.0' },
+    ],
+  },
+  {
+    name: 'passing: the same directory is a root without the setting',
+    files: { 'lib/net/versions.tf': sharedWith('~> 5.0') },
+    expected: [],
   },
   {
     name: 'legacy string form points at the entry',

@@ -47,7 +47,8 @@ ruleTable('undeclared-provider', [
         module: '.',
         file: 'providers.tf',
         line: 5,
-        message: 'provider "google" is used but not declared (1 use, first provider.google)',
+        message:
+          'provider "google" is used but not declared in required_providers (1 use, first provider.google)',
       },
     ],
   },
@@ -142,7 +143,8 @@ ruleTable('undeclared-provider', [
         module: '.',
         file: 'main.tf.json',
         line: 4,
-        message: 'provider "aws" is used but not declared (1 use, first aws_s3_bucket.b)',
+        message:
+          'provider "aws" is used but not declared in required_providers (1 use, first aws_s3_bucket.b)',
       },
     ],
   },
