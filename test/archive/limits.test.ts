@@ -49,7 +49,9 @@ describe('decompression bombs', () => {
       'compression-ratio',
       /^zeros\/\d\.bin$/,
     );
-    expect(Date.now() - started).toBeLessThan(3000);
+    // Wall-clock only guards against a hang (the machine may be loaded); the byte count below is
+    // the real evidence that inflation stopped early.
+    expect(Date.now() - started).toBeLessThan(15_000);
     // It stopped at about ratio × compressed size, far short of the 50 MiB the archive holds.
     const stoppedAt = inflatedWhenStopped(error.message);
     expect(stoppedAt).toBeGreaterThan(200 * bytes.length);
@@ -83,7 +85,7 @@ describe('decompression bombs', () => {
       /^z\d\.bin$/,
     );
     expect(error.message).toMatch(/declare more than/);
-    expect(Date.now() - started).toBeLessThan(2000);
+    expect(Date.now() - started).toBeLessThan(15_000);
   });
 
   test('tiny, highly compressible files are under the ratio grace and accepted', async () => {

@@ -383,7 +383,7 @@ describe('truncated and corrupt tar input', () => {
       readArchiveBytes('x.tar.gz', bytes.subarray(0, bytes.length >> 1)),
       'truncated-archive',
     );
-    expect(Date.now() - started).toBeLessThan(5000);
+    expect(Date.now() - started).toBeLessThan(15_000);
   });
 
   test('a tar cut inside an entry is truncated, naming the entry', async () => {
