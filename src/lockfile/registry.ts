@@ -119,6 +119,17 @@ function parsePackages(v: unknown): Record<string, string[]> | null {
 
 const delay = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/** `fetch failed: connect ECONNREFUSED ...` (duck-typed: errors may come from another realm). */
+export function describeError(err: unknown): string {
+  const msg = (e: unknown): string | null =>
+    typeof e === 'object' && e !== null && typeof (e as { message?: unknown }).message === 'string'
+      ? (e as { message: string }).message
+      : null;
+  const own = msg(err) ?? String(err);
+  const cause = msg((err as { cause?: unknown } | null)?.cause);
+  return cause !== null && cause !== own ? `${own}: ${cause}` : own;
+}
+
 export class RegistryClient {
   private readonly hosts: Record<string, string>;
   private readonly cache: ObjectStore | undefined;
@@ -168,7 +179,7 @@ export class RegistryClient {
     if (hit !== undefined && hit.expires > Date.now()) return hit.promise;
     const promise = this.load(query).catch((err: unknown) => ({
       status: 'unavailable' as const,
-      reason: `internal error while asking the registry: ${err instanceof Error ? err.message : String(err)}`,
+      reason: `internal error while asking the registry: ${describeError(err)}`,
     }));
     const entry = { promise, expires: Number.POSITIVE_INFINITY };
     this.releases.set(key, entry);
@@ -501,13 +512,7 @@ export class RegistryClient {
       }
       return Buffer.concat(chunks);
     } catch (err) {
-      const reason = controller.signal.aborted
-        ? `no answer within ${this.timeoutMs} ms`
-        : err instanceof Error
-          ? err.cause instanceof Error
-            ? `${err.message}: ${err.cause.message}`
-            : err.message
-          : String(err);
+      const reason = controller.signal.aborted ? `no answer within ${this.timeoutMs} ms` : describeError(err);
       return {
         retry: true,
         error: new RegistryRequestError('unavailable', `${what}: ${url.href}: ${reason}`, { cause: err }),

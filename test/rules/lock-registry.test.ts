@@ -20,7 +20,13 @@ let reg: RegistryServer;
 beforeAll(async () => {
   const key = await generateTestKey('Test Registry');
   const other = await generateTestKey('Somebody Else');
-  const r = (version: string, extra: object = {}) => ({ namespace: 'acme', type: 'cloud', version, platforms: ALL, ...extra });
+  const r = (version: string, extra: object = {}) => ({
+    namespace: 'acme',
+    type: 'cloud',
+    version,
+    platforms: ALL,
+    ...extra,
+  });
   reg = await startRegistry({
     signingKey: key,
     releases: [
@@ -44,17 +50,18 @@ function lock(version: string, hashes: string[]): string {
   return lockText([{ source: SOURCE, version, constraints: '~> 1.0', hashes }]);
 }
 
-async function scan(
-  lockBody: string,
-  config: Partial<ScanConfig> = {},
-  url?: string,
-): Promise<Finding[]> {
+async function scan(lockBody: string, config: Partial<ScanConfig> = {}, url?: string): Promise<Finding[]> {
   const { findings } = await lockScan(
     { 'main.tf': cloudTf, [L]: lockBody },
     {
       config: { registry: true, registryHosts: { [HOST]: url ?? reg.url }, ...config },
       // a fresh client per scan: nothing is remembered between rows
-      registry: new RegistryClient({ hosts: { [HOST]: url ?? reg.url }, retries: 1, backoffMs: 5, timeoutMs: 2000 }),
+      registry: new RegistryClient({
+        hosts: { [HOST]: url ?? reg.url },
+        retries: 1,
+        backoffMs: 5,
+        timeoutMs: 2000,
+      }),
     },
   );
   return findings;
@@ -96,7 +103,9 @@ describe('registry cross-check', () => {
         'lock-hash-unknown',
         'error',
         lineOf(body, foreign),
-        expect.stringContaining(`${foreign} is not in the signed SHA256SUMS that ${HOST} publishes for ${HOST}/acme/cloud 1.0.0`),
+        expect.stringContaining(
+          `${foreign} is not in the signed SHA256SUMS that ${HOST} publishes for ${HOST}/acme/cloud 1.0.0`,
+        ),
       ],
     ]);
   });
@@ -104,14 +113,24 @@ describe('registry cross-check', () => {
   it('a tampered SHA256SUMS is lock-signature-invalid, and its hashes are not judged', async () => {
     const body = lock('1.1.0', [fakeZh('whatever')]);
     expect(brief(await scan(body))).toEqual([
-      ['lock-signature-invalid', 'error', lineOf(body, 'provider'), expect.stringContaining('signature does not verify')],
+      [
+        'lock-signature-invalid',
+        'error',
+        lineOf(body, 'provider'),
+        expect.stringContaining('signature does not verify'),
+      ],
     ]);
   });
 
   it('a signature by a key the registry does not publish is lock-signature-invalid', async () => {
     const body = lock('1.2.0', [fakeZh('whatever')]);
     expect(brief(await scan(body))).toEqual([
-      ['lock-signature-invalid', 'error', lineOf(body, 'provider'), expect.stringContaining('unknown issuer')],
+      [
+        'lock-signature-invalid',
+        'error',
+        lineOf(body, 'provider'),
+        expect.stringContaining('unknown issuer'),
+      ],
     ]);
   });
 
@@ -119,8 +138,18 @@ describe('registry cross-check', () => {
     const body = lock('1.0.0', [fakeZh('cannot be checked')]);
     const got = brief(await scan(body, { platforms: ['linux_amd64'] }, await closedPort()));
     expect(got).toEqual([
-      ['lock-platform-coverage', 'warning', lineOf(body, 'hashes'), expect.stringContaining('records 0 h1: checksums')],
-      ['lock-registry-unavailable', 'notice', lineOf(body, 'provider'), expect.stringContaining('could not check')],
+      [
+        'lock-registry-unavailable',
+        'notice',
+        lineOf(body, 'provider'),
+        expect.stringMatching(/could not check .*ECONNREFUSED/),
+      ],
+      [
+        'lock-platform-coverage',
+        'warning',
+        lineOf(body, 'hashes'),
+        expect.stringContaining('records 0 h1: checksums'),
+      ],
     ]);
   });
 
@@ -129,31 +158,59 @@ describe('registry cross-check', () => {
     const foreign = fakeZh('foreign');
     const body = lock('1.3.0', [zh.linux_amd64 as string, foreign]);
     expect(brief(await scan(body, { engine: 'opentofu' }))).toEqual([
-      ['lock-registry-unsigned', 'notice', lineOf(body, 'provider'), expect.stringContaining('no signing keys')],
-      ['lock-hash-unknown', 'error', lineOf(body, foreign), expect.stringContaining('is not in the published SHA256SUMS')],
+      [
+        'lock-registry-unsigned',
+        'notice',
+        lineOf(body, 'provider'),
+        expect.stringContaining('no signing keys'),
+      ],
+      [
+        'lock-hash-unknown',
+        'error',
+        lineOf(body, foreign),
+        expect.stringContaining('is not in the published SHA256SUMS'),
+      ],
     ]);
   });
 
   it('Terraform: the same response without keys is lock-signature-invalid', async () => {
     const body = lock('1.3.0', [reg.zh('acme', 'cloud', '1.3.0').linux_amd64 as string]);
     expect(brief(await scan(body))).toEqual([
-      ['lock-signature-invalid', 'error', lineOf(body, 'provider'), expect.stringContaining('no signing keys')],
+      [
+        'lock-signature-invalid',
+        'error',
+        lineOf(body, 'provider'),
+        expect.stringContaining('no signing keys'),
+      ],
     ]);
   });
 
   it('h1: hashes are checked against the packages hashes of the download response', async () => {
     const h1 = reg.h1('acme', 'cloud', '1.4.0');
     const foreign = fakeH1('foreign');
-    const body = lock('1.4.0', [h1.darwin_arm64 as string, foreign, reg.zh('acme', 'cloud', '1.4.0').linux_amd64 as string]);
+    const body = lock('1.4.0', [
+      h1.darwin_arm64 as string,
+      foreign,
+      reg.zh('acme', 'cloud', '1.4.0').linux_amd64 as string,
+    ]);
     expect(brief(await scan(body))).toEqual([
-      ['lock-hash-unknown', 'error', lineOf(body, foreign), expect.stringContaining('is none of the package hashes')],
+      [
+        'lock-hash-unknown',
+        'error',
+        lineOf(body, foreign),
+        expect.stringContaining('is none of the package hashes'),
+      ],
     ]);
   });
 
   it('platform coverage with the registry: each configured platform needs its zh:', async () => {
     const zh = reg.zh('acme', 'cloud', '1.0.0');
     const body = lock('1.0.0', [fakeH1('a'), fakeH1('b'), fakeH1('c'), zh.linux_amd64 as string]);
-    expect(brief(await scan(body, { platforms: ['linux_amd64', 'darwin_arm64', 'windows_amd64', 'freebsd_amd64'] }))).toEqual([
+    expect(
+      brief(
+        await scan(body, { platforms: ['linux_amd64', 'darwin_arm64', 'windows_amd64', 'freebsd_amd64'] }),
+      ),
+    ).toEqual([
       [
         'lock-platform-coverage',
         'warning',
@@ -164,7 +221,9 @@ describe('registry cross-check', () => {
         'lock-platform-coverage',
         'warning',
         lineOf(body, 'hashes'),
-        expect.stringContaining('the registry publishes no registry.example.test/acme/cloud 1.0.0 package for freebsd_amd64'),
+        expect.stringContaining(
+          'the registry publishes no registry.example.test/acme/cloud 1.0.0 package for freebsd_amd64',
+        ),
       ],
     ]);
   });
@@ -172,7 +231,12 @@ describe('registry cross-check', () => {
   it('a version the registry does not publish is lock-hash-unknown on the version line', async () => {
     const body = lock('1.9.9', [fakeZh('x')]);
     expect(brief(await scan(body))).toEqual([
-      ['lock-hash-unknown', 'error', lineOf(body, 'version'), expect.stringContaining('does not publish version 1.9.9')],
+      [
+        'lock-hash-unknown',
+        'error',
+        lineOf(body, 'version'),
+        expect.stringContaining('does not publish version 1.9.9'),
+      ],
     ]);
   });
 });
