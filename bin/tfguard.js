@@ -1,4 +1,4 @@
 #!/usr/bin/env node
 'use strict';
 // Runs the compiled CLI (built by `npm run build`, which `npm ci` runs through the prepare script).
-require('../dist/src/cli/main.js').main();
+require('../dist/src/cli/entry.js');

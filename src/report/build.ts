@@ -2,6 +2,7 @@ import type { Engine, Finding, LoadedArchive, ModuleInfo, RootTree } from '../mo
 import { SEVERITIES } from '../model';
 import type { ModuleReport, Report, RootReport, Summary } from './types';
 import { TOOL_VERSION } from '../version';
+import type { LockAnalysis } from '../lockfile/types';
 
 export interface ReportInput {
   archive: LoadedArchive;
@@ -9,6 +10,8 @@ export interface ReportInput {
   configFiles: string[];
   modules: ModuleInfo[];
   roots: RootTree[];
+  /** Lock-file analysis, when it ran: adds each root's lock file and locked versions. */
+  lock?: LockAnalysis;
   findings: Finding[];
 }
 
@@ -54,12 +57,18 @@ export function moduleReport(m: ModuleInfo): ModuleReport {
   };
 }
 
-export function rootReport(r: RootTree): RootReport {
+export function rootReport(r: RootTree, lock?: LockAnalysis): RootReport {
+  const analysis = lock?.roots.find((a) => a.root === r.root);
+  const locked = (analysis?.lock?.providers ?? [])
+    .filter((p) => p.source !== null && !p.duplicate)
+    .map((p) => ({ source: p.source as string, version: p.version }))
+    .sort((a, b) => (a.source < b.source ? -1 : a.source > b.source ? 1 : 0));
   return {
     path: r.root,
     modules: [...r.modules],
     remoteModules: r.remoteCalls.map((c) => ({ ...c })),
     providers: r.providers.map((p) => ({ source: p.source, constraints: p.constraints })),
+    lock: analysis?.lockFile ? { file: analysis.lockFile, providers: locked } : null,
   };
 }
 
@@ -87,7 +96,7 @@ export function buildReport(input: ReportInput): Report {
     engine: input.engine,
     configFiles: [...input.configFiles],
     modules: input.modules.map(moduleReport),
-    roots: input.roots.map(rootReport),
+    roots: input.roots.map((r) => rootReport(r, input.lock)),
     findings: input.findings,
     summary: summarize(input.findings, input.modules.length, input.roots.length),
   };

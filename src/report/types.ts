@@ -62,6 +62,8 @@ export interface RootReport {
   modules: string[];
   remoteModules: { module: string; name: string; source: string | null; version: string | null }[];
   providers: Array<Pick<RootProvider, 'source' | 'constraints'>>;
+  /** The root's `.terraform.lock.hcl` and the versions it locks; null without a lock file. */
+  lock: { file: string; providers: { source: string; version: string | null }[] } | null;
 }
 
 export type ReportFormat = 'text' | 'json' | 'sarif' | 'markdown';

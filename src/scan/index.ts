@@ -4,6 +4,7 @@
  */
 import { defaultShouldLoad, readArchiveBytes, readInput } from '../archive';
 import { HclParser } from '../hcl';
+import { analyzeLocks, isProviderPackageZip, RegistryClient } from '../lockfile';
 import type { LoadedArchive, ScanConfig } from '../model';
 import { loadModules } from '../modules';
 import { buildReport } from '../report/build';
@@ -43,7 +44,7 @@ export async function closeSharedParser(): Promise<void> {
 
 /** Which files the archive reader keeps in memory. */
 export function shouldLoad(path: string): boolean {
-  return defaultShouldLoad(path);
+  return defaultShouldLoad(path) || isProviderPackageZip(path);
 }
 
 async function resolveConfig(
@@ -72,6 +73,18 @@ export async function scanArchive(archive: LoadedArchive, options: ScanOptions =
   const parser = sharedHclParser(options.parser);
   const config = await resolveConfig(archive, parser, options);
   const loaded = await loadModules({ archive, config, parser });
+  const registry = config.registry
+    ? new RegistryClient({ hosts: config.registryHosts, ...(options.store ? { cache: options.store } : {}) })
+    : undefined;
+  const lock = await analyzeLocks({
+    archive,
+    modules: loaded.modules,
+    roots: loaded.roots,
+    config,
+    parser,
+    engine: loaded.engine,
+    ...(registry ? { registry } : {}),
+  });
   const ctx: RuleContext = {
     modules: loaded.modules,
     moduleByPath: new Map(loaded.modules.map((m) => [m.path, m])),
@@ -79,6 +92,7 @@ export async function scanArchive(archive: LoadedArchive, options: ScanOptions =
     diagnostics: loaded.diagnostics,
     config: { ...config, engine: loaded.engine },
     engine: loaded.engine,
+    lock,
   };
   const findings = runRules(ctx);
   return buildReport({
@@ -87,6 +101,7 @@ export async function scanArchive(archive: LoadedArchive, options: ScanOptions =
     configFiles: config.configFiles,
     modules: loaded.modules,
     roots: loaded.roots,
+    lock,
     findings,
   });
 }

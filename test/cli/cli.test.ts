@@ -1,0 +1,179 @@
+import { execFile } from 'node:child_process';
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { runCli } from '../../src/cli/main';
+import type { CliIo } from '../../src/cli/main';
+import { makeTarGz } from '../helpers/archive';
+
+const run = promisify(execFile);
+const ROOT = path.resolve(__dirname, '../..');
+const DEMO = path.join(ROOT, 'examples/platform-demo.tar.gz');
+
+interface Captured {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function cli(argv: string[], isTTY = false): Promise<Captured> {
+  let stdout = '';
+  let stderr = '';
+  const io: CliIo = { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), isTTY };
+  const code = await runCli(argv, io);
+  return { code, stdout, stderr };
+}
+
+let tmp: string;
+beforeAll(async () => {
+  tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'tfguard-cli-'));
+});
+afterAll(async () => {
+  await fs.rm(tmp, { recursive: true, force: true });
+});
+
+describe('tfguard scan', () => {
+  it('exits 1 with findings at or above the default fail-on (error)', async () => {
+    const r = await cli(['scan', DEMO]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toContain('shared-module-upper-bound');
+  });
+
+  it('exits 0 with --fail-on never and prints JSON with --format json', async () => {
+    const r = await cli(['scan', DEMO, '--format', 'json', '--fail-on', 'never']);
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout);
+    expect(report.schemaVersion).toBe(1);
+    expect(report.findings.length).toBeGreaterThan(0);
+  });
+
+  it('exits 0 on a clean configuration', async () => {
+    const dir = path.join(tmp, 'clean');
+    await fs.mkdir(dir, { recursive: true });
+    await fs.writeFile(
+      path.join(dir, 'main.tf'),
+      `terraform {
+  required_version = ">= 1.6"
+  required_providers {
+    random = {
+      source  = "hashicorp/random"
+      version = "~> 3.6"
+    }
+  }
+}
+resource "random_pet" "x" {}
+`,
+    );
+    await fs.writeFile(
+      path.join(dir, '.terraform.lock.hcl'),
+      `provider "registry.terraform.io/hashicorp/random" {
+  version     = "3.6.3"
+  constraints = "~> 3.6"
+  hashes = [
+    "h1:Fnaec9vA8sZ8BXVlN3Xn9Jz3zghSETIKg7ch8oXhxno=",
+    "zh:04ceb65210251339f07cd4611885d242cd4d0c7306e86dda9785396807c00451",
+  ]
+}
+`,
+    );
+    const r = await cli(['scan', dir, '--fail-on', 'notice']);
+    expect(r.stdout).toContain('0 errors, 0 warnings, 0 notices');
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+  });
+
+  it('writes the report to --output and nothing to stdout', async () => {
+    const out = path.join(tmp, 'report.sarif');
+    const r = await cli(['scan', DEMO, '--format', 'sarif', '--output', out, '--fail-on', 'never']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('');
+    const log = JSON.parse(await fs.readFile(out, 'utf8'));
+    expect(log.version).toBe('2.1.0');
+  });
+
+  it('applies --config FILE (severity override changes the exit code)', async () => {
+    const archive = path.join(tmp, 'one.tar.gz');
+    await fs.writeFile(
+      archive,
+      await makeTarGz({
+        'main.tf': `terraform {
+  required_version = ">= 1.6"
+  required_providers {
+    random = {
+      source  = "hashicorp/random"
+      version = ">= 3.0"
+    }
+  }
+}
+`,
+      }),
+    );
+    expect((await cli(['scan', archive])).code).toBe(1);
+    const config = path.join(tmp, 'relaxed.hcl');
+    await fs.writeFile(config, 'rule "root-module-unbounded" {\n  severity = "warning"\n}\n');
+    const r = await cli(['scan', archive, '--config', config]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('warning');
+  });
+
+  it.each([
+    [['scan'], /exactly one/],
+    [['scan', DEMO, '--format', 'yaml'], /--format must be one of/],
+    [['scan', DEMO, '--fail-on', 'fatal'], /--fail-on must be one of/],
+    [['scan', DEMO, '--bogus'], /Unknown option/],
+    [['frobnicate'], /unknown command/],
+    [[], /missing command/],
+  ])('usage error %j exits 2 with a message on stderr and nothing on stdout', async (argv, message) => {
+    const r = await cli(argv as string[]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(message);
+  });
+
+  it('exits 2 for a missing path, a corrupt archive and a bad --config', async () => {
+    const missing = await cli(['scan', path.join(tmp, 'nope.tar.gz')]);
+    expect(missing.code).toBe(2);
+    expect(missing.stdout).toBe('');
+    expect(missing.stderr).toMatch(/nope\.tar\.gz/);
+
+    const corrupt = path.join(tmp, 'corrupt.tar.gz');
+    const good = await fs.readFile(DEMO);
+    await fs.writeFile(corrupt, good.subarray(0, Math.floor(good.length / 2)));
+    const c = await cli(['scan', corrupt]);
+    expect(c.code).toBe(2);
+    expect(c.stdout).toBe('');
+    expect(c.stderr).not.toBe('');
+
+    const badConfig = path.join(tmp, 'bad.hcl');
+    await fs.writeFile(badConfig, 'rule "no-such-rule" {\n  severity = "warning"\n}\n');
+    const b = await cli(['scan', DEMO, '--config', badConfig]);
+    expect(b.code).toBe(2);
+    expect(b.stdout).toBe('');
+    expect(b.stderr).toMatch(/bad\.hcl:1: unknown rule id "no-such-rule"/);
+  });
+
+  it('colours text only on a TTY', async () => {
+    expect((await cli(['scan', DEMO])).stdout).not.toContain('\u001b[');
+    expect((await cli(['scan', DEMO], true)).stdout).toContain('\u001b[');
+    expect((await cli(['scan', DEMO, '--no-color'], true)).stdout).not.toContain('\u001b[');
+  });
+});
+
+describe('tfguard as a process', () => {
+  it('sets the exit code and keeps stdout clean on errors', async () => {
+    const entry = path.join(ROOT, 'src/cli/entry.ts');
+    const ok = await run(process.execPath, ['--import', 'tsx', entry, 'rules'], { cwd: ROOT });
+    expect(ok.stdout).toContain('shared-module-upper-bound');
+    const bad = await run(process.execPath, ['--import', 'tsx', entry, 'scan', '/definitely/missing'], {
+      cwd: ROOT,
+    }).then(
+      () => ({ code: 0, stdout: 'unexpected success', stderr: '' }),
+      (e: { code: number; stdout: string; stderr: string }) => e,
+    );
+    expect(bad.code).toBe(2);
+    expect(bad.stdout).toBe('');
+    expect(bad.stderr).toMatch(/missing/);
+  });
+});

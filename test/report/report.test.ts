@@ -1,0 +1,121 @@
+import * as path from 'node:path';
+import Ajv from 'ajv';
+import AjvDraft04 from 'ajv-draft-04';
+import addFormats from 'ajv-formats';
+import { renderReport, verdict } from '../../src/report';
+import type { Report } from '../../src/report/types';
+import { RULES } from '../../src/rules';
+import { closeSharedParser, scanPath } from '../../src/scan';
+import { TOOL_VERSION } from '../../src/version';
+import reportSchema from '../../docs/report.schema.json';
+import pkg from '../../package.json';
+
+const DEMO = path.resolve(__dirname, '../../examples/platform-demo.tar.gz');
+const sarifSchemaPath = require.resolve('@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json');
+
+let report: Report;
+
+beforeAll(async () => {
+  report = await scanPath(DEMO);
+});
+afterAll(closeSharedParser);
+
+describe('JSON report', () => {
+  it('validates against docs/report.schema.json', () => {
+    const ajv = new Ajv({ allErrors: true, strict: true });
+    const validate = ajv.compile(reportSchema);
+    const ok = validate(JSON.parse(renderReport(report, 'json')));
+    expect(validate.errors ?? []).toEqual([]);
+    expect(ok).toBe(true);
+  });
+
+  it('rejects a report that breaks the contract (the schema is not vacuous)', () => {
+    const ajv = new Ajv({ allErrors: true, strict: true });
+    const validate = ajv.compile(reportSchema);
+    const broken = JSON.parse(renderReport(report, 'json'));
+    delete broken.findings[0].line;
+    expect(validate(broken)).toBe(false);
+  });
+
+  it('carries the source identity, summary counts and the tool version', () => {
+    expect(report.schemaVersion).toBe(1);
+    expect(report.tool).toEqual({ name: 'tfguard', version: TOOL_VERSION });
+    expect(TOOL_VERSION).toBe(pkg.version);
+    expect(report.source.name).toBe('platform-demo.tar.gz');
+    expect(report.source.sha256).toMatch(/^[0-9a-f]{64}$/);
+    const count = (s: string) => report.findings.filter((f) => f.severity === s).length;
+    expect(report.summary.error).toBe(count('error'));
+    expect(report.summary.warning).toBe(count('warning'));
+    expect(report.summary.notice).toBe(count('notice'));
+    expect(report.summary.total).toBe(report.findings.length);
+    expect(report.summary.modules).toBe(report.modules.length);
+  });
+
+  it('is byte-identical across runs', async () => {
+    const again = await scanPath(DEMO);
+    expect(renderReport(again, 'json')).toBe(renderReport(report, 'json'));
+  });
+});
+
+describe('SARIF', () => {
+  it('validates against the official SARIF 2.1.0 schema', () => {
+    // The official schema has a pattern that is only valid without the u flag.
+    const ajv = new AjvDraft04({ allErrors: true, strict: false, unicodeRegExp: false });
+    addFormats(ajv);
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const validate = ajv.compile(require(sarifSchemaPath));
+    const log = JSON.parse(renderReport(report, 'sarif'));
+    const ok = validate(log);
+    expect(validate.errors ?? []).toEqual([]);
+    expect(ok).toBe(true);
+  });
+
+  it('maps every finding to a result with rule, level and location', () => {
+    const log = JSON.parse(renderReport(report, 'sarif'));
+    const run = log.runs[0];
+    expect(run.results).toHaveLength(report.findings.length);
+    const ruleIds = run.tool.driver.rules.map((r: { id: string }) => r.id);
+    for (const rule of RULES) expect(ruleIds).toContain(rule.id);
+    report.findings.forEach((f, i) => {
+      const r = run.results[i];
+      expect(r.ruleId).toBe(f.ruleId);
+      expect(run.tool.driver.rules[r.ruleIndex].id).toBe(f.ruleId);
+      expect(r.level).toBe({ error: 'error', warning: 'warning', notice: 'note' }[f.severity]);
+      if (f.file !== null) {
+        expect(r.locations[0].physicalLocation.artifactLocation.uri).toBe(encodeURI(f.file));
+        if (f.line !== null) expect(r.locations[0].physicalLocation.region.startLine).toBe(f.line);
+      }
+    });
+  });
+});
+
+describe('Markdown and text', () => {
+  it('Markdown has one table row per finding and the summary line', () => {
+    const md = renderReport(report, 'markdown');
+    const rows = md.split('\n').filter((l) => /^\| (🔴|🟠|🔵) /.test(l));
+    expect(rows).toHaveLength(report.findings.length);
+    expect(md).toContain(`${report.summary.error} error`);
+    for (const f of report.findings) expect(md).toContain(`\`${f.ruleId}\``);
+  });
+
+  it('text output lists every finding with file:line and has no colour unless asked', () => {
+    const text = renderReport(report, 'text');
+    expect(text).not.toContain('\u001b[');
+    for (const f of report.findings) {
+      if (f.file !== null && f.line !== null) expect(text).toContain(`${f.file}:${f.line}`);
+    }
+    expect(renderReport(report, 'text', { color: true })).toContain('\u001b[31m');
+  });
+});
+
+describe('verdict', () => {
+  it('gates on the fail-on severity', () => {
+    expect(report.summary.error).toBeGreaterThan(0);
+    expect(verdict(report, 'error')).toBe('fail');
+    expect(verdict(report, 'never')).toBe('pass');
+    const clean: Report = { ...report, findings: report.findings.filter((f) => f.severity === 'notice') };
+    expect(verdict(clean, 'error')).toBe('pass');
+    expect(verdict(clean, 'warning')).toBe('pass');
+    expect(verdict(clean, 'notice')).toBe(clean.findings.length > 0 ? 'fail' : 'pass');
+  });
+});
