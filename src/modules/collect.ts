@@ -1,0 +1,295 @@
+/**
+ * Turns an assembled module into the provider requirements, provider uses, provider
+ * configurations, module calls and `terraform` block settings of `ModuleInfo`.
+ *
+ * Implied provider requirements follow `Config.addProviderRequirements` in hashicorp/terraform
+ * internal/configs/config.go, checked with `terraform providers` 1.11: managed, data (including a
+ * `check` block's scoped data source) and ephemeral resources, `import` blocks (their `provider`, or
+ * the type of their `to` resource) and `provider` blocks imply a requirement for their local name
+ * when `required_providers` does not declare one resolving to the same provider. A module call's
+ * `providers` map does not. The built-in `terraform` provider (`terraform_remote_state`) is never
+ * an implied requirement: it is not installed and never appears in a lock file.
+ */
+import { stripTemplate } from '../hcl';
+import type {
+  Engine,
+  ModuleCall,
+  ProviderConfig,
+  ProviderRequirement,
+  ProviderUse,
+  SourceLocation,
+} from '../model';
+import type { AssembledModule, RequiredProviderEntry, SrcAttr } from './assemble';
+import { attr, loc } from './assemble';
+import { compareBytes } from './files';
+import {
+  BUILTIN_TERRAFORM_PROVIDER,
+  classifyModuleSource,
+  impliedProviderName,
+  impliedProviderSource,
+  parseProviderSource,
+  resolveLocalTarget,
+} from './sources';
+
+export interface CollectedModule {
+  providers: ProviderRequirement[];
+  providerUses: ProviderUse[];
+  providerConfigs: ProviderConfig[];
+  moduleCalls: ModuleCall[];
+  requiredVersions: { value: string; location: SourceLocation }[];
+}
+
+/** `"${aws.east}"` → `aws.east`; JSON gives the bare string already. */
+function strip(s: string): string {
+  const v = stripTemplate(s);
+  return typeof v === 'string' ? v : s;
+}
+
+/** Reads a reference such as `aws.east` (HCL gives `"${aws.east}"`, JSON the bare string). */
+function reference(value: unknown): { name: string; alias: string | null } | null {
+  if (typeof value !== 'string') return null;
+  const m = /^([A-Za-z_][A-Za-z0-9_-]*)(?:\.([A-Za-z_][A-Za-z0-9_-]*))?$/.exec(strip(value).trim());
+  if (m === null) return null;
+  return { name: m[1] as string, alias: m[2] ?? null };
+}
+
+/** A literal string argument; numbers and booleans are rendered as HCL would convert them. */
+function literal(value: unknown): string | null {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return null;
+}
+
+/**
+ * Finds the line of `version` inside a multi-line entry (`aws = {\n source = ..\n version = ..\n}`):
+ * the parser gives positions for attributes, not for keys of an object value.
+ */
+function versionLine(text: string[] | undefined, entry: SrcAttr): number {
+  if (text === undefined || entry.endLine <= entry.line) return entry.line;
+  for (let l = entry.line; l <= entry.endLine && l <= text.length; l++) {
+    const src = text[l - 1] as string;
+    const from = l === entry.line ? src.indexOf(entry.name) + entry.name.length : 0;
+    if (/(^|[\s{,])"?version"?\s*[=:]/.test(src.slice(Math.max(from, 0)))) return l;
+  }
+  return entry.line;
+}
+
+function requirement(
+  entry: RequiredProviderEntry,
+  engine: Engine,
+  lines: (file: string) => string[] | undefined,
+): ProviderRequirement {
+  const declared = loc(entry);
+  const base = {
+    name: entry.name,
+    configurationAliases: [] as string[],
+    declared,
+    implicit: false,
+  };
+  if (typeof entry.value === 'string' || typeof entry.value === 'number') {
+    // Legacy `NAME = "VERSION"`: a version constraint with the implied source.
+    return {
+      ...base,
+      source: impliedProviderSource(entry.name, engine),
+      sourceExplicit: false,
+      constraints: String(entry.value),
+      constraintLocation: declared,
+      legacyString: true,
+    };
+  }
+  const obj =
+    entry.value !== null && typeof entry.value === 'object' && !Array.isArray(entry.value)
+      ? (entry.value as Record<string, unknown>)
+      : {};
+  const rawSource = literal(obj.source);
+  let source: string;
+  if (rawSource === null) {
+    source = impliedProviderSource(entry.name, engine);
+  } else {
+    const parsed = parseProviderSource(rawSource, engine);
+    // An invalid source is kept as written so rules can report it.
+    source = parsed.ok ? parsed.source : rawSource;
+  }
+  const constraints = 'version' in obj ? (literal(obj.version) ?? stringify(obj.version)) : null;
+  const aliases = Array.isArray(obj.configuration_aliases)
+    ? obj.configuration_aliases
+    : typeof obj.configuration_aliases === 'string'
+      ? [obj.configuration_aliases]
+      : [];
+  const configurationAliases: string[] = [];
+  for (const a of aliases) {
+    const ref = reference(a);
+    if (ref !== null && ref.alias !== null) configurationAliases.push(`${ref.name}.${ref.alias}`);
+    else if (typeof a === 'string') configurationAliases.push(strip(a));
+  }
+  return {
+    ...base,
+    configurationAliases,
+    source,
+    sourceExplicit: rawSource !== null,
+    constraints,
+    constraintLocation:
+      constraints === null ? null : { file: entry.file, line: versionLine(lines(entry.file), entry) },
+    legacyString: false,
+  };
+}
+
+function stringify(v: unknown): string {
+  return typeof v === 'string' ? v : JSON.stringify(v);
+}
+
+function implicitRequirement(name: string, source: string): ProviderRequirement {
+  return {
+    name,
+    source,
+    sourceExplicit: false,
+    constraints: null,
+    constraintLocation: null,
+    configurationAliases: [],
+    declared: null,
+    implicit: true,
+    legacyString: false,
+  };
+}
+
+/** The resource address of an `import` block's `to`, when it is a resource of this module. */
+function importTarget(value: unknown): { type: string; address: string } | null {
+  if (typeof value !== 'string') return null;
+  const address = strip(value).trim();
+  const m = /^([A-Za-z_][A-Za-z0-9_-]*)\.([A-Za-z_][A-Za-z0-9_-]*)/.exec(address);
+  if (m === null || m[1] === 'module' || m[1] === 'data') return null;
+  return { type: m[1] as string, address };
+}
+
+export function collectModule(
+  modulePath: string,
+  m: AssembledModule,
+  engine: Engine,
+  lines: (file: string) => string[] | undefined,
+): CollectedModule {
+  const declared = new Map<string, ProviderRequirement>();
+  for (const entry of m.requiredProviders.values())
+    declared.set(entry.name, requirement(entry, engine, lines));
+
+  const uses: ProviderUse[] = [];
+  /** Local names whose use implies a requirement, in order of first use. */
+  const implying: string[] = [];
+
+  for (const r of m.resources) {
+    const providerAttr = attr(r.block, 'provider');
+    const ref = providerAttr ? reference(providerAttr.value) : null;
+    const name = ref?.name ?? impliedProviderName(r.type);
+    const prefix = r.mode === 'resource' ? '' : `${r.mode}.`;
+    uses.push({
+      name,
+      alias: ref?.alias ?? null,
+      kind: r.mode,
+      address: `${prefix}${r.type}.${r.name}`,
+      explicit: ref !== null,
+      location: providerAttr && ref ? loc(providerAttr) : loc(r.block),
+    });
+    implying.push(name);
+  }
+
+  for (const b of m.imports) {
+    const to = attr(b, 'to');
+    const target = to ? importTarget(to.value) : null;
+    const providerAttr = attr(b, 'provider');
+    const ref = providerAttr ? reference(providerAttr.value) : null;
+    if (target === null && ref === null) continue;
+    const name = ref?.name ?? impliedProviderName((target as { type: string }).type);
+    uses.push({
+      name,
+      alias: ref?.alias ?? null,
+      kind: 'resource',
+      address: target?.address ?? 'import',
+      explicit: ref !== null,
+      location: providerAttr && ref ? loc(providerAttr) : loc(b),
+    });
+    implying.push(name);
+  }
+
+  const providerConfigs: ProviderConfig[] = [];
+  for (const b of m.providerConfigs) {
+    const name = b.labels[0] ?? '';
+    const aliasAttr = attr(b, 'alias');
+    const alias = aliasAttr ? literal(aliasAttr.value) : null;
+    const version = attr(b, 'version');
+    providerConfigs.push({
+      name,
+      alias,
+      location: loc(b),
+      ...(version
+        ? { version: { value: literal(version.value) ?? stringify(version.value), location: loc(version) } }
+        : {}),
+    });
+    uses.push({
+      name,
+      alias,
+      kind: 'provider-block',
+      address: alias === null ? `provider.${name}` : `provider.${name}.${alias}`,
+      explicit: false,
+      location: loc(b),
+    });
+    implying.push(name);
+  }
+
+  const moduleCalls: ModuleCall[] = [];
+  for (const b of m.moduleCalls) {
+    const name = b.labels[0] ?? '';
+    const sourceAttr = attr(b, 'source');
+    const source = sourceAttr ? literal(sourceAttr.value) : null;
+    const sourceKind = classifyModuleSource(source);
+    const versionAttr = attr(b, 'version');
+    const providersAttr = attr(b, 'providers');
+    const providers: Record<string, string> = {};
+    if (providersAttr && providersAttr.value !== null && typeof providersAttr.value === 'object') {
+      for (const [k, v] of Object.entries(providersAttr.value as Record<string, unknown>)) {
+        const child = strip(k);
+        const parent = typeof v === 'string' ? strip(v) : stringify(v);
+        providers[child] = parent;
+        const ref = reference(v);
+        if (ref !== null) {
+          uses.push({
+            name: ref.name,
+            alias: ref.alias,
+            kind: 'module-providers',
+            address: `module.${name}`,
+            explicit: true,
+            location: loc(providersAttr),
+          });
+        }
+      }
+    }
+    moduleCalls.push({
+      name,
+      source,
+      sourceKind,
+      version: versionAttr ? literal(versionAttr.value) : null,
+      providers,
+      target: sourceKind === 'local' && source !== null ? resolveLocalTarget(modulePath, source) : null,
+      location: loc(b),
+    });
+  }
+
+  const providers = [...declared.values()];
+  const declaredSources = new Set(providers.map((p) => p.source));
+  const implicitNames = new Set<string>();
+  for (const name of implying) {
+    if (declared.has(name) || implicitNames.has(name)) continue;
+    const source = impliedProviderSource(name, engine);
+    if (source === BUILTIN_TERRAFORM_PROVIDER || declaredSources.has(source)) continue;
+    implicitNames.add(name);
+    providers.push(implicitRequirement(name, source));
+  }
+  providers.sort((a, b) => compareBytes(a.name, b.name));
+
+  const requiredVersions = m.requiredVersions.map((v) => ({
+    value: literal(v.value) ?? stringify(v.value),
+    location: v.location,
+  }));
+
+  uses.sort((a, b) => compareBytes(a.location.file, b.location.file) || a.location.line - b.location.line);
+
+  return { providers, providerUses: uses, providerConfigs, moduleCalls, requiredVersions };
+}

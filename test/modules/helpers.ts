@@ -1,0 +1,52 @@
+import { readArchiveBytes } from '../../src/archive';
+import { HclParser } from '../../src/hcl';
+import type { ModuleInfo, ScanConfig } from '../../src/model';
+import { loadModules } from '../../src/modules';
+import type { LoadedModules } from '../../src/modules';
+import { makeTarGz } from '../helpers/archive';
+import type { FileMap } from '../helpers/archive';
+
+export const BASE_CONFIG: ScanConfig = {
+  engine: 'terraform',
+  roots: [],
+  shared: [],
+  rules: {},
+  platforms: [],
+  pluginDirs: [],
+  registry: false,
+  registryHosts: {},
+  configFiles: [],
+};
+
+let parser: HclParser | null = null;
+
+/** One real parser per test file; close it in `afterAll(closeParser)`. */
+export function sharedParser(): HclParser {
+  parser ??= new HclParser();
+  return parser;
+}
+
+export async function closeParser(): Promise<void> {
+  const p = parser;
+  parser = null;
+  if (p) await p.close();
+}
+
+/** Packs the files into a real tar.gz, reads it with the archive reader and loads the modules. */
+export async function load(files: FileMap, config: Partial<ScanConfig> = {}): Promise<LoadedModules> {
+  const archive = await readArchiveBytes('inline.tar.gz', await makeTarGz(files));
+  return loadModules({ archive, config: { ...BASE_CONFIG, ...config }, parser: sharedParser() });
+}
+
+export function moduleAt(loaded: LoadedModules, path: string): ModuleInfo {
+  const m = loaded.modules.find((x) => x.path === path);
+  if (m === undefined)
+    throw new Error(`no module "${path}" (have ${loaded.modules.map((x) => x.path).join(', ')})`);
+  return m;
+}
+
+export function provider(m: ModuleInfo, name: string) {
+  const p = m.providers.find((x) => x.name === name);
+  if (p === undefined) throw new Error(`module "${m.path}" has no provider "${name}"`);
+  return p;
+}

@@ -1,0 +1,277 @@
+import { afterAll, describe, expect, test } from '@jest/globals';
+import { readArchiveBytes } from '../../src/archive';
+import { detectEngine } from '../../src/modules';
+import { makeTarGz } from '../helpers/archive';
+import { BASE_CONFIG, closeParser, load, moduleAt } from './helpers';
+
+afterAll(closeParser);
+
+const req = (name: string, source: string, version?: string) =>
+  `terraform {\n  required_providers {\n    ${name} = { source = "${source}"${version ? `, version = "${version}"` : ''} }\n  }\n}\n`;
+
+describe('module kinds', () => {
+  test('each rule of the order, with its reason', async () => {
+    const loaded = await load(
+      {
+        // (1) settings globs win over everything, roots before shared
+        'pinned/root/main.tf': 'module "x" {\n  source = "../shared"\n}\n',
+        'pinned/shared/main.tf': 'terraform {\n  backend "s3" {}\n}\n',
+        'pinned/both/main.tf': '',
+        // (2) called by another module of the archive → shared, even with a backend
+        'app/main.tf': 'module "lib" {\n  source = "./lib"\n}\n',
+        'app/lib/main.tf': 'terraform {\n  backend "s3" {}\n}\n',
+        // (3) lock file, backend/cloud, root path segments
+        'locked/main.tf': '',
+        'locked/.terraform.lock.hcl': '',
+        'withcloud/main.tf': 'terraform {\n  cloud {}\n}\n',
+        'envs/dev/main.tf': '',
+        'modules/examples/demo/main.tf': '',
+        // (4) a "modules" path segment → shared
+        'modules/net/main.tf': '',
+        // (5) called by nothing → root
+        'tools/main.tf': '',
+        // a module calling itself is not "called by another module"
+        'selfish/main.tf': 'module "me" {\n  source = "./"\n}\n',
+      },
+      { roots: ['pinned/root', 'pinned/both'], shared: ['pinned/**'] },
+    );
+    const kinds = Object.fromEntries(loaded.modules.map((m) => [m.path, [m.kind, m.kindReason]]));
+    expect(kinds).toEqual({
+      app: ['root', 'not called by any module in the archive'],
+      'app/lib': ['shared', 'called by module "app" (module.lib)'],
+      'envs/dev': ['root', 'its path has a "envs" directory'],
+      locked: ['root', 'has a dependency lock file (locked/.terraform.lock.hcl)'],
+      'modules/examples/demo': ['root', 'its path has a "examples" directory'],
+      'modules/net': ['shared', 'its path has a "modules" directory'],
+      'pinned/both': ['root', 'matches the roots pattern "pinned/both" of the settings'],
+      'pinned/root': ['root', 'matches the roots pattern "pinned/root" of the settings'],
+      'pinned/shared': ['shared', 'matches the shared pattern "pinned/**" of the settings'],
+      selfish: ['root', 'not called by any module in the archive'],
+      tools: ['root', 'not called by any module in the archive'],
+      withcloud: ['root', 'has a cloud block'],
+    });
+    expect(moduleAt(loaded, 'locked').lockFile).toBe('locked/.terraform.lock.hcl');
+    expect(moduleAt(loaded, 'tools').lockFile).toBeNull();
+    expect(loaded.roots.map((r) => r.root)).toEqual([
+      'app',
+      'envs/dev',
+      'locked',
+      'modules/examples/demo',
+      'pinned/both',
+      'pinned/root',
+      'selfish',
+      'tools',
+      'withcloud',
+    ]);
+  });
+
+  test('backend marks a root when nothing calls it; a top directory called by examples is shared', async () => {
+    const loaded = await load({
+      'main.tf': 'terraform {\n  backend "s3" {}\n}\n',
+      'stack/main.tf': 'terraform {\n  backend "s3" {}\n}\n',
+      'examples/complete/main.tf': 'module "this" {\n  source = "../../"\n}\n',
+    });
+    expect(moduleAt(loaded, '.')).toMatchObject({
+      kind: 'shared',
+      kindReason: 'called by module "examples/complete" (module.this)',
+    });
+    expect(moduleAt(loaded, 'stack')).toMatchObject({ kind: 'root', kindReason: 'has a backend "s3" block' });
+  });
+});
+
+describe('root trees', () => {
+  test('depth-first call order, each module once, contributions once per module', async () => {
+    const loaded = await load({
+      'live/main.tf':
+        req('aws', 'hashicorp/aws', '~> 5.0') +
+        'module "b" {\n  source = "../modules/b"\n}\nmodule "a" {\n  source = "../modules/a"\n}\nmodule "b2" {\n  source = "../modules/b"\n}\n' +
+        'module "reg" {\n  source  = "acme/x/aws"\n  version = "1.0.0"\n}\n',
+      'modules/a/main.tf': req('aws', 'hashicorp/aws', '>= 4.0') + 'module "c" {\n  source = "./c"\n}\n',
+      'modules/a/c/main.tf': req('aws', 'hashicorp/aws', '>= 5.2') + 'resource "random_id" "r" {}\n',
+      'modules/b/main.tf': req('aws', 'hashicorp/aws', '>= 4.0') + 'module "c" {\n  source = "../a/c"\n}\n',
+    });
+    expect(loaded.roots).toHaveLength(1);
+    const tree = loaded.roots[0];
+    expect(tree?.root).toBe('live');
+    expect(tree?.modules).toEqual(['live', 'modules/b', 'modules/a/c', 'modules/a']);
+    expect(tree?.calls).toEqual([
+      { from: 'live', to: 'modules/b', name: 'b' },
+      { from: 'modules/b', to: 'modules/a/c', name: 'c' },
+      { from: 'live', to: 'modules/a', name: 'a' },
+      { from: 'modules/a', to: 'modules/a/c', name: 'c' },
+      { from: 'live', to: 'modules/b', name: 'b2' },
+    ]);
+    expect(tree?.remoteCalls).toEqual([
+      { module: 'live', name: 'reg', source: 'acme/x/aws', version: '1.0.0' },
+    ]);
+    expect(tree?.providers).toEqual([
+      {
+        source: 'registry.terraform.io/hashicorp/aws',
+        constraints: '>= 4.0.0, ~> 5.0, >= 5.2.0',
+        contributions: [
+          { module: 'live', constraints: '~> 5.0', location: { file: 'live/main.tf', line: 3 } },
+          { module: 'modules/b', constraints: '>= 4.0', location: { file: 'modules/b/main.tf', line: 3 } },
+          {
+            module: 'modules/a/c',
+            constraints: '>= 5.2',
+            location: { file: 'modules/a/c/main.tf', line: 3 },
+          },
+          { module: 'modules/a', constraints: '>= 4.0', location: { file: 'modules/a/main.tf', line: 3 } },
+        ],
+      },
+      { source: 'registry.terraform.io/hashicorp/random', constraints: '', contributions: [] },
+    ]);
+  });
+
+  test('an invalid constraint makes the combined constraint null; provider block versions count', async () => {
+    const loaded = await load({
+      'main.tf':
+        req('aws', 'hashicorp/aws', '>= banana') +
+        'provider "google" {\n  version = "~> 4.0"\n}\nmodule "m" {\n  source = "./m"\n}\n',
+      'm/main.tf': req('google', 'hashicorp/google', '>= 4.1'),
+    });
+    const tree = loaded.roots[0];
+    expect(tree?.providers).toEqual([
+      {
+        source: 'registry.terraform.io/hashicorp/aws',
+        constraints: null,
+        contributions: [{ module: '.', constraints: '>= banana', location: { file: 'main.tf', line: 3 } }],
+      },
+      {
+        source: 'registry.terraform.io/hashicorp/google',
+        constraints: '~> 4.0, >= 4.1.0',
+        contributions: [
+          { module: '.', constraints: '~> 4.0', location: { file: 'main.tf', line: 7 } },
+          { module: 'm', constraints: '>= 4.1', location: { file: 'm/main.tf', line: 3 } },
+        ],
+      },
+    ]);
+  });
+
+  test('cycles are reported on the call that closes them and do not loop', async () => {
+    const loaded = await load({
+      'envs/prod/main.tf': 'module "a" {\n  source = "../../modules/a"\n}\n',
+      'modules/a/main.tf': 'module "b" {\n  source = "../b"\n}\n',
+      'modules/b/main.tf': 'module "back" {\n  source = "../a"\n}\nmodule "self" {\n  source = "./"\n}\n',
+      // a loop nothing else calls is still found
+      'modules/x/main.tf': 'module "y" {\n  source = "../y"\n}\n',
+      'modules/y/main.tf': 'module "x" {\n  source = "../x"\n}\n',
+    });
+    expect(loaded.diagnostics).toEqual([
+      {
+        kind: 'module-cycle',
+        module: 'modules/b',
+        cycle: ['modules/a', 'modules/b', 'modules/a'],
+        location: { file: 'modules/b/main.tf', line: 1 },
+      },
+      {
+        kind: 'module-cycle',
+        module: 'modules/b',
+        cycle: ['modules/b', 'modules/b'],
+        location: { file: 'modules/b/main.tf', line: 4 },
+      },
+      {
+        kind: 'module-cycle',
+        module: 'modules/y',
+        cycle: ['modules/x', 'modules/y', 'modules/x'],
+        location: { file: 'modules/y/main.tf', line: 1 },
+      },
+    ]);
+    const tree = loaded.roots.find((r) => r.root === 'envs/prod');
+    expect(tree?.modules).toEqual(['envs/prod', 'modules/a', 'modules/b']);
+    expect(tree?.calls).toHaveLength(4);
+  });
+
+  test('a long chain of local calls does not exhaust the stack', async () => {
+    const files: Record<string, string> = {};
+    const depth = 400;
+    for (let i = 0; i < depth; i++)
+      files[`m${i}/main.tf`] = `module "next" {\n  source = "../m${i + 1}"\n}\n`;
+    files[`m${depth}/main.tf`] = 'resource "null_resource" "end" {}\n';
+    const loaded = await load(files);
+    expect(loaded.roots.map((r) => r.root)).toEqual(['m0']);
+    expect(loaded.roots[0]?.modules).toHaveLength(depth + 1);
+    expect(loaded.roots[0]?.providers.map((p) => p.source)).toEqual(['registry.terraform.io/hashicorp/null']);
+  });
+});
+
+describe('parse errors', () => {
+  test('a broken file is a diagnostic; the rest of its module and all other modules still load', async () => {
+    const loaded = await load({
+      'main.tf': req('aws', 'hashicorp/aws', '>= 5.0') + 'module "m" {\n  source = "./m"\n}\n',
+      'broken.tf': 'resource "aws_instance" "x" {\n  ami = \n',
+      'm/main.tf': 'resource "null_resource" "x" {}\n',
+      'm/bad.tf.json': '{"resource": ',
+    });
+    const errors = loaded.diagnostics.filter((d) => d.kind === 'parse-error');
+    expect(errors).toHaveLength(2);
+    expect(errors[0]).toMatchObject({ kind: 'parse-error', module: '.', file: 'broken.tf' });
+    expect(errors[1]).toMatchObject({ kind: 'parse-error', module: 'm', file: 'm/bad.tf.json' });
+    for (const e of errors) {
+      if (e.kind !== 'parse-error') continue;
+      expect(e.line).toBeGreaterThanOrEqual(1);
+      expect(e.message.length).toBeGreaterThan(0);
+    }
+    expect(moduleAt(loaded, '.').files).toEqual(['broken.tf', 'main.tf']);
+    expect(moduleAt(loaded, '.').providers.map((p) => p.name)).toEqual(['aws']);
+    expect(moduleAt(loaded, 'm').providers.map((p) => p.name)).toEqual(['null']);
+    expect([...loaded.parsed.keys()].sort()).toEqual(['m/main.tf', 'main.tf']);
+    expect(loaded.roots[0]?.modules).toEqual(['.', 'm']);
+  });
+});
+
+describe('engine detection', () => {
+  const archive = async (files: Record<string, string>) =>
+    readArchiveBytes('x.tar.gz', await makeTarGz(files));
+
+  test('.tofu files or OpenTofu lock entries mean OpenTofu; explicit settings win', async () => {
+    const tf = await archive({
+      'main.tf': '',
+      '.terraform.lock.hcl': 'provider "registry.terraform.io/hashicorp/aws" {}\n',
+    });
+    const tofuFile = await archive({ 'main.tf': '', 'mod/extra.tofu': '' });
+    const hiddenTofu = await archive({ 'main.tf': '', '.extra.tofu': '' });
+    const tofuLock = await archive({
+      'live/main.tf': '',
+      'live/.terraform.lock.hcl':
+        '# comment\nprovider "registry.opentofu.org/hashicorp/aws" {\n  version = "5.0.0"\n}\n',
+    });
+    expect(detectEngine(tf, BASE_CONFIG)).toBe('terraform');
+    expect(detectEngine(hiddenTofu, BASE_CONFIG)).toBe('terraform');
+    expect(detectEngine(tofuFile, BASE_CONFIG)).toBe('opentofu');
+    expect(detectEngine(tofuLock, BASE_CONFIG)).toBe('opentofu');
+    expect(detectEngine(tofuFile, { ...BASE_CONFIG, engine: 'terraform', engineExplicit: true })).toBe(
+      'terraform',
+    );
+    expect(detectEngine(tf, { ...BASE_CONFIG, engine: 'opentofu', engineExplicit: true })).toBe('opentofu');
+  });
+
+  test('OpenTofu loading reads .tofu files, and a .tofu file replaces its .tf twin', async () => {
+    const loaded = await load({
+      'main.tf': req('aws', 'hashicorp/aws', '>= 4.0'),
+      'main.tofu': req('aws', 'hashicorp/aws', '>= 5.0'),
+      'extra.tofu.json': JSON.stringify({ resource: { null_resource: { x: {} } } }),
+    });
+    expect(loaded.engine).toBe('opentofu');
+    const m = moduleAt(loaded, '.');
+    expect(m.files).toEqual(['extra.tofu.json', 'main.tofu']);
+    expect(m.ignoredFiles).toEqual(['main.tf']);
+    expect(m.providers.map((p) => [p.source, p.constraints])).toEqual([
+      ['registry.opentofu.org/hashicorp/aws', '>= 5.0'],
+      ['registry.opentofu.org/hashicorp/null', null],
+    ]);
+  });
+
+  test('editor leftovers are listed, not loaded', async () => {
+    const loaded = await load({
+      'main.tf': '',
+      '.main.tf': req('aws', 'hashicorp/aws', '= 1.0.0'),
+      'main.tf~': req('aws', 'hashicorp/aws', '= 1.0.0'),
+      '#main.tf#': req('aws', 'hashicorp/aws', '= 1.0.0'),
+    });
+    const m = moduleAt(loaded, '.');
+    expect(m.files).toEqual(['main.tf']);
+    expect(m.ignoredFiles).toEqual(['#main.tf#', '.main.tf', 'main.tf~']);
+    expect(m.providers).toEqual([]);
+  });
+});
