@@ -1,7 +1,35 @@
 import { isWellFormedH1 } from '../lockfile/hash';
 import { liveEntries, lockRoots, registryCheckFor, shortSource } from '../lockfile/checks';
 import type { RuleFinding } from '../model';
-import type { Rule } from './types';
+import type { Rule, RuleContext } from './types';
+
+/**
+ * An unpacked package whose lock entry records only `zh:` hashes: Terraform cannot check a
+ * directory against zip hashes and installs it unverified. The lock file lacks the `h1:` for that
+ * package's platform.
+ */
+function unverifiableUnpacked(ctx: RuleContext): RuleFinding[] {
+  const out: RuleFinding[] = [];
+  for (const a of lockRoots(ctx)) {
+    if (a.lock === null) continue;
+    for (const e of liveEntries(a)) {
+      if (e.hashes.length === 0 || !e.hashes.every((h) => h.value.startsWith('zh:'))) continue;
+      for (const pkg of a.packages) {
+        if (pkg.kind !== 'unpacked' || pkg.source !== e.source || pkg.version !== e.version) continue;
+        out.push({
+          module: a.root,
+          file: a.lock.path,
+          line: e.hashesLine ?? e.line,
+          message:
+            `the lock entry for ${shortSource(pkg.source)} ${pkg.version} records only zh: checksums, so the unpacked ` +
+            `package ${pkg.path} (${pkg.platform}) is not verified at all: Terraform accepts any content there`,
+          note: `Record the h1: checksum for ${pkg.platform}: "terraform providers lock -platform=${pkg.platform}".`,
+        });
+      }
+    }
+  }
+  return out;
+}
 
 /**
  * A lock file only lets `terraform init` install packages whose checksum it records. `init` records
@@ -17,6 +45,7 @@ export const lockPlatformCoverage: Rule = {
     'Every lock entry must record checksums for every platform configured in .tfguard.hcl (platforms = [...]).',
   check(ctx) {
     const out: RuleFinding[] = [];
+    out.push(...unverifiableUnpacked(ctx));
     const platforms = ctx.lock?.platforms ?? ctx.config.platforms;
     if (platforms.length === 0) return out;
     const lockCommand = `terraform providers lock ${platforms.map((p) => `-platform=${p}`).join(' ')}`;

@@ -153,6 +153,28 @@ describe('lock-hash-mismatch', () => {
     ]);
   });
 
+  it('as in terraform: no hashes accept any package; zh:-only entries do not check unpacked directories', async () => {
+    const noHashes = lockText([{ source: AWS, version: '5.9.0', constraints: '~> 5.0' }]);
+    expect((await run({ 'main.tf': awsTf, [L]: noHashes, [ZIP_PATH]: tampered })).map((g) => g.rule)).toEqual(
+      ['lock-hash-malformed'],
+    );
+    const zhOnly = lockWith([zipHashes.zh]);
+    const got = await run({
+      'main.tf': awsTf,
+      [L]: zhOnly,
+      [`terraform.d/plugins/registry.terraform.io/hashicorp/aws/5.9.0/linux_amd64/${EXE}`]: 'anything at all',
+    });
+    expect(got).toEqual([
+      {
+        rule: 'lock-platform-coverage',
+        file: L,
+        line: lineOf(zhOnly, 'hashes'),
+        message: expect.stringContaining('records only zh: checksums, so the unpacked package'),
+        note: expect.stringContaining('-platform=linux_amd64'),
+      },
+    ]);
+  });
+
   it('packages for other versions are not compared with the entry', async () => {
     const other = `${MIRROR}/terraform-provider-aws_5.8.0_linux_amd64.zip`;
     const got = await run({
