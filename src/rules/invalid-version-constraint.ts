@@ -1,11 +1,12 @@
 import { validateConstraints } from '../constraints';
 import type { RuleFinding } from '../model';
-import { at, describeProvider } from './helpers';
+import { at, describeProvider, isLegacyTerraformProvider } from './helpers';
 import type { Rule } from './types';
 
 /**
  * A constraint Terraform cannot parse stops `init` ("Invalid version constraint"). When this rule
- * fires, the constraint-shape rules skip the entry so one problem gives one finding.
+ * fires, the constraint-shape rules skip the entry so one problem gives one finding; an entry for
+ * the legacy `hashicorp/terraform` provider is left to `builtin-terraform-provider`.
  */
 export const invalidVersionConstraint: Rule = {
   id: 'invalid-version-constraint',
@@ -15,7 +16,8 @@ export const invalidVersionConstraint: Rule = {
     const out: RuleFinding[] = [];
     for (const m of ctx.modules) {
       for (const p of m.providers) {
-        if (p.constraints === null) continue;
+        // The legacy hashicorp/terraform entry must go entirely (builtin-terraform-provider).
+        if (p.constraints === null || isLegacyTerraformProvider(p)) continue;
         const error = validateConstraints(p.constraints);
         if (error === null) continue;
         out.push({

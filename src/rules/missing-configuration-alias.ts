@@ -22,11 +22,14 @@ export const missingConfigurationAlias: Rule = {
       const local = new Set(
         m.providerConfigs.filter((c) => c.alias !== null).map((c) => `${c.name}.${c.alias}`),
       );
+      // A provider used but not declared at all is `undeclared-provider`'s finding, whose note
+      // already lists the aliases to declare.
+      const undeclared = new Set(m.providers.filter((p) => p.implicit).map((p) => p.name));
       const byRef = new Map<string, ProviderUse[]>();
       for (const u of m.providerUses) {
         if (u.alias === null || u.kind === 'provider-block') continue;
         const ref = `${u.name}.${u.alias}`;
-        if (declared.has(ref) || local.has(ref)) continue;
+        if (declared.has(ref) || local.has(ref) || undeclared.has(u.name)) continue;
         const list = byRef.get(ref) ?? [];
         list.push(u);
         byRef.set(ref, list);
@@ -43,7 +46,9 @@ export const missingConfigurationAlias: Rule = {
           line: first.location.line,
           message:
             `shared module uses provider configuration "${ref}" (${plural(uses.length, 'use')}, first ${first.address}) ` +
-            `but the required_providers entry for "${name}" does not declare it in configuration_aliases`,
+            (req
+              ? `but the required_providers entry for "${name}" does not declare it in configuration_aliases`
+              : `but the module has no required_providers entry for "${name}" declaring it in configuration_aliases`),
           ...(req
             ? {
                 fix: {

@@ -17,7 +17,7 @@ export const undeclaredProvider: Rule = {
   id: 'undeclared-provider',
   defaultSeverity: 'warning',
   summary:
-    "A provider used by a resource, data source, provider block or module call must be declared in the module's required_providers.",
+    "A provider used by a resource, data source, ephemeral resource or provider block must be declared in the module's required_providers.",
   check(ctx) {
     const out: RuleFinding[] = [];
     const unparsed = modulesWithParseErrors(ctx);
@@ -31,6 +31,22 @@ export const undeclaredProvider: Rule = {
           .sort((a, b) => compareLocations(a.location, b.location));
         const first = uses[0];
         const implied = displaySource(p.source);
+        // Aliases the module refers to: a shared module must also declare them (the
+        // missing-configuration-alias finding is folded into this one for an undeclared provider).
+        const aliases =
+          m.kind === 'shared'
+            ? [
+                ...new Set(
+                  uses
+                    .filter((u) => u.alias !== null && u.kind !== 'provider-block')
+                    .map((u) => `${u.name}.${u.alias}`),
+                ),
+              ]
+            : [];
+        const entry =
+          `${p.name} = { source = "${implied}", version = ">= X.Y"` +
+          (aliases.length > 0 ? `, configuration_aliases = [${aliases.join(', ')}]` : '') +
+          ' }';
         out.push({
           module: m.path,
           file: first?.location.file ?? null,
@@ -39,7 +55,7 @@ export const undeclaredProvider: Rule = {
             `provider "${p.name}" is used but not declared in required_providers` +
             (first ? ` (${plural(uses.length, 'use')}, first ${first.address})` : '') +
             `; "${implied}" with any version is assumed`,
-          note: `Declare it: terraform { required_providers { ${p.name} = { source = "${implied}", version = ">= X.Y" } } }.`,
+          note: `Declare it with its real source: terraform { required_providers { ${entry} } }.`,
         });
       }
     }

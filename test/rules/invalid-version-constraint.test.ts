@@ -37,6 +37,11 @@ ruleTable('invalid-version-constraint', [
     ],
   },
   {
+    name: 'the legacy hashicorp/terraform entry is left to builtin-terraform-provider',
+    files: { 'versions.tf': rp('    terraform = { source = "hashicorp/terraform", version = "~> 0.1.x" }') },
+    expected: [],
+  },
+  {
     name: 'override file fixes the constraint',
     files: { 'versions.tf': one('>= 5.x'), 'versions_override.tf': one('~> 5.0') },
     expected: [],

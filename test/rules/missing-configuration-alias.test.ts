@@ -92,12 +92,34 @@ ruleTable('missing-configuration-alias', [
     ],
   },
   {
-    name: 'alias of an undeclared provider: no mechanical fix',
+    name: 'alias of a provider that is used but undeclared is left to undeclared-provider',
     files: {
       'main.tf': callsTo('m'),
       'm/main.tf': lines('resource "google_storage_bucket" "b" {', '  provider = google.eu', '}'),
     },
-    expected: [{ module: 'm', file: 'm/main.tf', line: 2, message: '"google.eu"' }],
+    expected: [],
+  },
+  {
+    name: 'alias only passed on to a nested module, provider not declared: no mechanical fix',
+    files: {
+      'main.tf': callsTo('modules/outer'),
+      'modules/outer/main.tf': lines(
+        'module "inner" {',
+        '  source    = "../inner"',
+        '  providers = { aws = aws.peer }',
+        '}',
+      ),
+      'modules/inner/versions.tf': peerVersions,
+    },
+    expected: [
+      {
+        module: 'modules/outer',
+        file: 'modules/outer/main.tf',
+        line: 3,
+        message:
+          'but the module has no required_providers entry for "aws" declaring it in configuration_aliases',
+      },
+    ],
   },
   {
     name: 'passing: aliases declared; the root module may use its own aliases',
@@ -145,6 +167,9 @@ ruleTable('missing-configuration-alias', [
     files: {
       'main.tf': callsTo('m'),
       'm/main.tf.json': JSON.stringify({ resource: { aws_s3_bucket: { b: { provider: 'aws.x' } } } }),
+      'm/versions.tf.json': JSON.stringify({
+        terraform: { required_providers: { aws: { source: 'hashicorp/aws', version: '>= 5.0' } } },
+      }),
     },
     config: 'rule "missing-configuration-alias" { enabled = false }\n',
     expected: [],
@@ -164,7 +189,18 @@ ruleTable('missing-configuration-alias', [
         '  }',
         '}',
       ),
+      'm/versions.tf.json': JSON.stringify({
+        terraform: { required_providers: { aws: { source: 'hashicorp/aws', version: '>= 5.0' } } },
+      }),
     },
-    expected: [{ module: 'm', file: 'm/main.tf.json', line: 5, message: '"aws.x"' }],
+    expected: [
+      {
+        module: 'm',
+        file: 'm/main.tf.json',
+        line: 5,
+        message: '"aws.x"',
+        fix: 'configuration_aliases = [aws.x]',
+      },
+    ],
   },
 ]);

@@ -68,6 +68,31 @@ ruleTable('undeclared-provider', [
     ],
   },
   {
+    name: 'aliases a shared module refers to are part of the suggested entry',
+    files: {
+      'main.tf': callsTo('m'),
+      'm/main.tf': lines(
+        'resource "google_storage_bucket" "a" {',
+        '  provider = google.eu',
+        '}',
+        'resource "google_storage_bucket" "b" {}',
+        'resource "google_storage_bucket" "c" {',
+        '  provider = google.us',
+        '}',
+      ),
+    },
+    expected: [
+      {
+        module: 'm',
+        file: 'm/main.tf',
+        line: 2,
+        message:
+          'provider "google" is used but not declared in required_providers (3 uses, first google_storage_bucket.a)',
+        note: 'google = { source = "hashicorp/google", version = ">= X.Y", configuration_aliases = [google.eu, google.us] }',
+      },
+    ],
+  },
+  {
     name: 'one finding per module',
     files: {
       'main.tf': lines(
