@@ -1,0 +1,43 @@
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { closeSharedParser, scanBytes } from '../../src/scan';
+
+const CORPUS = path.resolve(__dirname, '../../../shared/corpus');
+
+const ARCHIVES = [
+  'cloudposse_terraform-aws-components.tar.gz',
+  'ministryofjustice_modernisation-platform.tar.gz',
+  'ministryofjustice_cloud-platform-infrastructure.tar.gz',
+  'terraform-aws-modules_terraform-aws-eks.tar.gz',
+  'terraform-aws-modules_terraform-aws-vpc.tar.gz',
+  'hashicorp_learn-terraform-provision-eks-cluster.tar.gz',
+];
+
+afterAll(closeSharedParser);
+
+describe('real-world corpus', () => {
+  it.each(ARCHIVES)(
+    '%s scans completely, with no parse-error or internal error',
+    async (name) => {
+      const bytes = await fs.readFile(path.join(CORPUS, name));
+      const report = await scanBytes(name, bytes);
+      const broken = report.findings.filter(
+        (f) => f.ruleId === 'parse-error' || f.ruleId === 'internal-error',
+      );
+      expect(broken).toEqual([]);
+      expect(report.modules.length).toBeGreaterThan(0);
+      expect(report.roots.length).toBeGreaterThan(0);
+      // Every finding is anchored in a file of the archive.
+      const files = new Set(report.modules.flatMap((m) => m.files));
+      for (const f of report.findings) {
+        if (f.file !== null && !f.ruleId.startsWith('lock-')) expect(files).toContain(f.file);
+        if (f.file !== null) expect(f.line).not.toBeNull();
+      }
+      // Every module in a root's tree exists, and every .tf file of the archive belongs to a module.
+      const paths = new Set(report.modules.map((m) => m.path));
+      for (const r of report.roots) for (const m of r.modules) expect(paths).toContain(m);
+      expect(report.modules.reduce((n, m) => n + m.files.length, 0)).toBeGreaterThan(0);
+    },
+    120_000,
+  );
+});
