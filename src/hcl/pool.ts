@@ -116,12 +116,18 @@ export interface PoolOptions {
   hcl2jsonPath: string;
   /** How long a new worker may take to load hcl2json (the WebAssembly load takes ~300 ms). */
   startupTimeoutMs?: number;
+  /**
+   * Keep using a worker after hcl2json threw a RangeError or a WebAssembly trap. Only for tests
+   * that need to reach the Go runtime's fatal exit (the next call on such a worker kills it).
+   */
+  keepPoisonedWorkers?: boolean;
 }
 
 export class Hcl2JsonPool {
   private readonly size: number;
   private readonly hcl2jsonPath: string;
   private readonly startupTimeoutMs: number;
+  private readonly keepPoisonedWorkers: boolean;
   private readonly slots: Slot[] = [];
   private readonly queue: Task[] = [];
   private nextId = 1;
@@ -130,6 +136,7 @@ export class Hcl2JsonPool {
     this.size = Math.max(1, Math.floor(options.size));
     this.hcl2jsonPath = options.hcl2jsonPath;
     this.startupTimeoutMs = options.startupTimeoutMs ?? 60_000;
+    this.keepPoisonedWorkers = options.keepPoisonedWorkers ?? false;
   }
 
   /** Parses `text` with hcl2json in a worker. Never rejects. */
@@ -215,7 +222,7 @@ export class Hcl2JsonPool {
         slot.task = null;
         if (msg.ok) {
           task.resolve({ kind: 'ok', json: msg.json });
-        } else if (msg.poisoned) {
+        } else if (msg.poisoned && !this.keepPoisonedWorkers) {
           this.kill(slot);
           task.resolve({ kind: 'crash', detail: `${msg.name}: ${msg.message}` });
         } else {
