@@ -27,6 +27,7 @@ import {
   classifyModuleSource,
   impliedProviderName,
   impliedProviderSource,
+  isValidProviderName,
   parseProviderSource,
   resolveLocalTarget,
 } from './sources';
@@ -180,6 +181,9 @@ export function collectModule(
     const ref = providerAttr ? reference(providerAttr.value) : null;
     const name = ref?.name ?? impliedProviderName(r.type);
     const prefix = r.mode === 'resource' ? '' : `${r.mode}.`;
+    // A resource type that implies no valid provider name (`resource "" "x"`) is a Terraform error
+    // and implies nothing.
+    if (ref === null && !isValidProviderName(name)) continue;
     uses.push({
       name,
       alias: ref?.alias ?? null,
@@ -196,8 +200,9 @@ export function collectModule(
     const target = to ? importTarget(to.value) : null;
     const providerAttr = attr(b, 'provider');
     const ref = providerAttr ? reference(providerAttr.value) : null;
-    if (target === null && ref === null) continue;
-    const name = ref?.name ?? impliedProviderName((target as { type: string }).type);
+    const implied = target === null ? null : impliedProviderName(target.type);
+    const name = ref?.name ?? (implied !== null && isValidProviderName(implied) ? implied : null);
+    if (name === null) continue;
     uses.push({
       name,
       alias: ref?.alias ?? null,

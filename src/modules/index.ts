@@ -67,16 +67,28 @@ const OPENTOFU_LOCK_ENTRY = /^\s*provider\s+"registry\.opentofu\.org\//im;
 export function detectEngine(archive: LoadedArchive, config: ScanConfig): Engine {
   if (config.engineExplicit === true || config.engine === 'opentofu') return config.engine;
   for (const entry of archive.entries) {
-    if (entry.type === 'directory') continue;
+    if (entry.type === 'directory' || inToolDirectory(entry.path)) continue;
     const name = baseName(entry.path);
     if (isIgnoredName(name)) continue;
     if (name.endsWith('.tofu') || name.endsWith('.tofu.json')) return 'opentofu';
   }
   for (const [path, content] of archive.files) {
-    if (baseName(path) === LOCK_FILE_NAME && OPENTOFU_LOCK_ENTRY.test(content.toString('utf8')))
+    if (
+      baseName(path) === LOCK_FILE_NAME &&
+      !inToolDirectory(path) &&
+      OPENTOFU_LOCK_ENTRY.test(content.toString('utf8'))
+    )
       return 'opentofu';
   }
   return 'terraform';
+}
+
+/**
+ * Directories that hold tool state, not configuration: `.terraform/` (where `init` installs remote
+ * modules, which are loaded only through their calls, never as modules of the archive) and `.git/`.
+ */
+function inToolDirectory(path: string): boolean {
+  return path.split('/').some((segment) => segment === '.terraform' || segment === '.git');
 }
 
 /** Regular files, and links whose target file the archive reader loaded, grouped by directory. */
@@ -84,7 +96,7 @@ function filesByDirectory(archive: LoadedArchive): Map<string, string[]> {
   const dirs = new Map<string, string[]>();
   for (const entry of archive.entries) {
     const isFile = entry.type === 'file' || (entry.type !== 'directory' && archive.files.has(entry.path));
-    if (!isFile) continue;
+    if (!isFile || inToolDirectory(entry.path)) continue;
     const dir = dirName(entry.path);
     const list = dirs.get(dir) ?? [];
     list.push(entry.path);

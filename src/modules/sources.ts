@@ -101,6 +101,11 @@ export function impliedProviderSource(name: string, engine: Engine): string {
   return `${defaultRegistryHost(engine)}/hashicorp/${name}`;
 }
 
+/** Whether `name` can be a provider type (letters, digits, dashes; no leading or trailing dash). */
+export function isValidProviderName(name: string): boolean {
+  return PROVIDER_PART.test(name);
+}
+
 /**
  * The provider local name a resource type implies: the text before the first `_`, lowercased
  * (`aws_instance` → `aws`; `null` → `null`), as Terraform's `Resource.ImpliedProvider`.

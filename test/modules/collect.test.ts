@@ -165,6 +165,15 @@ module "child" {
     ]);
   });
 
+  test('a resource type or import target that names no valid provider implies nothing', async () => {
+    const loaded = await load({
+      'main.tf': 'resource "" "x" {}\nresource "-bad_thing" "y" {}\nimport {\n  to = _x.y\n  id = "1"\n}\n',
+    });
+    const m = moduleAt(loaded, '.');
+    expect(m.providers).toEqual([]);
+    expect(m.providerUses).toEqual([]);
+  });
+
   test('more than one required_providers block: a diagnostic, and only the first counts', async () => {
     const loaded = await load({
       'a.tf':
@@ -227,6 +236,11 @@ terraform {
     });
     const m = moduleAt(loaded, '.');
     expect(m.requiredVersions.map((v) => v.value)).toEqual(['>= 1.5']);
+    // "aws" starts on line 5 of the pretty-printed JSON, its "version" is on line 7.
+    expect(m.providers[0]).toMatchObject({
+      declared: { file: 'main.tf.json', line: 5 },
+      constraintLocation: { file: 'main.tf.json', line: 7 },
+    });
     expect(m.backend).toMatchObject({ kind: 'backend', type: 's3' });
     expect(
       m.providers.map((p) => [p.name, p.constraints, p.legacyString, p.configurationAliases, p.implicit]),

@@ -1,6 +1,8 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { readArchiveBytes } from '../../src/archive';
+import type { ModuleCall, ModuleInfo } from '../../src/model';
 import { detectEngine } from '../../src/modules';
+import { buildRootTree, moduleCycles } from '../../src/modules/tree';
 import { makeTarGz } from '../helpers/archive';
 import { BASE_CONFIG, closeParser, load, moduleAt } from './helpers';
 
@@ -182,16 +184,45 @@ describe('root trees', () => {
     expect(tree?.calls).toHaveLength(4);
   });
 
-  test('a long chain of local calls does not exhaust the stack', async () => {
-    const files: Record<string, string> = {};
-    const depth = 400;
-    for (let i = 0; i < depth; i++)
-      files[`m${i}/main.tf`] = `module "next" {\n  source = "../m${i + 1}"\n}\n`;
-    files[`m${depth}/main.tf`] = 'resource "null_resource" "end" {}\n';
-    const loaded = await load(files);
-    expect(loaded.roots.map((r) => r.root)).toEqual(['m0']);
-    expect(loaded.roots[0]?.modules).toHaveLength(depth + 1);
-    expect(loaded.roots[0]?.providers.map((p) => p.source)).toEqual(['registry.terraform.io/hashicorp/null']);
+  test('a long chain of local calls does not exhaust the stack', () => {
+    // Built directly (parsing 50 000 files would only slow the test down): a recursive walk
+    // overflows the call stack at this depth.
+    const depth = 50_000;
+    const modules = new Map<string, ModuleInfo>();
+    for (let i = 0; i <= depth; i++) {
+      const path = `m${i}`;
+      const call: ModuleCall = {
+        name: 'next',
+        source: `../m${i + 1}`,
+        sourceKind: 'local',
+        version: null,
+        providers: {},
+        target: i < depth ? `m${i + 1}` : 'm0',
+        location: { file: `${path}/main.tf`, line: 1 },
+      };
+      modules.set(path, {
+        path,
+        files: [`${path}/main.tf`],
+        ignoredFiles: [],
+        kind: 'shared',
+        kindReason: '',
+        providers: [],
+        providerUses: [],
+        providerConfigs: [],
+        moduleCalls: [call],
+        backend: null,
+        requiredVersions: [],
+        requiredProvidersBlocks: [],
+        lockFile: null,
+      });
+    }
+    const tree = buildRootTree('m0', modules, 'terraform');
+    expect(tree.modules).toHaveLength(depth + 1);
+    expect(tree.calls).toHaveLength(depth + 1);
+    const cycles = moduleCycles(modules, ['m0']);
+    expect(cycles).toHaveLength(1);
+    expect(cycles[0]).toMatchObject({ kind: 'module-cycle', module: `m${depth}` });
+    expect(cycles[0]?.kind === 'module-cycle' && cycles[0].cycle.length).toBe(depth + 2);
   });
 });
 
@@ -260,6 +291,17 @@ describe('engine detection', () => {
       ['registry.opentofu.org/hashicorp/aws', '>= 5.0'],
       ['registry.opentofu.org/hashicorp/null', null],
     ]);
+  });
+
+  test('tool state directories are not modules and do not decide the engine', async () => {
+    const loaded = await load({
+      'main.tf': 'module "vpc" {\n  source = "terraform-aws-modules/vpc/aws"\n}\n',
+      '.terraform/modules/vpc/main.tf': 'resource "aws_vpc" "v" {}\n',
+      '.terraform/modules/vpc/extra.tofu': '',
+      'sub/.git/hooks/x.tf': '',
+    });
+    expect(loaded.engine).toBe('terraform');
+    expect(loaded.modules.map((m) => m.path)).toEqual(['.']);
   });
 
   test('editor leftovers are listed, not loaded', async () => {
