@@ -4,32 +4,11 @@
  * unsigned responses, faults (unreachable, 5xx, hangs, garbage, resets) with retries and timeouts,
  * and the cache of verified checksums.
  */
-import type { ObjectStore, PutOptions, StoredObject } from '../../src/storage/types';
 import { RegistryClient } from '../../src/lockfile';
 import type { RegistryOutcome } from '../../src/lockfile';
 import { closedPort, generateTestKey, startRegistry, trustSignature } from '../helpers/registry-server';
 import type { FakeRelease, RegistryServer, TestKey } from '../helpers/registry-server';
-
-/** A complete in-memory ObjectStore (the interface's contract, without a backing service). */
-class MemoryStore implements ObjectStore {
-  readonly objects = new Map<string, StoredObject>();
-  async put(key: string, body: Buffer | string, options: PutOptions = {}): Promise<void> {
-    this.objects.set(key, {
-      body: Buffer.isBuffer(body) ? body : Buffer.from(body, 'utf8'),
-      metadata: options.metadata ?? {},
-      ...(options.contentType === undefined ? {} : { contentType: options.contentType }),
-    });
-  }
-  async get(key: string): Promise<StoredObject | null> {
-    return this.objects.get(key) ?? null;
-  }
-  async *list(prefix: string): AsyncIterable<string> {
-    for (const k of [...this.objects.keys()].sort()) if (k.startsWith(prefix)) yield k;
-  }
-  async delete(key: string): Promise<void> {
-    this.objects.delete(key);
-  }
-}
+import { MemoryStore } from './memory-store';
 
 const HOST = 'registry.example.test';
 const PLATFORMS = ['linux_amd64', 'darwin_arm64', 'windows_amd64'];

@@ -9,7 +9,10 @@ import { RegistryClient } from '../../src/lockfile';
 import { closedPort, generateTestKey, startRegistry } from '../helpers/registry-server';
 import type { RegistryServer } from '../helpers/registry-server';
 import { fakeH1, fakeZh, lineOf, lockText, tf } from '../lockfile/fixtures';
+import { MemoryStore } from '../lockfile/memory-store';
 import { closeLockParser, lockScan } from '../lockfile/pipeline';
+import { closeSharedParser } from '../../src/scan';
+import { scanFiles } from '../helpers/scan';
 
 const HOST = 'registry.example.test';
 const SOURCE = `${HOST}/acme/cloud`;
@@ -42,6 +45,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await reg.close();
   await closeLockParser();
+  await closeSharedParser();
 });
 
 const cloudTf = tf({ cloud: { source: SOURCE, version: '~> 1.0' } });
@@ -238,5 +242,33 @@ describe('registry cross-check', () => {
         expect.stringContaining('does not publish version 1.9.9'),
       ],
     ]);
+  });
+
+  it('full scan: .tfguard.hcl turns the check on and maps the hostname; the store caches verified sums', async () => {
+    const zh = reg.zh('acme', 'cloud', '1.0.0');
+    const foreign = fakeZh('foreign, full scan');
+    const body = lock('1.0.0', [fakeH1('l'), fakeH1('d'), zh.linux_amd64 as string, foreign]);
+    const config = [
+      'registry = true',
+      `registry_hosts = { "${HOST}" = "${reg.url}" }`,
+      'platforms = ["linux_amd64", "darwin_arm64"]',
+      'rule "lock-platform-coverage" { severity = "error" }',
+    ].join('\n');
+    const store = new MemoryStore();
+    const first = await scanFiles({ 'main.tf': cloudTf, [L]: body }, { config, store });
+    const lockFindings = (r: typeof first) =>
+      r.findings
+        .filter((f) => f.ruleId.startsWith('lock-'))
+        .map((f) => [f.ruleId, f.severity, f.file, f.line] as const);
+    expect(lockFindings(first)).toEqual([
+      ['lock-platform-coverage', 'error', L, lineOf(body, 'hashes')],
+      ['lock-hash-unknown', 'error', L, lineOf(body, foreign)],
+    ]);
+    expect([...store.objects.keys()]).toEqual([`registry-sums/v1/${SOURCE}/1.0.0.json`]);
+    // a second scan with the same store does not ask the registry and reports the same
+    const before = reg.requests.length;
+    const second = await scanFiles({ 'main.tf': cloudTf, [L]: body }, { config, store });
+    expect(reg.requests.length).toBe(before);
+    expect(lockFindings(second)).toEqual(lockFindings(first));
   });
 });
