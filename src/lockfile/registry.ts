@@ -119,6 +119,29 @@ function parsePackages(v: unknown): Record<string, string[]> | null {
 
 const delay = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/** Resolves a URL from a registry response; only http(s) is followed. */
+function httpUrl(raw: string, base: URL, what: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw, base);
+  } catch (err) {
+    throw new RegistryRequestError(
+      'unavailable',
+      `${base.href} gave an invalid ${what} ${JSON.stringify(raw)}`,
+      {
+        cause: err,
+      },
+    );
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new RegistryRequestError(
+      'unavailable',
+      `${base.href} gave a ${what} that is not http(s): ${JSON.stringify(raw)}`,
+    );
+  }
+  return url;
+}
+
 /** `fetch failed: connect ECONNREFUSED ...` (duck-typed: errors may come from another realm). */
 export function describeError(err: unknown): string {
   const msg = (e: unknown): string | null =>
@@ -304,8 +327,8 @@ export class RegistryClient {
         `${downloadUrl.href} returned no shasums_url / shasums_signature_url`,
       );
     }
-    const sumsUrl = new URL(dl.shasums_url, downloadUrl);
-    const sigUrl = new URL(dl.shasums_signature_url, downloadUrl);
+    const sumsUrl = httpUrl(dl.shasums_url, downloadUrl, 'shasums_url');
+    const sigUrl = httpUrl(dl.shasums_signature_url, downloadUrl, 'shasums_signature_url');
     let sumsBytes: Buffer;
     let sigBytes: Buffer;
     try {
@@ -410,7 +433,7 @@ export class RegistryClient {
           );
         }
         const v1 = doc['providers.v1'];
-        return new URL(v1.endsWith('/') ? v1 : `${v1}/`, url);
+        return httpUrl(v1.endsWith('/') ? v1 : `${v1}/`, url, 'providers.v1');
       })();
       const entry = { promise: p, expires: Number.POSITIVE_INFINITY };
       this.discovery.set(host, entry);

@@ -83,6 +83,8 @@ export interface FakeRelease {
   armoredSignature?: boolean;
   /** The download response's `shasum` lies (differs from the signed sums). */
   lyingShasum?: boolean;
+  /** Replaces the `shasums_url` of the download response. */
+  shasumsUrl?: string;
 }
 
 export interface Fault {
@@ -245,7 +247,9 @@ export async function startRegistry(options: RegistryServerOptions): Promise<Reg
           filename,
           download_url: `/files/${ns}/${type}/${version}/${filename}`,
           // relative to this response's URL, as the protocol allows
-          shasums_url: `${'../'.repeat(path.split('/').filter((x) => x !== '').length - 1)}files/${ns}/${type}/${version}/SHA256SUMS`,
+          shasums_url:
+            r.shasumsUrl ??
+            `${'../'.repeat(path.split('/').filter((x) => x !== '').length - 1)}files/${ns}/${type}/${version}/SHA256SUMS`,
           shasums_signature_url: `/files/${ns}/${type}/${version}/SHA256SUMS.sig`,
           shasum: r.lyingShasum ? shasum.replace(/^./, (c) => (c === 'a' ? 'b' : 'a')) : shasum,
           signing_keys: {

@@ -48,6 +48,7 @@ beforeAll(async () => {
       rel('1.5.1', { trustSignature: badTrust }),
       rel('1.6.0', { lyingShasum: true }),
       rel('1.7.0', { keys: [otherKey, registryKey] }),
+      rel('1.8.0', { shasumsUrl: 'file:///etc/passwd' }),
       rel('2.0.0', { namespace: 'flaky' }),
       rel('2.0.0', { namespace: 'hang' }),
       rel('2.0.0', { namespace: 'garbage' }),
@@ -235,6 +236,13 @@ describe('faults', () => {
     expect(await ask(c, '1.0.0')).toEqual({
       status: 'unavailable',
       reason: expect.stringMatching(/no service discovery/),
+    });
+  });
+
+  it('only http(s) URLs from a response are followed', async () => {
+    expect(await ask(client(), '1.8.0')).toEqual({
+      status: 'unavailable',
+      reason: expect.stringMatching(/shasums_url that is not http\(s\): "file:\/\/\/etc\/passwd"/),
     });
   });
 
