@@ -1,9 +1,9 @@
 /**
  * The corpus archive with lock files (ministryofjustice/cloud-platform-infrastructure, 12 lock
- * files): every lock file parses (no lock-parse-error), every recorded hash is well formed, and the
- * full scan reports exactly the lock findings listed here (verified by hand against the sources:
- * two roots without a lock file, and one lock file whose recorded constraints predate the pins in
- * versions.tf).
+ * files), through the real archive reader, HCL parser, module loader, analyzeLocks and the lock
+ * rules: every lock file parses (no lock-parse-error), every recorded hash is well formed, and the
+ * lock findings are exactly those listed here (verified by hand against the sources: two roots
+ * without a lock file, and one lock file whose recorded constraints predate the pins in versions.tf).
  */
 import { join } from 'node:path';
 import { readInput } from '../../src/archive';
@@ -11,8 +11,10 @@ import { HclParser } from '../../src/hcl';
 import { analyzeLocks, isProviderPackageZip } from '../../src/lockfile';
 import type { LockAnalysis } from '../../src/lockfile';
 import { loadModules } from '../../src/modules';
-import type { Report } from '../../src/report/types';
-import { closeSharedParser, scanPath, shouldLoad } from '../../src/scan';
+import type { Finding } from '../../src/model';
+import { runRules } from '../../src/rules';
+import { LOCK_RULES } from '../../src/rules/lock-index';
+import { shouldLoad } from '../../src/scan';
 import { DEFAULT_CONFIG } from '../../src/scan/config-file';
 
 const ARCHIVE = join(
@@ -22,7 +24,7 @@ const ARCHIVE = join(
 const ACCOUNT = 'terraform/aws-accounts/cloud-platform-aws/account';
 
 let analysis: LockAnalysis;
-let report: Report;
+let findings: Finding[];
 let parser: HclParser;
 
 beforeAll(async () => {
@@ -37,12 +39,22 @@ beforeAll(async () => {
     parser,
     engine: loaded.engine,
   });
-  report = await scanPath(ARCHIVE);
+  findings = runRules(
+    {
+      modules: loaded.modules,
+      moduleByPath: new Map(loaded.modules.map((m) => [m.path, m])),
+      roots: loaded.roots,
+      diagnostics: loaded.diagnostics,
+      config: { ...DEFAULT_CONFIG, engine: loaded.engine },
+      engine: loaded.engine,
+      lock: analysis,
+    },
+    LOCK_RULES,
+  );
 }, 120_000);
 
 afterAll(async () => {
   await parser.close();
-  await closeSharedParser();
 });
 
 describe('corpus: ministryofjustice cloud-platform-infrastructure', () => {
@@ -62,11 +74,11 @@ describe('corpus: ministryofjustice cloud-platform-infrastructure', () => {
         expect(e.hashes.every((h) => h.line > e.line && h.line < e.endLine)).toBe(true);
       }
     }
-    expect(report.findings.filter((f) => f.ruleId === 'lock-parse-error')).toEqual([]);
+    expect(findings.filter((f) => f.ruleId === 'lock-parse-error')).toEqual([]);
   });
 
   it('reports exactly these lock findings', () => {
-    const lock = report.findings
+    const lock = findings
       .filter((f) => f.ruleId.startsWith('lock-'))
       .map((f) => `${f.severity} ${f.ruleId} ${f.file}:${f.line}`);
     expect(lock).toEqual([
@@ -75,7 +87,7 @@ describe('corpus: ministryofjustice cloud-platform-infrastructure', () => {
       'warning lock-missing terraform/aws-accounts/cloud-platform-aws/inspection/backend.tf:1',
       'warning lock-missing terraform/aws-accounts/cloud-platform-aws/transit-gateway/backend.tf:1',
     ]);
-    const drift = report.findings.filter((f) => f.ruleId === 'lock-constraints-drift').map((f) => f.message);
+    const drift = findings.filter((f) => f.ruleId === 'lock-constraints-drift').map((f) => f.message);
     expect(drift).toEqual([
       expect.stringContaining('hashicorp/null records constraints ">= 2.0.0", which lack "3.2.3"'),
       expect.stringContaining('hashicorp/random records constraints ">= 3.0.0", which lack "~> 3.6.3"'),
