@@ -1,0 +1,255 @@
+/**
+ * S3 `ObjectStore` (and the S3-only capabilities of `ports.ts`), over `@aws-sdk/client-s3`. The
+ * endpoint and path-style addressing are configurable so the same code runs against AWS, s3rver or
+ * any S3-compatible store. Only this file and `sqs.ts` import the AWS SDK.
+ */
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  type GetObjectCommandOutput,
+} from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { assertValidKey, assertValidPrefix } from './keys';
+import { decodeMetadata, encodeMetadata } from './metadata';
+import {
+  normalizeEtag,
+  type ObjectVersion,
+  type UploadUrlSigner,
+  type VersionedGet,
+  type VersionedObjectSource,
+} from './ports';
+import type { ObjectStore, PutOptions, StoredObject } from './types';
+
+export interface S3ClientSettings {
+  region?: string | undefined;
+  /** A custom endpoint (s3rver, MinIO, LocalStack ...); AWS when absent. */
+  endpoint?: string | undefined;
+  /** Path-style URLs (`endpoint/bucket/key`), which most S3-compatible servers need. */
+  forcePathStyle?: boolean | undefined;
+  /** Static credentials (tests, local emulators); the default provider chain when absent. */
+  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | undefined;
+}
+
+export function createS3Client(settings: S3ClientSettings = {}): S3Client {
+  return new S3Client({
+    ...(settings.region !== undefined ? { region: settings.region } : {}),
+    ...(settings.endpoint !== undefined ? { endpoint: settings.endpoint } : {}),
+    forcePathStyle: settings.forcePathStyle ?? false,
+    ...(settings.credentials !== undefined ? { credentials: settings.credentials } : {}),
+    // Checksums only where S3 requires them: S3-compatible servers do not all accept the
+    // flexible-checksum headers and trailers the SDK sends by default since 3.729.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+}
+
+/** An S3 call failed for a reason other than "not found": transient or a misconfiguration. */
+export class S3StorageError extends Error {
+  override readonly name = 'S3StorageError';
+  readonly operation: string;
+  readonly bucket: string;
+  readonly key: string;
+  /** The S3 error code (`AccessDenied`, `SlowDown` ...) when there is one. */
+  readonly code: string | undefined;
+  readonly httpStatus: number | undefined;
+
+  constructor(operation: string, bucket: string, key: string, cause: unknown) {
+    const { code, status } = describe(cause);
+    const detail = cause instanceof Error ? cause.message : String(cause);
+    super(`S3 ${operation} s3://${bucket}/${key} failed${code ? ` (${code})` : ''}: ${detail}`, { cause });
+    this.operation = operation;
+    this.bucket = bucket;
+    this.key = key;
+    this.code = code;
+    this.httpStatus = status;
+  }
+}
+
+function describe(err: unknown): { code: string | undefined; status: number | undefined } {
+  if (typeof err !== 'object' || err === null) return { code: undefined, status: undefined };
+  const e = err as { name?: unknown; Code?: unknown; $metadata?: { httpStatusCode?: unknown } };
+  const code = typeof e.Code === 'string' ? e.Code : typeof e.name === 'string' ? e.name : undefined;
+  const status = typeof e.$metadata?.httpStatusCode === 'number' ? e.$metadata.httpStatusCode : undefined;
+  return { code, status };
+}
+
+/** "No such key / version" (but not "no such bucket", which is a misconfiguration). */
+function isMissing(err: unknown): boolean {
+  const { code, status } = describe(err);
+  if (code === 'NoSuchBucket') return false;
+  return code === 'NoSuchKey' || code === 'NoSuchVersion' || code === 'NotFound' || status === 404;
+}
+
+function isPreconditionFailed(err: unknown): boolean {
+  const { code, status } = describe(err);
+  return code === 'PreconditionFailed' || status === 412;
+}
+
+export interface S3StoreOptions {
+  bucket: string;
+  client: S3Client;
+  /** ListObjectsV2 page size, 1..1000 (default 1000, S3's maximum). */
+  pageSize?: number;
+}
+
+export class S3ObjectStore implements ObjectStore, VersionedObjectSource, UploadUrlSigner {
+  readonly bucket: string;
+  readonly client: S3Client;
+  private readonly pageSize: number;
+
+  constructor(options: S3StoreOptions) {
+    if (options.bucket === '') throw new Error('S3ObjectStore: bucket name is empty');
+    const pageSize = options.pageSize ?? 1000;
+    if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 1000) {
+      throw new Error(`S3ObjectStore: pageSize must be an integer in 1..1000, got ${pageSize}`);
+    }
+    this.bucket = options.bucket;
+    this.client = options.client;
+    this.pageSize = pageSize;
+  }
+
+  async put(key: string, body: Buffer | string, options: PutOptions = {}): Promise<void> {
+    assertValidKey(key);
+    try {
+      await this.client.send(
+        new PutObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          Body: typeof body === 'string' ? Buffer.from(body, 'utf8') : body,
+          ...(options.contentType !== undefined ? { ContentType: options.contentType } : {}),
+          ...(options.metadata !== undefined ? { Metadata: encodeMetadata(options.metadata) } : {}),
+        }),
+      );
+    } catch (err) {
+      throw new S3StorageError('PutObject', this.bucket, key, err);
+    }
+  }
+
+  private async readBody(response: GetObjectCommandOutput): Promise<Buffer> {
+    if (response.Body === undefined) return Buffer.alloc(0);
+    return Buffer.from(await response.Body.transformToByteArray());
+  }
+
+  private toStored(response: GetObjectCommandOutput, body: Buffer): StoredObject {
+    const etag = normalizeEtag(response.ETag);
+    return {
+      body,
+      ...(response.ContentType !== undefined ? { contentType: response.ContentType } : {}),
+      metadata: decodeMetadata(response.Metadata),
+      ...(etag !== undefined ? { etag } : {}),
+    };
+  }
+
+  async get(key: string): Promise<StoredObject | null> {
+    assertValidKey(key);
+    try {
+      const response = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      return this.toStored(response, await this.readBody(response));
+    } catch (err) {
+      if (isMissing(err)) return null;
+      throw new S3StorageError('GetObject', this.bucket, key, err);
+    }
+  }
+
+  /**
+   * Reads one exact version: by version id when given (versioned buckets), else the current object
+   * provided its ETag still matches (`If-Match`; also compared after the read, for servers that
+   * ignore the header). Objects larger than `maxBytes` are not downloaded.
+   */
+  async getVersion(
+    key: string,
+    version: ObjectVersion,
+    options: { maxBytes?: number } = {},
+  ): Promise<VersionedGet> {
+    assertValidKey(key);
+    const wanted = normalizeEtag(version.etag);
+    let response: GetObjectCommandOutput;
+    try {
+      response = await this.client.send(
+        new GetObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          ...(version.versionId ? { VersionId: version.versionId } : {}),
+          ...(wanted !== undefined && !version.versionId ? { IfMatch: `"${wanted}"` } : {}),
+        }),
+      );
+    } catch (err) {
+      if (isMissing(err)) return { status: 'missing' };
+      if (isPreconditionFailed(err)) return { status: 'superseded', currentEtag: '' };
+      throw new S3StorageError('GetObject', this.bucket, key, err);
+    }
+    const etag = normalizeEtag(response.ETag);
+    const size = response.ContentLength ?? 0;
+    const discard = () => {
+      const body = response.Body as { destroy?: () => void } | undefined;
+      body?.destroy?.();
+    };
+    if (wanted !== undefined && etag !== undefined && etag !== wanted) {
+      discard();
+      return { status: 'superseded', currentEtag: etag };
+    }
+    if (options.maxBytes !== undefined && size > options.maxBytes) {
+      discard();
+      return { status: 'too-large', size };
+    }
+    let body: Buffer;
+    try {
+      body = await this.readBody(response);
+    } catch (err) {
+      throw new S3StorageError('GetObject', this.bucket, key, err);
+    }
+    return {
+      status: 'found',
+      object: {
+        ...this.toStored(response, body),
+        size: body.length,
+        ...(response.VersionId ? { versionId: response.VersionId } : {}),
+        ...(response.LastModified ? { lastModified: response.LastModified.toISOString() } : {}),
+      },
+    };
+  }
+
+  async *list(prefix: string): AsyncIterable<string> {
+    assertValidPrefix(prefix);
+    let token: string | undefined;
+    do {
+      let page;
+      try {
+        page = await this.client.send(
+          new ListObjectsV2Command({
+            Bucket: this.bucket,
+            Prefix: prefix,
+            MaxKeys: this.pageSize,
+            ...(token !== undefined ? { ContinuationToken: token } : {}),
+          }),
+        );
+      } catch (err) {
+        throw new S3StorageError('ListObjectsV2', this.bucket, prefix, err);
+      }
+      for (const item of page.Contents ?? []) {
+        if (item.Key !== undefined) yield item.Key;
+      }
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token !== undefined);
+  }
+
+  async delete(key: string): Promise<void> {
+    assertValidKey(key);
+    try {
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+    } catch (err) {
+      if (isMissing(err)) return;
+      throw new S3StorageError('DeleteObject', this.bucket, key, err);
+    }
+  }
+
+  async presignPut(key: string, options: { expiresInSeconds: number }): Promise<string> {
+    assertValidKey(key);
+    return getSignedUrl(this.client, new PutObjectCommand({ Bucket: this.bucket, Key: key }), {
+      expiresIn: options.expiresInSeconds,
+    });
+  }
+}

@@ -1,0 +1,109 @@
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { S3ObjectStore, S3StorageError, createS3Client } from '../../src/storage/s3';
+import { startS3rver, S3RVER_CREDENTIALS, S3RVER_REGION, type RunningS3rver } from '../helpers/s3rver';
+import { objectStoreContract } from './contract';
+
+let server: RunningS3rver;
+let client: S3Client;
+let bucketCounter = 0;
+const BUCKETS = Array.from({ length: 40 }, (_, i) => `contract-${i}`);
+
+beforeAll(async () => {
+  server = await startS3rver([...BUCKETS, 'versions']);
+  client = createS3Client({
+    endpoint: server.endpoint,
+    region: S3RVER_REGION,
+    forcePathStyle: true,
+    credentials: S3RVER_CREDENTIALS,
+  });
+});
+afterAll(async () => {
+  client?.destroy();
+  await server?.stop();
+});
+
+function nextBucket(): string {
+  const bucket = BUCKETS[bucketCounter++];
+  if (bucket === undefined) throw new Error('test needs more buckets');
+  return bucket;
+}
+
+objectStoreContract('S3ObjectStore on s3rver', {
+  store: async () => new S3ObjectStore({ bucket: nextBucket(), client }),
+  pagedStore: async (pageSize) => new S3ObjectStore({ bucket: nextBucket(), client, pageSize }),
+  byteOrderAcrossDepths: false,
+});
+
+describe('S3ObjectStore specifics', () => {
+  test('getVersion reads the version asked for, reports superseded, missing and too large', async () => {
+    const store = new S3ObjectStore({ bucket: 'versions', client });
+    await store.put('u/a.tar.gz', 'first', { metadata: { repository: 'org/a' } });
+    const first = (await store.get('u/a.tar.gz'))!.etag!;
+    const found = await store.getVersion('u/a.tar.gz', { etag: first });
+    expect(found.status).toBe('found');
+    if (found.status !== 'found') throw new Error('unreachable');
+    expect(found.object.body.toString()).toBe('first');
+    expect(found.object.metadata).toEqual({ repository: 'org/a' });
+    expect(found.object.size).toBe(5);
+    expect(found.object.lastModified).toMatch(/^\d{4}-\d\d-\d\dT/);
+    // The event's ETag comes without quotes, the HTTP header with them: both compare equal.
+    expect((await store.getVersion('u/a.tar.gz', { etag: `"${first}"` })).status).toBe('found');
+
+    await store.put('u/a.tar.gz', 'second, longer');
+    const stale = await store.getVersion('u/a.tar.gz', { etag: first });
+    expect(stale.status).toBe('superseded');
+    expect(await store.getVersion('u/none.tar.gz', { etag: first })).toEqual({ status: 'missing' });
+    expect(await store.getVersion('u/a.tar.gz', {}, { maxBytes: 5 })).toEqual({
+      status: 'too-large',
+      size: 14,
+    });
+    const current = await store.getVersion('u/a.tar.gz', {}, { maxBytes: 14 });
+    expect(current.status === 'found' && current.object.body.toString()).toBe('second, longer');
+  });
+
+  test('metadata written by another client in raw UTF-8 or RFC 2047 form reads back decoded', async () => {
+    const store = new S3ObjectStore({ bucket: 'versions', client });
+    await client.send(
+      new PutObjectCommand({
+        Bucket: 'versions',
+        Key: 'raw/rfc2047',
+        Body: 'x',
+        Metadata: { repository: '=?UTF-8?B?w6lxdWlwZS9kw6lww7R0?=', q: '=?utf-8?Q?caf=C3=A9_bar?=' },
+      }),
+    );
+    expect((await store.get('raw/rfc2047'))!.metadata).toEqual({ repository: 'équipe/dépôt', q: 'café bar' });
+  });
+
+  test('a presigned PUT URL accepts a real upload for an awkward key', async () => {
+    const store = new S3ObjectStore({ bucket: 'versions', client });
+    const key = 'uploads/my repo+x/100% é.tar.gz';
+    const url = await store.presignPut(key, { expiresInSeconds: 60 });
+    expect(url).toContain('X-Amz-Signature=');
+    const response = await fetch(url, { method: 'PUT', body: new Uint8Array([1, 2, 3]) });
+    expect(response.status).toBe(200);
+    expect([...(await store.get(key))!.body]).toEqual([1, 2, 3]);
+  });
+
+  test('a missing bucket and an unreachable endpoint are errors, not "missing"', async () => {
+    const noBucket = new S3ObjectStore({ bucket: 'no-such-bucket', client });
+    await expect(noBucket.get('x')).rejects.toBeInstanceOf(S3StorageError);
+    await expect(noBucket.get('x')).rejects.toThrow(/NoSuchBucket/);
+    const down = new S3Client({
+      endpoint: 'http://127.0.0.1:9',
+      region: S3RVER_REGION,
+      forcePathStyle: true,
+      credentials: S3RVER_CREDENTIALS,
+      maxAttempts: 1,
+    });
+    const store = new S3ObjectStore({ bucket: 'versions', client: down });
+    await expect(store.get('x')).rejects.toThrow(/S3 GetObject s3:\/\/versions\/x failed/);
+    await expect(store.getVersion('x', {})).rejects.toBeInstanceOf(S3StorageError);
+    await expect(store.put('x', 'y')).rejects.toBeInstanceOf(S3StorageError);
+    down.destroy();
+  });
+
+  test('rejects an invalid page size', () => {
+    expect(() => new S3ObjectStore({ bucket: 'b', client, pageSize: 0 })).toThrow(/pageSize/);
+    expect(() => new S3ObjectStore({ bucket: 'b', client, pageSize: 1001 })).toThrow(/pageSize/);
+  });
+});
