@@ -12,6 +12,7 @@ import { isInputError, InputError } from '../errors';
 import type { Severity } from '../model';
 import { renderReport, REPORT_FORMATS, verdict } from '../report';
 import type { FailOn, ReportFormat } from '../report';
+import { hashPackage, PackageHashError } from '../lockfile';
 import { RULES } from '../rules';
 import { closeSharedParser, scanPath } from '../scan';
 import { TOOL_VERSION } from '../version';
@@ -32,6 +33,8 @@ export const USAGE = `Usage:
   tfguard scan <dir|archive> [--format text|json|sarif|markdown] [--output FILE]
                              [--config FILE] [--fail-on error|warning|notice|never]
                              [--registry] [--no-color]
+  tfguard hash <zip|dir>      print the h1: (and zh: for a zip) checksums of a provider package,
+                              as Terraform records them in .terraform.lock.hcl
   tfguard rules               list the rules with their default severities
   tfguard --version | --help
 
@@ -105,6 +108,29 @@ async function scanCommand(args: string[], io: CliIo): Promise<number> {
   return verdict(report, failOn) === 'fail' ? EXIT_FINDINGS : EXIT_OK;
 }
 
+async function hashCommand(args: string[], io: CliIo): Promise<number> {
+  if (args.length !== 1 || (args[0] as string).startsWith('-')) usage('hash takes exactly one <zip|dir>');
+  const target = args[0] as string;
+  let hashes;
+  try {
+    hashes = await hashPackage(target);
+  } catch (err) {
+    if (err instanceof PackageHashError)
+      throw new InputError('corrupt-archive', err.message, { entry: target, cause: err });
+    throw err;
+  }
+  const lines = [hashes.h1];
+  if (hashes.zh !== undefined) lines.push(hashes.zh);
+  io.stdout(lines.join('\n') + '\n');
+  if (hashes.h1Packed !== undefined) {
+    io.stderr(
+      `tfguard: note: the zip has directory entries; Terraform checks a packed mirror zip against ${hashes.h1Packed}, ` +
+        'which never equals the h1 it records, so install it unpacked or repack it without directory entries\n',
+    );
+  }
+  return EXIT_OK;
+}
+
 function rulesCommand(io: CliIo): number {
   const width = Math.max(...RULES.map((r) => r.id.length));
   const lines = RULES.map(
@@ -121,6 +147,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     switch (command) {
       case 'scan':
         return await scanCommand(rest, io);
+      case 'hash':
+        return await hashCommand(rest, io);
       case 'rules':
         return rulesCommand(io);
       case '--version':

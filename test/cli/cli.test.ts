@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { runCli } from '../../src/cli/main';
 import type { CliIo } from '../../src/cli/main';
 import { makeTarGz } from '../helpers/archive';
+import { readLockFile, terraformInit, withMirror } from '../helpers/terraform';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');
@@ -158,6 +159,67 @@ resource "random_pet" "x" {}
     expect((await cli(['scan', DEMO])).stdout).not.toContain('\u001b[');
     expect((await cli(['scan', DEMO], true)).stdout).toContain('\u001b[');
     expect((await cli(['scan', DEMO, '--no-color'], true)).stdout).not.toContain('\u001b[');
+  });
+});
+
+describe('tfguard hash', () => {
+  it('prints the h1: terraform records and the zh: of the zip, for packed and unpacked packages', async () => {
+    const files = (type: string, version: string) => [
+      { name: `terraform-provider-${type}_v${version}`, data: '#!/bin/sh\nexit 1\n', mode: 0o755 },
+      { name: 'README.md', data: `${type} provider\n` },
+      { name: 'licenses/LICENSE.txt', data: 'MIT\n' },
+    ];
+    const packed = { source: 'example/demo', version: '1.2.3', files: files('demo', '1.2.3') };
+    const unpacked = {
+      source: 'example/other',
+      version: '0.1.0',
+      files: files('other', '0.1.0'),
+      layout: 'unpacked' as const,
+    };
+    const mirror = await withMirror([packed, unpacked]);
+    try {
+      const work = path.join(mirror.dir, 'work');
+      await fs.mkdir(work);
+      await fs.writeFile(
+        path.join(work, 'main.tf'),
+        'terraform {\n  required_providers {\n    demo = { source = "example/demo" }\n    other = { source = "example/other" }\n  }\n}\n',
+      );
+      const init = await terraformInit(work, mirror);
+      expect(init.stderr + init.stdout).not.toMatch(/Error/);
+      expect(init.code).toBe(0);
+      const lock = readLockFile(work);
+      const zip = await fs.readFile(mirror.packagePath(packed));
+      const zh = `zh:${require('node:crypto').createHash('sha256').update(zip).digest('hex')}`;
+
+      const p = await cli(['hash', mirror.packagePath(packed)]);
+      expect(p.code).toBe(0);
+      const [h1, zhOut] = p.stdout.trim().split('\n');
+      expect(lock.get('registry.terraform.io/example/demo')?.hashes).toContain(h1);
+      expect(zhOut).toBe(zh);
+
+      const u = await cli(['hash', mirror.packagePath(unpacked)]);
+      expect(u.code).toBe(0);
+      expect(u.stdout.trim().split('\n')).toHaveLength(1);
+      expect(lock.get('registry.terraform.io/example/other')?.hashes).toContain(u.stdout.trim());
+    } finally {
+      await mirror.cleanup();
+    }
+  });
+
+  it('exits 2 for a corrupt zip, a missing path and bad usage', async () => {
+    const bad = path.join(tmp, 'broken.zip');
+    await fs.writeFile(bad, Buffer.from('PK\u0003\u0004 this is not a zip'));
+    for (const argv of [
+      ['hash', bad],
+      ['hash', path.join(tmp, 'absent.zip')],
+      ['hash'],
+      ['hash', 'a', 'b'],
+    ]) {
+      const r = await cli(argv);
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).not.toBe('');
+    }
   });
 });
 
