@@ -109,34 +109,14 @@ export interface AssembledModule {
   imports: SrcBlock[];
 }
 
-/** The `required_providers` entries of one `required_providers` block (or attribute, as a JSON file
- * may give it). Values that are lists (JSON's repeated-block form) contribute every element. */
-function requiredProvidersEntries(terraformBlock: SrcBlock): {
-  blocks: { location: SourceLocation; entries: RequiredProviderEntry[] }[];
-} {
-  const out: { location: SourceLocation; entries: RequiredProviderEntry[] }[] = [];
-  for (const b of terraformBlock.blocks) {
-    if (b.type === 'required_providers') out.push({ location: loc(b), entries: b.attrs });
-  }
-  for (const a of terraformBlock.attrs) {
-    if (a.name !== 'required_providers') continue;
-    const objects = Array.isArray(a.value) ? a.value : [a.value];
-    for (const o of objects) {
-      if (o === null || typeof o !== 'object' || Array.isArray(o)) continue;
-      const entries = Object.entries(o as Record<string, unknown>).map(
-        ([name, value]): RequiredProviderEntry => ({
-          name,
-          value,
-          line: a.line,
-          endLine: a.endLine,
-          file: a.file,
-        }),
-      );
-      out.push({ location: loc(a), entries });
-    }
-  }
-  out.sort((x, y) => x.location.line - y.location.line);
-  return { blocks: out };
+/** The `required_providers` blocks of a `terraform` block: where each is and its entries. (Written
+ * as an argument, `required_providers = {...}`, it is a Terraform error and declares nothing.) */
+function requiredProvidersBlocks(
+  terraformBlock: SrcBlock,
+): { location: SourceLocation; entries: RequiredProviderEntry[] }[] {
+  return terraformBlock.blocks
+    .filter((b) => b.type === 'required_providers')
+    .map((b) => ({ location: loc(b), entries: b.attrs }));
 }
 
 function backends(terraformBlock: SrcBlock): BackendDecl[] {
@@ -205,7 +185,7 @@ export function assembleModule(
           const version = attr(b, 'required_version');
           if (version) m.requiredVersions.push({ value: version.value, location: loc(version) });
           for (const backend of backends(b)) if (m.backend === null) m.backend = backend;
-          for (const rp of requiredProvidersEntries(b).blocks) {
+          for (const rp of requiredProvidersBlocks(b)) {
             m.requiredProvidersBlocks.push(rp.location);
             if (firstRequiredProviders !== null) {
               duplicates.push({ location: rp.location, first: firstRequiredProviders });
@@ -252,7 +232,7 @@ export function assembleModule(
           const version = attr(b, 'required_version');
           if (version) fileVersions.push({ value: version.value, location: loc(version) });
           for (const backend of backends(b)) m.backend = backend;
-          for (const rp of requiredProvidersEntries(b).blocks) {
+          for (const rp of requiredProvidersBlocks(b)) {
             for (const e of rp.entries) m.requiredProviders.set(e.name, e);
           }
           break;

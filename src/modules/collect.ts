@@ -21,7 +21,7 @@ import type {
 } from '../model';
 import type { AssembledModule, RequiredProviderEntry, SrcAttr } from './assemble';
 import { attr, loc } from './assemble';
-import { compareBytes } from './files';
+import { compareUtf8 } from '../archive/paths';
 import {
   BUILTIN_TERRAFORM_PROVIDER,
   classifyModuleSource,
@@ -59,6 +59,12 @@ function literal(value: unknown): string | null {
   if (typeof value === 'string') return value;
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   return null;
+}
+
+/** An argument that should be a string, as text even when it is not (a list, an object): rules then
+ * report it as invalid rather than it silently disappearing. */
+function text(value: unknown): string {
+  return literal(value) ?? JSON.stringify(value) ?? String(value);
 }
 
 /**
@@ -111,7 +117,7 @@ function requirement(
     // An invalid source is kept as written so rules can report it.
     source = parsed.ok ? parsed.source : rawSource;
   }
-  const constraints = 'version' in obj ? (literal(obj.version) ?? stringify(obj.version)) : null;
+  const constraints = 'version' in obj ? text(obj.version) : null;
   const aliases = Array.isArray(obj.configuration_aliases)
     ? obj.configuration_aliases
     : typeof obj.configuration_aliases === 'string'
@@ -133,10 +139,6 @@ function requirement(
       constraints === null ? null : { file: entry.file, line: versionLine(lines(entry.file), entry) },
     legacyString: false,
   };
-}
-
-function stringify(v: unknown): string {
-  return typeof v === 'string' ? v : JSON.stringify(v);
 }
 
 function implicitRequirement(name: string, source: string): ProviderRequirement {
@@ -224,9 +226,7 @@ export function collectModule(
       name,
       alias,
       location: loc(b),
-      ...(version
-        ? { version: { value: literal(version.value) ?? stringify(version.value), location: loc(version) } }
-        : {}),
+      ...(version ? { version: { value: text(version.value), location: loc(version) } } : {}),
     });
     uses.push({
       name,
@@ -251,7 +251,7 @@ export function collectModule(
     if (providersAttr && providersAttr.value !== null && typeof providersAttr.value === 'object') {
       for (const [k, v] of Object.entries(providersAttr.value as Record<string, unknown>)) {
         const child = strip(k);
-        const parent = typeof v === 'string' ? strip(v) : stringify(v);
+        const parent = typeof v === 'string' ? strip(v) : text(v);
         providers[child] = parent;
         const ref = reference(v);
         if (ref !== null) {
@@ -287,14 +287,14 @@ export function collectModule(
     implicitNames.add(name);
     providers.push(implicitRequirement(name, source));
   }
-  providers.sort((a, b) => compareBytes(a.name, b.name));
+  providers.sort((a, b) => compareUtf8(a.name, b.name));
 
   const requiredVersions = m.requiredVersions.map((v) => ({
-    value: literal(v.value) ?? stringify(v.value),
+    value: text(v.value),
     location: v.location,
   }));
 
-  uses.sort((a, b) => compareBytes(a.location.file, b.location.file) || a.location.line - b.location.line);
+  uses.sort((a, b) => compareUtf8(a.location.file, b.location.file) || a.location.line - b.location.line);
 
   return { providers, providerUses: uses, providerConfigs, moduleCalls, requiredVersions };
 }

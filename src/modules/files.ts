@@ -9,6 +9,7 @@
  * - `override.*` and `*_override.*` are override files: skipped on the first pass, then merged in
  *   lexical file-name order.
  */
+import { basename, compareUtf8 } from '../archive/paths';
 import type { Engine } from '../model';
 
 export type ConfigExtension = '.tf' | '.tf.json' | '.tofu' | '.tofu.json';
@@ -16,23 +17,10 @@ export type ConfigExtension = '.tf' | '.tf.json' | '.tofu' | '.tofu.json';
 const TERRAFORM_EXTENSIONS: readonly ConfigExtension[] = ['.tf.json', '.tf'];
 const OPENTOFU_EXTENSIONS: readonly ConfigExtension[] = ['.tofu.json', '.tofu', '.tf.json', '.tf'];
 
-export function baseName(path: string): string {
-  const slash = path.lastIndexOf('/');
-  return slash === -1 ? path : path.slice(slash + 1);
-}
-
-export function dirName(path: string): string {
-  const slash = path.lastIndexOf('/');
-  return slash === -1 ? '.' : path.slice(0, slash);
-}
-
 /** The configuration extension of a file name for the engine, or null if it is not a config file. */
 export function configExtension(name: string, engine: Engine): ConfigExtension | null {
   const list = engine === 'opentofu' ? OPENTOFU_EXTENSIONS : TERRAFORM_EXTENSIONS;
-  for (const ext of list) if (name.endsWith(ext) && name.length > ext.length) return ext;
-  // A bare ".tf" is a hidden file with a config extension: still a (hidden) config file name.
-  for (const ext of list) if (name === ext) return ext;
-  return null;
+  return list.find((ext) => name.endsWith(ext)) ?? null;
 }
 
 /** Terraform's editor-leftover test (`IsIgnoredFile`). */
@@ -45,25 +33,13 @@ export function isIgnoredName(name: string): boolean {
  * `.#main.tf`. Other hidden files (`.terraform.lock.hcl`, `.gitignore`) are not reported.
  */
 function looksLikeConfig(name: string, engine: Engine): boolean {
-  let inner = name;
-  for (;;) {
-    if (configExtension(inner, engine) !== null) return true;
-    if (inner.endsWith('~')) inner = inner.slice(0, -1);
-    else if (inner.length >= 2 && inner.startsWith('#') && inner.endsWith('#')) inner = inner.slice(1, -1);
-    else if (inner.startsWith('.#')) inner = inner.slice(2);
-    else return false;
-  }
+  const inner = name.replace(/~+$/, '').replace(/^#(.*)#$/, '$1');
+  return configExtension(inner, engine) !== null;
 }
 
 export function isOverrideName(name: string, ext: ConfigExtension): boolean {
   const stem = name.slice(0, name.length - ext.length);
   return stem === 'override' || stem.endsWith('_override');
-}
-
-/** Byte-order comparison of strings (UTF-8 order equals code-point order). */
-export function compareBytes(a: string, b: string): number {
-  if (a === b) return 0;
-  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 }
 
 export interface FileSelection {
@@ -85,7 +61,7 @@ export function selectConfigFiles(fileNames: string[], engine: Engine): FileSele
   const ignored: string[] = [];
   const candidates: { given: string; name: string; ext: ConfigExtension }[] = [];
   for (const given of fileNames) {
-    const name = baseName(given);
+    const name = basename(given);
     if (isIgnoredName(name)) {
       if (looksLikeConfig(name, engine)) ignored.push(given);
       continue;
@@ -109,8 +85,7 @@ export function selectConfigFiles(fileNames: string[], engine: Engine): FileSele
     for (const c of candidates) selected.push(c.given);
   }
   const extOf = new Map(candidates.map((c) => [c.given, c]));
-  const byName = (a: string, b: string): number =>
-    compareBytes(baseName(a), baseName(b)) || compareBytes(a, b);
+  const byName = (a: string, b: string): number => compareUtf8(basename(a), basename(b)) || compareUtf8(a, b);
   selected.sort(byName);
   ignored.sort(byName);
   const overrides = selected.filter((f) => {

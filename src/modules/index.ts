@@ -17,7 +17,8 @@ import type {
 import { assembleModule, tagBody } from './assemble';
 import type { SrcFile } from './assemble';
 import { collectModule } from './collect';
-import { baseName, compareBytes, dirName, isIgnoredName, selectConfigFiles } from './files';
+import { basename, compareUtf8, dirname } from '../archive/paths';
+import { isIgnoredName, selectConfigFiles } from './files';
 import { buildRootTree, decideKind, localCallers, missingModules, moduleCycles } from './tree';
 
 export { matchGlob } from './glob';
@@ -68,13 +69,13 @@ export function detectEngine(archive: LoadedArchive, config: ScanConfig): Engine
   if (config.engineExplicit === true || config.engine === 'opentofu') return config.engine;
   for (const entry of archive.entries) {
     if (entry.type === 'directory' || inToolDirectory(entry.path)) continue;
-    const name = baseName(entry.path);
+    const name = basename(entry.path);
     if (isIgnoredName(name)) continue;
     if (name.endsWith('.tofu') || name.endsWith('.tofu.json')) return 'opentofu';
   }
   for (const [path, content] of archive.files) {
     if (
-      baseName(path) === LOCK_FILE_NAME &&
+      basename(path) === LOCK_FILE_NAME &&
       !inToolDirectory(path) &&
       OPENTOFU_LOCK_ENTRY.test(content.toString('utf8'))
     )
@@ -97,7 +98,7 @@ function filesByDirectory(archive: LoadedArchive): Map<string, string[]> {
   for (const entry of archive.entries) {
     const isFile = entry.type === 'file' || (entry.type !== 'directory' && archive.files.has(entry.path));
     if (!isFile || inToolDirectory(entry.path)) continue;
-    const dir = dirName(entry.path);
+    const dir = dirname(entry.path) || '.';
     const list = dirs.get(dir) ?? [];
     list.push(entry.path);
     dirs.set(dir, list);
@@ -145,11 +146,11 @@ function compareDiagnostics(a: LoadDiagnostic, b: LoadDiagnostic): number {
   const wa = where(a);
   const wb = where(b);
   return (
-    compareBytes(a.module, b.module) ||
-    compareBytes(wa.file, wb.file) ||
+    compareUtf8(a.module, b.module) ||
+    compareUtf8(wa.file, wb.file) ||
     wa.line - wb.line ||
-    compareBytes(a.kind, b.kind) ||
-    compareBytes(JSON.stringify(a), JSON.stringify(b))
+    compareUtf8(a.kind, b.kind) ||
+    compareUtf8(JSON.stringify(a), JSON.stringify(b))
   );
 }
 
@@ -181,7 +182,7 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
   };
 
   const modules = new Map<string, ModuleInfo>();
-  for (const dir of [...selections.keys()].sort(compareBytes)) {
+  for (const dir of [...selections.keys()].sort(compareUtf8)) {
     const selection = selections.get(dir) as ReturnType<typeof selectConfigFiles>;
     const overrideSet = new Set(selection.overrides);
     const primary: SrcFile[] = [];

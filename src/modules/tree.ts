@@ -15,7 +15,7 @@ import type {
   ScanConfig,
   SourceLocation,
 } from '../model';
-import { compareBytes } from './files';
+import { compareUtf8 } from '../archive/paths';
 import { matchGlob } from './glob';
 import { BUILTIN_TERRAFORM_PROVIDER, impliedProviderSource } from './sources';
 
@@ -71,7 +71,7 @@ export function moduleRequirements(
       constraints.push({ source, constraints: c.version.value, location: c.version.location });
     }
   }
-  return { sources: [...sources].sort(compareBytes), constraints };
+  return { sources: [...sources].sort(compareUtf8), constraints };
 }
 
 /** The AND of constraint strings in Terraform's normalized form; null if any is invalid. */
@@ -99,7 +99,7 @@ export function localCallers(modules: ReadonlyMap<string, ModuleInfo>): Map<stri
     }
   }
   for (const list of out.values())
-    list.sort((a, b) => compareBytes(a.caller, b.caller) || compareBytes(a.call, b.call));
+    list.sort((a, b) => compareUtf8(a.caller, b.caller) || compareUtf8(a.call, b.call));
   return out;
 }
 
@@ -178,7 +178,7 @@ export function moduleCycles(
 ): LoadDiagnostic[] {
   const out: LoadDiagnostic[] = [];
   const state = new Map<string, 'active' | 'done'>();
-  const all = [...modules.keys()].sort(compareBytes);
+  const all = [...modules.keys()].sort(compareUtf8);
   for (const start of [...roots, ...all]) {
     if (state.has(start)) continue;
     // Iterative walk: a chain of thousands of modules must not exhaust the call stack.
@@ -261,7 +261,7 @@ export function buildRootTree(
       });
     }
   }
-  const providers: RootProvider[] = [...bySource.keys()].sort(compareBytes).map((source) => {
+  const providers: RootProvider[] = [...bySource.keys()].sort(compareUtf8).map((source) => {
     const contributions = bySource.get(source) as ConstraintContribution[];
     return {
       source,
