@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -189,7 +190,7 @@ describe('tfguard hash', () => {
       expect(init.code).toBe(0);
       const lock = readLockFile(work);
       const zip = await fs.readFile(mirror.packagePath(packed));
-      const zh = `zh:${require('node:crypto').createHash('sha256').update(zip).digest('hex')}`;
+      const zh = `zh:${createHash('sha256').update(zip).digest('hex')}`;
 
       const p = await cli(['hash', mirror.packagePath(packed)]);
       expect(p.code).toBe(0);
