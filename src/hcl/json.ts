@@ -346,13 +346,17 @@ function bodyObjects(node: JsonNode, what: string): Extract<JsonNode, { kind: 'o
   if (node.kind === 'array') {
     return node.items.map((item) => {
       if (item.kind !== 'object') {
-        throw new JsonConfigError(`a JSON object is required here, ${what}`, item.line, item.column);
+        throw new JsonConfigError(
+          `Incorrect JSON value type; a JSON object is required here, ${what}`,
+          item.line,
+          item.column,
+        );
       }
       return item;
     });
   }
   throw new JsonConfigError(
-    `a JSON object or an array of objects is required here, ${what}`,
+    `Incorrect JSON value type; a JSON object or an array of objects is required here, ${what}`,
     node.line,
     node.column,
   );
@@ -446,7 +450,7 @@ function unpackBlock(
       return;
     default:
       throw new JsonConfigError(
-        `a JSON object or an array is required here, representing the contents of one or more "${type}" blocks`,
+        `Incorrect JSON value type; a JSON object or an array is required here, representing the contents of one or more "${type}" blocks`,
         node.line,
         node.column,
       );

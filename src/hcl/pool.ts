@@ -187,12 +187,9 @@ export class Hcl2JsonPool {
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
       workerData: { hcl2jsonPath: this.hcl2jsonPath },
-      stdout: true, // the worker's own console output is not ours to print
-      stderr: true,
+      // No `stdout: true`/`stderr: true`: captured worker stdio keeps the process alive even when
+      // the worker is unref'd. What the Go runtime prints is captured inside the worker instead.
     });
-    // Drain the captured streams so the worker never blocks on them.
-    worker.stdout.resume();
-    worker.stderr.resume();
     const slot: Slot = { worker, ready: false, task: null, timer: null, dead: false, fatalDetail: null };
     this.slots.push(slot);
     slot.timer = setTimeout(() => {

@@ -45,7 +45,7 @@ export async function readTarGz(path: string, pattern: RegExp): Promise<Map<stri
   const extract = tar.extract();
   extract.on('entry', (header, stream, next) => {
     const chunks: Buffer[] = [];
-    stream.on('data', (c: Buffer) => chunks.push(c));
+    stream.on('data', (c: unknown) => chunks.push(c as Buffer));
     stream.on('end', () => {
       if (header.type === 'file' && pattern.test(header.name)) files.set(header.name, Buffer.concat(chunks));
       next();
