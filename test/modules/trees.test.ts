@@ -185,9 +185,9 @@ describe('root trees', () => {
   });
 
   test('a long chain of local calls does not exhaust the stack', () => {
-    // Built directly (parsing 50 000 files would only slow the test down): a recursive walk
+    // Built directly (parsing 20 000 files would only slow the test down): a recursive walk
     // overflows the call stack at this depth.
-    const depth = 50_000;
+    const depth = 20_000;
     const modules = new Map<string, ModuleInfo>();
     for (let i = 0; i <= depth; i++) {
       const path = `m${i}`;
