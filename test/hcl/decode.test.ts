@@ -79,7 +79,7 @@ describe('decodeSource', () => {
           else expect(r).toEqual({ ok: true, text: withoutBom });
         }
       }),
-      { numRuns: 2000 },
+      { numRuns: 1000 },
     );
   });
 
