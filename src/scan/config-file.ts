@@ -177,6 +177,7 @@ export function mergeConfig(
   for (const { file, layer } of layers) {
     const { rules, ...rest } = layer;
     Object.assign(out, rest);
+    if (rest.engine !== undefined) out.engineExplicit = true;
     for (const [id, setting] of Object.entries(rules ?? {})) out.rules[id] = { ...out.rules[id], ...setting };
     if (file !== null) out.configFiles.push(file);
   }

@@ -1,0 +1,115 @@
+import { InputError } from '../../src/errors';
+import { closeSharedParser } from '../../src/scan';
+import { findingsOf, scanFiles } from '../helpers/scan';
+
+afterAll(closeSharedParser);
+
+const ROOT_TF = `terraform {
+  required_version = ">= 1.6"
+  required_providers {
+    aws = {
+      source  = "hashicorp/aws"
+      version = ">= 5.0"
+    }
+  }
+}
+`;
+
+async function rejection(config: string): Promise<InputError> {
+  try {
+    await scanFiles({ 'main.tf': ROOT_TF }, { config });
+  } catch (err) {
+    if (err instanceof InputError) return err;
+    throw err;
+  }
+  throw new Error('expected the scan to be rejected');
+}
+
+describe('.tfguard.hcl', () => {
+  it.each([
+    ['unknown setting', 'colour = "blue"\n', /\.tfguard\.hcl:1: unknown setting "colour"/],
+    [
+      'unknown rule id',
+      'rule "root-module-unbound" {\n  severity = "warning"\n}\n',
+      /:1: unknown rule id "root-module-unbound"/,
+    ],
+    [
+      'bad severity',
+      'rule "root-module-unbounded" {\n  severity = "fatal"\n}\n',
+      /:2: severity must be one of error, warning, notice/,
+    ],
+    [
+      'empty rule block',
+      'rule "root-module-unbounded" {\n}\n',
+      /:1: rule "root-module-unbounded" sets neither/,
+    ],
+    [
+      'rule configured twice',
+      'rule "parse-error" {\n  enabled = false\n}\nrule "parse-error" {\n  enabled = true\n}\n',
+      /:4: rule "parse-error" is configured twice/,
+    ],
+    ['bad engine', 'engine = "pulumi"\n', /:1: engine must be "terraform" or "opentofu"/],
+    ['roots not a list', 'roots = "live/**"\n', /:1: "roots" must be a list of strings/],
+    [
+      'bad platform',
+      'platforms = ["linux-amd64"]\n',
+      /:1: platform "linux-amd64" is not of the form os_arch/,
+    ],
+    ['registry not bool', 'registry = "yes"\n', /:1: "registry" must be true or false/],
+    [
+      'bad registry url',
+      'registry_hosts = { "registry.terraform.io" = "ftp://x" }\n',
+      /registry_hosts\["registry.terraform.io"\] must be an http\(s\) URL/,
+    ],
+    ['unexpected block', 'limits {\n  max = 1\n}\n', /:1: unexpected block "limits"/],
+    ['syntax error', 'roots = [\n', /\.tfguard\.hcl:\d+: cannot be parsed/],
+  ])('%s rejects the scan with invalid-config and the line', async (_name, config, message) => {
+    const err = await rejection(config);
+    expect(err.code).toBe('invalid-config');
+    expect(err.entry).toBe('.tfguard.hcl');
+    expect(err.message).toMatch(message);
+  });
+
+  it('roots and shared globs decide the module kind before any heuristic', async () => {
+    const files = {
+      'modules/app/main.tf': ROOT_TF,
+      'live/prod/main.tf': ROOT_TF,
+    };
+    const plain = await scanFiles(files);
+    expect(plain.modules.find((m) => m.path === 'modules/app')?.kind).toBe('shared');
+    expect(plain.modules.find((m) => m.path === 'live/prod')?.kind).toBe('root');
+    const configured = await scanFiles(files, { config: 'roots = ["modules/*"]\nshared = ["live/**"]\n' });
+    const app = configured.modules.find((m) => m.path === 'modules/app');
+    const prod = configured.modules.find((m) => m.path === 'live/prod');
+    expect(app?.kind).toBe('root');
+    expect(app?.kindReason).toMatch(/roots/);
+    expect(prod?.kind).toBe('shared');
+    expect(configured.configFiles).toEqual(['.tfguard.hcl']);
+  });
+
+  it('an explicit engine wins over detection, both ways', async () => {
+    const files = { 'main.tf': ROOT_TF, 'extra.tofu': 'resource "random_pet" "x" {}\n' };
+    expect((await scanFiles(files)).engine).toBe('opentofu');
+    expect((await scanFiles(files, { config: 'engine = "terraform"\n' })).engine).toBe('terraform');
+    const tofu = await scanFiles({ 'main.tf': ROOT_TF }, { config: 'engine = "opentofu"\n' });
+    expect(tofu.engine).toBe('opentofu');
+    expect(tofu.modules[0]?.providers.find((p) => p.name === 'aws')?.source).toBe(
+      'registry.opentofu.org/hashicorp/aws',
+    );
+  });
+
+  it('severity overrides and disabled rules apply; --config text is applied after the archive file', async () => {
+    const archiveConfig = 'rule "root-module-unbounded" {\n  severity = "warning"\n}\n';
+    const relaxed = await scanFiles({ 'main.tf': ROOT_TF }, { config: archiveConfig });
+    expect(findingsOf(relaxed, 'root-module-unbounded').map((f) => f.severity)).toEqual(['warning']);
+    const off = await scanFiles(
+      { 'main.tf': ROOT_TF },
+      {
+        config: archiveConfig,
+        configText: { name: 'ci.hcl', text: 'rule "root-module-unbounded" {\n  enabled = false\n}\n' },
+      },
+    );
+    expect(findingsOf(off, 'root-module-unbounded')).toEqual([]);
+    expect(off.configFiles).toEqual(['.tfguard.hcl', 'ci.hcl']);
+  });
+});
