@@ -103,7 +103,7 @@ describe('decodeSource', () => {
           expect(decodeSource('a.tf', buf).ok).toBe(valid && !buf.toString('utf8').includes('\uFEFF'));
         },
       ),
-      { numRuns: 500 },
+      { numRuns: 150 },
     );
   });
 });
