@@ -1,0 +1,21 @@
+import { promises as fs } from 'node:fs';
+import { closeSharedParser } from '../../src/scan';
+import { applySections, README, sections } from '../../scripts/readme-sections';
+
+afterAll(closeSharedParser);
+
+describe('README', () => {
+  it('shows the current rule table and the current output of the example and corpus scans', async () => {
+    const text = await fs.readFile(README, 'utf8');
+    // On failure: npx tsx scripts/readme-sections.ts --write
+    expect(applySections(text, await sections())).toBe(text);
+  });
+
+  it('gives the two fresh-machine commands that CI and people run', async () => {
+    const text = await fs.readFile(README, 'utf8');
+    expect(text).toContain('npx tfguard scan examples/platform-demo.tar.gz');
+    expect(text).toMatch(/^npm test\b/m);
+    const ci = await fs.readFile(`${__dirname}/../../.ci/run`, 'utf8');
+    expect(ci).toMatch(/^npm test$/m);
+  });
+});
