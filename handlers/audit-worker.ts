@@ -1,0 +1,33 @@
+/**
+ * Entry point 3b: the audit worker, an SQS consumer with partial batch failure reporting
+ * (Powertools batch): a failed record is returned in `batchItemFailures` and redelivered alone.
+ */
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { processAuditMessage } from '../src/service/audit';
+import { instrumented, runtime } from './runtime';
+
+const processor = new BatchProcessor(EventType.SQS);
+
+export async function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
+  const rt = runtime();
+  const deps = {
+    reports: rt.reports,
+    layout: rt.layout,
+    scanOptions: rt.scanOptions,
+    logger: rt.logger,
+    metrics: rt.metrics,
+    registry: rt.settings.auditRegistry,
+    source: rt.uploads,
+    maxArchiveBytes: rt.settings.maxArchiveBytes,
+  };
+  const record = async (r: SQSRecord) => {
+    const receiveCount = Number(r.attributes?.ApproximateReceiveCount ?? '1');
+    const result = await processAuditMessage(deps, r.body, {
+      receiveCount: Number.isFinite(receiveCount) ? receiveCount : 1,
+      maxReceiveCount: rt.settings.auditMaxReceiveCount,
+    });
+    return result.status;
+  };
+  return instrumented(rt, context, () => processPartialResponse(event, record, processor, { context }));
+}

@@ -1,0 +1,79 @@
+/**
+ * Per-container wiring shared by the handlers: settings from the environment (through
+ * src/config.ts), Powertools Logger and Metrics, and the S3 / SQS adapters. Built once per
+ * container, on first use.
+ */
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import type { Context } from 'aws-lambda';
+import { environment, parserSettings } from '../src/config';
+import { ReportLayout } from '../src/service/keys';
+import type { ScanContext } from '../src/service/scans';
+import { loadServiceSettings, SettingsError, type ServiceSettings } from '../src/service/settings';
+import { createS3Client, S3ObjectStore } from '../src/storage/s3';
+import { createSqsClient, SqsMessageQueue } from '../src/storage/sqs';
+
+export interface Runtime {
+  settings: ServiceSettings;
+  logger: Logger;
+  metrics: Metrics;
+  /** The uploads bucket (versioned reads, presigned PUTs). */
+  uploads: S3ObjectStore;
+  /** The reports bucket. */
+  reports: S3ObjectStore;
+  layout: ReportLayout;
+  scanOptions: ScanContext['scanOptions'];
+  /** The audit fan-out queue (audit start only). */
+  auditQueue(): SqsMessageQueue;
+}
+
+let cached: Runtime | undefined;
+
+export function runtime(): Runtime {
+  if (cached !== undefined) return cached;
+  const settings = loadServiceSettings(environment());
+  const client = createS3Client({
+    region: settings.region,
+    endpoint: settings.s3.endpoint,
+    forcePathStyle: settings.s3.forcePathStyle,
+  });
+  let queue: SqsMessageQueue | undefined;
+  cached = {
+    settings,
+    logger: new Logger({ serviceName: 'tfguard' }),
+    metrics: new Metrics({ namespace: 'tfguard', serviceName: 'tfguard' }),
+    uploads: new S3ObjectStore({ bucket: settings.uploads.bucket, client }),
+    reports: new S3ObjectStore({ bucket: settings.reports.bucket, client }),
+    layout: new ReportLayout(settings.reports.prefix),
+    scanOptions: { parser: parserSettings() },
+    auditQueue() {
+      if (settings.auditQueueUrl === undefined)
+        throw new SettingsError('TFGUARD_AUDIT_QUEUE_URL is required');
+      queue ??= new SqsMessageQueue({
+        queueUrl: settings.auditQueueUrl,
+        client: createSqsClient({ region: settings.region, endpoint: settings.sqs.endpoint }),
+      });
+      return queue;
+    },
+  };
+  return cached;
+}
+
+/** Forgets the wiring (tests change the environment between cases). */
+export function resetRuntime(): void {
+  cached = undefined;
+}
+
+/** Adds the Lambda context (request id) to every log line and publishes metrics at the end. */
+export async function instrumented<T>(
+  rt: Runtime,
+  context: Context | undefined,
+  work: () => Promise<T>,
+): Promise<T> {
+  if (context !== undefined) rt.logger.addContext(context);
+  try {
+    return await work();
+  } finally {
+    rt.metrics.publishStoredMetrics();
+  }
+}

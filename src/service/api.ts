@@ -1,0 +1,463 @@
+/**
+ * Entry point 2, the pipeline API (HTTP API with IAM auth; the handlers only adapt the event):
+ *
+ *   POST /scans          archive in the body → the report, stored, with a pass/fail verdict
+ *   POST /uploads        → a presigned PUT URL and an id, for archives too large for a request body
+ *   GET  /scans/{id}     → the report (by scan id or upload id), 202 while an upload is pending
+ *
+ * Output format: `?format=json|sarif|markdown`, else the `Accept` header, else JSON. The JSON form
+ * wraps the report: `{ scanId, status, verdict, failOn, repository, report }`; SARIF and Markdown
+ * are the bare documents. Every report response carries `x-tfguard-scan-id` and
+ * `x-tfguard-verdict` headers. Client mistakes get a specific 4xx with `{ error, message }`;
+ * anything else a generic 500 that names only the request id.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { renderReport, verdict as verdictOf, CONTENT_TYPES } from '../report';
+import type { FailOn, Report } from '../report/types';
+import type { UploadUrlSigner } from '../storage/ports';
+import type { ObjectStore } from '../storage/types';
+import {
+  SCAN_ID_PATTERN,
+  UPLOAD_ID_PATTERN,
+  apiScanId,
+  normalizeRepository,
+  type ReportLayout,
+  type StoredFormat,
+} from './keys';
+import { errorAttributes, type ServiceLogger, type ServiceMetrics } from './observability';
+import { PENDING_GRACE_MS, UPLOAD_FORMATS, type UploadFormat, type UploadRequestRecord } from './requests';
+import { loadScan, scanAndStore, type RejectedRecord, type ScanContext } from './scans';
+import { SettingsError, parseFailOn, type ServiceSettings } from './settings';
+
+export interface ApiRequest {
+  method: string;
+  /** Header names in lower case. */
+  headers: Record<string, string | undefined>;
+  query: Record<string, string | undefined>;
+  pathParameters: Record<string, string | undefined>;
+  body: Buffer | null;
+  requestId: string | undefined;
+}
+
+export interface ApiResponse {
+  statusCode: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface ApiDeps {
+  settings: Pick<
+    ServiceSettings,
+    'uploads' | 'failOn' | 'scanRegistry' | 'apiMaxBodyBytes' | 'uploadUrlTtlSeconds'
+  >;
+  reports: ObjectStore;
+  layout: ReportLayout;
+  scanOptions: ScanContext['scanOptions'];
+  logger: ServiceLogger;
+  metrics: ServiceMetrics;
+  /** Presigns upload URLs (the uploads bucket); needed by `createUpload` only. */
+  signer?: UploadUrlSigner;
+  now?: () => Date;
+  newId?: () => string;
+}
+
+/** A client error: becomes a 4xx response with this code and message. */
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  constructor(
+    readonly statusCode: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Adapts an HTTP API (payload v2) event. */
+export function apiRequestFromEvent(event: APIGatewayProxyEventV2): ApiRequest {
+  const headers: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(event.headers ?? {})) headers[name.toLowerCase()] = value;
+  let body: Buffer | null = null;
+  if (event.body !== undefined && event.body !== null) {
+    body = event.isBase64Encoded ? Buffer.from(event.body, 'base64') : Buffer.from(event.body, 'utf8');
+  }
+  return {
+    method: event.requestContext?.http?.method ?? 'GET',
+    headers,
+    query: { ...(event.queryStringParameters ?? {}) },
+    pathParameters: { ...(event.pathParameters ?? {}) },
+    body,
+    requestId: event.requestContext?.requestId,
+  };
+}
+
+export function toHttpResult(response: ApiResponse): APIGatewayProxyStructuredResultV2 {
+  return {
+    statusCode: response.statusCode,
+    headers: response.headers,
+    body: response.body,
+    isBase64Encoded: false,
+  };
+}
+
+const JSON_TYPE = 'application/json';
+
+function json(statusCode: number, value: unknown, headers: Record<string, string> = {}): ApiResponse {
+  return {
+    statusCode,
+    headers: { 'content-type': JSON_TYPE, 'cache-control': 'no-store', ...headers },
+    body: JSON.stringify(value, null, 2) + '\n',
+  };
+}
+
+/** Runs an API operation: `ApiError` → its 4xx; anything else → a 500 that leaks nothing. */
+export async function handleApi(
+  deps: Pick<ApiDeps, 'logger'>,
+  request: ApiRequest,
+  operation: (request: ApiRequest) => Promise<ApiResponse>,
+): Promise<ApiResponse> {
+  try {
+    return await operation(request);
+  } catch (err) {
+    if (err instanceof ApiError) {
+      deps.logger.info('request refused', {
+        statusCode: err.statusCode,
+        code: err.code,
+        reason: err.message,
+      });
+      return json(err.statusCode, { error: err.code, message: err.message });
+    }
+    deps.logger.error('request failed', errorAttributes(err));
+    return json(500, {
+      error: 'internal',
+      message: 'internal error',
+      ...(request.requestId ? { requestId: request.requestId } : {}),
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parameters
+// ---------------------------------------------------------------------------------------------
+
+const ACCEPT_TYPES: Record<string, StoredFormat> = {
+  'application/json': 'json',
+  'application/sarif+json': 'sarif',
+  'text/markdown': 'markdown',
+};
+const FORMATS: readonly StoredFormat[] = ['json', 'sarif', 'markdown'];
+
+function chooseFormat(request: ApiRequest): StoredFormat {
+  const asked = request.query.format;
+  if (asked !== undefined) {
+    const format = asked.trim().toLowerCase();
+    if ((FORMATS as readonly string[]).includes(format)) return format as StoredFormat;
+    throw new ApiError(
+      400,
+      'bad-format',
+      `format must be one of ${FORMATS.join(', ')}, got ${JSON.stringify(asked)}`,
+    );
+  }
+  const accept = request.headers.accept;
+  if (accept === undefined || accept.trim() === '') return 'json';
+  const ranges = accept
+    .split(',')
+    .map((part) => {
+      const [type = '', ...params] = part.split(';').map((s) => s.trim().toLowerCase());
+      const q = params.find((p) => p.startsWith('q='));
+      return { type, q: q === undefined ? 1 : Number(q.slice(2)) };
+    })
+    .filter((r) => r.type !== '' && r.q > 0)
+    .sort((a, b) => b.q - a.q);
+  for (const range of ranges) {
+    if (range.type in ACCEPT_TYPES) return ACCEPT_TYPES[range.type]!;
+    if (range.type === '*/*' || range.type === 'application/*') return 'json';
+    if (range.type === 'text/*') return 'markdown';
+  }
+  throw new ApiError(
+    406,
+    'not-acceptable',
+    `cannot produce ${JSON.stringify(accept)}; available: ${Object.keys(ACCEPT_TYPES).join(', ')}`,
+  );
+}
+
+function chooseFailOn(request: ApiRequest, fallback: FailOn): FailOn {
+  const raw = request.query.failOn ?? request.query.fail_on ?? request.headers['x-tfguard-fail-on'];
+  if (raw === undefined) return fallback;
+  try {
+    return parseFailOn(raw, 'failOn');
+  } catch (err) {
+    if (err instanceof SettingsError) throw new ApiError(400, 'bad-fail-on', err.message);
+    throw err;
+  }
+}
+
+function chooseRepository(raw: string | undefined, required: boolean): string | null {
+  if (raw === undefined || raw.trim() === '') {
+    if (required) throw new ApiError(400, 'missing-repository', 'a repository name is required');
+    return null;
+  }
+  const repository = normalizeRepository(raw);
+  if (repository === null) {
+    throw new ApiError(
+      400,
+      'bad-repository',
+      `unusable repository name ${JSON.stringify(raw)}: use up to 256 bytes of "/"-separated names, ` +
+        'without "." or ".." segments, control characters or backslashes',
+    );
+  }
+  return repository;
+}
+
+const ARCHIVE_TYPES: Record<string, string> = {
+  'application/gzip': '.tar.gz',
+  'application/x-gzip': '.tar.gz',
+  'application/x-compressed-tar': '.tar.gz',
+  'application/x-tar': '.tar',
+  'application/x-gtar': '.tar',
+  'application/zip': '.zip',
+  'application/x-zip-compressed': '.zip',
+  'application/octet-stream': '',
+};
+
+function mediaType(request: ApiRequest): string | undefined {
+  return request.headers['content-type']?.split(';')[0]?.trim().toLowerCase() || undefined;
+}
+
+// eslint-disable-next-line no-control-regex
+const BAD_NAME = /[\u0000-\u001f\u007f/\\]/;
+
+function archiveName(request: ApiRequest, extension: string): string {
+  const raw = request.query.name ?? request.headers['x-tfguard-archive-name'];
+  if (raw === undefined || raw.trim() === '') return `archive${extension}`;
+  const name = raw.trim();
+  if (BAD_NAME.test(name) || Buffer.byteLength(name) > 255) {
+    throw new ApiError(400, 'bad-name', `unusable archive name ${JSON.stringify(raw)}`);
+  }
+  return name;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Responses
+// ---------------------------------------------------------------------------------------------
+
+function reportResponse(
+  report: Report,
+  scanId: string,
+  repository: string | null,
+  format: StoredFormat,
+  failOn: FailOn,
+  extra: Record<string, unknown> = {},
+): ApiResponse {
+  const verdict = verdictOf(report, failOn);
+  const headers = {
+    'cache-control': 'no-store',
+    'x-tfguard-scan-id': scanId,
+    'x-tfguard-verdict': verdict,
+    'x-tfguard-fail-on': failOn,
+  };
+  if (format === 'json') {
+    return json(200, { ...extra, scanId, status: 'complete', verdict, failOn, repository, report }, headers);
+  }
+  return {
+    statusCode: 200,
+    headers: { 'content-type': CONTENT_TYPES[format], ...headers },
+    body: renderReport(report, format),
+  };
+}
+
+function rejectedResponse(record: RejectedRecord, extra: Record<string, unknown> = {}): ApiResponse {
+  return json(
+    422,
+    {
+      ...extra,
+      scanId: record.scanId,
+      status: 'rejected',
+      error: 'input-rejected',
+      message: record.error.message,
+      code: record.error.code,
+      entry: record.error.entry,
+    },
+    { 'x-tfguard-scan-id': record.scanId },
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operations
+// ---------------------------------------------------------------------------------------------
+
+/** `POST /scans`: scan the archive in the body synchronously. */
+export async function createScan(deps: ApiDeps, request: ApiRequest): Promise<ApiResponse> {
+  const type = mediaType(request);
+  if (type === undefined || !(type in ARCHIVE_TYPES)) {
+    throw new ApiError(
+      415,
+      'unsupported-media-type',
+      `send the archive with Content-Type ${Object.keys(ARCHIVE_TYPES).join(', ')}` +
+        (type === undefined ? '' : `, not ${type}`),
+    );
+  }
+  const body = request.body;
+  if (body === null || body.length === 0)
+    throw new ApiError(400, 'empty-body', 'the request body (the archive) is empty');
+  if (body.length > deps.settings.apiMaxBodyBytes) {
+    throw new ApiError(
+      413,
+      'body-too-large',
+      `the archive is ${body.length} bytes; at most ${deps.settings.apiMaxBodyBytes} bytes can be posted, ` +
+        'use POST /uploads for larger archives',
+    );
+  }
+  const format = chooseFormat(request);
+  const failOn = chooseFailOn(request, deps.settings.failOn);
+  const repository = chooseRepository(
+    request.query.repository ?? request.headers['x-tfguard-repository'],
+    false,
+  );
+  const name = archiveName(request, ARCHIVE_TYPES[type]!);
+  const sha256 = createHash('sha256').update(body).digest('hex');
+  const scanId = apiScanId(repository, sha256);
+  deps.logger.appendKeys?.({ scanId, ...(repository !== null ? { repository } : {}) });
+  const outcome = await scanAndStore(deps, {
+    scanId,
+    name,
+    bytes: body,
+    repository,
+    registry: deps.settings.scanRegistry,
+    source: { kind: 'api', name, sha256, size: body.length },
+  });
+  if (outcome.status === 'rejected') return rejectedResponse(outcome.record);
+  return reportResponse(outcome.report, scanId, repository, format, failOn);
+}
+
+interface UploadRequestBody {
+  repository?: unknown;
+  format?: unknown;
+  failOn?: unknown;
+}
+
+function uploadParameters(request: ApiRequest): { repository?: string; format?: string; failOn?: string } {
+  const fromQuery = {
+    repository: request.query.repository,
+    format: request.query.format,
+    failOn: request.query.failOn,
+  };
+  const body = request.body;
+  if (body === null || body.length === 0) return fromQuery;
+  if (mediaType(request) !== JSON_TYPE) {
+    throw new ApiError(415, 'unsupported-media-type', 'the POST /uploads body must be application/json');
+  }
+  let parsed: UploadRequestBody;
+  try {
+    parsed = JSON.parse(body.toString('utf8')) as UploadRequestBody;
+  } catch {
+    throw new ApiError(400, 'bad-json', 'the request body is not valid JSON');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new ApiError(400, 'bad-json', 'the request body must be a JSON object');
+  }
+  const field = (name: keyof UploadRequestBody): string | undefined => {
+    const value = parsed[name];
+    if (value === undefined || value === null) return undefined;
+    if (typeof value !== 'string') throw new ApiError(400, 'bad-json', `"${name}" must be a string`);
+    return value;
+  };
+  return {
+    repository: field('repository') ?? fromQuery.repository,
+    format: field('format') ?? fromQuery.format,
+    failOn: field('failOn') ?? fromQuery.failOn,
+  };
+}
+
+/** `POST /uploads`: a presigned PUT URL for `<uploads prefix><repository>/<id>.<format>`. */
+export async function createUpload(deps: ApiDeps, request: ApiRequest): Promise<ApiResponse> {
+  if (deps.signer === undefined) throw new Error('createUpload needs an upload URL signer');
+  const params = uploadParameters(request);
+  const repository = chooseRepository(params.repository, true)!;
+  const format = (params.format ?? 'tar.gz').trim().toLowerCase().replace(/^\./, '');
+  if (!(UPLOAD_FORMATS as readonly string[]).includes(format)) {
+    throw new ApiError(
+      400,
+      'bad-format',
+      `format must be one of ${UPLOAD_FORMATS.join(', ')}, got ${JSON.stringify(params.format)}`,
+    );
+  }
+  const failOn = chooseFailOn({ ...request, query: { failOn: params.failOn } }, deps.settings.failOn);
+  const id = (deps.newId ?? randomUUID)();
+  const key = `${deps.settings.uploads.prefix}${repository}/${id}.${format as UploadFormat}`;
+  const now = (deps.now ?? (() => new Date()))();
+  const ttl = deps.settings.uploadUrlTtlSeconds;
+  const expiresAt = new Date(now.getTime() + ttl * 1000).toISOString();
+  const url = await deps.signer.presignPut(key, { expiresInSeconds: ttl });
+  const record: UploadRequestRecord = {
+    schemaVersion: 1,
+    id,
+    status: 'pending',
+    repository,
+    bucket: deps.settings.uploads.bucket,
+    key,
+    failOn,
+    createdAt: now.toISOString(),
+    expiresAt,
+  };
+  await deps.reports.put(deps.layout.uploadRequest(id), JSON.stringify(record, null, 2) + '\n', {
+    contentType: JSON_TYPE,
+    metadata: { repository },
+  });
+  deps.logger.info('upload URL issued', { uploadId: id, repository, key });
+  return json(
+    201,
+    {
+      id,
+      status: 'pending',
+      repository,
+      key,
+      upload: { method: 'PUT', url, expiresAt },
+      report: `/scans/${id}`,
+    },
+    { location: `/scans/${id}` },
+  );
+}
+
+/** `GET /scans/{id}`: a stored report by scan id, or by upload id once that upload was scanned. */
+export async function getScan(deps: ApiDeps, request: ApiRequest): Promise<ApiResponse> {
+  const id = (request.pathParameters.id ?? '').trim().toLowerCase();
+  const format = chooseFormat(request);
+  if (SCAN_ID_PATTERN.test(id)) {
+    const stored = await loadScan(deps, id);
+    if (stored === null) throw new ApiError(404, 'not-found', `no scan ${id}`);
+    if (stored.status === 'rejected') return rejectedResponse(stored.record);
+    const failOn = chooseFailOn(request, deps.settings.failOn);
+    return reportResponse(stored.report, id, stored.repository, format, failOn);
+  }
+  if (!UPLOAD_ID_PATTERN.test(id)) {
+    throw new ApiError(400, 'bad-id', 'the id must be a scan id (32 hex digits) or an upload id (a UUID)');
+  }
+  const raw = await deps.reports.get(deps.layout.uploadRequest(id));
+  if (raw === null) throw new ApiError(404, 'not-found', `no upload ${id}`);
+  const record = JSON.parse(raw.body.toString('utf8')) as UploadRequestRecord;
+  if (record.status === 'pending' || record.scanId === undefined) {
+    const now = (deps.now ?? (() => new Date()))();
+    if (now.getTime() > Date.parse(record.expiresAt) + PENDING_GRACE_MS) {
+      throw new ApiError(
+        404,
+        'upload-expired',
+        `upload ${id} was never received and its URL expired at ${record.expiresAt}`,
+      );
+    }
+    return json(
+      202,
+      { id, status: 'pending', repository: record.repository, expiresAt: record.expiresAt },
+      { 'retry-after': '5' },
+    );
+  }
+  const stored = await loadScan(deps, record.scanId);
+  if (stored === null) {
+    // The request names a scan whose report is gone (deleted by a lifecycle rule).
+    throw new ApiError(404, 'not-found', `the report of upload ${id} no longer exists`);
+  }
+  if (stored.status === 'rejected') return rejectedResponse(stored.record, { id });
+  const failOn = chooseFailOn(request, record.failOn);
+  return reportResponse(stored.report, record.scanId, record.repository, format, failOn, { id });
+}

@@ -1,0 +1,240 @@
+/**
+ * Running one scan and storing its outcome: the three report renderings (JSON last, so its presence
+ * means the scan is complete) or an "input rejected" record; reading them back by scan id; and the
+ * per-repository `latest` pointer.
+ */
+import type { InputErrorCode } from '../errors';
+import { isInputError } from '../errors';
+import { CONTENT_TYPES, renderReport } from '../report';
+import type { Report, Summary } from '../report/types';
+import { scanBytes } from '../scan';
+import type { ScanOptions } from '../scan/types';
+import { PrefixedObjectStore } from '../storage/prefixed';
+import type { ObjectStore } from '../storage/types';
+import { TOOL_VERSION } from '../version';
+import type { ReportKeys, ReportLayout } from './keys';
+import { METRIC, type ServiceLogger, type ServiceMetrics } from './observability';
+
+export interface ScanContext {
+  reports: ObjectStore;
+  layout: ReportLayout;
+  /** Base scan options (parser settings, archive limits); `registry` and `store` are set per scan. */
+  scanOptions: ScanOptions;
+  logger: ServiceLogger;
+  metrics: ServiceMetrics;
+}
+
+export type ScanSource =
+  | {
+      kind: 'upload';
+      bucket: string;
+      key: string;
+      versionId?: string | undefined;
+      etag?: string | undefined;
+      size?: number | undefined;
+      lastModified?: string | undefined;
+    }
+  | { kind: 'api'; name: string; sha256: string; size: number }
+  | { kind: 'local'; name: string };
+
+export interface RejectedRecord {
+  schemaVersion: 1;
+  scanId: string;
+  status: 'rejected';
+  repository: string | null;
+  source: ScanSource;
+  tool: { name: 'tfguard'; version: string };
+  error: { code: InputErrorCode; message: string; entry: string | null };
+}
+
+export type ScanOutcome =
+  | { status: 'complete'; scanId: string; report: Report; keys: ReportKeys }
+  | { status: 'rejected'; scanId: string; record: RejectedRecord; key: string };
+
+export interface ScanInput {
+  scanId: string;
+  /** Display name of the archive (its file name). */
+  name: string;
+  bytes: Buffer;
+  repository: string | null;
+  source: ScanSource;
+  /** Registry cross-check of lock files. */
+  registry: boolean;
+}
+
+function rejection(
+  input: ScanInput,
+  code: InputErrorCode,
+  message: string,
+  entry: string | null,
+): RejectedRecord {
+  return {
+    schemaVersion: 1,
+    scanId: input.scanId,
+    status: 'rejected',
+    repository: input.repository,
+    source: input.source,
+    tool: { name: 'tfguard', version: TOOL_VERSION },
+    error: { code, message, entry },
+  };
+}
+
+/** Scans an archive; `InputError`s become a stored rejection, anything else is thrown. */
+export async function scanAndStore(ctx: ScanContext, input: ScanInput): Promise<ScanOutcome> {
+  const started = Date.now();
+  let report: Report;
+  try {
+    report = await scanBytes(input.name, input.bytes, {
+      ...ctx.scanOptions,
+      registry: input.registry,
+      store: new PrefixedObjectStore(ctx.reports, ctx.layout.registryCachePrefix),
+    });
+  } catch (err) {
+    if (!isInputError(err)) throw err;
+    const record = rejection(input, err.code, err.message, err.entry ?? null);
+    const key = await storeRejection(ctx, record);
+    ctx.metrics.addMetric(METRIC.rejected, 'Count', 1);
+    ctx.logger.warn('archive rejected', { scanId: input.scanId, code: err.code, reason: err.message });
+    return { status: 'rejected', scanId: input.scanId, record, key };
+  }
+  const keys = await storeReport(ctx, input.scanId, input.repository, report);
+  ctx.metrics.addMetric(METRIC.scans, 'Count', 1);
+  ctx.metrics.addMetric(METRIC.duration, 'Milliseconds', Date.now() - started);
+  ctx.metrics.addMetric(METRIC.findings, 'Count', report.summary.total);
+  ctx.metrics.addMetric(METRIC.errorFindings, 'Count', report.summary.error);
+  ctx.metrics.addMetric(METRIC.warningFindings, 'Count', report.summary.warning);
+  ctx.metrics.addMetric(METRIC.noticeFindings, 'Count', report.summary.notice);
+  ctx.logger.info('scan complete', { scanId: input.scanId, summary: report.summary });
+  return { status: 'complete', scanId: input.scanId, report, keys };
+}
+
+/** Stores an already rejected input (e.g. an upload too large to download). */
+export async function storeRejectionFor(
+  ctx: ScanContext,
+  input: Omit<ScanInput, 'bytes' | 'name' | 'registry'>,
+  code: InputErrorCode,
+  message: string,
+): Promise<ScanOutcome> {
+  const record = rejection(
+    { ...input, name: '', bytes: Buffer.alloc(0), registry: false },
+    code,
+    message,
+    null,
+  );
+  const key = await storeRejection(ctx, record);
+  ctx.metrics.addMetric(METRIC.rejected, 'Count', 1);
+  ctx.logger.warn('archive rejected', { scanId: input.scanId, code, reason: message });
+  return { status: 'rejected', scanId: input.scanId, record, key };
+}
+
+async function storeRejection(ctx: ScanContext, record: RejectedRecord): Promise<string> {
+  const key = ctx.layout.rejected(record.scanId);
+  await ctx.reports.put(key, JSON.stringify(record, null, 2) + '\n', {
+    contentType: 'application/json',
+    metadata: objectMetadata(record.scanId, record.repository),
+  });
+  return key;
+}
+
+function objectMetadata(scanId: string, repository: string | null): Record<string, string> {
+  return repository === null ? { 'scan-id': scanId } : { 'scan-id': scanId, repository };
+}
+
+/** Writes SARIF, Markdown, then JSON: a reader that finds `report.json` finds the other two. */
+export async function storeReport(
+  ctx: Pick<ScanContext, 'reports' | 'layout'>,
+  scanId: string,
+  repository: string | null,
+  report: Report,
+): Promise<ReportKeys> {
+  const keys = ctx.layout.reports(scanId);
+  const metadata = objectMetadata(scanId, repository);
+  await ctx.reports.put(keys.sarif, renderReport(report, 'sarif'), {
+    contentType: CONTENT_TYPES.sarif,
+    metadata,
+  });
+  await ctx.reports.put(keys.markdown, renderReport(report, 'markdown'), {
+    contentType: CONTENT_TYPES.markdown,
+    metadata,
+  });
+  await ctx.reports.put(keys.json, renderReport(report, 'json'), {
+    contentType: CONTENT_TYPES.json,
+    metadata,
+  });
+  return keys;
+}
+
+export type StoredScan =
+  | { status: 'complete'; scanId: string; report: Report; repository: string | null }
+  | { status: 'rejected'; scanId: string; record: RejectedRecord };
+
+/** Reads a scan's outcome back; null when there is none (yet). */
+export async function loadScan(
+  ctx: Pick<ScanContext, 'reports' | 'layout'>,
+  scanId: string,
+): Promise<StoredScan | null> {
+  const json = await ctx.reports.get(ctx.layout.report(scanId, 'json'));
+  if (json !== null) {
+    return {
+      status: 'complete',
+      scanId,
+      report: JSON.parse(json.body.toString('utf8')) as Report,
+      repository: json.metadata.repository ?? null,
+    };
+  }
+  const rejected = await ctx.reports.get(ctx.layout.rejected(scanId));
+  if (rejected !== null) {
+    return {
+      status: 'rejected',
+      scanId,
+      record: JSON.parse(rejected.body.toString('utf8')) as RejectedRecord,
+    };
+  }
+  return null;
+}
+
+/** The per-repository pointer to the scan of its newest upload. */
+export interface LatestPointer {
+  schemaVersion: 1;
+  repository: string;
+  scanId: string;
+  status: 'complete' | 'rejected';
+  upload: Extract<ScanSource, { kind: 'upload' }>;
+  reports: ReportKeys | null;
+  rejected: string | null;
+  summary: Summary | null;
+}
+
+function newer(a: LatestPointer, b: LatestPointer): boolean {
+  const at = a.upload.lastModified ?? '';
+  const bt = b.upload.lastModified ?? '';
+  if (at !== bt) return at > bt;
+  return a.scanId >= b.scanId;
+}
+
+/**
+ * Points the repository's `latest` at this scan unless it already points at a newer upload (a
+ * redelivered old event must not move it back). Returns whether it was written.
+ */
+export async function updateLatest(
+  ctx: Pick<ScanContext, 'reports' | 'layout'>,
+  pointer: LatestPointer,
+): Promise<boolean> {
+  const key = ctx.layout.latest(pointer.repository);
+  const existing = await readLatest(ctx, pointer.repository);
+  if (existing !== null && !newer(pointer, existing)) return false;
+  await ctx.reports.put(key, JSON.stringify(pointer, null, 2) + '\n', {
+    contentType: 'application/json',
+    metadata: { repository: pointer.repository, 'scan-id': pointer.scanId },
+  });
+  return true;
+}
+
+export async function readLatest(
+  ctx: Pick<ScanContext, 'reports' | 'layout'>,
+  repository: string,
+): Promise<LatestPointer | null> {
+  const stored = await ctx.reports.get(ctx.layout.latest(repository));
+  if (stored === null) return null;
+  return JSON.parse(stored.body.toString('utf8')) as LatestPointer;
+}

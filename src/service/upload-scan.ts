@@ -1,0 +1,227 @@
+/**
+ * Entry point 1, the upload-triggered scan: every record of an S3 `ObjectCreated` event is read at
+ * the exact version the event names, scanned, and stored under deterministic keys.
+ *
+ * Outcomes per record: `scanned`, `rejected` (an unusable archive: stored as an "input rejected"
+ * record, never retried), `skipped` (not an upload this service handles), `missing` (deleted
+ * since) or `superseded` (overwritten since: the newer object's own event scans it). Any other
+ * failure (S3 unavailable, throttling ...) is transient: the remaining records are still processed,
+ * then `UploadBatchError` is thrown so Lambda retries the event, and after its retries the event
+ * goes to the on-failure destination. Retries are safe because every write is deterministic.
+ */
+import { StorageKeyError, assertValidKey } from '../storage/keys';
+import type { VersionedObjectSource } from '../storage/ports';
+import type { ObjectStore } from '../storage/types';
+import { UPLOAD_ID_PATTERN, uploadScanId, type ReportLayout } from './keys';
+import { METRIC, errorAttributes, type ServiceLogger, type ServiceMetrics } from './observability';
+import type { UploadRequestRecord } from './requests';
+import { scanAndStore, storeRejectionFor, updateLatest, type ScanContext, type ScanOutcome } from './scans';
+import type { BucketLocation } from './settings';
+import { archiveSuffix, parseS3Event, repositoryForUpload, type UploadEventRecord } from './uploads';
+
+export interface UploadScanDeps {
+  uploads: BucketLocation;
+  /** Reads the uploaded objects (the uploads bucket). */
+  source: VersionedObjectSource;
+  reports: ObjectStore;
+  layout: ReportLayout;
+  scanOptions: ScanContext['scanOptions'];
+  registry: boolean;
+  maxArchiveBytes: number;
+  logger: ServiceLogger;
+  metrics: ServiceMetrics;
+}
+
+export type UploadOutcome =
+  | {
+      status: 'scanned' | 'rejected';
+      bucket: string;
+      key: string;
+      scanId: string;
+      repository: string;
+      latestUpdated: boolean;
+    }
+  | { status: 'skipped' | 'missing' | 'superseded'; bucket: string; key: string; reason: string };
+
+export class UploadBatchError extends Error {
+  override readonly name = 'UploadBatchError';
+  readonly failures: { bucket: string; key: string; error: unknown }[];
+
+  constructor(failures: { bucket: string; key: string; error: unknown }[]) {
+    super(
+      `${failures.length} upload(s) failed and will be retried: ` +
+        failures.map((f) => `s3://${f.bucket}/${f.key}`).join(', '),
+      { cause: failures[0]?.error },
+    );
+    this.failures = failures;
+  }
+}
+
+function fileName(key: string): string {
+  return key.slice(key.lastIndexOf('/') + 1);
+}
+
+/** Processes one record. Throws only for transient failures. */
+export async function processUploadRecord(
+  deps: UploadScanDeps,
+  record: UploadEventRecord,
+): Promise<UploadOutcome> {
+  const { bucket, key } = record;
+  const skip = (reason: string): UploadOutcome => {
+    deps.metrics.addMetric(METRIC.skipped, 'Count', 1);
+    deps.logger.warn('upload skipped', { bucket, key, reason });
+    return { status: 'skipped', bucket, key, reason };
+  };
+  if (!record.eventName.startsWith('ObjectCreated:'))
+    return skip(`event ${record.eventName} is not an object creation`);
+  if (bucket !== deps.uploads.bucket) return skip(`bucket ${bucket} is not the uploads bucket`);
+  if (!key.startsWith(deps.uploads.prefix))
+    return skip(`key is not under the uploads prefix ${deps.uploads.prefix}`);
+  if (archiveSuffix(key) === null) return skip('not an archive name (.tar.gz, .tgz, .tar, .zip)');
+  try {
+    assertValidKey(key);
+  } catch (err) {
+    if (err instanceof StorageKeyError) return skip(err.message);
+    throw err;
+  }
+
+  const got = await deps.source.getVersion(
+    key,
+    { versionId: record.versionId, etag: record.etag },
+    { maxBytes: deps.maxArchiveBytes },
+  );
+  if (got.status === 'missing' || got.status === 'superseded') {
+    const reason =
+      got.status === 'missing' ? 'the object no longer exists' : 'the object was overwritten since';
+    deps.logger.info(`upload ${got.status}`, { bucket, key, reason });
+    return { status: got.status, bucket, key, reason };
+  }
+  const scanId = uploadScanId({ bucket, key, versionId: record.versionId, etag: record.etag });
+  const ctx: ScanContext = { ...deps };
+  let outcome: ScanOutcome;
+  let repository: string;
+  let lastModified: string | undefined;
+  if (got.status === 'too-large') {
+    // Identity needs the metadata, which a too-large object was not downloaded for.
+    repository = repositoryForUpload(key, {}, deps.uploads.prefix).repository;
+    deps.logger.appendKeys?.({ repository });
+    outcome = await storeRejectionFor(
+      ctx,
+      {
+        scanId,
+        repository,
+        source: {
+          kind: 'upload',
+          bucket,
+          key,
+          versionId: record.versionId,
+          etag: record.etag,
+          size: got.size,
+        },
+      },
+      'total-too-large',
+      `the upload is ${got.size} bytes, more than the ${deps.maxArchiveBytes} bytes this service accepts`,
+    );
+  } else {
+    const object = got.object;
+    lastModified = object.lastModified;
+    const identity = repositoryForUpload(key, object.metadata, deps.uploads.prefix);
+    repository = identity.repository;
+    deps.logger.appendKeys?.({ repository });
+    outcome = await scanAndStore(ctx, {
+      scanId,
+      name: fileName(key),
+      bytes: object.body,
+      repository,
+      registry: deps.registry,
+      source: {
+        kind: 'upload',
+        bucket,
+        key,
+        versionId: object.versionId ?? record.versionId,
+        etag: object.etag ?? record.etag,
+        size: object.size,
+        lastModified,
+      },
+    });
+  }
+  const latestUpdated = await updateLatest(ctx, {
+    schemaVersion: 1,
+    repository,
+    scanId,
+    status: outcome.status,
+    upload: {
+      kind: 'upload',
+      bucket,
+      key,
+      versionId: record.versionId,
+      etag: record.etag,
+      ...(lastModified !== undefined ? { lastModified } : {}),
+    },
+    reports: outcome.status === 'complete' ? outcome.keys : null,
+    rejected: outcome.status === 'rejected' ? outcome.key : null,
+    summary: outcome.status === 'complete' ? outcome.report.summary : null,
+  });
+  await completeUploadRequest(deps, key, scanId, outcome.status);
+  return {
+    status: outcome.status === 'complete' ? 'scanned' : 'rejected',
+    bucket,
+    key,
+    scanId,
+    repository,
+    latestUpdated,
+  };
+}
+
+/**
+ * An upload made through `POST /uploads` is named `<repository>/<uploadId>.<ext>`: record which scan
+ * answered it, so `GET /scans/<uploadId>` can find the report.
+ */
+async function completeUploadRequest(
+  deps: UploadScanDeps,
+  key: string,
+  scanId: string,
+  status: ScanOutcome['status'],
+): Promise<void> {
+  const file = fileName(key);
+  const suffix = archiveSuffix(file);
+  const stem = suffix === null ? file : file.slice(0, -suffix.length);
+  if (!UPLOAD_ID_PATTERN.test(stem)) return;
+  const requestKey = deps.layout.uploadRequest(stem);
+  const stored = await deps.reports.get(requestKey);
+  if (stored === null) return;
+  const request = JSON.parse(stored.body.toString('utf8')) as UploadRequestRecord;
+  if (request.key !== key || request.bucket !== deps.uploads.bucket) return;
+  const updated: UploadRequestRecord = {
+    ...request,
+    status: status === 'complete' ? 'complete' : 'rejected',
+    scanId,
+  };
+  await deps.reports.put(requestKey, JSON.stringify(updated, null, 2) + '\n', {
+    contentType: 'application/json',
+  });
+}
+
+/** Processes every record of an S3 event; throws `UploadBatchError` afterwards if any failed. */
+export async function processUploadEvent(deps: UploadScanDeps, event: unknown): Promise<UploadOutcome[]> {
+  const parsed = parseS3Event(event);
+  for (const bad of parsed.invalid) deps.logger.error('unusable S3 event record', bad);
+  const outcomes: UploadOutcome[] = [];
+  const failures: { bucket: string; key: string; error: unknown }[] = [];
+  for (const record of parsed.records) {
+    try {
+      outcomes.push(await processUploadRecord(deps, record));
+    } catch (err) {
+      deps.logger.error('upload scan failed; the event will be retried', {
+        bucket: record.bucket,
+        key: record.key,
+        ...errorAttributes(err),
+      });
+      failures.push({ bucket: record.bucket, key: record.key, error: err });
+    } finally {
+      deps.logger.removeKeys?.(['repository']);
+    }
+  }
+  if (failures.length > 0) throw new UploadBatchError(failures);
+  return outcomes;
+}
