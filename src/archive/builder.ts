@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { InputError } from '../errors';
 import type { ArchiveEntry, ArchiveLimits, EntryType, LoadedArchive } from '../model';
 import {
+  collisionKey,
   compareUtf8,
   dirname,
   displayName,
@@ -89,6 +90,8 @@ export class ArchiveBuilder {
   private readonly shownNames = new Map<string, string>();
   private readonly files = new Map<string, Buffer>();
   private readonly links = new Map<string, LinkRecord>();
+  /** Archives only: `collisionKey` of every path and ancestor seen → the path that claimed it. */
+  private readonly collisionKeys = new Map<string, string>();
 
   constructor(
     readonly limits: ArchiveLimits,
@@ -137,7 +140,37 @@ export class ArchiveBuilder {
         { entry: shown },
       );
     }
+    if (this.normaliseOptions.archive) this.claimCollisionKeys(path, shown);
     return true;
+  }
+
+  /**
+   * Reject two paths that are one file on a case-insensitive or normalisation-insensitive file
+   * system (`main.tf` / `MAIN.tf`, NFC / NFD `café`, `straße` / `strasse`), including through their
+   * directories (`a/x.tf` / `A/y.tf`): extracted on macOS or Windows, one would replace or merge
+   * with the other, so what Terraform reads there is not what was scanned (node-tar
+   * CVE-2021-37712, CVE-2026-23950). Directory input is what it is on this machine: not checked.
+   */
+  private claimCollisionKeys(path: string, shown: string): void {
+    for (let prefix = path; prefix !== ''; prefix = dirname(prefix)) {
+      const key = collisionKey(prefix);
+      const owner = this.collisionKeys.get(key);
+      if (owner === undefined) {
+        this.collisionKeys.set(key, prefix);
+        continue;
+      }
+      if (owner === prefix) return; // this prefix (and so every ancestor) is already claimed
+      // Canonically equivalent names look identical: show their code points as well.
+      const spelled =
+        prefix.normalize('NFC') === owner.normalize('NFC')
+          ? ` (${escapeNonAscii(prefix)} and ${escapeNonAscii(owner)})`
+          : '';
+      throw new InputError(
+        'duplicate-entry',
+        `"${shown}" collides with the earlier "${displayName(owner)}": "${displayName(prefix)}" and "${displayName(owner)}"${spelled} differ only in letter case or Unicode normalisation, so on a case-insensitive file system (macOS, Windows) one would replace the other`,
+        { entry: shown },
+      );
+    }
   }
 
   private record(entry: ArchiveEntry, shown: string): void {
@@ -207,15 +240,39 @@ export class ArchiveBuilder {
       }
       stack.push(segment);
     }
+    const linkTarget = stack.length === 0 ? '.' : stack.join('/');
+    if (kind === 'hardlink') this.checkHardlinkTarget(shown, shownTarget, linkTarget);
     const entry: ArchiveEntry = {
       path,
       type: kind,
       size: 0,
-      linkTarget: stack.length === 0 ? '.' : stack.join('/'),
+      linkTarget,
     };
     if (options.mode !== undefined) entry.mode = options.mode;
     this.record(entry, shown);
     this.links.set(path, { path, shown, kind, target: work, fromRoot });
+  }
+
+  /**
+   * A hardlink is harmless only when it names an entry the archive itself created earlier: a tar
+   * extractor links to whatever exists at that path, so a target the archive does not provide (or
+   * provides only later) links to a file that was already on the disk, outside the archive's
+   * contents (node-tar CVE-2026-24842, CVE-2026-26960). A hardlink to a directory is never valid.
+   */
+  private checkHardlinkTarget(shown: string, shownTarget: string, target: string): void {
+    const existing = this.entries.get(target);
+    if (existing === undefined) {
+      throw new InputError(
+        'link-outside',
+        `hardlink "${shown}" -> "${shownTarget}" names no earlier entry of the archive: extracted, it would link to a file that is not part of the archive`,
+        { entry: shown },
+      );
+    }
+    if (existing.type === 'directory') {
+      throw new InputError('invalid-path', `hardlink "${shown}" -> "${shownTarget}" names a directory`, {
+        entry: shown,
+      });
+    }
   }
 
   /** Start a regular file. `declaredSize` (when the container states one) is checked before any
@@ -394,6 +451,13 @@ export class ArchiveBuilder {
     }
     return { name, sha256, format, entries, files };
   }
+}
+
+function escapeNonAscii(text: string): string {
+  return JSON.stringify(displayName(text)).replace(
+    /[^\x20-\x7e]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 function splitPath(path: string): string[] {

@@ -3,11 +3,37 @@ import type { ArchiveLimits } from '../model';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
+/** Longest name (in UTF-16 code units) rendered in full in messages and `InputError.entry`; longer
+ * names (a PAX or GNU long name can be megabytes) keep their head and tail around an ellipsis. */
+export const MAX_DISPLAY_NAME = 8192;
+
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/g;
+
 /** Render a name for messages: control characters (and, for raw bytes, anything that is not valid
- * UTF-8) as `\xNN`, so a hostile name can neither break a log line nor be confused with another. */
+ * UTF-8) as `\xNN`, so a hostile name can neither break a log line nor be confused with another;
+ * names longer than `MAX_DISPLAY_NAME` are shortened so an error stays small. */
 export function displayName(name: string): string {
-  // eslint-disable-next-line no-control-regex
-  return name.replace(/[\u0000-\u001f\u007f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+  return shorten(name).replace(
+    CONTROL_CHARACTERS,
+    (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
+  );
+}
+
+function shorten(text: string): string {
+  if (text.length <= MAX_DISPLAY_NAME) return text;
+  return `${text.slice(0, MAX_DISPLAY_NAME / 2)}…${text.slice(-MAX_DISPLAY_NAME / 2)}`;
+}
+
+/**
+ * The key under which a case-insensitive, normalisation-insensitive file system (macOS APFS/HFS+,
+ * Windows NTFS) stores a name: two archive paths with the same key are the same file there, so one
+ * would silently replace the other on extraction. Compatibility decomposition, then lower- and
+ * upper-casing (so `ß` meets `ss` and the Kelvin sign meets `k`), as node-tar does since its fix for
+ * CVE-2026-23950 (GHSA-r6q2-hw4h-h46w).
+ */
+export function collisionKey(path: string): string {
+  return path.normalize('NFKD').toLowerCase().toUpperCase();
 }
 
 /** Hex-escape every byte outside printable ASCII: used for names that are not valid UTF-8. */
@@ -27,7 +53,7 @@ export function decodeUtf8Name(raw: Uint8Array, what: string, entryForError?: st
   try {
     return utf8.decode(raw);
   } catch (cause) {
-    const shown = hexEscape(raw);
+    const shown = shorten(hexEscape(raw));
     throw new InputError('invalid-path', `${what} is not valid UTF-8: "${shown}"`, {
       entry: entryForError ?? shown,
       cause,

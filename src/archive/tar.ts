@@ -9,6 +9,36 @@ import { displayName, latin1ToUtf8 } from './paths';
 
 const BLOCK = 512;
 const FEED_CHUNK = 1024 * 1024;
+/** tar-stream's own cap on one PAX / GNU long-name header (`MAX_HEADER_SIZE` in extract.js). */
+const MAX_EXTENDED_HEADER = 4 * 1024 * 1024;
+
+/** The tar-stream internals `watchZeroBlocks` relies on (tar-stream 3.x, extract.js). */
+interface ExtractInternals {
+  _consumeHeader(): boolean;
+  _header: unknown;
+  _buffer: { shifted: number };
+}
+
+/**
+ * tar-stream skips all-zero header blocks silently and keeps reading entries after them, while tar,
+ * bsdtar and Terraform users' extractors stop at the end-of-archive marker (GNU tar warns about a
+ * lone zero block). An archive with entries after such a block would show tfguard files that an
+ * extraction does not produce (a `versions.tf` that satisfies a rule, say). This hooks the header
+ * parser to report every zero block it consumes, so the reader can refuse what follows.
+ */
+function watchZeroBlocks(extract: unknown, onZeroBlock: (offset: number) => void): void {
+  const internals = extract as Partial<ExtractInternals>;
+  const original = internals._consumeHeader;
+  if (typeof original !== 'function' || typeof internals._buffer?.shifted !== 'number') {
+    throw new Error('unsupported tar-stream version: cannot watch for end-of-archive blocks');
+  }
+  internals._consumeHeader = function (this: ExtractInternals): boolean {
+    const before = this._buffer.shifted;
+    const consumed = original.call(this);
+    if (this._buffer.shifted === before + BLOCK && this._header === null) onZeroBlock(before);
+    return consumed;
+  };
+}
 
 /** The header tar-stream emits, including fields its typings omit. `type` is null for a type
  * flag tar-stream does not know (GNU sparse, volume labels, ...). */
@@ -55,12 +85,44 @@ function decodeHeaderString(value: string, fromPax: boolean, what: string, entry
   return latin1ToUtf8(value, what, entry);
 }
 
-function mapStreamError(err: unknown, current: string | undefined, gzip: boolean): InputError {
+/** Where the stream was when it failed, for messages. */
+interface StreamPosition {
+  /** The entry whose content was being read. */
+  current: string | undefined;
+  /** The last entry read completely (a bad header right after it usually means its declared size
+   * was a lie). */
+  previous: string | undefined;
+  /** Byte offset of the first all-zero header block seen (an end-of-archive block), if any. */
+  zeroBlockAt: number | null;
+}
+
+function mapStreamError(err: unknown, position: StreamPosition, gzip: boolean): InputError {
   if (err instanceof InputError) return err;
+  const { current, previous, zeroBlockAt } = position;
   const error = err as NodeJS.ErrnoException;
   const message = String(error?.message ?? err);
-  const where = current === undefined ? '' : ` (while reading "${current}")`;
-  const options = { entry: current, cause: err };
+  const where =
+    current !== undefined
+      ? ` (while reading "${current}")`
+      : previous !== undefined
+        ? ` (after "${previous}")`
+        : '';
+  const options = { entry: current ?? previous, cause: err };
+  if (/header exceeds max size/i.test(message)) {
+    return new InputError(
+      'corrupt-archive',
+      `an extended header (PAX or GNU long name) is larger than tar-stream's limit of ${MAX_EXTENDED_HEADER / (1024 * 1024)} MiB${where}`,
+      options,
+    );
+  }
+  if (zeroBlockAt !== null && !/^Z_/.test(String(error?.code ?? ''))) {
+    // Extractors stop at the end-of-archive marker; whatever follows it would not be extracted.
+    return new InputError(
+      'corrupt-archive',
+      `the ${gzip ? 'tar.gz' : 'tar'} archive has data after its end-of-archive block at byte ${zeroBlockAt} (${message})`,
+      options,
+    );
+  }
   if (error?.code === 'Z_BUF_ERROR' || /unexpected end of file/i.test(message)) {
     return new InputError(
       'truncated-archive',
@@ -102,6 +164,8 @@ export function scanTar(bytes: Buffer, gzip: boolean, builder: ArchiveBuilder): 
   return new Promise<void>((resolve, reject) => {
     let settled = false;
     let current: string | undefined;
+    let previous: string | undefined;
+    let zeroBlockAt: number | null = null;
     let tarBytes = 0;
     let lastEntryEnd = 0;
     const destroyables: { destroy(err?: Error): unknown }[] = [];
@@ -110,13 +174,16 @@ export function scanTar(bytes: Buffer, gzip: boolean, builder: ArchiveBuilder): 
       if (settled) return;
       settled = true;
       for (const stream of destroyables) stream.destroy();
-      reject(mapStreamError(err, current, gzip));
+      reject(mapStreamError(err, { current, previous, zeroBlockAt }, gzip));
     };
 
     // Options tar-stream reads but its typings omit (see node_modules/tar-stream/extract.js).
     const extractOptions = { filenameEncoding: 'latin1', allowUnknownFormat: true };
     const extract = tarStream.extract(extractOptions as Parameters<typeof tarStream.extract>[0]);
     destroyables.push(extract);
+    watchZeroBlocks(extract, (offset) => {
+      if (zeroBlockAt === null) zeroBlockAt = offset;
+    });
 
     extract.on('entry', (rawHeader, rawStream, next) => {
       const header = rawHeader as unknown as TarHeader;
@@ -130,6 +197,13 @@ export function scanTar(bytes: Buffer, gzip: boolean, builder: ArchiveBuilder): 
         const name = decodeHeaderString(header.name, header.pax?.path !== undefined, 'entry name');
         const shown = displayName(name);
         current = shown;
+        if (zeroBlockAt !== null) {
+          throw new InputError(
+            'corrupt-archive',
+            `"${shown}" comes after the end-of-archive block at byte ${zeroBlockAt}: tar stops reading there, so it would not be extracted`,
+            { entry: shown },
+          );
+        }
         builder.countEntry(shown);
         // Old tars mark directories only by a trailing '/' on a regular-file entry (tar-stream
         // means to convert these but computes the type before doing so).
@@ -160,10 +234,11 @@ export function scanTar(bytes: Buffer, gzip: boolean, builder: ArchiveBuilder): 
             break;
           }
           default: {
-            const kind = type ?? `unknown type flag`;
             throw new InputError(
               'unsupported-entry-type',
-              `"${shown}" is a ${kind} entry, which is not allowed`,
+              type === null
+                ? `"${shown}" has a tar entry type tfguard does not read (GNU sparse file, volume label, ...), which is not allowed`
+                : `"${shown}" is a ${type} entry, which is not allowed`,
               {
                 entry: shown,
               },
@@ -191,6 +266,7 @@ export function scanTar(bytes: Buffer, gzip: boolean, builder: ArchiveBuilder): 
           fail(err);
           return;
         }
+        previous = current;
         current = undefined;
         next();
       });
