@@ -29,5 +29,7 @@ export async function handler(event: SQSEvent, context: Context): Promise<SQSBat
     });
     return result.status;
   };
-  return instrumented(rt, context, () => processPartialResponse(event, record, processor, { context }));
+  return instrumented(rt, context, () =>
+    processPartialResponse(event, record, processor, { context, throwOnFullBatchFailure: false }),
+  );
 }

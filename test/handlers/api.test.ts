@@ -1,0 +1,378 @@
+/**
+ * Entry point 2 end to end against s3rver: the three routes invoked with the sample HTTP API events
+ * (adjusted), including a presigned URL that really accepts a PUT and the upload scan it triggers.
+ */
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { createScan, createUpload, getScan } from '../../handlers/api';
+import { handler as scanUpload } from '../../handlers/upload-scan';
+import { ReportLayout, SCAN_ID_PATTERN, UPLOAD_ID_PATTERN } from '../../src/service/keys';
+import type { UploadRequestRecord } from '../../src/service/requests';
+import { scanBytes } from '../../src/scan';
+import type { Report } from '../../src/report/types';
+import { makeTarGz } from '../helpers/archive';
+import { SAMPLE_ARCHIVE, UPLOADS_BUCKET, sampleEvent, startHarness, withEnv, type Harness } from './harness';
+
+const layout = new ReportLayout('reports/');
+let h: Harness;
+let sampleReport: Report;
+
+beforeAll(async () => {
+  h = await startHarness();
+  sampleReport = await scanBytes('archive.tar.gz', SAMPLE_ARCHIVE);
+});
+afterAll(async () => {
+  await h?.stop();
+});
+
+type Result = APIGatewayProxyStructuredResultV2 & {
+  statusCode: number;
+  headers: Record<string, string>;
+  body: string;
+};
+
+function postScans(
+  body: Buffer | null,
+  options: { query?: Record<string, string>; headers?: Record<string, string | undefined> } = {},
+): APIGatewayProxyEventV2 {
+  const event = sampleEvent<APIGatewayProxyEventV2>('http-post-scans.json');
+  const headers: Record<string, string | undefined> = { ...event.headers, ...(options.headers ?? {}) };
+  for (const [k, v] of Object.entries(headers)) if (v === undefined) delete headers[k];
+  return {
+    ...event,
+    headers: headers as Record<string, string>,
+    queryStringParameters: options.query ?? event.queryStringParameters,
+    body: body === null ? undefined : body.toString('base64'),
+    isBase64Encoded: true,
+  };
+}
+
+function getEvent(
+  id: string,
+  options: { query?: Record<string, string>; accept?: string } = {},
+): APIGatewayProxyEventV2 {
+  const event = sampleEvent<APIGatewayProxyEventV2>('http-get-scan.json');
+  return {
+    ...event,
+    rawPath: `/scans/${id}`,
+    pathParameters: { id },
+    headers: { ...event.headers, accept: options.accept ?? 'application/json' },
+    ...(options.query ? { queryStringParameters: options.query } : {}),
+  };
+}
+
+function postUploads(body: string | null, headers: Record<string, string> = {}): APIGatewayProxyEventV2 {
+  const event = sampleEvent<APIGatewayProxyEventV2>('http-post-uploads.json');
+  return {
+    ...event,
+    headers: { ...event.headers, ...headers },
+    body: body ?? undefined,
+    isBase64Encoded: false,
+  };
+}
+
+async function call(
+  fn: (
+    e: APIGatewayProxyEventV2,
+    c?: ReturnType<Harness['context']>,
+  ) => Promise<APIGatewayProxyStructuredResultV2>,
+  event: APIGatewayProxyEventV2,
+): Promise<Result> {
+  return (await fn(event, h.context('api'))) as Result;
+}
+
+function body<T = Record<string, unknown>>(result: Result): T {
+  expect(result.headers['content-type']).toBe('application/json');
+  return JSON.parse(result.body) as T;
+}
+
+describe('POST /scans', () => {
+  test('the sample event returns the report with a verdict and stores it', async () => {
+    const result = await call(createScan, sampleEvent('http-post-scans.json'));
+    expect(result.statusCode).toBe(200);
+    const payload = body<{
+      scanId: string;
+      verdict: string;
+      failOn: string;
+      repository: string;
+      report: Report;
+    }>(result);
+    expect(payload.scanId).toMatch(SCAN_ID_PATTERN);
+    expect(payload.repository).toBe('acme/network');
+    expect(payload.failOn).toBe('error');
+    // The sample archive's root module has no upper bound on aws: an error, so the gate fails.
+    expect(sampleReport.summary.error).toBeGreaterThan(0);
+    expect(payload.verdict).toBe('fail');
+    expect(result.headers['x-tfguard-verdict']).toBe('fail');
+    expect(result.headers['x-tfguard-scan-id']).toBe(payload.scanId);
+    expect(payload.report).toEqual(sampleReport);
+    const stored = await h.reports.get(layout.report(payload.scanId, 'json'));
+    expect(JSON.parse(stored!.body.toString())).toEqual(sampleReport);
+    expect(await h.reports.get(layout.report(payload.scanId, 'sarif'))).not.toBeNull();
+    expect(await h.reports.get(layout.report(payload.scanId, 'markdown'))).not.toBeNull();
+    // Posting the same archive again is the same scan.
+    const again = body<{ scanId: string }>(await call(createScan, sampleEvent('http-post-scans.json')));
+    expect(again.scanId).toBe(payload.scanId);
+    // The GET sample asks for exactly this scan, in Markdown.
+    const get = await call(getScan, sampleEvent('http-get-scan.json'));
+    expect(get.statusCode).toBe(200);
+    expect(get.headers['x-tfguard-scan-id']).toBe(payload.scanId);
+    expect(get.headers['content-type']).toBe('text/markdown; charset=utf-8');
+  });
+
+  test('failOn sets the verdict; format and Accept pick SARIF or Markdown', async () => {
+    const never = await call(createScan, postScans(SAMPLE_ARCHIVE, { query: { failOn: 'never' } }));
+    expect(body(never).verdict).toBe('pass');
+    const sarif = await call(
+      createScan,
+      postScans(SAMPLE_ARCHIVE, { headers: { accept: 'application/sarif+json' } }),
+    );
+    expect(sarif.statusCode).toBe(200);
+    expect(sarif.headers['content-type']).toBe('application/sarif+json');
+    expect(JSON.parse(sarif.body).version).toBe('2.1.0');
+    expect(sarif.headers['x-tfguard-verdict']).toBe('fail');
+    const markdown = await call(
+      createScan,
+      postScans(SAMPLE_ARCHIVE, {
+        query: { format: 'markdown', failOn: 'never' },
+        headers: { accept: 'application/json' },
+      }),
+    );
+    expect(markdown.headers['content-type']).toBe('text/markdown; charset=utf-8');
+    expect(markdown.body).toContain('## tfguard');
+    expect(markdown.headers['x-tfguard-verdict']).toBe('pass');
+    const weighted = await call(
+      createScan,
+      postScans(SAMPLE_ARCHIVE, { headers: { accept: 'text/html;q=1, text/markdown;q=0.5' } }),
+    );
+    expect(weighted.headers['content-type']).toBe('text/markdown; charset=utf-8');
+  });
+
+  test('a clean archive passes', async () => {
+    const clean = await makeTarGz({
+      'main.tf': 'terraform {\n  required_version = ">= 1.5"\n}\n',
+    });
+    const result = await call(createScan, postScans(clean, { query: {} }));
+    expect(body(result)).toMatchObject({ verdict: 'pass', repository: null });
+  });
+
+  test('an unusable archive is a 422 with the reason, stored as rejected', async () => {
+    const result = await call(createScan, postScans(Buffer.from('this is not an archive')));
+    expect(result.statusCode).toBe(422);
+    const payload = body<{ scanId: string; error: string; code: string }>(result);
+    expect(payload).toMatchObject({
+      status: 'rejected',
+      error: 'input-rejected',
+      code: 'unsupported-format',
+    });
+    const again = await call(getScan, getEvent(payload.scanId));
+    expect(again.statusCode).toBe(422);
+    expect(body(again).code).toBe('unsupported-format');
+  });
+
+  test.each([
+    [
+      'a wrong content type',
+      postScans(SAMPLE_ARCHIVE, { headers: { 'content-type': 'text/plain' } }),
+      415,
+      'unsupported-media-type',
+    ],
+    [
+      'no content type',
+      postScans(SAMPLE_ARCHIVE, { headers: { 'content-type': undefined } }),
+      415,
+      'unsupported-media-type',
+    ],
+    ['an empty body', postScans(Buffer.alloc(0)), 400, 'empty-body'],
+    ['no body', postScans(null), 400, 'empty-body'],
+    ['an unknown format', postScans(SAMPLE_ARCHIVE, { query: { format: 'html' } }), 400, 'bad-format'],
+    [
+      'an unacceptable Accept',
+      postScans(SAMPLE_ARCHIVE, { headers: { accept: 'image/png' } }),
+      406,
+      'not-acceptable',
+    ],
+    ['a bad failOn', postScans(SAMPLE_ARCHIVE, { query: { failOn: 'critical' } }), 400, 'bad-fail-on'],
+    [
+      'a bad repository',
+      postScans(SAMPLE_ARCHIVE, { query: { repository: 'a/../b' } }),
+      400,
+      'bad-repository',
+    ],
+  ])('%s is a clear 4xx', async (_label, event, status, code) => {
+    const result = await call(createScan, event);
+    expect(result.statusCode).toBe(status);
+    expect(body(result)).toMatchObject({ error: code, message: expect.any(String) });
+  });
+
+  test('an oversize body is a 413 that points to POST /uploads', async () => {
+    await withEnv({ TFGUARD_API_MAX_BODY_BYTES: '100' }, async () => {
+      const result = await call(createScan, postScans(SAMPLE_ARCHIVE));
+      expect(result.statusCode).toBe(413);
+      expect(body(result)).toEqual({
+        error: 'body-too-large',
+        message: `the archive is ${SAMPLE_ARCHIVE.length} bytes; at most 100 bytes can be posted, use POST /uploads for larger archives`,
+      });
+    });
+  });
+
+  test('an internal failure is a generic 500 that leaks nothing', async () => {
+    await withEnv({ TFGUARD_REPORTS_BUCKET: 'tfguard-no-such-bucket' }, async () => {
+      const result = await call(createScan, postScans(SAMPLE_ARCHIVE));
+      expect(result.statusCode).toBe(500);
+      expect(body(result)).toEqual({
+        error: 'internal',
+        message: 'internal error',
+        requestId: 'EXAMPLE-request-id=',
+      });
+      expect(result.body).not.toMatch(/bucket|S3|NoSuch|127\.0\.0\.1/i);
+    });
+  });
+});
+
+describe('POST /uploads and GET /scans/{id}', () => {
+  test('the presigned URL accepts a real PUT, whose upload event produces the report the id returns', async () => {
+    const created = await call(createUpload, sampleEvent('http-post-uploads.json'));
+    expect(created.statusCode).toBe(201);
+    const upload = body<{
+      id: string;
+      key: string;
+      repository: string;
+      upload: { method: string; url: string; expiresAt: string };
+    }>(created);
+    expect(upload.id).toMatch(UPLOAD_ID_PATTERN);
+    expect(upload.key).toBe(`uploads/acme/network/${upload.id}.tar.gz`);
+    expect(created.headers.location).toBe(`/scans/${upload.id}`);
+    const record = JSON.parse(
+      (await h.reports.get(layout.uploadRequest(upload.id)))!.body.toString(),
+    ) as UploadRequestRecord;
+    expect(record).toMatchObject({
+      status: 'pending',
+      repository: 'acme/network',
+      key: upload.key,
+      failOn: 'error',
+    });
+
+    const pending = await call(getScan, getEvent(upload.id));
+    expect(pending.statusCode).toBe(202);
+    expect(body(pending)).toMatchObject({ id: upload.id, status: 'pending' });
+    expect(pending.headers['retry-after']).toBe('5');
+
+    const eventsBefore = h.server.events.length;
+    const put = await fetch(upload.upload.url, { method: upload.upload.method, body: SAMPLE_ARCHIVE });
+    expect(put.status).toBe(200);
+    const stored = await h.uploads.get(upload.key);
+    expect(stored!.body.equals(SAMPLE_ARCHIVE)).toBe(true);
+
+    // s3rver's own notification for the PUT, turned into the S3 event Lambda would receive.
+    await new Promise((r) => setTimeout(r, 100));
+    const notified = h.server.events
+      .slice(eventsBefore)
+      .map((e) => e.Records[0] as { s3: { object: { key: string; eTag: string; size: number } } });
+    expect(notified.map((r) => r.s3.object.key)).toEqual([upload.key]);
+    const object = notified[0]!.s3.object;
+    const outcome = await scanUpload(
+      h.s3Event([{ key: object.key, etag: object.eTag, size: object.size }]),
+      h.context('scanUpload'),
+    );
+    expect(outcome.outcomes[0]).toMatchObject({ status: 'scanned', repository: 'acme/network' });
+
+    const done = await call(getScan, getEvent(upload.id));
+    expect(done.statusCode).toBe(200);
+    const payload = body<{ id: string; scanId: string; verdict: string; report: Report }>(done);
+    expect(payload.id).toBe(upload.id);
+    expect(payload.scanId).toBe(outcome.outcomes[0]!.status === 'scanned' ? outcome.outcomes[0]!.scanId : '');
+    expect(payload.verdict).toBe('fail');
+    expect(payload.report.summary).toEqual(sampleReport.summary);
+    const lenient = await call(
+      getScan,
+      getEvent(upload.id, { query: { failOn: 'never' }, accept: 'text/markdown' }),
+    );
+    expect(lenient.headers['x-tfguard-verdict']).toBe('pass');
+    expect(lenient.headers['content-type']).toBe('text/markdown; charset=utf-8');
+    // And by scan id.
+    const byScan = await call(getScan, getEvent(payload.scanId));
+    expect(body<{ scanId: string }>(byScan).scanId).toBe(payload.scanId);
+  });
+
+  test('an expired URL that never received an upload is reported as such', async () => {
+    const id = '6f1c2b9e-1d2a-4c3b-8e4f-5a6b7c8d9e0f';
+    const record: UploadRequestRecord = {
+      schemaVersion: 1,
+      id,
+      status: 'pending',
+      repository: 'late/repo',
+      bucket: UPLOADS_BUCKET,
+      key: `uploads/late/repo/${id}.tar.gz`,
+      failOn: 'error',
+      createdAt: '2020-01-01T00:00:00.000Z',
+      expiresAt: '2020-01-01T00:15:00.000Z',
+    };
+    await h.reports.put(layout.uploadRequest(id), JSON.stringify(record));
+    const result = await call(getScan, getEvent(id));
+    expect(result.statusCode).toBe(404);
+    expect(body(result)).toEqual({
+      error: 'upload-expired',
+      message: `upload ${id} was never received and its URL expired at 2020-01-01T00:15:00.000Z`,
+    });
+  });
+
+  test.each([
+    ['an unknown scan id', '0123456789abcdef0123456789abcdef', 404, 'not-found'],
+    ['an unknown upload id', '0b5a4c1e-3f9e-4b1a-9a56-2c7d9b1f0e11', 404, 'not-found'],
+    ['a malformed id', 'report.json', 400, 'bad-id'],
+    ['a traversal attempt', '..%2F..%2Fsecrets', 400, 'bad-id'],
+  ])('GET with %s is a clear 4xx', async (_label, id, status, code) => {
+    const result = await call(getScan, getEvent(id));
+    expect(result.statusCode).toBe(status);
+    expect(body(result).error).toBe(code);
+  });
+
+  test.each([
+    [
+      'no repository',
+      postUploads(JSON.stringify({ format: 'zip' }), { 'content-type': 'application/json' }),
+      400,
+      'missing-repository',
+    ],
+    ['bad JSON', postUploads('{"repository":', { 'content-type': 'application/json' }), 400, 'bad-json'],
+    [
+      'a non-string field',
+      postUploads('{"repository": 7}', { 'content-type': 'application/json' }),
+      400,
+      'bad-json',
+    ],
+    [
+      'a wrong content type',
+      postUploads('repository=x', { 'content-type': 'application/x-www-form-urlencoded' }),
+      415,
+      'unsupported-media-type',
+    ],
+    [
+      'an unknown format',
+      postUploads(JSON.stringify({ repository: 'a/b', format: 'rar' }), {
+        'content-type': 'application/json',
+      }),
+      400,
+      'bad-format',
+    ],
+  ])('POST /uploads with %s is a clear 4xx', async (_label, event, status, code) => {
+    const result = await call(createUpload, event);
+    expect(result.statusCode).toBe(status);
+    expect(body(result).error).toBe(code);
+  });
+
+  test('POST /uploads takes its parameters from the query too', async () => {
+    const event = {
+      ...postUploads(null),
+      queryStringParameters: { repository: 'q/repo', format: 'zip', failOn: 'warning' },
+    };
+    const result = await call(createUpload, event);
+    expect(result.statusCode).toBe(201);
+    const payload = body<{ id: string; key: string }>(result);
+    expect(payload.key).toBe(`uploads/q/repo/${payload.id}.zip`);
+    const record = JSON.parse(
+      (await h.reports.get(layout.uploadRequest(payload.id)))!.body.toString(),
+    ) as UploadRequestRecord;
+    expect(record.failOn).toBe('warning');
+  });
+});

@@ -1,0 +1,149 @@
+/**
+ * Shared set-up of the handler integration tests: a real s3rver with the buckets the sample events
+ * name, the environment the handlers read (through src/config.ts), and builders for events adjusted
+ * from the samples in events/.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { Context, S3Event } from 'aws-lambda';
+import { resetRuntime } from '../../handlers/runtime';
+import { closeSharedParser } from '../../src/scan';
+import { S3ObjectStore } from '../../src/storage/s3';
+import { startS3rver, type RunningS3rver } from '../helpers/s3rver';
+
+export const UPLOADS_BUCKET = 'tfguard-uploads-local';
+export const REPORTS_BUCKET = 'tfguard-reports-local';
+export const EVENTS_DIR = join(__dirname, '..', '..', 'events');
+
+export function sampleEvent<T>(name: string): T {
+  return JSON.parse(readFileSync(join(EVENTS_DIR, name), 'utf8')) as T;
+}
+
+export const SAMPLE_ARCHIVE = readFileSync(join(EVENTS_DIR, 'archives', 'acme-network.tar.gz'));
+
+/** S3 event notifications URL-encode keys the way HTML forms do (space → `+`). */
+export function s3EncodeKey(key: string): string {
+  return encodeURIComponent(key).replace(/%20/g, '+').replace(/%2F/g, '/');
+}
+
+export interface UploadedObject {
+  key: string;
+  etag: string;
+  size: number;
+}
+
+export interface Harness {
+  server: RunningS3rver;
+  client: S3Client;
+  reports: S3ObjectStore;
+  uploads: S3ObjectStore;
+  env: Record<string, string>;
+  upload(key: string, body: Buffer | string, metadata?: Record<string, string>): Promise<UploadedObject>;
+  /** An S3 event like events/s3-upload.json, one record per object. */
+  s3Event(objects: UploadedObject[], overrides?: { bucket?: string; eventName?: string }): S3Event;
+  context(functionName: string): Context;
+  stop(): Promise<void>;
+}
+
+const BASE_ENV: Record<string, string> = {
+  TFGUARD_UPLOADS_BUCKET: UPLOADS_BUCKET,
+  TFGUARD_REPORTS_BUCKET: REPORTS_BUCKET,
+  AWS_REGION: 'us-east-1',
+  AWS_ACCESS_KEY_ID: 'S3RVER',
+  AWS_SECRET_ACCESS_KEY: 'S3RVER',
+  POWERTOOLS_LOG_LEVEL: 'SILENT',
+  POWERTOOLS_METRICS_DISABLED: 'true',
+};
+
+/** Sets the handlers' environment (and forgets their cached wiring). */
+export function setEnv(env: Record<string, string | undefined>): void {
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+  }
+  resetRuntime();
+}
+
+/** Runs `work` with some variables changed, then restores them exactly. */
+export async function withEnv<T>(
+  overrides: Record<string, string | undefined>,
+  work: () => Promise<T>,
+): Promise<T> {
+  const saved = Object.fromEntries(Object.keys(overrides).map((name) => [name, process.env[name]]));
+  setEnv(overrides);
+  try {
+    return await work();
+  } finally {
+    setEnv(saved);
+  }
+}
+
+let requestCounter = 0;
+
+export async function startHarness(extraEnv: Record<string, string> = {}): Promise<Harness> {
+  const server = await startS3rver([UPLOADS_BUCKET, REPORTS_BUCKET]);
+  const client = server.client();
+  const env = { ...BASE_ENV, TFGUARD_S3_ENDPOINT: server.endpoint, ...extraEnv };
+  setEnv(env);
+  const template = sampleEvent<S3Event>('s3-upload.json').Records[0]!;
+  return {
+    server,
+    client,
+    env,
+    reports: new S3ObjectStore({ bucket: REPORTS_BUCKET, client }),
+    uploads: new S3ObjectStore({ bucket: UPLOADS_BUCKET, client }),
+    async upload(key, body, metadata) {
+      const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+      const put = await client.send(
+        new PutObjectCommand({
+          Bucket: UPLOADS_BUCKET,
+          Key: key,
+          Body: bytes,
+          ...(metadata ? { Metadata: metadata } : {}),
+        }),
+      );
+      return { key, etag: (put.ETag ?? '').replace(/"/g, ''), size: bytes.length };
+    },
+    s3Event(objects, overrides = {}) {
+      return {
+        Records: objects.map((o, i) => ({
+          ...template,
+          eventName: overrides.eventName ?? template.eventName,
+          s3: {
+            ...template.s3,
+            bucket: { ...template.s3.bucket, name: overrides.bucket ?? UPLOADS_BUCKET },
+            object: { key: s3EncodeKey(o.key), size: o.size, eTag: o.etag, sequencer: `00${i}` },
+          },
+        })),
+      } as S3Event;
+    },
+    context(functionName) {
+      requestCounter++;
+      return {
+        callbackWaitsForEmptyEventLoop: false,
+        functionName: `tfguard-test-${functionName}`,
+        functionVersion: '$LATEST',
+        invokedFunctionArn: `arn:aws:lambda:us-east-1:123456789012:function:tfguard-test-${functionName}`,
+        memoryLimitInMB: '1024',
+        awsRequestId: `req-${functionName}-${requestCounter}`,
+        logGroupName: `/aws/lambda/tfguard-test-${functionName}`,
+        logStreamName: '2025/01/01/[$LATEST]0123456789abcdef',
+        getRemainingTimeInMillis: () => 60_000,
+        done: () => undefined,
+        fail: () => undefined,
+        succeed: () => undefined,
+      };
+    },
+    async stop() {
+      await closeSharedParser();
+      await server.stop();
+    },
+  };
+}
+
+export async function collect(iterable: AsyncIterable<string>): Promise<string[]> {
+  const out: string[] = [];
+  for await (const key of iterable) out.push(key);
+  return out;
+}
