@@ -1,0 +1,123 @@
+/**
+ * The checks behind the property tests and the fuzz run (scripts/fuzz.ts): scan an archive and
+ * hold the outcome to the threat model's properties. Plain `node:assert`, so it runs under jest and
+ * under tsx alike; a violation throws `PropertyViolation`.
+ */
+import assert from 'node:assert/strict';
+import { readArchiveBytes } from '../../src/archive';
+import { InputError } from '../../src/errors';
+import type { Report } from '../../src/report/types';
+import { scanBytes, shouldLoad } from '../../src/scan';
+import type { ScanOptions } from '../../src/scan/types';
+import { pack, type GeneratedArchive } from './generators';
+import { isInsideArchive, reportedPaths } from './helpers';
+
+export class PropertyViolation extends Error {
+  override readonly name = 'PropertyViolation';
+}
+
+export type Outcome =
+  { kind: 'report'; json: string; report: Report } | { kind: 'rejected'; error: InputError };
+
+/** Scans; an `InputError` is an outcome, anything else is a violation of property 1. */
+export async function outcome(name: string, bytes: Buffer, options: ScanOptions = {}): Promise<Outcome> {
+  try {
+    const report = await scanBytes(name, bytes, options);
+    return { kind: 'report', json: JSON.stringify(report), report };
+  } catch (err) {
+    if (err instanceof InputError) return { kind: 'rejected', error: err };
+    throw new PropertyViolation(`the scan threw something other than an InputError: ${describe(err)}`, {
+      cause: err,
+    });
+  }
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? (err.stack ?? `${err.name}: ${err.message}`) : String(err);
+}
+
+/** Every path of the archive and each of its ancestor directories, plus `.`. */
+export async function archivePaths(name: string, bytes: Buffer): Promise<Set<string>> {
+  const archive = await readArchiveBytes(name, bytes, { shouldLoad });
+  const paths = new Set<string>(['.']);
+  for (const entry of archive.entries) {
+    const segments = entry.path.split('/');
+    for (let i = 1; i <= segments.length; i++) paths.add(segments.slice(0, i).join('/'));
+  }
+  return paths;
+}
+
+/** Property 2: every location in the report is inside the archive and names one of its entries. */
+export async function checkPaths(name: string, bytes: Buffer, report: Report): Promise<void> {
+  const listed = await archivePaths(name, bytes);
+  for (const p of reportedPaths(report)) {
+    if (!isInsideArchive(p) || !listed.has(p)) {
+      throw new PropertyViolation(
+        `the report names ${JSON.stringify(p)}, which is ${isInsideArchive(p) ? 'not an entry of' : 'outside'} the archive`,
+      );
+    }
+  }
+}
+
+/** The report with `source.sha256` (the hash of the uploaded bytes themselves) masked. */
+export function masked(json: string): string {
+  const report = JSON.parse(json) as Report;
+  report.source.sha256 = '<bytes-dependent>';
+  return JSON.stringify(report);
+}
+
+function rotate<T>(items: T[], by: number): T[] {
+  if (items.length === 0) return items;
+  const k = by % items.length;
+  return [...items.slice(k), ...items.slice(0, k)];
+}
+
+/** Another order of the entries: reversed for even seeds, rotated otherwise. */
+export function reorder<T>(items: T[], seed: number): T[] {
+  return seed % 2 === 0 ? [...items].reverse() : rotate(items, 1 + (seed >> 1));
+}
+
+function sameOutcome(a: Outcome, b: Outcome, compare: (json: string) => string, what: string): void {
+  const view = (o: Outcome): string =>
+    o.kind === 'report'
+      ? compare(o.json)
+      : `rejected: ${o.error.code} ${String(o.error.entry)} ${o.error.message}`;
+  try {
+    assert.equal(view(b), view(a));
+  } catch (err) {
+    throw new PropertyViolation(`${what}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+/**
+ * All three properties for one generated archive: (1) only `InputError`; (2) paths inside;
+ * (3) byte-identical reports on a rerun, and (source hash masked) for another entry order.
+ * Returns the first outcome.
+ */
+export async function checkArchive(generated: GeneratedArchive, permutationSeed: number): Promise<Outcome> {
+  const name = `random.${generated.format}`;
+  const bytes = await pack(generated.format, generated.entries);
+  const first = await outcome(name, bytes);
+  const rerun = await outcome(name, bytes);
+  sameOutcome(first, rerun, (json) => json, 'a rerun gave a different outcome');
+  if (first.kind === 'rejected') {
+    // Another order may hit another of several problems first; it must still be a rejection.
+    const other = await outcome(
+      name,
+      await pack(generated.format, reorder(generated.entries, permutationSeed)),
+    );
+    if (other.kind !== 'rejected') {
+      throw new PropertyViolation(
+        `rejected in one entry order (${first.error.code}: ${first.error.message}), accepted in another`,
+      );
+    }
+    return first;
+  }
+  await checkPaths(name, bytes, first.report);
+  const other = await outcome(
+    name,
+    await pack(generated.format, reorder(generated.entries, permutationSeed)),
+  );
+  sameOutcome(first, other, masked, 'another entry order gave a different report');
+  return first;
+}
