@@ -2,7 +2,11 @@
  * tfguard's parsing layer for HCL native syntax and Terraform's JSON syntax.
  */
 export { HclParser, DEFAULT_MAX_NESTING_DEPTH, defaultTimeoutMs } from './parser';
-export type { HclParserOptions } from './parser';
+export type { HclParserOptions, ParserStats } from './parser';
+export { FULL_SPEC, projectBody, specFingerprint } from './projection';
+export type { BlockSpec } from './projection';
+export { verifyHcl } from './verify';
+export type { VerifyResult } from './verify';
 export { decodeSource } from './decode';
 export type { DecodeResult } from './decode';
 export { scanHcl } from './scanner';

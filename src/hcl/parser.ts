@@ -2,17 +2,30 @@
  * The parsing layer: every `.tf`, `.tf.json`, `.tofu`, `.tofu.json`, `.terraform.lock.hcl` and
  * `.tfguard.hcl` file goes through `HclParser.parse`.
  *
- * Native syntax: decode → scan (structure, lexical errors, nesting depth; too deep → error without
- * calling hcl2json) → hcl2json in a worker (values and the authoritative syntax verdict) → merge.
+ * Native syntax, fast path: decode → `verifyHcl` (a conservative TypeScript verifier that either
+ * proves hcl2json would accept the file or gives up) → structure checks → values read from the
+ * tokens by `evaluateExpression`; values it cannot read are sent to hcl2json as small snippets,
+ * batched across files (`extract` only; `parse` takes the full path instead).
+ * Native syntax, full path (the verifier gave up, or a snippet batch failed): decode → scan
+ * (structure, lexical errors, nesting depth; too deep → error without calling hcl2json) → hcl2json
+ * in a worker (values and the authoritative syntax verdict) → merge.
  * JSON syntax (`*.json`): decode → `parseJsonConfig`, in the calling thread.
+ *
+ * So the WebAssembly module is loaded (lazily, in a worker) only when a file needs the full parse
+ * or a value the evaluator cannot read.
  */
 import os from 'node:os';
-import type { ParseErrorInfo, ParseResult } from '../model';
+import type { HclAttribute, HclBlock, HclBody, ParseErrorInfo, ParseResult } from '../model';
 import { decodeSource } from './decode';
+import { evaluateExpression, NOT_EVALUABLE } from './evaluate';
 import { parseJsonConfig } from './json';
 import { checkStructure, HCL2JSON_FILENAME, MergeError, mergeBody, parseHcl2JsonError } from './merge';
 import { Hcl2JsonPool } from './pool';
+import { FULL_SPEC, nestedSpec, projectBody, wantsAttribute } from './projection';
+import type { BlockSpec } from './projection';
 import { scanHcl } from './scanner';
+import { verifyHcl } from './verify';
+import type { VerifiedBody, Tokens } from './verify';
 
 export interface HclParserOptions {
   /** Deeper bracket/brace/paren/template nesting is a parse error and never reaches hcl2json. */
@@ -21,6 +34,9 @@ export interface HclParserOptions {
   timeoutMs?: number;
   /** Worker threads for hcl2json; default `Math.min(2, os.availableParallelism())`. */
   workers?: number;
+  /** Use the verifier and evaluator (default true). `false` parses every native-syntax file in
+   * full with hcl2json: the reference the differential tests and the benchmark baseline use. */
+  fastPath?: boolean;
 }
 
 export const DEFAULT_MAX_NESTING_DEPTH = 128;
@@ -38,14 +54,40 @@ function describe(err: unknown): string {
   return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
 }
 
+/** Counters of which path each file took (for tests, the benchmark and diagnostics). */
+export interface ParserStats {
+  /** Native-syntax files proven well-formed by the verifier (no full hcl2json parse). */
+  verified: number;
+  /** Native-syntax files parsed in full by hcl2json. */
+  fullParses: number;
+  /** hcl2json calls made for values the evaluator cannot read, and the values sent. */
+  snippetBatches: number;
+  snippets: number;
+}
+
+interface Snippet {
+  /** `name = expr`, verbatim from the file. */
+  text: string;
+  name: string;
+  resolve: (value: { ok: true; value: unknown } | { ok: false }) => void;
+}
+
+/** Largest snippet batch handed to hcl2json in one call (characters). */
+const MAX_BATCH_CHARS = 256 * 1024;
+
 export class HclParser {
   private readonly maxNestingDepth: number;
   private readonly timeoutMs: number | undefined;
   private readonly pool: Hcl2JsonPool;
+  private readonly fastPath: boolean;
+  private snippetQueue: Snippet[] = [];
+  private flushScheduled = false;
+  readonly stats: ParserStats = { verified: 0, fullParses: 0, snippetBatches: 0, snippets: 0 };
 
   constructor(options: HclParserOptions = {}) {
     this.maxNestingDepth = options.maxNestingDepth ?? DEFAULT_MAX_NESTING_DEPTH;
     this.timeoutMs = options.timeoutMs;
+    this.fastPath = options.fastPath ?? true;
     this.pool = new Hcl2JsonPool({
       size: options.workers ?? Math.min(2, availableParallelism()),
       hcl2jsonPath: require.resolve('@cdktf/hcl2json'),
@@ -58,10 +100,27 @@ export class HclParser {
    */
   async parse(path: string, content: Buffer): Promise<ParseResult> {
     try {
-      return await this.parseUnsafe(path, content);
+      return await this.parseUnsafe(path, content, FULL_SPEC);
     } catch (err) {
       return failure(path, `internal parser error: ${describe(err)}`, 1, 1);
     }
+  }
+
+  /**
+   * Parses only what `spec` selects: the result is exactly `projectBody(parse(...).body, spec)` for
+   * a file that parses, and the same error for one that does not. Never rejects.
+   */
+  async extract(path: string, content: Buffer, spec: BlockSpec): Promise<ParseResult> {
+    try {
+      return await this.parseUnsafe(path, content, spec);
+    } catch (err) {
+      return failure(path, `internal parser error: ${describe(err)}`, 1, 1);
+    }
+  }
+
+  /** True once a hcl2json worker (and so the WebAssembly module) has been started. */
+  get wasmStarted(): boolean {
+    return this.pool.everStarted;
   }
 
   /** Terminates the workers (parses in progress end with an error). Safe to call twice; a later
@@ -70,12 +129,94 @@ export class HclParser {
     await this.pool.close();
   }
 
-  private async parseUnsafe(path: string, content: Buffer): Promise<ParseResult> {
+  private async parseUnsafe(path: string, content: Buffer, spec: BlockSpec): Promise<ParseResult> {
     const decoded = decodeSource(path, content);
     if (!decoded.ok) return decoded;
     const text = decoded.text;
-    if (path.endsWith('.json')) return parseJsonConfig(path, text, { maxNestingDepth: this.maxNestingDepth });
+    const full = spec === FULL_SPEC;
+    if (path.endsWith('.json')) {
+      const result = parseJsonConfig(path, text, { maxNestingDepth: this.maxNestingDepth });
+      return full || !result.ok
+        ? result
+        : { ok: true, file: { ...result.file, body: projectBody(result.file.body, spec) } };
+    }
 
+    const verified = this.fastPath ? verifyHcl(text, { depthLimit: this.maxNestingDepth }) : null;
+    if (verified !== null && verified.ok) {
+      // hcl2json accepts the file; what is left are the checks the full path makes on the structure.
+      const issue = checkStructure(verified.body);
+      if (issue !== null) {
+        this.stats.verified++;
+        return failure(path, issue.message, issue.line, 1);
+      }
+      const built = buildBody(text, verified.body, verified.tokens, spec);
+      if (built.pending.length === 0) {
+        this.stats.verified++;
+        return { ok: true, file: { path, syntax: 'hcl', body: built.body } };
+      }
+      if (!full) {
+        const values = await Promise.all(built.pending.map((p) => this.snippetValue(p.text, p.name)));
+        if (values.every((v) => v.ok)) {
+          built.pending.forEach((p, i) => {
+            p.attr.value = (values[i] as { ok: true; value: unknown }).value;
+          });
+          this.stats.verified++;
+          return { ok: true, file: { path, syntax: 'hcl', body: built.body } };
+        }
+      }
+    }
+    this.stats.fullParses++;
+    const result = await this.fullParse(path, text, content.length);
+    return full || !result.ok
+      ? result
+      : { ok: true, file: { ...result.file, body: projectBody(result.file.body, spec) } };
+  }
+
+  /** The value hcl2json gives the attribute `snippet` (`name = expr`), batched with others. */
+  private snippetValue(text: string, name: string): Promise<{ ok: true; value: unknown } | { ok: false }> {
+    return new Promise((resolve) => {
+      this.snippetQueue.push({ text, name, resolve });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => {
+          this.flushScheduled = false;
+          void this.flushSnippets();
+        });
+      }
+    });
+  }
+
+  private async flushSnippets(): Promise<void> {
+    const queue = this.snippetQueue;
+    this.snippetQueue = [];
+    let i = 0;
+    while (i < queue.length) {
+      const batch: Snippet[] = [];
+      let doc = '';
+      while (i < queue.length && (batch.length === 0 || doc.length < MAX_BATCH_CHARS)) {
+        const s = queue[i++] as Snippet;
+        doc += `s${batch.length} {\n${s.text}\n}\n`;
+        batch.push(s);
+      }
+      this.stats.snippetBatches++;
+      this.stats.snippets += batch.length;
+      const outcome = await this.pool.run(
+        HCL2JSON_FILENAME,
+        doc,
+        this.timeoutMs ?? defaultTimeoutMs(doc.length),
+      );
+      batch.forEach((s, k) => {
+        const body = outcome.kind === 'ok' ? blockBody(outcome.json, `s${k}`) : null;
+        if (body !== null && Object.prototype.hasOwnProperty.call(body, s.name)) {
+          s.resolve({ ok: true, value: body[s.name] });
+        } else {
+          s.resolve({ ok: false });
+        }
+      });
+    }
+  }
+
+  private async fullParse(path: string, text: string, bytes: number): Promise<ParseResult> {
     const scan = scanHcl(path, text, { depthLimit: this.maxNestingDepth });
     if (scan.depthLimitExceeded !== null) {
       const { line, column } = scan.depthLimitExceeded;
@@ -93,7 +234,7 @@ export class HclParser {
       return failure(path, structureIssue.message, structureIssue.line, 1);
     }
 
-    const budget = this.timeoutMs ?? defaultTimeoutMs(content.length);
+    const budget = this.timeoutMs ?? defaultTimeoutMs(bytes);
     const outcome = await this.pool.run(HCL2JSON_FILENAME, text, budget);
     switch (outcome.kind) {
       case 'timeout':
@@ -122,6 +263,66 @@ export class HclParser {
       throw err;
     }
   }
+}
+
+function blockBody(json: unknown, type: string): Record<string, unknown> | null {
+  if (typeof json !== 'object' || json === null) return null;
+  const list = (json as Record<string, unknown>)[type];
+  const body = Array.isArray(list) ? (list[0] as unknown) : undefined;
+  return typeof body === 'object' && body !== null && !Array.isArray(body)
+    ? (body as Record<string, unknown>)
+    : null;
+}
+
+interface PendingValue {
+  text: string;
+  name: string;
+  attr: HclAttribute;
+}
+
+/**
+ * The body of a verified file with the attributes `spec` selects; values the evaluator cannot read
+ * are left `undefined` and listed in `pending`. Synchronous (the tokens are only valid until the
+ * next verification). Iterative.
+ */
+function buildBody(
+  text: string,
+  root: VerifiedBody,
+  tokens: Tokens,
+  spec: BlockSpec,
+): { body: HclBody; pending: PendingValue[] } {
+  const out: HclBody = { attributes: [], blocks: [] };
+  const pending: PendingValue[] = [];
+  const work: { from: VerifiedBody; to: HclBody; spec: BlockSpec }[] = [{ from: root, to: out, spec }];
+  while (work.length > 0) {
+    const { from, to, spec: s } = work.pop() as (typeof work)[number];
+    for (const a of from.attributes) {
+      if (!wantsAttribute(s, a.name)) continue;
+      const value = evaluateExpression(text, tokens, a.exprStart, a.exprEnd);
+      const attr: HclAttribute = {
+        name: a.name,
+        value: value === NOT_EVALUABLE ? undefined : value,
+        line: a.line,
+        endLine: a.endLine,
+      };
+      if (value === NOT_EVALUABLE) pending.push({ text: text.slice(a.start, a.end), name: a.name, attr });
+      to.attributes.push(attr);
+    }
+    for (const b of from.blocks) {
+      const inner = nestedSpec(s, b.type);
+      if (inner === null) continue;
+      const block: HclBlock = {
+        type: b.type,
+        labels: b.labels,
+        line: b.line,
+        endLine: b.endLine,
+        body: { attributes: [], blocks: [] },
+      };
+      to.blocks.push(block);
+      work.push({ from: b.body, to: block.body, spec: inner });
+    }
+  }
+  return { body: out, pending };
 }
 
 function failure(path: string, message: string, line: number, column: number): ParseResult {

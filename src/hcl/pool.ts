@@ -131,6 +131,7 @@ export class Hcl2JsonPool {
   private readonly slots: Slot[] = [];
   private readonly queue: Task[] = [];
   private nextId = 1;
+  private started = false;
 
   constructor(options: PoolOptions) {
     this.size = Math.max(1, Math.floor(options.size));
@@ -145,6 +146,11 @@ export class Hcl2JsonPool {
       this.queue.push({ id: this.nextId++, name, text, timeoutMs, resolve });
       this.pump();
     });
+  }
+
+  /** True once a worker (and so the WebAssembly module) has ever been started. */
+  get everStarted(): boolean {
+    return this.started;
   }
 
   /** Number of live workers (for tests and diagnostics). */
@@ -184,6 +190,7 @@ export class Hcl2JsonPool {
   }
 
   private spawn(): void {
+    this.started = true;
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
       workerData: { hcl2jsonPath: this.hcl2jsonPath },

@@ -4,6 +4,7 @@
  * one tree per root module with its combined provider constraints.
  */
 import type { HclParser } from '../hcl';
+import { LOADER_PROJECTION } from './projection';
 import type {
   Engine,
   LoadDiagnostic,
@@ -22,6 +23,7 @@ import { isIgnoredName, selectConfigFiles } from './files';
 import { buildRootTree, decideKind, localCallers, missingModules, moduleCycles } from './tree';
 
 export { matchGlob } from './glob';
+export { LOADER_PROJECTION } from './projection';
 export { selectConfigFiles } from './files';
 export type { FileSelection } from './files';
 export {
@@ -36,10 +38,16 @@ export type { ProviderSourceResult } from './sources';
 export { combineConstraints, moduleRequirements } from './tree';
 export type { ModuleConstraint } from './tree';
 
+/** Reads one configuration file: the parse result projected on `LOADER_PROJECTION`. */
+export type ConfigFileReader = (path: string, content: Buffer) => Promise<ParseResult>;
+
 export interface LoadModulesInput {
   archive: LoadedArchive;
   config: ScanConfig;
   parser: HclParser;
+  /** How configuration files are read; default `parser.extract(path, content, LOADER_PROJECTION)`.
+   * The scan layer wraps this with its content-addressed cache. */
+  readConfigFile?: ConfigFileReader;
 }
 
 export interface LoadedModules {
@@ -49,7 +57,8 @@ export interface LoadedModules {
   roots: RootTree[];
   diagnostics: LoadDiagnostic[];
   engine: Engine;
-  /** Every configuration file that parsed, by archive path. */
+  /** Every configuration file that parsed, by archive path: the part of its body module loading
+   * reads (`LOADER_PROJECTION`), not the whole body. */
   parsed: Map<string, ParsedFile>;
 }
 
@@ -109,7 +118,7 @@ function filesByDirectory(archive: LoadedArchive): Map<string, string[]> {
 async function parseAll(
   paths: string[],
   archive: LoadedArchive,
-  parser: HclParser,
+  read: ConfigFileReader,
 ): Promise<Map<string, ParseResult>> {
   const results = new Map<string, ParseResult>();
   let next = 0;
@@ -125,7 +134,7 @@ async function parseAll(
         continue;
       }
       try {
-        results.set(path, await parser.parse(path, content));
+        results.set(path, await read(path, content));
       } catch (err) {
         // The parser reports syntax errors as results; anything thrown is still confined to this file.
         const message = err instanceof Error ? err.message : String(err);
@@ -165,7 +174,9 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
     if (selection.selected.length > 0) selections.set(dir, selection);
   }
   const toParse = [...selections.values()].flatMap((s) => s.selected);
-  const results = await parseAll(toParse, archive, parser);
+  const read: ConfigFileReader =
+    input.readConfigFile ?? ((path, content) => parser.extract(path, content, LOADER_PROJECTION));
+  const results = await parseAll(toParse, archive, read);
 
   const parsed = new Map<string, ParsedFile>();
   const diagnostics: LoadDiagnostic[] = [];

@@ -66,7 +66,8 @@ describe('hcl2json failures are contained in the worker', () => {
   });
 
   it('close() ends running parses with an error, is safe twice, and the parser can be used again', async () => {
-    const parser = new HclParser({ workers: 1 });
+    // The full hcl2json path (the fast path would parse this file without a worker).
+    const parser = new HclParser({ workers: 1, fastPath: false });
     const big =
       'locals {\n' + Array.from({ length: 30_000 }, (_, i) => `  v${i} = "${i}"\n`).join('') + '}\n';
     const pending = parser.parse('big.tf', Buffer.from(big));

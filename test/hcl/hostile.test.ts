@@ -86,7 +86,8 @@ describe('timeouts', () => {
       `resource "aws_instance" "r${i}" {\n  ami  = "ami-${i}"\n  tags = { Name = "n${i}", Env = var.env }\n}\n`;
     const big = Array.from({ length: 25_000 }, (_, i) => unit(i)).join('');
     expect(big.length).toBeGreaterThan(2_000_000);
-    const tight = new HclParser({ timeoutMs: 1000, workers: 1 });
+    // The full hcl2json path (the fast path would parse this file without a worker).
+    const tight = new HclParser({ timeoutMs: 1000, workers: 1, fastPath: false });
     try {
       const started = Date.now();
       const r = await tight.parse('big.tf', Buffer.from(big));

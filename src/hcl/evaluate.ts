@@ -1,0 +1,195 @@
+/**
+ * Values of simple expressions, read straight from a verified file's tokens and rendered exactly as
+ * hcl2json renders them (tmccombs/hcl2json convert.go, as embedded in @cdktf/hcl2json):
+ *
+ * - a quoted string without template sequences or `{` → its unescaped value (hcl2json keeps the
+ *   template escapes `$${` / `%%{` as written, unlike Terraform, so those are left to it);
+ * - a plain decimal number → the JSON number (what `JSON.parse` makes of cty's decimal text);
+ * - `true` / `false` / `null`;
+ * - a reference `a.b.c` / `a.b[0]` written without spaces → `"${a.b.c}"` (the cdktf fork of the converter has
+ *   no special case for type keywords: `string` → `"${string}"`);
+ * - tuples `[...]` and objects `{ k = v }` of those (object keys: identifiers, references such as
+ *   `aws.east` (their source text) or quoted strings;
+ *   keys come out sorted, as Go's `encoding/json` writes a map, and a repeated key keeps its last
+ *   value).
+ *
+ * Anything else returns `NOT_EVALUABLE` and is left to hcl2json. The differential corpus test
+ * checks every value this produces against hcl2json's.
+ */
+import { TOKEN, unescapeLiteral } from './verify';
+import type { Tokens } from './verify';
+
+export const NOT_EVALUABLE: unique symbol = Symbol('not evaluable');
+type Result = unknown;
+
+const SIMPLE_NUMBER = /^(?:0|[1-9][0-9]{0,14})(?:\.[0-9]{1,15})?$/;
+
+class Evaluator {
+  constructor(
+    private readonly text: string,
+    private readonly t: Tokens,
+    private readonly limit: number,
+  ) {}
+
+  /** Index of the next token at or after `k` that is not a newline or comment (within the range). */
+  skipLayout(k: number): number {
+    const { type } = this.t;
+    while (k < this.limit) {
+      const ty = type[k];
+      if (ty !== TOKEN.NEWLINE && ty !== TOKEN.COMMENT && ty !== TOKEN.COMMENT_NL) break;
+      k++;
+    }
+    return k;
+  }
+
+  /**
+   * End (exclusive token index) of the reference starting with the identifier at `k`:
+   * IDENT (`.` IDENT | `[` NUMBER `]`)*, all tokens adjacent (no spaces or comments inside).
+   */
+  traversalEnd(k: number): number {
+    const { type, start, end } = this.t;
+    let m = k + 1;
+    for (;;) {
+      if (m + 1 < this.limit && type[m] === TOKEN.DOT && start[m] === end[m - 1]) {
+        if (type[m + 1] === TOKEN.IDENT && start[m + 1] === end[m]) {
+          m += 2;
+          continue;
+        }
+        return m;
+      }
+      if (
+        m + 2 < this.limit &&
+        type[m] === TOKEN.OBRACK &&
+        start[m] === end[m - 1] &&
+        type[m + 1] === TOKEN.NUMBER &&
+        start[m + 1] === end[m] &&
+        type[m + 2] === TOKEN.CBRACK &&
+        start[m + 2] === end[m + 1] &&
+        /^(?:0|[1-9][0-9]*)$/.test(this.text.slice(start[m + 1], end[m + 1]))
+      ) {
+        m += 3;
+        continue;
+      }
+      return m;
+    }
+  }
+
+  /** Reads one value at token `k`; returns the value and the index after it, or null. */
+  value(k: number, depth: number): [Result, number] | null {
+    if (k >= this.limit || depth > 32) return null;
+    const { type, start, end } = this.t;
+    const text = this.text;
+    switch (type[k]) {
+      case TOKEN.OQUOTE: {
+        let out = '';
+        let m = k + 1;
+        while (m < this.limit && type[m] === TOKEN.QUOTED_LIT) {
+          const raw = text.slice(start[m], end[m]);
+          // hcl2json keeps template escapes (`$${`, `%%{`) as written; leave those to it.
+          if (raw.includes('{')) return null;
+          out += unescapeLiteral(raw);
+          m++;
+        }
+        if (m >= this.limit || type[m] !== TOKEN.CQUOTE) return null;
+        return [out, m + 1];
+      }
+      case TOKEN.NUMBER: {
+        const raw = text.slice(start[k], end[k]);
+        if (!SIMPLE_NUMBER.test(raw)) return null;
+        return [Number(raw), k + 1];
+      }
+      case TOKEN.IDENT: {
+        const word = text.slice(start[k], end[k]);
+        let m = k + 1;
+        if (m >= this.limit || type[m] !== TOKEN.DOT) {
+          if (word === 'true') return [true, m];
+          if (word === 'false') return [false, m];
+          if (word === 'null') return [null, m];
+        }
+        if (word === 'true' || word === 'false' || word === 'null' || word === 'for') return null;
+        m = this.traversalEnd(k);
+        if (
+          m < this.limit &&
+          (type[m] === TOKEN.DOT || type[m] === TOKEN.OBRACK || type[m] === TOKEN.OPAREN)
+        ) {
+          return null;
+        }
+        return ['${' + text.slice(start[k], end[m - 1]) + '}', m];
+      }
+      case TOKEN.OBRACK: {
+        const items: unknown[] = [];
+        let m = this.skipLayout(k + 1);
+        if (m < this.limit && type[m] === TOKEN.IDENT && text.slice(start[m], end[m]) === 'for') return null;
+        for (;;) {
+          if (m >= this.limit) return null;
+          if (type[m] === TOKEN.CBRACK) return [items, m + 1];
+          const item = this.value(m, depth + 1);
+          if (item === null) return null;
+          items.push(item[0]);
+          m = this.skipLayout(item[1]);
+          if (m >= this.limit) return null;
+          if (type[m] === TOKEN.COMMA) m = this.skipLayout(m + 1);
+          else if (type[m] !== TOKEN.CBRACK) return null;
+        }
+      }
+      case TOKEN.OBRACE: {
+        const entries = new Map<string, unknown>();
+        let m = this.skipLayout(k + 1);
+        for (;;) {
+          if (m >= this.limit) return null;
+          if (type[m] === TOKEN.CBRACE) break;
+          let key: string;
+          if (type[m] === TOKEN.IDENT) {
+            // A bare name or a reference (`aws.east = ...`): the key is its source text.
+            const e = this.traversalEnd(m);
+            key = text.slice(start[m], end[e - 1]);
+            if (key === 'for') return null;
+            m = e;
+          } else if (type[m] === TOKEN.OQUOTE) {
+            const s = this.value(m, depth + 1);
+            if (s === null || typeof s[0] !== 'string') return null;
+            key = s[0];
+            m = s[1];
+          } else {
+            return null;
+          }
+          if (m >= this.limit || (type[m] !== TOKEN.EQUAL && type[m] !== TOKEN.COLON)) return null;
+          const item = this.value(m + 1, depth + 1);
+          if (item === null) return null;
+          entries.delete(key);
+          entries.set(key, item[0]);
+          m = item[1];
+          if (m >= this.limit) return null;
+          if (type[m] === TOKEN.COMMA || type[m] === TOKEN.NEWLINE || type[m] === TOKEN.COMMENT_NL) {
+            m = this.skipLayout(m + 1);
+          } else if (type[m] === TOKEN.COMMENT) {
+            m = this.skipLayout(m);
+          } else if (type[m] !== TOKEN.CBRACE) {
+            return null;
+          }
+        }
+        const keys = [...entries.keys()].sort(compareBytes);
+        const obj: Record<string, unknown> = {};
+        for (const key of keys) obj[key] = entries.get(key);
+        return [obj, m + 1];
+      }
+      default:
+        return null;
+    }
+  }
+}
+
+/** Go's string order (UTF-8 bytes), which `encoding/json` uses for map keys. */
+function compareBytes(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}
+
+/**
+ * The value of the expression spanning tokens [from, to) of a verified file, or `NOT_EVALUABLE`.
+ */
+export function evaluateExpression(text: string, tokens: Tokens, from: number, to: number): unknown {
+  const ev = new Evaluator(text, tokens, to);
+  const r = ev.value(from, 0);
+  if (r === null || r[1] !== to) return NOT_EVALUABLE;
+  return r[0];
+}

@@ -1,0 +1,1241 @@
+/**
+ * A conservative verifier for HCL native syntax: it either proves that hcl2json would accept a file
+ * (`{ ok: true }`, with the body structure and the tokens needed to read literal values), or gives
+ * up (`{ ok: false }`). Giving up says nothing about the file: the caller then runs the full
+ * hcl2json parse, which gives the authoritative verdict and message. So the only property that
+ * matters is soundness: **whenever this returns `ok: true`, hcl2json (hclsyntax + the tmccombs
+ * converter, as packaged by @cdktf/hcl2json) accepts the file.**
+ *
+ * It is a port of the acceptance logic of hashicorp/hcl `hclsyntax` (scan_tokens.rl, peeker.go,
+ * parser.go, parser_template.go; parser error paths become "give up") restricted to what real
+ * configurations use; everything outside that subset gives up rather than guessing:
+ * - characters HCL rejects or that this port does not model: `& | ^ ; ~ ' \`` `@ $ \` and any other
+ *   punctuation outside strings, `::` (namespaced functions do not exist in the HCL hcl2json
+ *   embeds), template strip markers (`${~`, `~}`), non-ASCII identifiers (Unicode tables differ
+ *   between versions), a carriage return not followed by a line feed, unterminated comments;
+ * - number literals other than `123`, `1.5`, `1e3`, `1.5e-3` (and after `.` only digits);
+ * - quoted-string escapes other than `\n \r \t \" \\`, `\uXXXX`, `\UXXXXXXXX`;
+ * - unary `-` / `!` applied directly to a literal of the wrong type (`-true`, `!1`, `-null`):
+ *   valid syntax, but hcl2json's converter fails on it;
+ * - a duplicate argument in one body ("Attribute redefined");
+ * - nesting deeper than `depthLimit` (the caller reports that), or expression chains deeper than
+ *   `MAX_RECURSION` (no stack overflow on hostile input).
+ *
+ * Only acceptance is modelled, so every parser error path is "give up" and no error recovery is
+ * needed. Operator precedence does not affect acceptance (any `term (op term)*` chain parses), so
+ * binary operators are read as a flat chain.
+ */
+import { codePointColumn } from './decode';
+
+// Token types.
+const T_EOF = 0;
+const T_NEWLINE = 1;
+/** `#` / `//` comment that ends with a newline: acts as a newline where newlines count. */
+const T_COMMENT_NL = 2;
+/** Block comment, or a line comment at the end of the file: always skipped. */
+const T_COMMENT = 3;
+const T_IDENT = 4;
+const T_NUMBER = 5;
+const T_OQUOTE = 6;
+const T_CQUOTE = 7;
+const T_QUOTED_LIT = 8;
+const T_OHEREDOC = 9;
+const T_CHEREDOC = 10;
+const T_STRING_LIT = 11;
+const T_INTERP = 12;
+const T_CONTROL = 13;
+const T_SEQ_END = 14;
+const T_OBRACE = 15;
+const T_CBRACE = 16;
+const T_OBRACK = 17;
+const T_CBRACK = 18;
+const T_OPAREN = 19;
+const T_CPAREN = 20;
+const T_DOT = 21;
+const T_COMMA = 22;
+const T_STAR = 23;
+const T_EQUAL = 24;
+const T_QUESTION = 25;
+const T_COLON = 26;
+const T_MINUS = 27;
+const T_BANG = 28;
+const T_ELLIPSIS = 29;
+const T_FATARROW = 30;
+/** Binary operators other than `*` and `-` (which have their own types): `+ / % < > == != >= <= && ||`. */
+const T_BINOP = 31;
+
+export const TOKEN = {
+  EOF: T_EOF,
+  NEWLINE: T_NEWLINE,
+  COMMENT_NL: T_COMMENT_NL,
+  COMMENT: T_COMMENT,
+  IDENT: T_IDENT,
+  NUMBER: T_NUMBER,
+  OQUOTE: T_OQUOTE,
+  CQUOTE: T_CQUOTE,
+  QUOTED_LIT: T_QUOTED_LIT,
+  OHEREDOC: T_OHEREDOC,
+  CHEREDOC: T_CHEREDOC,
+  STRING_LIT: T_STRING_LIT,
+  INTERP: T_INTERP,
+  CONTROL: T_CONTROL,
+  SEQ_END: T_SEQ_END,
+  OBRACE: T_OBRACE,
+  CBRACE: T_CBRACE,
+  OBRACK: T_OBRACK,
+  CBRACK: T_CBRACK,
+  OPAREN: T_OPAREN,
+  CPAREN: T_CPAREN,
+  DOT: T_DOT,
+  COMMA: T_COMMA,
+  STAR: T_STAR,
+  EQUAL: T_EQUAL,
+  QUESTION: T_QUESTION,
+  COLON: T_COLON,
+  MINUS: T_MINUS,
+  BANG: T_BANG,
+  ELLIPSIS: T_ELLIPSIS,
+  FATARROW: T_FATARROW,
+  BINOP: T_BINOP,
+} as const;
+
+/** The token stream of a verified file: parallel arrays, `count` tokens (the last one is EOF). The
+ * arrays are shared between calls: valid only until the next `verifyHcl` call. */
+export interface Tokens {
+  count: number;
+  type: Uint8Array;
+  start: Int32Array;
+  end: Int32Array;
+}
+
+export interface VerifiedAttribute {
+  name: string;
+  line: number;
+  endLine: number;
+  /** Offset of the name / just past the expression's last token. */
+  start: number;
+  end: number;
+  /** Token index range of the expression: [exprStart, exprEnd). */
+  exprStart: number;
+  exprEnd: number;
+}
+
+export interface VerifiedBlock {
+  type: string;
+  labels: string[];
+  line: number;
+  endLine: number;
+  start: number;
+  end: number;
+  body: VerifiedBody;
+}
+
+export interface VerifiedBody {
+  attributes: VerifiedAttribute[];
+  blocks: VerifiedBlock[];
+}
+
+export type VerifyResult =
+  | { ok: true; body: VerifiedBody; tokens: Tokens; maxDepth: number }
+  | { ok: false; reason: string; line: number; column: number };
+
+export interface VerifyOptions {
+  /** Give up when bracket nesting (block bodies included) exceeds this. Default 128. */
+  depthLimit?: number;
+}
+
+/** Expression recursion (unary chains, nested conditionals) beyond which the verifier gives up. */
+const MAX_RECURSION = 1000;
+
+class GiveUp {
+  constructor(
+    readonly reason: string,
+    readonly offset: number,
+  ) {}
+}
+
+function isDigit(c: number): boolean {
+  return c >= 0x30 && c <= 0x39;
+}
+function isIdentStart(c: number): boolean {
+  return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || c === 0x5f;
+}
+/** ASCII characters that may continue an identifier: letters, digits, `_`, `-`. */
+const IDENT_CONTINUE = new Uint8Array(128);
+for (let c = 0; c < 128; c++) {
+  if (isIdentStart(c) || isDigit(c) || c === 0x2d) IDENT_CONTINUE[c] = 1;
+}
+function isIdentContinue(c: number): boolean {
+  return c < 128 && IDENT_CONTINUE[c] === 1;
+}
+/** Characters that end a plain run inside a quoted string: `"` `\` `$` `%` CR LF. */
+const QUOTE_SPECIAL = new Uint8Array(128);
+for (const c of [0x22, 0x5c, 0x24, 0x25, 0x0a, 0x0d]) QUOTE_SPECIAL[c] = 1;
+function isHex(c: number): boolean {
+  return isDigit(c) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46);
+}
+
+/** White space as Go's `unicode.IsSpace` (heredoc closing lines are compared after TrimSpace). */
+function isGoSpace(c: number): boolean {
+  return (
+    c === 0x20 ||
+    (c >= 0x09 && c <= 0x0d) ||
+    c === 0x85 ||
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000
+  );
+}
+
+function hasCarriageReturn(text: string, from: number, to: number): boolean {
+  for (let k = from; k < to; k++) if (text.charCodeAt(k) === 0x0d) return true;
+  return false;
+}
+
+const NUMBER_FORM = /^(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
+const INDEX_FORM = /^(?:0|[1-9][0-9]*)$/;
+
+// Lexer modes.
+const M_MAIN = 0;
+const M_QUOTE = 1;
+const M_HEREDOC = 2;
+
+let shared = { type: new Uint8Array(1 << 16), start: new Int32Array(1 << 16), end: new Int32Array(1 << 16) };
+
+/**
+ * Tokenizes like hclsyntax's scanner (for the subset described above). Throws `GiveUp`.
+ */
+class Lexer {
+  private type: Uint8Array;
+  private start: Int32Array;
+  private end: Int32Array;
+  private count = 0;
+  /** Mode stack (the scanner's fcall/fret) and brace accounting for template sequences. */
+  private readonly modes: number[] = [M_MAIN];
+  private readonly markers: string[] = [];
+  private readonly heredocAtLineStart: boolean[] = [];
+  private braces = 0;
+  private readonly retBraces: number[] = [];
+  private depth = 0;
+  maxDepth = 0;
+
+  constructor(
+    private readonly text: string,
+    private readonly depthLimit: number,
+  ) {
+    // The token arrays are shared by every call (a verification is synchronous): no allocation
+    // per file.
+    this.type = shared.type;
+    this.start = shared.start;
+    this.end = shared.end;
+  }
+
+  private emit(t: number, s: number, e: number): void {
+    if (this.count === this.type.length) this.grow();
+    this.type[this.count] = t;
+    this.start[this.count] = s;
+    this.end[this.count] = e;
+    this.count++;
+  }
+
+  private grow(): void {
+    const cap = this.type.length * 2;
+    const nt = new Uint8Array(cap);
+    nt.set(this.type);
+    const ns = new Int32Array(cap);
+    ns.set(this.start);
+    const ne = new Int32Array(cap);
+    ne.set(this.end);
+    this.type = nt;
+    this.start = ns;
+    this.end = ne;
+    shared = { type: nt, start: ns, end: ne };
+  }
+
+  private open(at: number): void {
+    this.depth++;
+    if (this.depth > this.maxDepth) this.maxDepth = this.depth;
+    if (this.depth > this.depthLimit) throw new GiveUp('nesting too deep', at);
+  }
+
+  private close(): void {
+    this.depth--;
+  }
+
+  /** `${` / `%{` at `i` inside a template: emit the opener and enter main mode. */
+  private templateSeq(i: number, dollar: boolean): number {
+    if (this.text.charCodeAt(i + 2) === 0x7e /* ~ */) throw new GiveUp('template strip marker', i);
+    this.emit(dollar ? T_INTERP : T_CONTROL, i, i + 2);
+    this.open(i);
+    this.braces++;
+    this.retBraces.push(this.braces);
+    this.modes.push(M_MAIN);
+    return i + 2;
+  }
+
+  run(): Tokens {
+    const text = this.text;
+    const n = text.length;
+    let i = 0;
+    while (i < n) {
+      const mode = this.modes[this.modes.length - 1] as number;
+
+      if (mode === M_QUOTE) {
+        const litStart = i;
+        while (i < n) {
+          const c = text.charCodeAt(i);
+          if (c >= 128 || QUOTE_SPECIAL[c] === 0) {
+            i++;
+            continue;
+          }
+          if (c === 0x22 /* " */ || c === 0x0a || c === 0x0d) break;
+          if (c === 0x5c /* \ */) {
+            const e = text.charCodeAt(i + 1);
+            if (e === 0x6e || e === 0x72 || e === 0x74 || e === 0x22 || e === 0x5c) {
+              i += 2;
+              continue;
+            }
+            if (e === 0x75 /* u */ || e === 0x55 /* U */) {
+              const len = e === 0x75 ? 4 : 8;
+              let k = 0;
+              while (k < len && isHex(text.charCodeAt(i + 2 + k))) k++;
+              if (k !== len || isHex(text.charCodeAt(i + 2 + len))) throw new GiveUp('escape sequence', i);
+              const cp = parseInt(text.slice(i + 2, i + 2 + len), 16);
+              if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) throw new GiveUp('escape sequence', i);
+              i += 2 + len;
+              continue;
+            }
+            throw new GiveUp('escape sequence', i);
+          }
+          if ((c === 0x24 /* $ */ || c === 0x25) /* % */ && text.charCodeAt(i + 1) === 0x7b /* { */) break;
+          if ((c === 0x24 || c === 0x25) && text.charCodeAt(i + 1) === c && text.charCodeAt(i + 2) === 0x7b) {
+            i += 3; // `$${` / `%%{`: literal
+            continue;
+          }
+          i++;
+        }
+        if (i > litStart) this.emit(T_QUOTED_LIT, litStart, i);
+        if (i >= n) throw new GiveUp('unterminated string', litStart);
+        const c = text.charCodeAt(i);
+        if (c === 0x22) {
+          this.emit(T_CQUOTE, i, i + 1);
+          this.modes.pop();
+          i++;
+        } else if (c === 0x0a || c === 0x0d) {
+          throw new GiveUp('newline in a quoted string', i);
+        } else {
+          i = this.templateSeq(i, c === 0x24);
+        }
+        continue;
+      }
+
+      if (mode === M_HEREDOC) {
+        const top = this.heredocAtLineStart.length - 1;
+        if (this.heredocAtLineStart[top] === true) {
+          // A line that is exactly the marker (after TrimSpace) and ends with a newline closes it.
+          const nl = text.indexOf('\n', i);
+          const lineEnd = nl === -1 ? -1 : text.charCodeAt(nl - 1) === 0x0d ? nl - 1 : nl;
+          // A carriage return inside the line is an error for the real scanner, never a closing line.
+          if (nl !== -1 && !hasCarriageReturn(text, i, lineEnd)) {
+            let a = i;
+            let b = lineEnd;
+            while (a < b && isGoSpace(text.charCodeAt(a))) a++;
+            while (b > a && isGoSpace(text.charCodeAt(b - 1))) b--;
+            const marker = this.markers[this.markers.length - 1] as string;
+            if (b - a === marker.length && text.startsWith(marker, a)) {
+              // A line holding `$` / `%` is split into several literal tokens by the real scanner, so it
+              // is never a closing line; a marker line has neither.
+              this.emit(T_CHEREDOC, i, lineEnd);
+              this.emit(T_NEWLINE, lineEnd, nl + 1);
+              this.markers.pop();
+              this.heredocAtLineStart.pop();
+              this.modes.pop();
+              i = nl + 1;
+              continue;
+            }
+          }
+        }
+        const litStart = i;
+        while (i < n) {
+          const c = text.charCodeAt(i);
+          if (c === 0x0a) break;
+          if (c === 0x0d) {
+            if (text.charCodeAt(i + 1) === 0x0a) break;
+            throw new GiveUp('carriage return', i);
+          }
+          if ((c === 0x24 || c === 0x25) && text.charCodeAt(i + 1) === 0x7b) break;
+          if ((c === 0x24 || c === 0x25) && text.charCodeAt(i + 1) === c && text.charCodeAt(i + 2) === 0x7b) {
+            i += 3;
+            continue;
+          }
+          i++;
+        }
+        if (i >= n) throw new GiveUp('unterminated heredoc', litStart);
+        const c = text.charCodeAt(i);
+        if (c === 0x0a || c === 0x0d) {
+          i += c === 0x0d ? 2 : 1;
+          this.emit(T_STRING_LIT, litStart, i);
+          this.heredocAtLineStart[top] = true;
+        } else {
+          if (i > litStart) this.emit(T_STRING_LIT, litStart, i);
+          this.heredocAtLineStart[top] = false;
+          i = this.templateSeq(i, c === 0x24);
+        }
+        continue;
+      }
+
+      // ---------------------------------------------------------------- main mode
+      const c = text.charCodeAt(i);
+      if (c === 0x20 || c === 0x09) {
+        i++;
+        while (i < n && (text.charCodeAt(i) === 0x20 || text.charCodeAt(i) === 0x09)) i++;
+        continue;
+      }
+      if (c === 0x0a) {
+        this.emit(T_NEWLINE, i, i + 1);
+        i++;
+        continue;
+      }
+      if (c === 0x0d) {
+        if (text.charCodeAt(i + 1) !== 0x0a) throw new GiveUp('carriage return', i);
+        this.emit(T_NEWLINE, i, i + 2);
+        i += 2;
+        continue;
+      }
+      if (isIdentStart(c)) {
+        let j = i + 1;
+        while (j < n && isIdentContinue(text.charCodeAt(j))) j++;
+        if (j < n && text.charCodeAt(j) >= 0x80) throw new GiveUp('non-ASCII identifier', i);
+        this.emit(T_IDENT, i, j);
+        i = j;
+        continue;
+      }
+      if (isDigit(c)) {
+        // NumberLit = digit (digit | '.' | [eE][+-]?digit)*, not ending with '.'.
+        let j = i + 1;
+        let good = j;
+        for (;;) {
+          const d = text.charCodeAt(j);
+          if (isDigit(d)) {
+            j++;
+            good = j;
+          } else if (d === 0x2e) {
+            j++;
+          } else if (d === 0x65 || d === 0x45) {
+            const s = text.charCodeAt(j + 1);
+            if (isDigit(s)) {
+              j += 2;
+              good = j;
+            } else if ((s === 0x2b || s === 0x2d) && isDigit(text.charCodeAt(j + 2))) {
+              j += 3;
+              good = j;
+            } else break;
+          } else break;
+        }
+        if (!NUMBER_FORM.test(text.slice(i, good))) throw new GiveUp('number literal', i);
+        this.emit(T_NUMBER, i, good);
+        i = good;
+        continue;
+      }
+      switch (c) {
+        case 0x23: /* # */ {
+          const nl = text.indexOf('\n', i);
+          if (nl === -1) {
+            this.emit(T_COMMENT, i, n);
+            i = n;
+          } else {
+            this.emit(T_COMMENT_NL, i, nl + 1);
+            i = nl + 1;
+          }
+          continue;
+        }
+        case 0x2f: /* / */ {
+          const d = text.charCodeAt(i + 1);
+          if (d === 0x2f) {
+            const nl = text.indexOf('\n', i);
+            if (nl === -1) {
+              this.emit(T_COMMENT, i, n);
+              i = n;
+            } else {
+              this.emit(T_COMMENT_NL, i, nl + 1);
+              i = nl + 1;
+            }
+            continue;
+          }
+          if (d === 0x2a) {
+            const e = text.indexOf('*/', i + 2);
+            if (e === -1) throw new GiveUp('unterminated comment', i);
+            this.emit(T_COMMENT, i, e + 2);
+            i = e + 2;
+            continue;
+          }
+          this.emit(T_BINOP, i, i + 1);
+          i++;
+          continue;
+        }
+        case 0x22 /* " */:
+          this.emit(T_OQUOTE, i, i + 1);
+          this.modes.push(M_QUOTE);
+          i++;
+          continue;
+        case 0x7b /* { */:
+          this.emit(T_OBRACE, i, i + 1);
+          this.open(i);
+          this.braces++;
+          i++;
+          continue;
+        case 0x7d /* } */:
+          if (this.retBraces.length > 0 && this.retBraces[this.retBraces.length - 1] === this.braces) {
+            this.emit(T_SEQ_END, i, i + 1);
+            this.retBraces.pop();
+            this.modes.pop();
+          } else {
+            this.emit(T_CBRACE, i, i + 1);
+          }
+          this.close();
+          this.braces--;
+          i++;
+          continue;
+        case 0x5b:
+          this.emit(T_OBRACK, i, i + 1);
+          this.open(i);
+          i++;
+          continue;
+        case 0x5d:
+          this.emit(T_CBRACK, i, i + 1);
+          this.close();
+          i++;
+          continue;
+        case 0x28:
+          this.emit(T_OPAREN, i, i + 1);
+          this.open(i);
+          i++;
+          continue;
+        case 0x29:
+          this.emit(T_CPAREN, i, i + 1);
+          this.close();
+          i++;
+          continue;
+        case 0x2e /* . */:
+          if (text.charCodeAt(i + 1) === 0x2e && text.charCodeAt(i + 2) === 0x2e) {
+            this.emit(T_ELLIPSIS, i, i + 3);
+            i += 3;
+          } else {
+            this.emit(T_DOT, i, i + 1);
+            i++;
+          }
+          continue;
+        case 0x2c:
+          this.emit(T_COMMA, i, i + 1);
+          i++;
+          continue;
+        case 0x2a:
+          this.emit(T_STAR, i, i + 1);
+          i++;
+          continue;
+        case 0x2b: /* + */
+        case 0x25 /* % */:
+          this.emit(T_BINOP, i, i + 1);
+          i++;
+          continue;
+        case 0x2d /* - */:
+          this.emit(T_MINUS, i, i + 1);
+          i++;
+          continue;
+        case 0x3d: /* = */ {
+          const d = text.charCodeAt(i + 1);
+          if (d === 0x3d) {
+            this.emit(T_BINOP, i, i + 2);
+            i += 2;
+          } else if (d === 0x3e) {
+            this.emit(T_FATARROW, i, i + 2);
+            i += 2;
+          } else {
+            this.emit(T_EQUAL, i, i + 1);
+            i++;
+          }
+          continue;
+        }
+        case 0x21 /* ! */:
+          if (text.charCodeAt(i + 1) === 0x3d) {
+            this.emit(T_BINOP, i, i + 2);
+            i += 2;
+          } else {
+            this.emit(T_BANG, i, i + 1);
+            i++;
+          }
+          continue;
+        case 0x3e: /* > */ {
+          const len = text.charCodeAt(i + 1) === 0x3d ? 2 : 1;
+          this.emit(T_BINOP, i, i + len);
+          i += len;
+          continue;
+        }
+        case 0x3c: /* < */ {
+          const d = text.charCodeAt(i + 1);
+          if (d === 0x3d) {
+            this.emit(T_BINOP, i, i + 2);
+            i += 2;
+            continue;
+          }
+          if (d === 0x3c) {
+            // Heredoc opener: `<<` `-`? Ident Newline.
+            let j = i + 2;
+            if (text.charCodeAt(j) === 0x2d) j++;
+            const m0 = j;
+            if (isIdentStart(text.charCodeAt(j))) {
+              j++;
+              while (j < n && isIdentContinue(text.charCodeAt(j))) j++;
+              if (j < n && text.charCodeAt(j) >= 0x80) throw new GiveUp('non-ASCII heredoc marker', i);
+              let k = j;
+              if (text.charCodeAt(k) === 0x0d) k++;
+              if (text.charCodeAt(k) === 0x0a) {
+                this.emit(T_OHEREDOC, i, k + 1);
+                this.markers.push(text.slice(m0, j));
+                this.heredocAtLineStart.push(true);
+                this.modes.push(M_HEREDOC);
+                i = k + 1;
+                continue;
+              }
+            }
+          }
+          this.emit(T_BINOP, i, i + 1);
+          i++;
+          continue;
+        }
+        case 0x3f:
+          this.emit(T_QUESTION, i, i + 1);
+          i++;
+          continue;
+        case 0x3a /* : */:
+          if (text.charCodeAt(i + 1) === 0x3a) throw new GiveUp('"::"', i);
+          this.emit(T_COLON, i, i + 1);
+          i++;
+          continue;
+        case 0x26 /* & */:
+          if (text.charCodeAt(i + 1) === 0x26) {
+            this.emit(T_BINOP, i, i + 2);
+            i += 2;
+            continue;
+          }
+          throw new GiveUp('"&"', i);
+        case 0x7c /* | */:
+          if (text.charCodeAt(i + 1) === 0x7c) {
+            this.emit(T_BINOP, i, i + 2);
+            i += 2;
+            continue;
+          }
+          throw new GiveUp('"|"', i);
+        default:
+          throw new GiveUp(`character U+${c.toString(16).padStart(4, '0')}`, i);
+      }
+    }
+    if (this.modes.length !== 1) throw new GiveUp('unterminated template', n);
+    this.emit(T_EOF, n, n);
+    return { count: this.count, type: this.type, start: this.start, end: this.end };
+  }
+}
+
+function tokenize(text: string, depthLimit: number): { tokens: Tokens; maxDepth: number } {
+  const lexer = new Lexer(text, depthLimit);
+  const tokens = lexer.run();
+  return { tokens, maxDepth: lexer.maxDepth };
+}
+
+// Expression kinds that matter for hcl2json's unary-operator conversion.
+const K_OTHER = 0;
+const K_NUMBER = 1;
+const K_BOOL = 2;
+const K_NULL = 3;
+
+/**
+ * Verifies a file. `text` is the decoded source (BOM already stripped).
+ */
+class Verifier {
+  private pos = 0;
+  private includeNL = true;
+  private readonly nlStack: boolean[] = [true];
+  /** Index of the last token read. */
+  private lastRead = -1;
+  private recursion = 0;
+  private readonly last: number;
+  private readonly type: Uint8Array;
+  private readonly start: Int32Array;
+  private readonly end: Int32Array;
+
+  constructor(
+    private readonly text: string,
+    tokens: Tokens,
+    private readonly lineStarts: number[],
+  ) {
+    this.type = tokens.type;
+    this.start = tokens.start;
+    this.end = tokens.end;
+    this.last = tokens.count - 1;
+  }
+
+  lineOf(offset: number): number {
+    let lo = 0;
+    let hi = this.lineStarts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if ((this.lineStarts[mid] as number) <= offset) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo + 1;
+  }
+
+  pushNL(v: boolean): void {
+    this.nlStack.push(v);
+    this.includeNL = v;
+  }
+  popNL(): void {
+    this.nlStack.pop();
+    this.includeNL = this.nlStack[this.nlStack.length - 1] as boolean;
+  }
+  /** Index of the next significant token (a `#`/`//` comment reads as a newline where they count). */
+  peekIndex(): number {
+    const { type } = this;
+    let k = this.pos;
+    for (;;) {
+      const t = type[k] as number;
+      if (t === T_COMMENT) {
+        k++;
+        continue;
+      }
+      if (t === T_NEWLINE || t === T_COMMENT_NL) {
+        if (this.includeNL) return k;
+        k++;
+        continue;
+      }
+      return k;
+    }
+  }
+  peek(): number {
+    const { type } = this;
+    const t = type[this.peekIndex()] as number;
+    return t === T_COMMENT_NL ? T_NEWLINE : t;
+  }
+  /** Reads the next significant token; returns its index. */
+  read(): number {
+    const k = this.peekIndex();
+    if (k < this.last) this.pos = k + 1;
+    else this.pos = this.last;
+    return k;
+  }
+  fail(reason: string, k: number): never {
+    const { start } = this;
+    throw new GiveUp(reason, start[k] as number);
+  }
+  isKeyword(k: number, word: string): boolean {
+    const { text, type, start, end } = this;
+    return (
+      type[k] === T_IDENT &&
+      (end[k] as number) - (start[k] as number) === word.length &&
+      text.startsWith(word, start[k])
+    );
+  }
+  take(): number {
+    const k = this.read();
+    this.lastRead = k;
+    return k;
+  }
+  expect(t: number, what: string): number {
+    const { type } = this;
+    const k = this.take();
+    if (type[k] !== t) this.fail(`expected ${what}`, k);
+    return k;
+  }
+
+  parseExpression(): number {
+    if (++this.recursion > MAX_RECURSION) this.fail('expression too deep', this.pos);
+    let kind = this.parseOperand();
+    while (true) {
+      const t = this.peek();
+      if (t === T_BINOP || t === T_STAR || t === T_MINUS) {
+        this.take();
+        this.parseOperand();
+        kind = K_OTHER;
+        continue;
+      }
+      break;
+    }
+    if (this.peek() === T_QUESTION) {
+      this.take();
+      this.parseExpression();
+      if (this.peek() !== T_COLON) this.fail('expected ":"', this.peekIndex());
+      this.take();
+      this.parseExpression();
+      kind = K_OTHER;
+    }
+    this.recursion--;
+    return kind;
+  }
+
+  /** parseExpressionWithTraversals. */
+  parseOperand(): number {
+    const kind = this.parseTerm();
+    return this.parseTraversals() ? K_OTHER : kind;
+  }
+
+  /** Returns true when at least one traversal step was read. */
+  parseTraversals(): boolean {
+    const { text, type, start, end } = this;
+    let any = false;
+    for (;;) {
+      const t = this.peek();
+      if (t === T_DOT) {
+        this.take();
+        const k = this.peekIndex();
+        const a = type[k];
+        if (a === T_IDENT) {
+          this.take();
+        } else if (a === T_NUMBER) {
+          if (!INDEX_FORM.test(text.slice(start[k], end[k]))) this.fail('legacy index', k);
+          this.take();
+        } else if (a === T_STAR) {
+          this.take();
+          while (this.peek() === T_DOT) {
+            this.take();
+            const m = this.peekIndex();
+            if (type[m] === T_NUMBER) {
+              if (!INDEX_FORM.test(text.slice(start[m], end[m]))) this.fail('legacy index', m);
+              this.take();
+            } else if (type[m] === T_IDENT) {
+              this.take();
+            } else {
+              this.fail('attribute name expected', m);
+            }
+          }
+        } else {
+          this.fail('attribute name expected', k);
+        }
+        any = true;
+      } else if (t === T_OBRACK) {
+        this.take();
+        if (this.peek() === T_STAR) {
+          this.take();
+          this.expect(T_CBRACK, '"]"');
+        } else {
+          this.pushNL(false);
+          this.parseExpression();
+          const c = this.take();
+          if (type[c] !== T_CBRACK) this.fail('expected "]"', c);
+          this.popNL();
+        }
+        any = true;
+      } else {
+        return any;
+      }
+    }
+  }
+
+  parseTemplate(closer: number): void {
+    const { type } = this;
+    const ctl: number[] = []; // 0 = if, 1 = if after else, 2 = for
+    for (;;) {
+      const k = this.take();
+      const t = type[k];
+      if (t === closer) break;
+      if (t === T_QUOTED_LIT || t === T_STRING_LIT) continue;
+      if (t === T_INTERP) {
+        this.pushNL(false);
+        this.parseExpression();
+        if (this.peek() !== T_SEQ_END) this.fail('expected "}"', this.peekIndex());
+        this.take();
+        this.popNL();
+        continue;
+      }
+      if (t === T_CONTROL) {
+        this.pushNL(false);
+        const kw = this.take();
+        if (type[kw] !== T_IDENT) this.fail('template directive keyword', kw);
+        if (this.isKeyword(kw, 'if')) {
+          this.parseExpression();
+          ctl.push(0);
+        } else if (this.isKeyword(kw, 'else')) {
+          if (ctl[ctl.length - 1] !== 0) this.fail('unexpected else', kw);
+          ctl[ctl.length - 1] = 1;
+        } else if (this.isKeyword(kw, 'endif')) {
+          const top = ctl.pop();
+          if (top !== 0 && top !== 1) this.fail('unexpected endif', kw);
+        } else if (this.isKeyword(kw, 'for')) {
+          this.expect(T_IDENT, 'a variable name');
+          if (this.peek() === T_COMMA) {
+            this.take();
+            this.expect(T_IDENT, 'a variable name');
+          }
+          if (!this.isKeyword(this.peekIndex(), 'in')) this.fail('expected "in"', this.peekIndex());
+          this.take();
+          this.parseExpression();
+          ctl.push(2);
+        } else if (this.isKeyword(kw, 'endfor')) {
+          if (ctl.pop() !== 2) this.fail('unexpected endfor', kw);
+        } else {
+          this.fail('unknown template directive', kw);
+        }
+        if (this.peek() !== T_SEQ_END) this.fail('expected "}"', this.peekIndex());
+        this.take();
+        this.popNL();
+        continue;
+      }
+      this.fail('unexpected token in template', k);
+    }
+    if (ctl.length > 0) this.fail('unbalanced template directives', this.pos);
+  }
+
+  parseForExpr(closer: number): void {
+    const { type } = this;
+    this.pushNL(false);
+    this.take(); // `for`
+    this.expect(T_IDENT, 'a variable name');
+    if (this.peek() === T_COMMA) {
+      this.take();
+      this.expect(T_IDENT, 'a variable name');
+    }
+    if (!this.isKeyword(this.peekIndex(), 'in')) this.fail('expected "in"', this.peekIndex());
+    this.take();
+    this.parseExpression();
+    if (this.peek() !== T_COLON) this.fail('expected ":"', this.peekIndex());
+    this.take();
+    this.parseExpression();
+    let hasKey = false;
+    if (this.peek() === T_FATARROW) {
+      this.take();
+      hasKey = true;
+      this.parseExpression();
+    }
+    let group = false;
+    if (this.peek() === T_ELLIPSIS) {
+      this.take();
+      group = true;
+    }
+    if (this.isKeyword(this.peekIndex(), 'if')) {
+      this.take();
+      this.parseExpression();
+    }
+    const c = this.take();
+    if (type[c] !== closer) this.fail('extra characters after the for expression', c);
+    if (closer === T_CBRACK ? hasKey || group : !hasKey) this.fail('invalid for expression', c);
+    this.popNL();
+  }
+
+  parseTerm(): number {
+    const { type } = this;
+    const k = this.peekIndex();
+    const t = type[k];
+    switch (t) {
+      case T_OPAREN: {
+        this.take();
+        this.pushNL(false);
+        this.parseExpression();
+        if (this.peek() !== T_CPAREN) this.fail('expected ")"', this.peekIndex());
+        this.take();
+        this.popNL();
+        return K_OTHER;
+      }
+      case T_NUMBER:
+        this.take();
+        return K_NUMBER;
+      case T_IDENT: {
+        this.take();
+        if (this.peek() === T_OPAREN) {
+          this.take();
+          this.pushNL(false);
+          for (;;) {
+            if (this.peek() === T_CPAREN) {
+              this.take();
+              break;
+            }
+            this.parseExpression();
+            const sep = this.take();
+            const st = type[sep];
+            if (st === T_CPAREN) break;
+            if (st === T_ELLIPSIS) {
+              if (this.peek() !== T_CPAREN) this.fail('expected ")"', this.peekIndex());
+              this.take();
+              break;
+            }
+            if (st !== T_COMMA) this.fail('expected ","', sep);
+          }
+          this.popNL();
+          return K_OTHER;
+        }
+        if (this.isKeyword(k, 'true') || this.isKeyword(k, 'false')) return K_BOOL;
+        if (this.isKeyword(k, 'null')) return K_NULL;
+        return K_OTHER;
+      }
+      case T_OQUOTE:
+        this.take();
+        this.parseTemplate(T_CQUOTE);
+        return K_OTHER;
+      case T_OHEREDOC:
+        this.take();
+        this.parseTemplate(T_CHEREDOC);
+        return K_OTHER;
+      case T_MINUS:
+      case T_BANG: {
+        this.take();
+        if (++this.recursion > MAX_RECURSION) this.fail('expression too deep', k);
+        const operand = this.parseOperand();
+        this.recursion--;
+        // hcl2json's converter evaluates a unary operator on a literal and fails on a type mismatch.
+        if (operand === K_NULL || (t === T_MINUS ? operand === K_BOOL : operand === K_NUMBER)) {
+          this.fail('unary operator on a literal of the wrong type', k);
+        }
+        return K_OTHER;
+      }
+      case T_OBRACK: {
+        this.take();
+        this.pushNL(false);
+        if (this.isKeyword(this.peekIndex(), 'for')) {
+          this.parseForExpr(T_CBRACK);
+        } else {
+          for (;;) {
+            if (this.peek() === T_CBRACK) {
+              this.take();
+              break;
+            }
+            this.parseExpression();
+            const sep = this.take();
+            if (type[sep] === T_CBRACK) break;
+            if (type[sep] !== T_COMMA) this.fail('expected ","', sep);
+          }
+        }
+        this.popNL();
+        return K_OTHER;
+      }
+      case T_OBRACE: {
+        this.take();
+        this.pushNL(false);
+        const isFor = this.isKeyword(this.peekIndex(), 'for');
+        this.popNL();
+        if (isFor) {
+          this.parseForExpr(T_CBRACE);
+          return K_OTHER;
+        }
+        this.pushNL(true);
+        for (;;) {
+          const p = this.peek();
+          if (p === T_NEWLINE) {
+            this.take();
+            continue;
+          }
+          if (p === T_CBRACE) {
+            this.take();
+            break;
+          }
+          this.parseExpression();
+          const eq = this.peek();
+          if (eq !== T_EQUAL && eq !== T_COLON) this.fail('expected "="', this.peekIndex());
+          this.take();
+          this.parseExpression();
+          const sep = this.peek();
+          if (sep === T_CBRACE) {
+            this.take();
+            break;
+          }
+          if (sep !== T_COMMA && sep !== T_NEWLINE) this.fail('expected "," or a newline', this.peekIndex());
+          this.take();
+        }
+        this.popNL();
+        return K_OTHER;
+      }
+      default:
+        return this.fail('expected an expression', k);
+    }
+  }
+
+  /** Attribute after `ident =`: returns the attribute (the newline after it is left to the caller). */
+  finishAttribute(identTok: number): VerifiedAttribute {
+    const { text, type, start, end } = this;
+    this.take(); // `=`
+    const exprStart = this.pos;
+    this.parseExpression();
+    const lastTok = this.lastRead;
+    const exprEnd = lastTok + 1;
+    const s = start[identTok] as number;
+    // A heredoc's this.last token is its closing line: the attribute ends at the marker.
+    let e = end[lastTok] as number;
+    if (type[lastTok] === T_CHEREDOC) {
+      while (e > s && isGoSpace(text.charCodeAt(e - 1))) e--;
+    }
+    return {
+      name: text.slice(s, end[identTok]),
+      line: this.lineOf(s),
+      endLine: this.lineOf(start[lastTok] as number),
+      start: s,
+      end: e,
+      exprStart,
+      exprEnd,
+    };
+  }
+
+  parseBody(closer: number, into: VerifiedBody): void {
+    const { type } = this;
+    const names = new Set<string>();
+    for (;;) {
+      const k = this.peekIndex();
+      const t = type[k] === T_COMMENT_NL ? T_NEWLINE : type[k];
+      if (t === closer) {
+        this.take();
+        return;
+      }
+      if (t === T_NEWLINE) {
+        this.take();
+        continue;
+      }
+      if (t !== T_IDENT) this.fail('argument or block definition required', k);
+      this.take();
+      const next = this.peek();
+      if (next === T_EQUAL) {
+        const attr = this.finishAttribute(k);
+        if (names.has(attr.name)) this.fail('attribute redefined', k);
+        names.add(attr.name);
+        into.attributes.push(attr);
+        const eol = this.peek();
+        if (eol === T_NEWLINE) this.take();
+        else if (eol !== T_EOF) this.fail('missing newline after argument', this.peekIndex());
+        continue;
+      }
+      if (next !== T_OQUOTE && next !== T_OBRACE && next !== T_IDENT)
+        this.fail('argument or block definition required', k);
+      into.blocks.push(this.parseBlock(k));
+    }
+  }
+
+  parseBlock(identTok: number): VerifiedBlock {
+    const { text, type, start, end } = this;
+    const labels: string[] = [];
+    for (;;) {
+      const k = this.take();
+      const t = type[k];
+      if (t === T_OBRACE) break;
+      if (t === T_IDENT) {
+        labels.push(text.slice(start[k], end[k]));
+        continue;
+      }
+      if (t === T_OQUOTE) {
+        let label = '';
+        for (;;) {
+          const m = this.take();
+          if (type[m] === T_CQUOTE) break;
+          if (type[m] !== T_QUOTED_LIT) this.fail('template sequence in a block label', m);
+          label += unescapeLiteral(text.slice(start[m], end[m]));
+        }
+        labels.push(label);
+        continue;
+      }
+      this.fail('invalid block definition', k);
+    }
+    const s = start[identTok] as number;
+    const block: VerifiedBlock = {
+      type: text.slice(s, end[identTok]),
+      labels,
+      line: this.lineOf(s),
+      endLine: 0,
+      start: s,
+      end: 0,
+      body: { attributes: [], blocks: [] },
+    };
+    const p = this.peek();
+    if (p === T_NEWLINE || p === T_EOF || p === T_CBRACE) {
+      this.parseBody(T_CBRACE, block.body);
+    } else {
+      // One-line block: a single attribute, then `}` on the same line.
+      const k = this.take();
+      if (type[k] !== T_IDENT || this.peek() !== T_EQUAL) this.fail('invalid single-argument block', k);
+      block.body.attributes.push(this.finishAttribute(k));
+      if (this.peek() !== T_CBRACE) this.fail('invalid single-argument block', this.peekIndex());
+      this.take();
+    }
+    const closeTok = this.lastRead;
+    block.end = end[closeTok] as number;
+    block.endLine = this.lineOf(start[closeTok] as number);
+    const eol = this.peek();
+    if (eol === T_NEWLINE) this.take();
+    else if (eol !== T_EOF) this.fail('missing newline after block definition', this.peekIndex());
+    return block;
+  }
+}
+
+export function verifyHcl(text: string, options: VerifyOptions = {}): VerifyResult {
+  const depthLimit = options.depthLimit ?? 128;
+  let tokens: Tokens;
+  let maxDepth: number;
+  try {
+    ({ tokens, maxDepth } = tokenize(text, depthLimit));
+  } catch (err) {
+    if (err instanceof GiveUp) return giveUp(text, err);
+    throw err;
+  }
+  const lineStarts: number[] = [0];
+  for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', nl + 1)) lineStarts.push(nl + 1);
+  const root: VerifiedBody = { attributes: [], blocks: [] };
+  try {
+    new Verifier(text, tokens, lineStarts).parseBody(T_EOF, root);
+  } catch (err) {
+    if (err instanceof GiveUp) return giveUp(text, err);
+    throw err;
+  }
+  return { ok: true, body: root, tokens, maxDepth };
+}
+
+function giveUp(text: string, err: GiveUp): VerifyResult {
+  const offset = Math.min(Math.max(0, err.offset), text.length);
+  let line = 1;
+  let lineStart = 0;
+  for (let nl = text.indexOf('\n'); nl !== -1 && nl < offset; nl = text.indexOf('\n', nl + 1)) {
+    line++;
+    lineStart = nl + 1;
+  }
+  return { ok: false, reason: err.reason, line, column: codePointColumn(text, lineStart, offset) };
+}
+
+/**
+ * The value of a quoted-literal token's text, as hclsyntax's ParseStringLiteralToken gives it (for
+ * the escapes the verifier accepts). `$${` / `%%{` become `${` / `%{` — except `$${~` / `%%{~`,
+ * which the real scanner keeps as they are (callers that need exact values avoid those).
+ */
+export function unescapeLiteral(raw: string): string {
+  if (raw.indexOf('\\') === -1 && raw.indexOf('{') === -1) return raw;
+  let out = '';
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i] as string;
+    if (c === '\\') {
+      const e = raw[i + 1] as string;
+      i++;
+      switch (e) {
+        case 'n':
+          out += '\n';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 't':
+          out += '\t';
+          break;
+        case 'u':
+        case 'U': {
+          const len = e === 'u' ? 4 : 8;
+          out += String.fromCodePoint(parseInt(raw.slice(i + 1, i + 1 + len), 16));
+          i += len;
+          break;
+        }
+        default:
+          out += e; // `"` and `\`
+      }
+    } else if ((c === '$' || c === '%') && raw[i + 1] === c && raw[i + 2] === '{') {
+      out += c + '{';
+      i += 2;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}

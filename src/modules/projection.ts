@@ -1,0 +1,37 @@
+/**
+ * What module loading reads from a configuration file (see assemble.ts and collect.ts): every
+ * top-level block's type, labels and lines (resource types imply providers), and these values:
+ *
+ * - `terraform`: `required_version`; `required_providers` blocks with all their entries; `backend`
+ *   (its label) and `cloud` blocks;
+ * - `provider`: `alias`, `version`;
+ * - `module`: `source`, `version`, `providers`;
+ * - `resource` / `data` / `ephemeral`: `provider`;
+ * - `check`: its scoped `data` blocks' `provider`;
+ * - `import`: `to`, `provider`.
+ *
+ * Files are parsed with `HclParser.extract(path, content, LOADER_PROJECTION)`, so everything else
+ * (resource bodies, variables, outputs, locals...) is checked for syntax but never evaluated.
+ * Reading anything more in assemble.ts / collect.ts means adding it here (and the cache key
+ * changes with it: `specFingerprint`).
+ */
+import type { BlockSpec } from '../hcl';
+
+const RESOURCE: BlockSpec = { attributes: ['provider'] };
+
+export const LOADER_PROJECTION: BlockSpec = {
+  otherBlocks: true,
+  blocks: {
+    terraform: {
+      attributes: ['required_version'],
+      blocks: { required_providers: { attributes: 'all' }, backend: {}, cloud: {} },
+    },
+    provider: { attributes: ['alias', 'version'] },
+    module: { attributes: ['source', 'version', 'providers'] },
+    resource: RESOURCE,
+    data: RESOURCE,
+    ephemeral: RESOURCE,
+    check: { blocks: { data: RESOURCE } },
+    import: { attributes: ['to', 'provider'] },
+  },
+};
