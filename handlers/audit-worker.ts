@@ -1,6 +1,7 @@
 /**
  * Entry point 3b: the audit worker, an SQS consumer with partial batch failure reporting
  * (Powertools batch): a failed record is returned in `batchItemFailures` and redelivered alone.
+ * Concurrency comes from Lambda running several batches at once.
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
@@ -30,6 +31,12 @@ export async function handler(event: SQSEvent, context: Context): Promise<SQSBat
     return result.status;
   };
   return instrumented(rt, context, () =>
-    processPartialResponse(event, record, processor, { context, throwOnFullBatchFailure: false }),
+    processPartialResponse(event, record, processor, {
+      context,
+      throwOnFullBatchFailure: false,
+      // One repository at a time: a rescan is CPU-bound, parallel records would only multiply the
+      // archives held in memory (and the per-record log keys would interleave).
+      processInParallel: false,
+    }),
   );
 }

@@ -74,6 +74,7 @@ export async function instrumented<T>(
   try {
     return await work();
   } finally {
-    rt.metrics.publishStoredMetrics();
+    // Invocations that measured nothing (a refused request) publish nothing.
+    if (rt.metrics.hasStoredMetrics()) rt.metrics.publishStoredMetrics();
   }
 }

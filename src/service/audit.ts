@@ -291,9 +291,12 @@ export async function auditRepository(
 ): Promise<RepositoryResult> {
   const { runId, repository } = message;
   const run = deps.layout.auditRun(runId);
+  // A redelivered message keeps the result already recorded: a second rescan could differ (the
+  // registry's answers, a newer upload) and would make the run's outputs depend on delivery order.
+  const recorded = await readJson<RepositoryResult>(deps.reports, run.result(repository));
   let result: RepositoryResult;
   try {
-    result = await rescan(deps, message, load);
+    result = recorded ?? (await rescan(deps, message, load));
   } catch (err) {
     if (!options.lastAttempt) throw err;
     deps.logger.error('audit rescan failed on its last attempt; recorded as failed', {
@@ -308,9 +311,11 @@ export async function auditRepository(
       'the rescan failed repeatedly (see the worker logs)',
     );
   }
-  await putJson(deps.reports, run.result(repository), result);
+  if (recorded === null) {
+    await putJson(deps.reports, run.result(repository), result);
+    deps.metrics.addMetric(METRIC.auditRepositories, 'Count', 1);
+  }
   await deps.reports.put(run.done(message.shard, repository), '', { contentType: 'text/plain' });
-  deps.metrics.addMetric(METRIC.auditRepositories, 'Count', 1);
   await completeShardIfDone(deps, message, run);
   return result;
 }
@@ -421,6 +426,14 @@ export async function processAuditMessage(
     return await auditRepository(deps, message, latestUploadLoader(deps), {
       lastAttempt: delivery.receiveCount >= delivery.maxReceiveCount,
     });
+  } catch (err) {
+    deps.logger.error('audit message failed; it will be redelivered', {
+      repository: message.repository,
+      runId: message.runId,
+      receiveCount: delivery.receiveCount,
+      ...errorAttributes(err),
+    });
+    throw err;
   } finally {
     deps.logger.removeKeys?.(['repository', 'runId']);
   }

@@ -94,7 +94,12 @@ export async function scanAndStore(ctx: ScanContext, input: ScanInput): Promise<
     const record = rejection(input, err.code, err.message, err.entry ?? null);
     const key = await storeRejection(ctx, record);
     ctx.metrics.addMetric(METRIC.rejected, 'Count', 1);
-    ctx.logger.warn('archive rejected', { scanId: input.scanId, code: err.code, reason: err.message });
+    ctx.logger.warn('archive rejected', {
+      scanId: input.scanId,
+      repository: input.repository,
+      code: err.code,
+      reason: err.message,
+    });
     return { status: 'rejected', scanId: input.scanId, record, key };
   }
   const keys = await storeReport(ctx, input.scanId, input.repository, report);
@@ -104,7 +109,11 @@ export async function scanAndStore(ctx: ScanContext, input: ScanInput): Promise<
   ctx.metrics.addMetric(METRIC.errorFindings, 'Count', report.summary.error);
   ctx.metrics.addMetric(METRIC.warningFindings, 'Count', report.summary.warning);
   ctx.metrics.addMetric(METRIC.noticeFindings, 'Count', report.summary.notice);
-  ctx.logger.info('scan complete', { scanId: input.scanId, summary: report.summary });
+  ctx.logger.info('scan complete', {
+    scanId: input.scanId,
+    repository: input.repository,
+    summary: report.summary,
+  });
   return { status: 'complete', scanId: input.scanId, report, keys };
 }
 
@@ -123,7 +132,12 @@ export async function storeRejectionFor(
   );
   const key = await storeRejection(ctx, record);
   ctx.metrics.addMetric(METRIC.rejected, 'Count', 1);
-  ctx.logger.warn('archive rejected', { scanId: input.scanId, code, reason: message });
+  ctx.logger.warn('archive rejected', {
+    scanId: input.scanId,
+    repository: input.repository,
+    code,
+    reason: message,
+  });
   return { status: 'rejected', scanId: input.scanId, record, key };
 }
 

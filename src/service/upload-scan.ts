@@ -102,6 +102,7 @@ export async function processUploadRecord(
   let repository: string;
   let lastModified: string | undefined;
   if (got.status === 'too-large') {
+    lastModified = got.lastModified;
     // Identity needs the metadata, which a too-large object was not downloaded for.
     repository = repositoryForUpload(key, {}, deps.uploads.prefix).repository;
     deps.logger.appendKeys?.({ repository });

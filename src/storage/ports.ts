@@ -25,7 +25,7 @@ export type VersionedGet =
   /** The object was overwritten since: its current ETag differs from the one asked for. */
   | { status: 'superseded'; currentEtag: string }
   /** Larger than `maxBytes`: not downloaded. */
-  | { status: 'too-large'; size: number };
+  | { status: 'too-large'; size: number; lastModified?: string };
 
 export interface VersionedObjectSource {
   getVersion(key: string, version: ObjectVersion, options?: { maxBytes?: number }): Promise<VersionedGet>;

@@ -193,7 +193,11 @@ export class S3ObjectStore implements ObjectStore, VersionedObjectSource, Upload
     }
     if (options.maxBytes !== undefined && size > options.maxBytes) {
       discard();
-      return { status: 'too-large', size };
+      return {
+        status: 'too-large',
+        size,
+        ...(response.LastModified ? { lastModified: response.LastModified.toISOString() } : {}),
+      };
     }
     let body: Buffer;
     try {

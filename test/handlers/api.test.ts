@@ -264,7 +264,9 @@ describe('POST /uploads and GET /scans/{id}', () => {
     expect(stored!.body.equals(SAMPLE_ARCHIVE)).toBe(true);
 
     // s3rver's own notification for the PUT, turned into the S3 event Lambda would receive.
-    await new Promise((r) => setTimeout(r, 100));
+    for (let waited = 0; h.server.events.length === eventsBefore && waited < 10_000; waited += 50) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
     const notified = h.server.events
       .slice(eventsBefore)
       .map((e) => e.Records[0] as { s3: { object: { key: string; eTag: string; size: number } } });

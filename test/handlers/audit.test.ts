@@ -287,9 +287,16 @@ test('an audit over 52 repositories writes a summary that matches the archives',
   // Six shards of ten, each merged once into a partial.
   expect(await collect(h.reports.list(layout.auditRun(runId).partialsPrefix))).toHaveLength(6);
 
-  // A duplicate delivery after completion rewrites identical content.
+  // A duplicate delivery after completion changes nothing, even when the repository's latest upload
+  // changed in between: the recorded result is kept, not rescanned.
   const before = (await h.reports.get(layout.auditRun(runId).summaryJson))!.etag;
-  expect(await deliver(captured.slice(0, 5), 1)).toEqual([]);
+  const changed = await h.upload(
+    'uploads/fleet/a-00/build-2.tar.gz',
+    await makeTarGz({ 'main.tf': tf('>= 1.0') }),
+  );
+  await scanUpload(h.s3Event([changed]), h.context('scanUpload'));
+  const a00 = captured.find((e) => repositoryOf(e) === 'fleet/a-00')!;
+  expect(await deliver([a00, ...captured.slice(0, 4)], 1)).toEqual([]);
   expect((await h.reports.get(layout.auditRun(runId).summaryJson))!.etag).toBe(before);
 
   // Retrying the start of the same run re-sends the same plan.

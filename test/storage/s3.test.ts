@@ -53,7 +53,7 @@ describe('S3ObjectStore specifics', () => {
     const stale = await store.getVersion('u/a.tar.gz', { etag: first });
     expect(stale.status).toBe('superseded');
     expect(await store.getVersion('u/none.tar.gz', { etag: first })).toEqual({ status: 'missing' });
-    expect(await store.getVersion('u/a.tar.gz', {}, { maxBytes: 5 })).toEqual({
+    expect(await store.getVersion('u/a.tar.gz', {}, { maxBytes: 5 })).toMatchObject({
       status: 'too-large',
       size: 14,
     });
