@@ -15,6 +15,9 @@ import type { FailOn, ReportFormat } from '../report';
 import { hashPackage, PackageHashError } from '../lockfile';
 import { RULES } from '../rules';
 import { closeSharedParser, scanPath } from '../scan';
+import { renderSummaryMarkdown, runLocalAudit } from '../service';
+import type { LocalArchive } from '../service/local-audit';
+import { LocalObjectStore } from '../storage/local';
 import { TOOL_VERSION } from '../version';
 
 export interface CliIo {
@@ -33,6 +36,9 @@ export const USAGE = `Usage:
   tfguard scan <dir|archive> [--format text|json|sarif|markdown] [--output FILE]
                              [--config FILE] [--fail-on error|warning|notice|never]
                              [--registry] [--no-color]
+  tfguard audit <dir-of-archives> [--store DIR] [--format markdown|json] [--registry]
+                              rescan every archive in the directory (one per repository),
+                              compare with the previous audit in the store and print the summary
   tfguard hash <zip|dir>      print the h1: (and zh: for a zip) checksums of a provider package,
                               as Terraform records them in .terraform.lock.hcl
   tfguard rules               list the rules with their default severities
@@ -108,6 +114,69 @@ async function scanCommand(args: string[], io: CliIo): Promise<number> {
   return verdict(report, failOn) === 'fail' ? EXIT_FINDINGS : EXIT_OK;
 }
 
+const ARCHIVE_SUFFIXES = ['.tar.gz', '.tgz', '.tar', '.zip'];
+
+function progressBar(done: number, total: number, label: string): string {
+  const width = 30;
+  const filled = total === 0 ? width : Math.round((done / total) * width);
+  return `\r[${'#'.repeat(filled)}${' '.repeat(width - filled)}] ${done}/${total} ${label}`.slice(0, 120);
+}
+
+async function auditCommand(args: string[], io: CliIo): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        store: { type: 'string' },
+        format: { type: 'string', short: 'f' },
+        registry: { type: 'boolean' },
+      },
+    });
+  } catch (err) {
+    usage((err as Error).message);
+  }
+  const { values, positionals } = parsed;
+  if (positionals.length !== 1) usage('audit takes exactly one <dir-of-archives>');
+  const format = values.format ?? 'markdown';
+  if (format !== 'markdown' && format !== 'json') usage('--format must be markdown or json for audit');
+  const dir = positionals[0] as string;
+  let names: string[];
+  try {
+    names = (await fs.readdir(dir, { withFileTypes: true }))
+      .filter((d) => d.isFile() && ARCHIVE_SUFFIXES.some((s) => d.name.endsWith(s)))
+      .map((d) => d.name)
+      .sort();
+  } catch (err) {
+    throw new InputError('not-found', `cannot read directory ${dir}: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+  if (names.length === 0) usage(`no archives (${ARCHIVE_SUFFIXES.join(', ')}) in ${dir}`);
+  const archives: LocalArchive[] = names.map((name) => ({
+    repository: name.slice(0, name.length - (ARCHIVE_SUFFIXES.find((s) => name.endsWith(s)) ?? '').length),
+    name,
+    read: () => fs.readFile(path.join(dir, name)),
+  }));
+  const store = new LocalObjectStore(values.store ?? 'tfguard-reports');
+  const result = await runLocalAudit(archives, store, {
+    registry: values.registry === true,
+    scanOptions: { parser: parserSettings() },
+    ...(io.isTTY
+      ? { onProgress: (p) => io.stderr(progressBar(p.done, p.total, `${p.repository} (${p.status})`)) }
+      : {}),
+  });
+  if (io.isTTY) io.stderr('\n');
+  io.stdout(
+    format === 'json'
+      ? JSON.stringify(result.summary, null, 2) + '\n'
+      : renderSummaryMarkdown(result.summary),
+  );
+  return EXIT_OK;
+}
+
 async function hashCommand(args: string[], io: CliIo): Promise<number> {
   if (args.length !== 1 || (args[0] as string).startsWith('-')) usage('hash takes exactly one <zip|dir>');
   const target = args[0] as string;
@@ -147,6 +216,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     switch (command) {
       case 'scan':
         return await scanCommand(rest, io);
+      case 'audit':
+        return await auditCommand(rest, io);
       case 'hash':
         return await hashCommand(rest, io);
       case 'rules':

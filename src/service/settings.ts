@@ -26,7 +26,7 @@ export interface ServiceSettings {
   auditQueueUrl: string | undefined;
   /** `TFGUARD_FAIL_ON`: default gate for the API's verdict. */
   failOn: FailOn;
-  /** `TFGUARD_SCAN_REGISTRY`: registry cross-check in upload and API scans (default off). */
+  /** `TFGUARD_SCAN_REGISTRY`: registry cross-check in upload and API scans (default on, as in every Lambda scan). */
   scanRegistry: boolean;
   /** `TFGUARD_AUDIT_REGISTRY`: registry cross-check in audit rescans (default on). */
   auditRegistry: boolean;
@@ -165,7 +165,7 @@ export function loadServiceSettings(env: Env): ServiceSettings {
     sqs: { endpoint: url(env, 'TFGUARD_SQS_ENDPOINT') },
     auditQueueUrl: url(env, 'TFGUARD_AUDIT_QUEUE_URL'),
     failOn: failOnRaw === undefined ? DEFAULTS.failOn : parseFailOn(failOnRaw, 'TFGUARD_FAIL_ON'),
-    scanRegistry: boolean(env, 'TFGUARD_SCAN_REGISTRY', false),
+    scanRegistry: boolean(env, 'TFGUARD_SCAN_REGISTRY', true),
     auditRegistry: boolean(env, 'TFGUARD_AUDIT_REGISTRY', true),
     maxArchiveBytes: integer(env, 'TFGUARD_MAX_ARCHIVE_BYTES', DEFAULTS.maxArchiveBytes, 1, 2 ** 40),
     apiMaxBodyBytes: integer(env, 'TFGUARD_API_MAX_BODY_BYTES', DEFAULTS.apiMaxBodyBytes, 1, 6 * 1024 * 1024),

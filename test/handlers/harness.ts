@@ -49,6 +49,9 @@ export interface Harness {
 const BASE_ENV: Record<string, string> = {
   TFGUARD_UPLOADS_BUCKET: UPLOADS_BUCKET,
   TFGUARD_REPORTS_BUCKET: REPORTS_BUCKET,
+  // The registry cross-check is on by default in Lambda; these tests have no registry to reach
+  // (it is exercised against a local signed registry in test/service/local-audit.test.ts).
+  TFGUARD_SCAN_REGISTRY: 'false',
   AWS_REGION: 'us-east-1',
   AWS_ACCESS_KEY_ID: 'S3RVER',
   AWS_SECRET_ACCESS_KEY: 'S3RVER',

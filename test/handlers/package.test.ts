@@ -328,6 +328,7 @@ test('dead-letter queues, redrive, visibility timeout and async retry settings',
     TFGUARD_UPLOADS_PREFIX: 'uploads/',
     TFGUARD_REPORTS_BUCKET: 'tfguard-reports-test',
     TFGUARD_REPORTS_PREFIX: 'reports/',
+    TFGUARD_SCAN_REGISTRY: 'true',
     POWERTOOLS_SERVICE_NAME: 'tfguard',
   });
 });
@@ -441,6 +442,8 @@ describe('packaged functions', () => {
           TFGUARD_UPLOADS_BUCKET: 'tfguard-uploads-local',
           TFGUARD_REPORTS_BUCKET: 'tfguard-reports-local',
           TFGUARD_S3_ENDPOINT: server.endpoint,
+          // No registry is reachable here (the default is on in Lambda).
+          TFGUARD_SCAN_REGISTRY: 'false',
           AWS_REGION: 'us-east-1',
           AWS_ACCESS_KEY_ID: 'S3RVER',
           AWS_SECRET_ACCESS_KEY: 'S3RVER',

@@ -11,7 +11,7 @@ describe('loadServiceSettings', () => {
       sqs: { endpoint: undefined },
       auditQueueUrl: undefined,
       failOn: 'error',
-      scanRegistry: false,
+      scanRegistry: true,
       auditRegistry: true,
       maxArchiveBytes: 50 * 1024 * 1024,
       apiMaxBodyBytes: 4_500_000,
