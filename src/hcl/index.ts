@@ -1,7 +1,7 @@
 /**
  * tfguard's parsing layer for HCL native syntax and Terraform's JSON syntax.
  */
-export { HclParser, DEFAULT_MAX_NESTING_DEPTH, defaultTimeoutMs } from './parser';
+export { HclParser, DEFAULT_MAX_NESTING_DEPTH, defaultTimeoutMs, fastParse } from './parser';
 export type { HclParserOptions, ParserStats } from './parser';
 export { FULL_SPEC, projectBody, specFingerprint } from './projection';
 export type { BlockSpec } from './projection';

@@ -141,28 +141,20 @@ export class HclParser {
         : { ok: true, file: { ...result.file, body: projectBody(result.file.body, spec) } };
     }
 
-    const verified = this.fastPath ? verifyHcl(text, { depthLimit: this.maxNestingDepth }) : null;
-    if (verified !== null && verified.ok) {
-      // hcl2json accepts the file; what is left are the checks the full path makes on the structure.
-      const issue = checkStructure(verified.body);
-      if (issue !== null) {
+    const fast = this.fastPath ? fastParse(path, text, spec, this.maxNestingDepth) : null;
+    if (fast !== null && 'result' in fast) {
+      this.stats.verified++;
+      return fast.result;
+    }
+    if (fast !== null && !full) {
+      const { body, pending } = fast;
+      const values = await Promise.all(pending.map((p) => this.snippetValue(p.text, p.name)));
+      if (values.every((v) => v.ok)) {
+        pending.forEach((p, i) => {
+          p.attr.value = (values[i] as { ok: true; value: unknown }).value;
+        });
         this.stats.verified++;
-        return failure(path, issue.message, issue.line, 1);
-      }
-      const built = buildBody(text, verified.body, verified.tokens, spec);
-      if (built.pending.length === 0) {
-        this.stats.verified++;
-        return { ok: true, file: { path, syntax: 'hcl', body: built.body } };
-      }
-      if (!full) {
-        const values = await Promise.all(built.pending.map((p) => this.snippetValue(p.text, p.name)));
-        if (values.every((v) => v.ok)) {
-          built.pending.forEach((p, i) => {
-            p.attr.value = (values[i] as { ok: true; value: unknown }).value;
-          });
-          this.stats.verified++;
-          return { ok: true, file: { path, syntax: 'hcl', body: built.body } };
-        }
+        return { ok: true, file: { path, syntax: 'hcl', body } };
       }
     }
     this.stats.fullParses++;
@@ -274,7 +266,29 @@ function blockBody(json: unknown, type: string): Record<string, unknown> | null 
     : null;
 }
 
-interface PendingValue {
+/**
+ * The fast path alone, synchronously: the result for a native-syntax file the verifier proves
+ * well-formed (`{ result }`), or its body with the values the evaluator could not read still
+ * missing (`{ body, pending }`), or null when the verifier gives up (only hcl2json can decide).
+ */
+export function fastParse(
+  path: string,
+  text: string,
+  spec: BlockSpec,
+  maxNestingDepth: number = DEFAULT_MAX_NESTING_DEPTH,
+): { result: ParseResult } | { body: HclBody; pending: PendingValue[] } | null {
+  const verified = verifyHcl(text, { depthLimit: maxNestingDepth });
+  if (!verified.ok) return null;
+  // hcl2json accepts the file; what is left are the checks the full path makes on the structure.
+  const issue = checkStructure(verified.body);
+  if (issue !== null) return { result: failure(path, issue.message, issue.line, 1) };
+  const built = buildBody(text, verified.body, verified.tokens, spec);
+  if (built.pending.length === 0)
+    return { result: { ok: true, file: { path, syntax: 'hcl', body: built.body } } };
+  return built;
+}
+
+export interface PendingValue {
   text: string;
   name: string;
   attr: HclAttribute;

@@ -1,0 +1,16 @@
+import { ARCHIVES } from './helpers';
+import { differential } from './differential';
+
+describe.each(ARCHIVES.filter((a) => !a.startsWith('cloudposse') && !a.includes('modernisation')))(
+  '%s',
+  (archive) => {
+    it('the fast path equals a full hcl2json parse for every file, without calling hcl2json', async () => {
+      const outcome = await differential(archive);
+      expect(outcome.files).toBeGreaterThan(3);
+      expect(outcome.differences).toEqual([]);
+      expect(outcome.fullParses).toBe(0);
+      expect(outcome.snippets).toBe(0);
+      expect(outcome.wholeBodies).toBeGreaterThan(0);
+    }, 180_000);
+  },
+);

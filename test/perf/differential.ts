@@ -1,0 +1,70 @@
+/**
+ * The differential check behind the corpus tests: for every configuration and lock file of an
+ * archive, the fast path and a full hcl2json parse agree exactly —
+ * - `extract(path, content, LOADER_PROJECTION)` equals the full parse projected on it (same
+ *   verdict, message, line and column for errors; same blocks, labels, lines and values);
+ * - the fast path over the whole body (`fastParse` with `FULL_SPEC`, wherever the evaluator reads
+ *   every value) equals the full hcl2json parse, so every value the evaluator produces anywhere in
+ *   the corpus is checked against hcl2json's.
+ */
+import { decodeSource, FULL_SPEC, fastParse, HclParser } from '../../src/hcl';
+import type { ParseResult } from '../../src/model';
+import { LOADER_PROJECTION } from '../../src/modules';
+import { corpusFiles, mapLimit, projected, referenceParser, render, sameResult } from './helpers';
+
+export interface DifferentialOutcome {
+  files: number;
+  /** Paths where the fast path and the reference disagree (with both results, shortened). */
+  differences: string[];
+  /** Files `extract` could not settle without hcl2json (full parses, snippet values). */
+  fullParses: number;
+  snippets: number;
+  /** Files whose whole body the fast path evaluated (compared value by value). */
+  wholeBodies: number;
+}
+
+export async function differential(
+  archive: string,
+  shard: { index: number; count: number } = { index: 0, count: 1 },
+): Promise<DifferentialOutcome> {
+  const fast = new HclParser({ workers: 1 });
+  const reference = referenceParser();
+  const outcome: DifferentialOutcome = {
+    files: 0,
+    differences: [],
+    fullParses: 0,
+    snippets: 0,
+    wholeBodies: 0,
+  };
+  try {
+    const files = [...(await corpusFiles(archive))].filter((_, i) => i % shard.count === shard.index);
+    const extracted = await mapLimit(files, 8, ([p, c]) => fast.extract(p, c, LOADER_PROJECTION));
+    outcome.fullParses = fast.stats.fullParses;
+    outcome.snippets = fast.stats.snippets;
+    const full = await mapLimit(files, 4, ([p, c]) => reference.parse(p, c));
+    files.forEach(([p, c], i) => {
+      outcome.files++;
+      const ref = full[i] as ParseResult;
+      const want = projected(ref, LOADER_PROJECTION);
+      if (!sameResult(extracted[i], want)) {
+        outcome.differences.push(
+          `${p} extract ${render(extracted[i]).slice(0, 300)} != ${render(want).slice(0, 300)}`,
+        );
+      }
+      const decoded = decodeSource(p, c);
+      if (!decoded.ok || p.endsWith('.json')) return;
+      const whole = fastParse(p, decoded.text, FULL_SPEC);
+      if (whole === null || !('result' in whole)) return;
+      outcome.wholeBodies++;
+      if (!sameResult(whole.result, ref)) {
+        outcome.differences.push(
+          `${p} parse ${render(whole.result).slice(0, 300)} != ${render(ref).slice(0, 300)}`,
+        );
+      }
+    });
+  } finally {
+    await fast.close();
+    await reference.close();
+  }
+  return outcome;
+}
