@@ -6,7 +6,12 @@ import { defaultShouldLoad, readArchiveBytes, readInput } from '../archive';
 import { HclParser } from '../hcl';
 import { analyzeLocks, isProviderPackageZip, RegistryClient } from '../lockfile';
 import type { LoadedArchive, ScanConfig } from '../model';
-import { loadModules } from '../modules';
+import { LOADER_PROJECTION, loadModules } from '../modules';
+import type { ConfigFileReader } from '../modules';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { DEFAULT_MAX_NESTING_DEPTH, specFingerprint } from '../hcl';
+import { ExtractionCache, EXTRACTOR_VERSION } from './cache';
 import { buildReport } from '../report/build';
 import type { Report } from '../report/types';
 import { RULES, runRules } from '../rules';
@@ -16,6 +21,8 @@ import type { ConfigLayer } from './config-file';
 import type { HclParserSettings, ScanOptions } from './types';
 
 export type { ScanOptions } from './types';
+export { EXTRACTOR_VERSION } from './cache';
+export type { CacheStats } from './cache';
 
 const KNOWN_RULES: ReadonlySet<string> = new Set(RULES.map((r) => r.id));
 
@@ -68,11 +75,73 @@ async function resolveConfig(
   return mergeConfig(DEFAULT_CONFIG, layers);
 }
 
+let hcl2jsonVersion: string | null = null;
+
+/** Everything besides a file's content that determines its extraction result. */
+export function cacheFingerprint(): string {
+  if (hcl2jsonVersion === null) {
+    try {
+      const pkg = JSON.parse(readFileSync(require.resolve('@cdktf/hcl2json/package.json'), 'utf8')) as {
+        version?: unknown;
+      };
+      hcl2jsonVersion = String(pkg.version);
+    } catch {
+      hcl2jsonVersion = 'unknown';
+    }
+  }
+  const material = [
+    `v${EXTRACTOR_VERSION}`,
+    specFingerprint(LOADER_PROJECTION),
+    `depth${DEFAULT_MAX_NESTING_DEPTH}`,
+    `hcl2json${hcl2jsonVersion}`,
+  ].join('/');
+  return createHash('sha256').update(material).digest('hex').slice(0, 24);
+}
+
+/** The content hash of each loaded file (the archive reader's, or computed for link paths). */
+function fileHashes(archive: LoadedArchive): (path: string, content: Buffer) => string {
+  const known = new Map<string, string>();
+  for (const e of archive.entries)
+    if (e.type === 'file' && e.sha256 !== undefined) known.set(e.path, e.sha256);
+  return (path, content) => known.get(path) ?? createHash('sha256').update(content).digest('hex');
+}
+
 /** Scans an archive already read into memory. Throws `InputError` only for unusable settings. */
 export async function scanArchive(archive: LoadedArchive, options: ScanOptions = {}): Promise<Report> {
   const parser = sharedHclParser(options.parser);
   const config = await resolveConfig(archive, parser, options);
-  const loaded = await loadModules({ archive, config, parser });
+  let cache: ExtractionCache | null = null;
+  let readConfigFile: ConfigFileReader | undefined;
+  if (options.cache !== undefined) {
+    const c = await ExtractionCache.open(
+      {
+        store: options.cache,
+        fingerprint: cacheFingerprint(),
+        ...(options.cacheLineage !== undefined ? { lineage: options.cacheLineage } : {}),
+      },
+      archive.sha256,
+    );
+    cache = c;
+    const hashOf = fileHashes(archive);
+    readConfigFile = async (path, content) => {
+      const sha256 = hashOf(path, content);
+      const hit = c.lookup(sha256, path);
+      if (hit !== undefined) return hit;
+      const result = await parser.extract(path, content, LOADER_PROJECTION);
+      c.record(sha256, result);
+      return result;
+    };
+  }
+  const loaded = await loadModules({
+    archive,
+    config,
+    parser,
+    ...(readConfigFile ? { readConfigFile } : {}),
+  });
+  if (cache !== null) {
+    await cache.save();
+    options.onCacheStats?.(cache.stats);
+  }
   const registry = config.registry
     ? new RegistryClient({ hosts: config.registryHosts, ...(options.store ? { cache: options.store } : {}) })
     : undefined;

@@ -1,5 +1,6 @@
 import type { ArchiveLimits, ScanConfig } from '../model';
 import type { ObjectStore } from '../storage/types';
+import type { CacheStats } from './cache';
 
 export interface HclParserSettings {
   workers?: number | undefined;
@@ -17,4 +18,15 @@ export interface ScanOptions {
   registry?: boolean;
   /** Where verified registry SHA256SUMS are cached. */
   store?: ObjectStore;
+  /**
+   * Content-addressed cache of per-file extraction results (see src/scan/cache.ts; keys start with
+   * `extract/`): a rescan of an unchanged archive parses nothing, and never loads the
+   * WebAssembly parser.
+   */
+  cache?: ObjectStore;
+  /** A stable name of the repository (e.g. `github.com/org/repo`): with `cache`, a scan of a new
+   * commit reuses the results of the previous scan under this name for unchanged files. */
+  cacheLineage?: string;
+  /** Called once per scan with what the cache did (hits, misses, requests, bytes). */
+  onCacheStats?: (stats: CacheStats) => void;
 }

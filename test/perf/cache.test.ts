@@ -1,0 +1,230 @@
+/**
+ * The content-addressed extraction cache: real archives, the real filesystem ObjectStore adapter
+ * (and the in-memory contract implementation for fault injection), the real parser.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { readArchiveBytes } from '../../src/archive';
+import { closeSharedParser, scanBytes, sharedHclParser } from '../../src/scan';
+import type { CacheStats, ScanOptions } from '../../src/scan';
+import { LocalObjectStore } from '../../src/storage/local';
+import type { ObjectStore, PutOptions, StoredObject } from '../../src/storage/types';
+import type { Report } from '../../src/report/types';
+import { makeTarGz } from '../helpers/archive';
+import { MemoryStore } from '../lockfile/memory-store';
+import { CORPUS } from './helpers';
+
+let dir: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'tfguard-cache-'));
+});
+
+afterAll(async () => {
+  await closeSharedParser();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function scan(
+  name: string,
+  bytes: Buffer,
+  options: ScanOptions,
+): Promise<{ report: Report; stats: CacheStats }> {
+  let stats: CacheStats | undefined;
+  const report = await scanBytes(name, bytes, { ...options, onCacheStats: (s) => (stats = s) });
+  if (stats === undefined) throw new Error('no cache stats');
+  return { report, stats };
+}
+
+/** The parts of a report that depend on the configuration (everything but the tool's timing). */
+function essence(r: Report): unknown {
+  return { findings: r.findings, modules: r.modules, roots: r.roots };
+}
+
+const MODULE = {
+  'main.tf': [
+    'terraform {',
+    '  required_version = ">= 1.5"',
+    '  required_providers {',
+    '    aws = { source = "hashicorp/aws", version = "~> 5.0" }',
+    '  }',
+    '}',
+    'module "net" {',
+    '  source = "./net"',
+    '  providers = { aws = aws.east }',
+    '}',
+    'provider "aws" {',
+    '  alias  = "east"',
+    '  region = "us-east-1"',
+    '}',
+    '',
+  ].join('\n'),
+  'net/main.tf': 'resource "aws_vpc" "v" {\n  cidr_block = "10.0.0.0/16"\n}\n',
+  'net/versions.tf':
+    'terraform {\n  required_providers {\n    aws = { source = "hashicorp/aws", version = ">= 5.0" }\n  }\n}\n',
+  'broken/main.tf': 'resource "aws_vpc" "v" {\n  cidr_block = \n}\n',
+};
+
+describe('a warm cache', () => {
+  it('serves a rescan of the same archive from one object: same report, nothing parsed, no WebAssembly', async () => {
+    const bytes = await readFile(path.join(CORPUS, 'hashicorp_learn-terraform-provision-eks-cluster.tar.gz'));
+    const store = new LocalObjectStore(path.join(dir, 'warm'));
+    const cold = await scan('eks.tar.gz', bytes, { cache: store });
+    expect(cold.stats).toMatchObject({ source: 'none', hits: 0, gets: 1, puts: 1, failures: 0 });
+    expect(cold.stats.misses).toBeGreaterThan(3);
+    const keys: string[] = [];
+    for await (const k of store.list('extract/')) keys.push(k);
+    expect(keys).toHaveLength(1);
+    expect(keys[0]).toMatch(/^extract\/[0-9a-f]{24}\/archives\/[0-9a-f]{64}\.json\.gz$/);
+
+    // A fresh process state: no parser workers; every file comes from the cache.
+    await closeSharedParser();
+    const before = { ...sharedHclParser().stats };
+    const warm = await scan('eks.tar.gz', bytes, { cache: store });
+    expect(warm.stats).toMatchObject({ source: 'archive', misses: 0, rejected: 0, gets: 1, puts: 0 });
+    expect(warm.stats.hits).toBe(cold.stats.misses);
+    expect(essence(warm.report)).toEqual(essence(cold.report));
+    expect(essence(warm.report)).toEqual(essence(await scanBytes('eks.tar.gz', bytes)));
+    // Only the lock file was parsed (in TypeScript), and no hcl2json worker was ever started.
+    expect(sharedHclParser().stats.fullParses).toBe(before.fullParses);
+    expect(sharedHclParser().wasmStarted).toBe(false);
+  });
+
+  it('with a lineage, a new commit reuses the results of unchanged files, found by content', async () => {
+    const store = new MemoryStore();
+    const v1 = await makeTarGz(MODULE);
+    const first = await scan('repo.tar.gz', v1, { cache: store, cacheLineage: 'github.com/acme/infra' });
+    expect(first.stats).toMatchObject({ source: 'none', misses: 4, puts: 2 });
+    // Commit 2: one file changed, one renamed (same content), the broken one fixed.
+    const v2 = await makeTarGz({
+      'main.tf': MODULE['main.tf'],
+      'net/network.tf': MODULE['net/main.tf'],
+      'net/versions.tf': MODULE['net/versions.tf'].replace('>= 5.0', '>= 5.1'),
+      'broken/main.tf': 'resource "aws_vpc" "v" {\n  cidr_block = "x"\n}\n',
+    });
+    const second = await scan('repo-2.tar.gz', v2, { cache: store, cacheLineage: 'github.com/acme/infra' });
+    expect(second.stats).toMatchObject({ source: 'lineage', hits: 2, misses: 2, puts: 2 });
+    expect(essence(second.report)).toEqual(essence(await scanBytes('repo-2.tar.gz', v2)));
+    // Without the lineage the new archive starts cold.
+    const other = await scan('repo-2.tar.gz', v2, { cache: new MemoryStore() });
+    expect(other.stats).toMatchObject({ source: 'none', hits: 0, misses: 4 });
+  });
+
+  it('keeps parse errors, bound to their path', async () => {
+    const store = new MemoryStore();
+    const bytes = await makeTarGz(MODULE);
+    const cold = await scan('repo.tar.gz', bytes, { cache: store });
+    const warm = await scan('repo.tar.gz', bytes, { cache: store });
+    const errors = (r: Report): unknown => r.findings.filter((f) => f.ruleId === 'parse-error');
+    expect(errors(cold.report)).toHaveLength(1);
+    expect(errors(warm.report)).toEqual(errors(cold.report));
+    expect(warm.stats).toMatchObject({ hits: 4, misses: 0 });
+    // The same broken content at another path is parsed again (its message names the file).
+    const { ['broken/main.tf']: broken, ...rest } = MODULE;
+    const moved = await makeTarGz({ ...rest, 'other/x.tf': broken });
+    const third = await scan('moved.tar.gz', moved, { cache: store, cacheLineage: 'l' });
+    await scan('moved.tar.gz', moved, { cache: store, cacheLineage: 'l' });
+    const fourth = await scan('moved-2.tar.gz', await makeTarGz({ ...rest, 'elsewhere/x.tf': broken }), {
+      cache: store,
+      cacheLineage: 'l',
+    });
+    expect(third.stats.misses).toBe(4);
+    expect(fourth.stats).toMatchObject({ source: 'lineage', hits: 3, misses: 1 });
+    expect(errors(fourth.report)).toEqual([expect.objectContaining({ file: 'elsewhere/x.tf' })]);
+  });
+});
+
+/** A store whose objects can be replaced with hostile content. */
+class TamperedStore extends MemoryStore {
+  replaceAll(body: Buffer): void {
+    for (const [k, v] of this.objects) this.objects.set(k, { ...v, body });
+  }
+}
+
+function manifest(fingerprint: string, files: Record<string, unknown>): Buffer {
+  return gzipSync(
+    JSON.stringify({ format: 'tfguard-extract-manifest', version: 1, fingerprint, archive: 'x', files }),
+  );
+}
+
+describe('corrupt or foreign cache content is ignored', () => {
+  const variants: [string, (fingerprint: string, shas: string[]) => Buffer][] = [
+    ['not gzip', () => Buffer.from('{"format":"tfguard-extract-manifest"}')],
+    ['gzip of not JSON', () => gzipSync('not json')],
+    ['another format', () => gzipSync(JSON.stringify({ format: 'other', files: {} }))],
+    [
+      'another fingerprint',
+      (_f, shas) =>
+        manifest('0'.repeat(24), Object.fromEntries(shas.map((s) => [s, { s: 'hcl', b: [[], []] }]))),
+    ],
+    ['files is an array', (f) => manifest(f, [] as never)],
+    [
+      'malformed entries',
+      (f, shas) =>
+        manifest(
+          f,
+          Object.fromEntries(
+            shas.map((s, i) => [
+              s,
+              [
+                { s: 'hcl', b: [[['a', 1, 0, 1]], []] },
+                { s: 'hcl', b: [[], [['resource', 'not-a-list', 1, 1]]] },
+                { s: 'yaml', b: [[], []] },
+                { e: ['main.tf', 'x', -1, 1] },
+                { s: 'hcl', b: [[['a', 1, 3, 2]], []] },
+                null,
+                { s: 'hcl', b: [[], [['t', [], 1, 1, 'body']]] },
+              ][i % 7],
+            ]),
+          ),
+        ),
+    ],
+  ];
+
+  it.each(variants)('%s: the scan is the same as without a cache', async (_name, make) => {
+    const bytes = await makeTarGz(MODULE);
+    const store = new TamperedStore();
+    const cold = await scan('repo.tar.gz', bytes, { cache: store });
+    const key = [...store.objects.keys()][0] as string;
+    const fingerprint = key.split('/')[1] as string;
+    const archive = await readArchiveBytes('repo.tar.gz', bytes);
+    store.replaceAll(
+      make(
+        fingerprint,
+        archive.entries.filter((e) => e.type === 'file').map((e) => e.sha256 as string),
+      ),
+    );
+    const after = await scan('repo.tar.gz', bytes, { cache: store });
+    expect(essence(after.report)).toEqual(essence(cold.report));
+    expect(after.stats.hits).toBe(0);
+    expect(after.stats.misses).toBe(4);
+    expect(after.stats.rejected).toBeGreaterThan(0);
+    // The bad manifest is replaced by a good one.
+    const again = await scan('repo.tar.gz', bytes, { cache: store });
+    expect(again.stats).toMatchObject({ source: 'archive', hits: 4, misses: 0 });
+  });
+
+  it('a failing store never fails a scan', async () => {
+    const failing: ObjectStore = {
+      put: async (_k: string, _b: Buffer | string, _o?: PutOptions) => {
+        throw new Error('put failed');
+      },
+      get: async (): Promise<StoredObject | null> => {
+        throw new Error('get failed');
+      },
+      list: (): AsyncIterable<string> => ({
+        [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new Error('list failed')) }),
+      }),
+      delete: async () => {
+        throw new Error('delete failed');
+      },
+    };
+    const bytes = await makeTarGz(MODULE);
+    const r = await scan('repo.tar.gz', bytes, { cache: failing, cacheLineage: 'x' });
+    expect(essence(r.report)).toEqual(essence(await scanBytes('repo.tar.gz', bytes)));
+    expect(r.stats).toMatchObject({ source: 'none', hits: 0, misses: 4 });
+    expect(r.stats.failures).toBeGreaterThanOrEqual(3);
+  });
+});
