@@ -1,0 +1,93 @@
+/**
+ * Threat model, "Faults in the service" row "a registry that hangs or returns garbage"
+ * (docs/security.md §8): the upload-triggered scan with the registry cross-check on
+ * (TFGUARD_SCAN_REGISTRY=true), against a real registry on 127.0.0.1 that answers garbage or never
+ * answers. Either way the scan completes with a report, and the report is a clearly marked partial
+ * result: a `lock-registry-unavailable` notice on the lock entry says which check was skipped and
+ * why. Nothing is retried (the next scan asks again).
+ */
+import { handler } from '../../handlers/upload-scan';
+import type { Report } from '../../src/report/types';
+import { loadScan } from '../../src/service/scans';
+import { generateTestKey, startRegistry, type RegistryServer } from '../helpers/registry-server';
+import { makeTarGz } from '../helpers/archive';
+import { lockText } from '../lockfile/fixtures';
+import { COMPLETE, layout, startServiceFixture, type ServiceFixture } from './service-fixture';
+
+const HOST = 'registry.example.test';
+const SOURCE = `${HOST}/acme/cloud`;
+
+let f: ServiceFixture;
+let reg: RegistryServer;
+
+beforeAll(async () => {
+  f = await startServiceFixture({ TFGUARD_SCAN_REGISTRY: 'true' });
+  reg = await startRegistry({
+    signingKey: await generateTestKey('Fault Registry'),
+    releases: [{ namespace: 'acme', type: 'cloud', version: '1.0.0', platforms: ['linux_amd64'] }],
+  });
+});
+afterAll(async () => {
+  await reg?.close();
+  await f?.dispose();
+});
+
+async function archive(): Promise<Buffer> {
+  const zh = reg.zh('acme', 'cloud', '1.0.0').linux_amd64 as string;
+  return makeTarGz({
+    'main.tf': `terraform {\n  required_version = ">= 1.5"\n  required_providers {\n    cloud = {\n      source  = "${SOURCE}"\n      version = "~> 1.0"\n    }\n  }\n}\n`,
+    '.terraform.lock.hcl': lockText([
+      { source: SOURCE, version: '1.0.0', constraints: '~> 1.0', hashes: [zh] },
+    ]),
+    '.tfguard.hcl': `registry_hosts = { "${HOST}" = "${reg.url}" }\n`,
+  });
+}
+
+async function scanThroughService(repository: string): Promise<Report> {
+  const object = await f.upload(`uploads/${repository}/a.tar.gz`, await archive());
+  const result = await handler(f.s3Event([object]));
+  expect(result.outcomes.map((o) => o.status)).toEqual(['scanned']);
+  expect(await f.stored(object, repository)).toEqual(COMPLETE);
+  const scan = await loadScan({ reports: f.reports, layout }, f.scanIdOf(object));
+  if (scan?.status !== 'complete') throw new Error(`no complete scan for ${object.key}`);
+  return scan.report;
+}
+
+function registryNotices(report: Report) {
+  return report.findings
+    .filter((x) => x.ruleId === 'lock-registry-unavailable')
+    .map((x) => ({ severity: x.severity, file: x.file, line: x.line, message: x.message }));
+}
+
+test('a registry answering garbage: a complete report marked partial by lock-registry-unavailable', async () => {
+  reg.faults.splice(0, reg.faults.length, { path: /.*/, kind: 'garbage' });
+  const report = await scanThroughService('faults/registry-garbage');
+  expect(registryNotices(report)).toEqual([
+    {
+      severity: 'notice',
+      file: '.terraform.lock.hcl',
+      line: 4, // the provider block, after terraform's two comment lines
+      message: expect.stringMatching(
+        /^could not check registry\.example\.test\/acme\/cloud 1\.0\.0 against its registry: /,
+      ) as string,
+    },
+  ]);
+  // The checks that need the registry were skipped, not guessed: no unknown-hash finding.
+  expect(report.findings.filter((x) => x.ruleId === 'lock-hash-unknown')).toEqual([]);
+});
+
+test('a registry that never answers: bounded by the client timeout, then the same marked partial report', async () => {
+  reg.faults.splice(0, reg.faults.length, { path: /.*/, kind: 'hang' });
+  const started = Date.now();
+  const report = await scanThroughService('faults/registry-hang');
+  // 10 s per request, 3 attempts, 250 + 500 ms backoff; the unavailable host is not asked again.
+  expect(Date.now() - started).toBeLessThan(45_000);
+  expect(registryNotices(report)).toEqual([
+    {
+      severity: 'notice',
+      file: '.terraform.lock.hcl',
+      line: 4, // the provider block, after terraform's two comment lines
+      message: expect.stringContaining('no answer within 10000 ms (after 3 attempts)') as string,
+    },
+  ]);
+}, 60_000);
