@@ -5,6 +5,8 @@ import type { CacheStats } from './cache';
 export interface HclParserSettings {
   workers?: number | undefined;
   timeoutMs?: number | undefined;
+  /** `false`: parse every file in full with hcl2json (the pre-fast-path behaviour; benchmarks). */
+  fastPath?: boolean | undefined;
 }
 
 export interface ScanOptions {

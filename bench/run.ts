@@ -1,0 +1,612 @@
+/**
+ * `npm run bench` — tfguard's performance benchmark (see docs/performance.md for the method).
+ *
+ * For every corpus archive (`../shared/corpus/*.tar.gz`): files, HCL bytes, full scan time (archive
+ * bytes in memory → report; min/median/max over the measured runs), MB/s, peak RSS, the time to
+ * read the archive alone, the full-hcl2json baseline (the same scan with every file parsed by
+ * hcl2json), `terraform fmt -check -recursive` on the same files (when terraform is installed),
+ * and a rescan with a warm extraction cache. Then: the scaling table (1×, 2×, 4×, 8× copies of a
+ * corpus tree), cache batching (one manifest vs one object per file, on the filesystem adapter and
+ * on s3rver), the Lambda bundle (size, zipped size, cold initialisation) and peak RSS for an
+ * archive holding 50 MB of HCL.
+ *
+ * Every measurement runs in its own child process (fresh heap; peak RSS per measurement).
+ *
+ * Options: --runs N (default 7; at least 5), --quick (fewer runs, skips the 50 MB archive),
+ * --only NAME[,NAME] (archives whose name contains one of these), --json FILE (write the results),
+ * --max-load L (wait, up to 15 minutes, until the 1-minute load average is below L; default 2),
+ * --no-wait.
+ */
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import * as tar from 'tar-stream';
+
+const ROOT = path.resolve(__dirname, '..');
+const CORPUS = path.resolve(ROOT, '..', 'shared', 'corpus');
+const MiB = 1024 * 1024;
+
+// ------------------------------------------------------------------------------------------------
+// Helpers shared by parent and children
+// ------------------------------------------------------------------------------------------------
+
+interface Stats {
+  min: number;
+  median: number;
+  max: number;
+  runs: number[];
+}
+
+function stats(runs: number[]): Stats {
+  const sorted = [...runs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  const median =
+    sorted.length % 2 === 1
+      ? (sorted[mid] as number)
+      : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+  return { min: sorted[0] as number, median, max: sorted[sorted.length - 1] as number, runs };
+}
+
+function peakRssMiB(): number {
+  // maxRSS is in KiB.
+  return process.resourceUsage().maxRSS / 1024;
+}
+
+async function timeRuns(count: number, fn: () => Promise<unknown>): Promise<Stats> {
+  const runs: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const t = performance.now();
+    await fn();
+    runs.push(performance.now() - t);
+  }
+  return stats(runs);
+}
+
+/** A tar.gz of `copies` copies of the configuration files of `archiveFile`, under copy-N/. */
+async function replicate(
+  archiveFile: string,
+  copies: number,
+): Promise<{ bytes: Buffer; files: number; hclBytes: number }> {
+  const { readArchiveBytes } = await import('../src/archive');
+  const { shouldLoad } = await import('../src/scan');
+  const source = await readArchiveBytes(path.basename(archiveFile), readFileSync(archiveFile), {
+    shouldLoad,
+    limits: { maxEntries: 1_000_000, maxTotalBytes: 4096 * MiB },
+  });
+  const pack = tar.pack();
+  const chunks: Buffer[] = [];
+  pack.on('data', (c: unknown) => {
+    chunks.push(c as Buffer);
+  });
+  const ended = new Promise<void>((resolve, reject) => {
+    pack.on('end', () => resolve());
+    pack.on('error', reject);
+  });
+  let files = 0;
+  let hclBytes = 0;
+  for (let i = 0; i < copies; i++) {
+    for (const [p, content] of source.files) {
+      pack.entry({ name: copies === 1 ? p : `copy-${i}/${p}`, size: content.length, mode: 0o644 }, content);
+      if (isConfig(p)) {
+        files++;
+        hclBytes += content.length;
+      }
+    }
+  }
+  pack.finalize();
+  await ended;
+  return { bytes: gzipSync(Buffer.concat(chunks), { level: 6 }), files, hclBytes };
+}
+
+function isConfig(p: string): boolean {
+  return /\.(tf|tf\.json|tofu|tofu\.json)$/.test(p);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Child measurements
+// ------------------------------------------------------------------------------------------------
+
+type ChildResult = Record<string, unknown>;
+
+async function childArchive(file: string, runs: number): Promise<ChildResult> {
+  const { readArchiveBytes } = await import('../src/archive');
+  const { scanBytes, shouldLoad, closeSharedParser, sharedHclParser } = await import('../src/scan');
+  const { LOADER_PROJECTION } = await import('../src/modules');
+  const bytes = readFileSync(file);
+  const name = path.basename(file);
+  const archive = await readArchiveBytes(name, bytes, { shouldLoad });
+  const configFiles = [...archive.files].filter(([p]) => isConfig(p));
+  const hclBytes = configFiles.reduce((n, [, c]) => n + c.length, 0);
+
+  // One warm-up scan (JIT, lazy module state), not counted.
+  const first = performance.now();
+  await scanBytes(name, bytes);
+  const firstScan = performance.now() - first;
+  const scan = await timeRuns(runs, () => scanBytes(name, bytes));
+  const read = await timeRuns(runs, () => readArchiveBytes(name, bytes, { shouldLoad }));
+  const parser = sharedHclParser();
+  const before = { ...parser.stats };
+  const parse = await timeRuns(runs, () =>
+    Promise.all(configFiles.map(([p, c]) => parser.extract(p, c, LOADER_PROJECTION))),
+  );
+  const rss = peakRssMiB();
+  const parserStats = {
+    verified: parser.stats.verified - before.verified,
+    fullParses: parser.stats.fullParses - before.fullParses,
+    snippets: parser.stats.snippets - before.snippets,
+    wasmStarted: parser.wasmStarted,
+  };
+  await closeSharedParser();
+  return { name, files: configFiles.length, hclBytes, firstScan, scan, read, parse, rss, parserStats };
+}
+
+async function childBaseline(file: string, runs: number): Promise<ChildResult> {
+  const { scanBytes, closeSharedParser } = await import('../src/scan');
+  const bytes = readFileSync(file);
+  const name = path.basename(file);
+  const options = { parser: { fastPath: false } };
+  const first = performance.now();
+  await scanBytes(name, bytes, options);
+  const firstScan = performance.now() - first;
+  const scan = await timeRuns(runs, () => scanBytes(name, bytes, options));
+  const rss = peakRssMiB();
+  await closeSharedParser();
+  return { firstScan, scan, rss };
+}
+
+async function childCache(file: string, runs: number): Promise<ChildResult> {
+  const { scanBytes, closeSharedParser, sharedHclParser } = await import('../src/scan');
+  const { LocalObjectStore } = await import('../src/storage/local');
+  const bytes = readFileSync(file);
+  const name = path.basename(file);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'tfguard-bench-cache-'));
+  try {
+    const store = new LocalObjectStore(dir);
+    await scanBytes(name, bytes); // warm-up (JIT), no cache
+    let t = performance.now();
+    await scanBytes(name, bytes, { cache: store });
+    const cold = performance.now() - t;
+    await closeSharedParser();
+    t = performance.now();
+    let cacheStats: unknown;
+    await scanBytes(name, bytes, { cache: store, onCacheStats: (s) => (cacheStats = s) });
+    const firstWarm = performance.now() - t;
+    const warm = await timeRuns(runs, () => scanBytes(name, bytes, { cache: store }));
+    const wasmStarted = sharedHclParser().wasmStarted;
+    await closeSharedParser();
+    return { cold, firstWarm, warm, cacheStats, wasmStarted };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function childScale(file: string, runs: number): Promise<ChildResult> {
+  const { scanBytes, closeSharedParser } = await import('../src/scan');
+  const bytes = readFileSync(file);
+  const limits = { maxEntries: 1_000_000, maxTotalBytes: 4096 * MiB };
+  await scanBytes('warmup.tar.gz', bytes, { limits });
+  const scan = await timeRuns(runs, () => scanBytes(path.basename(file), bytes, { limits }));
+  const rss = peakRssMiB();
+  await closeSharedParser();
+  return { scan, rss };
+}
+
+async function childBig(file: string): Promise<ChildResult> {
+  const { scanBytes, closeSharedParser, sharedHclParser } = await import('../src/scan');
+  const bytes = readFileSync(file);
+  const limits = { maxEntries: 1_000_000, maxTotalBytes: 4096 * MiB };
+  const t = performance.now();
+  const report = await scanBytes(path.basename(file), bytes, { limits });
+  const scan = performance.now() - t;
+  const rss = peakRssMiB();
+  const wasmStarted = sharedHclParser().wasmStarted;
+  await closeSharedParser();
+  return { scan, rss, modules: report.modules.length, wasmStarted };
+}
+
+/** One manifest vs one object per file: GET latency on a store. */
+async function childBatching(file: string): Promise<ChildResult> {
+  const { scanBytes, closeSharedParser } = await import('../src/scan');
+  const { LocalObjectStore } = await import('../src/storage/local');
+  const { S3ObjectStore } = await import('../src/storage/s3');
+  const { startS3rver } = await import('../test/helpers/s3rver');
+  const bytes = readFileSync(file);
+  const name = path.basename(file);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'tfguard-bench-batching-'));
+  const out: ChildResult = {};
+  const s3 = await startS3rver(['bench']).catch(() => null);
+  try {
+    const stores: [string, import('../src/storage/types').ObjectStore][] = [
+      ['filesystem', new LocalObjectStore(dir)],
+    ];
+    if (s3 !== null) stores.push(['s3rver', new S3ObjectStore({ bucket: 'bench', client: s3.client() })]);
+    for (const [label, store] of stores) {
+      let manifestBytes = 0;
+      await scanBytes(name, bytes, { cache: store, onCacheStats: (s) => (manifestBytes = s.bytesWritten) });
+      const manifestKeys: string[] = [];
+      for await (const k of store.list('extract/')) manifestKeys.push(k);
+      const key = manifestKeys[0] as string;
+      const manifest = await timeRuns(5, () => store.get(key));
+      // The same results as one object per file (what a per-file cache would read).
+      const { gunzipSync } = await import('node:zlib');
+      const files = (
+        JSON.parse(gunzipSync((await store.get(key))!.body).toString('utf8')) as {
+          files: Record<string, unknown>;
+        }
+      ).files;
+      const entries = Object.entries(files);
+      await Promise.all(
+        entries.map(([sha, entry]) => store.put(`perfile/${sha}.json`, JSON.stringify(entry))),
+      );
+      const perFile = await timeRuns(3, async () => {
+        let next = 0;
+        await Promise.all(
+          Array.from({ length: 32 }, async () => {
+            while (next < entries.length) {
+              const [sha] = entries[next++] as [string, unknown];
+              await store.get(`perfile/${sha}.json`);
+            }
+          }),
+        );
+      });
+      out[label] = { objects: entries.length, manifestBytes, manifest, perFile };
+    }
+  } finally {
+    await s3?.stop();
+    await closeSharedParser();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return out;
+}
+
+async function child(kind: string, args: string[]): Promise<void> {
+  const runs = Number(args[1] ?? 5);
+  const file = args[0] as string;
+  let result: ChildResult;
+  switch (kind) {
+    case 'archive':
+      result = await childArchive(file, runs);
+      break;
+    case 'baseline':
+      result = await childBaseline(file, runs);
+      break;
+    case 'cache':
+      result = await childCache(file, runs);
+      break;
+    case 'scale':
+      result = await childScale(file, runs);
+      break;
+    case 'big':
+      result = await childBig(file);
+      break;
+    case 'batching':
+      result = await childBatching(file);
+      break;
+    default:
+      throw new Error(`unknown child ${kind}`);
+  }
+  process.stdout.write(`\n@@RESULT ${JSON.stringify(result)}\n`);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Parent
+// ------------------------------------------------------------------------------------------------
+
+function runChild(kind: string, args: string[]): Promise<ChildResult> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, [...process.execArgv, __filename, '--child', kind, ...args], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    p.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    p.on('error', reject);
+    p.on('exit', (code) => {
+      const line = out.split('\n').find((l) => l.startsWith('@@RESULT '));
+      if (code !== 0 || line === undefined)
+        reject(new Error(`bench child ${kind} ${args.join(' ')} failed (${code}): ${out.slice(-2000)}`));
+      else resolve(JSON.parse(line.slice('@@RESULT '.length)) as ChildResult);
+    });
+  });
+}
+
+function hasTerraform(): boolean {
+  return spawnSync('terraform', ['version'], { stdio: 'ignore' }).status === 0;
+}
+
+/** `terraform fmt -check -recursive` over the archive's files, written to a temp directory. */
+async function terraformFmt(file: string, runs: number): Promise<Stats> {
+  const { readArchiveBytes } = await import('../src/archive');
+  const archive = await readArchiveBytes(path.basename(file), readFileSync(file), { shouldLoad: isConfig });
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'tfguard-bench-fmt-'));
+  try {
+    for (const [p, c] of archive.files) {
+      mkdirSync(path.join(dir, path.dirname(p)), { recursive: true });
+      writeFileSync(path.join(dir, p), c);
+    }
+    const times: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      const t = performance.now();
+      // Exit code 3 = some files are not formatted: still a complete run.
+      spawnSync('terraform', ['fmt', '-check', '-recursive', '-list=false'], { cwd: dir, stdio: 'ignore' });
+      times.push(performance.now() - t);
+    }
+    return stats(times);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Bundles a handler (as serverless.yml does), zips it with hcl2json, times cold loads. `entry`:
+ * the real upload handler, or a minimal handler over the scan core alone.
+ */
+async function lambdaBundle(runs: number, kind: 'upload-handler' | 'scan-core'): Promise<ChildResult> {
+  const esbuild = await import('esbuild');
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'tfguard-bench-bundle-'));
+  try {
+    let entry = path.join(ROOT, 'handlers', 'upload-scan.ts');
+    if (kind === 'scan-core' || !existsSync(entry)) {
+      // A handler-like wrapper: archive bytes in the event → report.
+      entry = path.join(dir, 'core-handler.ts');
+      writeFileSync(
+        entry,
+        `import { scanBytes } from ${JSON.stringify(path.join(ROOT, 'src', 'scan'))};\n` +
+          `export async function handler(event: { name: string; base64: string }) {\n` +
+          `  return scanBytes(event.name, Buffer.from(event.base64, 'base64'));\n}\n`,
+      );
+    }
+    const outfile = path.join(dir, 'handlers', 'upload-scan.js');
+    await esbuild.build({
+      entryPoints: [entry],
+      bundle: true,
+      minify: false,
+      platform: 'node',
+      target: 'node20',
+      format: 'cjs',
+      outfile,
+      external: ['@cdktf/hcl2json'],
+      define: { 'import.meta.url': '__bundleFileUrl' },
+      banner: { js: '"use strict"; const __bundleFileUrl = require("url").pathToFileURL(__filename).href;' },
+      logLevel: 'error',
+    });
+    // The unbundled runtime package and its dependencies (serverless.yml package.patterns).
+    for (const pkg of ['@cdktf/hcl2json', 'fs-extra', 'graceful-fs', 'jsonfile', 'universalify']) {
+      cpSync(path.join(ROOT, 'node_modules', pkg), path.join(dir, 'node_modules', pkg), {
+        recursive: true,
+        // What serverless.yml packages: the JavaScript, package.json files and the wasm.
+        filter: (src) =>
+          statSync(src).isDirectory() || /\.js$|(^|\/)package\.json$|main\.wasm\.gz$/.test(src),
+      });
+    }
+    const zip = path.join(dir, 'bundle.zip');
+    execFileSync('zip', ['-q', '-r', '-9', zip, 'handlers', 'node_modules'], { cwd: dir });
+    const loads: number[] = [];
+    const boots: number[] = [];
+    const probe = `const t0 = performance.now(); const m = require(${JSON.stringify(outfile)}); const t1 = performance.now();
+      if (typeof m.handler !== 'function') throw new Error('no handler');
+      process.stdout.write(JSON.stringify({ boot: t0, load: t1 - t0 }));`;
+    for (let i = 0; i < runs; i++) {
+      const r = JSON.parse(execFileSync(process.execPath, ['-e', probe], { cwd: dir }).toString()) as {
+        boot: number;
+        load: number;
+      };
+      loads.push(r.load);
+      boots.push(r.boot);
+    }
+    return {
+      kind,
+      entry: entry.startsWith(ROOT)
+        ? path.relative(ROOT, entry)
+        : 'a minimal handler over src/scan (scanBytes)',
+      bundleBytes: statSync(outfile).size,
+      zipBytes: statSync(zip).size,
+      load: stats(loads),
+      boot: stats(boots),
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function waitForLoad(maxLoad: number, enabled: boolean): Promise<number> {
+  const deadline = Date.now() + 15 * 60_000;
+  while (enabled && os.loadavg()[0]! >= maxLoad && Date.now() < deadline) {
+    process.stderr.write(`waiting for load < ${maxLoad} (now ${os.loadavg()[0]!.toFixed(2)})\n`);
+    await new Promise((r) => setTimeout(r, 15_000));
+  }
+  return os.loadavg()[0] as number;
+}
+
+const ms = (v: number): string => (v >= 100 ? v.toFixed(0) : v.toFixed(1));
+const fmtStats = (s: Stats): string => `${ms(s.min)} / **${ms(s.median)}** / ${ms(s.max)}`;
+const mb = (bytes: number): string => (bytes / 1e6).toFixed(2);
+
+async function main(): Promise<void> {
+  const argv = process.argv.slice(2);
+  if (argv[0] === '--child') return child(argv[1] as string, argv.slice(2));
+  const flag = (name: string): boolean => argv.includes(name);
+  const option = (name: string): string | undefined => {
+    const i = argv.indexOf(name);
+    return i === -1 ? undefined : argv[i + 1];
+  };
+  const quick = flag('--quick');
+  const runs = Math.max(5, Number(option('--runs') ?? (quick ? 5 : 7)));
+  const only = option('--only')?.split(',');
+  const loadBefore = await waitForLoad(Number(option('--max-load') ?? 2), !flag('--no-wait'));
+  const archives = readdirSync(CORPUS)
+    .filter((f) => f.endsWith('.tar.gz'))
+    .filter((f) => only === undefined || only.some((o) => f.includes(o)))
+    .sort();
+  const terraform = hasTerraform();
+  const results: Record<string, unknown> = {
+    date: new Date().toISOString(),
+    node: process.version,
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model,
+    loadBefore,
+    runs,
+  };
+
+  const perArchive: Record<string, unknown>[] = [];
+  for (const a of archives) {
+    const file = path.join(CORPUS, a);
+    process.stderr.write(`${a}…\n`);
+    const fast = await runChild('archive', [file, String(runs)]);
+    const baseline = await runChild('baseline', [file, String(quick ? 1 : 3)]);
+    const cache = await runChild('cache', [file, String(runs)]);
+    const fmt = terraform ? await terraformFmt(file, 3) : null;
+    perArchive.push({ archive: a, fast, baseline, cache, fmt });
+  }
+  results.archives = perArchive;
+
+  const scaleSource = path.join(CORPUS, 'ministryofjustice_modernisation-platform.tar.gz');
+  const scaling: Record<string, unknown>[] = [];
+  if (existsSync(scaleSource) && !flag('--no-scaling')) {
+    const tmp = mkdtempSync(path.join(os.tmpdir(), 'tfguard-bench-scale-'));
+    try {
+      for (const copies of [1, 2, 4, 8]) {
+        process.stderr.write(`scaling ${copies}×…\n`);
+        const built = await replicate(scaleSource, copies);
+        const file = path.join(tmp, `x${copies}.tar.gz`);
+        writeFileSync(file, built.bytes);
+        const r = await runChild('scale', [file, String(5)]);
+        scaling.push({ copies, files: built.files, hclBytes: built.hclBytes, ...r });
+      }
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  }
+  results.scaling = scaling;
+
+  const big = path.join(CORPUS, 'cloudposse_terraform-aws-components.tar.gz');
+  if (!quick && existsSync(big)) {
+    const tmp = mkdtempSync(path.join(os.tmpdir(), 'tfguard-bench-big-'));
+    try {
+      process.stderr.write('50 MB archive…\n');
+      const built = await replicate(big, Math.ceil((50 * 1e6) / 4_875_969));
+      const file = path.join(tmp, 'big.tar.gz');
+      writeFileSync(file, built.bytes);
+      results.big = {
+        files: built.files,
+        hclBytes: built.hclBytes,
+        archiveBytes: built.bytes.length,
+        ...(await runChild('big', [file])),
+      };
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  }
+  if (existsSync(big) && !flag('--no-batching')) {
+    process.stderr.write('cache batching…\n');
+    results.batching = await runChild('batching', [big]);
+  }
+  process.stderr.write('Lambda bundle…\n');
+  results.lambda = [await lambdaBundle(runs, 'upload-handler'), await lambdaBundle(runs, 'scan-core')];
+  results.loadAfter = os.loadavg()[0];
+
+  const json = option('--json');
+  if (json !== undefined) writeFileSync(json, JSON.stringify(results, null, 2) + '\n');
+  print(results, terraform);
+}
+
+function print(r: Record<string, unknown>, terraform: boolean): void {
+  const lines: string[] = [];
+  lines.push(
+    `tfguard benchmark — ${String(r.date)}, node ${String(r.node)}, ${String(r.cpus)} CPUs (${String(r.cpuModel)}), ` +
+      `load average ${(r.loadBefore as number).toFixed(2)} before / ${(r.loadAfter as number).toFixed(2)} after, ` +
+      `${String(r.runs)} measured runs after one warm-up`,
+  );
+  lines.push('');
+  lines.push('Times in ms: min / **median** / max. Scan = archive bytes in memory → report.');
+  lines.push('');
+  lines.push(
+    '| archive | files | HCL MB | scan | MB/s | peak RSS MiB | read archive (median) | full hcl2json scan (median) | speed-up | terraform fmt -check (median) | ratio fmt/scan | warm-cache rescan |',
+  );
+  lines.push('|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|');
+  for (const a of r.archives as Record<string, Record<string, unknown>>[]) {
+    const fast = a.fast as Record<string, unknown>;
+    const scan = fast.scan as Stats;
+    const base = (a.baseline as Record<string, unknown>).scan as Stats;
+    const fmt = a.fmt as unknown as Stats | null;
+    const warm = (a.cache as Record<string, unknown>).warm as Stats;
+    const bytes = fast.hclBytes as number;
+    lines.push(
+      `| ${String(a.archive).replace('.tar.gz', '')} | ${String(fast.files)} | ${mb(bytes)} | ${fmtStats(scan)} | ` +
+        `${(bytes / 1e6 / (scan.median / 1000)).toFixed(1)} | ${(fast.rss as number).toFixed(0)} | ${ms((fast.read as Stats).median)} | ` +
+        `${ms(base.median)} | ${(base.median / scan.median).toFixed(1)}× | ${fmt ? ms(fmt.median) : 'n/a'} | ` +
+        `${fmt ? (fmt.median / scan.median).toFixed(1) + '×' : 'n/a'} | ${fmtStats(warm)} |`,
+    );
+  }
+  if (!terraform) lines.push('', 'terraform is not installed: no `terraform fmt` column.');
+  const scaling = r.scaling as Record<string, unknown>[];
+  if (scaling.length > 0) {
+    lines.push('', 'Scaling (copies of the modernisation-platform tree in one archive):', '');
+    lines.push('| copies | files | HCL MB | scan (ms) | ms per MB | peak RSS MiB |');
+    lines.push('|---:|---:|---:|---|---:|---:|');
+    for (const s of scaling) {
+      const st = s.scan as Stats;
+      lines.push(
+        `| ${String(s.copies)}× | ${String(s.files)} | ${mb(s.hclBytes as number)} | ${fmtStats(st)} | ` +
+          `${(st.median / ((s.hclBytes as number) / 1e6)).toFixed(0)} | ${(s.rss as number).toFixed(0)} |`,
+      );
+    }
+  }
+  const big = r.big as Record<string, unknown> | undefined;
+  if (big !== undefined) {
+    lines.push(
+      '',
+      `50 MB of HCL: ${String(big.files)} files, ${mb(big.hclBytes as number)} MB (archive ${mb(big.archiveBytes as number)} MB): ` +
+        `scan ${ms(big.scan as number)} ms in a fresh process, peak RSS ${(big.rss as number).toFixed(0)} MiB, ` +
+        `WebAssembly loaded: ${String(big.wasmStarted)}.`,
+    );
+  }
+  const batching = r.batching as Record<string, Record<string, unknown>> | undefined;
+  if (batching !== undefined) {
+    lines.push(
+      '',
+      'Cache reads for the cloudposse archive: one manifest vs one object per file (32 concurrent GETs):',
+      '',
+    );
+    lines.push('| store | files | manifest (gzip) | GET manifest (ms) | GET per-file objects (ms) |');
+    lines.push('|---|---:|---:|---|---|');
+    for (const [label, b] of Object.entries(batching)) {
+      lines.push(
+        `| ${label} | ${String(b.objects)} | ${((b.manifestBytes as number) / 1024).toFixed(0)} KiB | ${fmtStats(b.manifest as Stats)} | ${fmtStats(b.perFile as Stats)} |`,
+      );
+    }
+  }
+  lines.push(
+    '',
+    'Lambda bundles (esbuild as in serverless.yml, hcl2json and its dependencies beside the bundle):',
+    '',
+  );
+  lines.push(
+    '| bundle | entry | bundle MB | zip MB | cold init: module load to handler ready (ms) | node start before it (median ms) |',
+  );
+  lines.push('|---|---|---:|---:|---|---:|');
+  for (const l of r.lambda as Record<string, unknown>[]) {
+    lines.push(
+      `| ${String(l.kind)} | ${String(l.entry)} | ${mb(l.bundleBytes as number)} | ${mb(l.zipBytes as number)} | ` +
+        `${fmtStats(l.load as Stats)} | ${ms((l.boot as Stats).median)} |`,
+    );
+  }
+  process.stdout.write(lines.join('\n') + '\n');
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});
