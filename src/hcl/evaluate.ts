@@ -16,7 +16,7 @@
  * Anything else returns `NOT_EVALUABLE` and is left to hcl2json. The differential corpus test
  * checks every value this produces against hcl2json's.
  */
-import { TOKEN, unescapeLiteral } from './verify';
+import { detach, TOKEN, unescapeLiteral } from './verify';
 import type { Tokens } from './verify';
 
 export const NOT_EVALUABLE: unique symbol = Symbol('not evaluable');
@@ -91,7 +91,7 @@ class Evaluator {
           m++;
         }
         if (m >= this.limit || type[m] !== TOKEN.CQUOTE) return null;
-        return [out, m + 1];
+        return [detach(out), m + 1];
       }
       case TOKEN.NUMBER: {
         const raw = text.slice(start[k], end[k]);
@@ -114,7 +114,7 @@ class Evaluator {
         ) {
           return null;
         }
-        return ['${' + text.slice(start[k], end[m - 1]) + '}', m];
+        return [detach('${' + text.slice(start[k], end[m - 1]) + '}'), m];
       }
       case TOKEN.OBRACK: {
         const items: unknown[] = [];
@@ -142,7 +142,7 @@ class Evaluator {
           if (type[m] === TOKEN.IDENT) {
             // A bare name or a reference (`aws.east = ...`): the key is its source text.
             const e = this.traversalEnd(m);
-            key = text.slice(start[m], end[e - 1]);
+            key = detach(text.slice(start[m], end[e - 1]));
             if (key === 'for') return null;
             m = e;
           } else if (type[m] === TOKEN.OQUOTE) {

@@ -1066,7 +1066,7 @@ class Verifier {
       while (e > s && isGoSpace(text.charCodeAt(e - 1))) e--;
     }
     return {
-      name: text.slice(s, end[identTok]),
+      name: detach(text.slice(s, end[identTok])),
       line: this.lineOf(s),
       endLine: this.lineOf(start[lastTok] as number),
       start: s,
@@ -1117,7 +1117,7 @@ class Verifier {
       const t = type[k];
       if (t === T_OBRACE) break;
       if (t === T_IDENT) {
-        labels.push(text.slice(start[k], end[k]));
+        labels.push(detach(text.slice(start[k], end[k])));
         continue;
       }
       if (t === T_OQUOTE) {
@@ -1128,14 +1128,14 @@ class Verifier {
           if (type[m] !== T_QUOTED_LIT) this.fail('template sequence in a block label', m);
           label += unescapeLiteral(text.slice(start[m], end[m]));
         }
-        labels.push(label);
+        labels.push(detach(label));
         continue;
       }
       this.fail('invalid block definition', k);
     }
     const s = start[identTok] as number;
     const block: VerifiedBlock = {
-      type: text.slice(s, end[identTok]),
+      type: detach(text.slice(s, end[identTok])),
       labels,
       line: this.lineOf(s),
       endLine: 0,
@@ -1195,6 +1195,15 @@ function giveUp(text: string, err: GiveUp): VerifyResult {
     lineStart = nl + 1;
   }
   return { ok: false, reason: err.reason, line, column: codePointColumn(text, lineStart, offset) };
+}
+
+/**
+ * A copy of `s` that does not keep alive the string it was taken from. V8 represents a slice of 13
+ * or more characters as a view into its parent, so a block label kept in a result would otherwise
+ * retain the whole text of its file (50 MB of HCL would stay in memory for the whole scan).
+ */
+export function detach(s: string): string {
+  return s.length < 13 ? s : (' ' + s).slice(1);
 }
 
 /**
