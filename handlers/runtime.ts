@@ -45,7 +45,7 @@ export function runtime(): Runtime {
     uploads: new S3ObjectStore({ bucket: settings.uploads.bucket, client }),
     reports: new S3ObjectStore({ bucket: settings.reports.bucket, client }),
     layout: new ReportLayout(settings.reports.prefix),
-    scanOptions: { parser: parserSettings() },
+    scanOptions: { parser: parserSettings(), config: { registryHosts: settings.registryHosts } },
     auditQueue() {
       if (settings.auditQueueUrl === undefined)
         throw new SettingsError('TFGUARD_AUDIT_QUEUE_URL is required');

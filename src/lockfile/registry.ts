@@ -153,6 +153,9 @@ export function describeError(err: unknown): string {
   return cause !== null && cause !== own ? `${own}: ${cause}` : own;
 }
 
+/** Registries the client contacts without configuration. */
+export const PUBLIC_REGISTRIES: ReadonlySet<string> = new Set(['registry.terraform.io', 'registry.opentofu.org']);
+
 export class RegistryClient {
   private readonly hosts: Record<string, string>;
   private readonly cache: ObjectStore | undefined;
@@ -186,6 +189,17 @@ export class RegistryClient {
     this.negativeTtlMs = options.negativeTtlMs ?? 60_000;
   }
 
+  /**
+   * Whether the client may contact a registry host: the public Terraform and OpenTofu registries,
+   * and hosts the operator mapped in `hosts`. Any other hostname comes from the scanned
+   * configuration itself, and following it would let an upload aim the scanner at arbitrary
+   * (internal) endpoints.
+   */
+  allowsHost(host: string): boolean {
+    const h = host.toLowerCase();
+    return PUBLIC_REGISTRIES.has(h) || Object.prototype.hasOwnProperty.call(this.hosts, h);
+  }
+
   /** Base URL of a registry host (configured mapping, else `https://HOST`). */
   baseUrl(host: string): string {
     return this.hosts[host.toLowerCase()] ?? `https://${host}`;
@@ -200,6 +214,15 @@ export class RegistryClient {
     const key = `${query.engine} ${query.source} ${query.version}`;
     const hit = this.releases.get(key);
     if (hit !== undefined && hit.expires > Date.now()) return hit.promise;
+    const host = query.source.split('/')[0] ?? '';
+    if (!this.allowsHost(host)) {
+      return Promise.resolve({
+        status: 'unavailable',
+        reason:
+          `registry host ${host} is not contacted: only ${[...PUBLIC_REGISTRIES].join(' and ')} and hosts ` +
+          'mapped with registry_hosts by whoever runs the scan are',
+      });
+    }
     const promise = this.load(query).catch((err: unknown) => ({
       status: 'unavailable' as const,
       reason: `internal error while asking the registry: ${describeError(err)}`,

@@ -47,7 +47,9 @@ export function moduleReport(m: ModuleInfo): ModuleReport {
       sourceKind: c.sourceKind,
       version: c.version,
       providers: { ...c.providers },
-      target: c.target,
+      // Archive-relative by contract: a call that climbs above the archive root has no target here
+      // (it is reported by module-source-missing).
+      target: c.target !== null && (c.target === '..' || c.target.startsWith('../')) ? null : c.target,
       file: c.location.file,
       line: c.location.line,
     })),

@@ -82,6 +82,12 @@ function ruleSetting(file: string, body: HclBody, line: number, id: string): Rul
   return setting;
 }
 
+export interface ConfigFileOrigin {
+  /** True for the scanned archive's own `.tfguard.hcl`: it may not choose where the scanner sends
+   * network requests (`registry_hosts`), or an upload could aim the service at internal endpoints. */
+  fromArchive: boolean;
+}
+
 /**
  * Reads one settings file. `knownRules` guards against typos in rule ids.
  * Throws `InputError('invalid-config')` naming the file and line.
@@ -90,6 +96,7 @@ export function parseConfigFile(
   file: string,
   result: ParseResult,
   knownRules: ReadonlySet<string>,
+  origin: ConfigFileOrigin = { fromArchive: false },
 ): ConfigLayer {
   if (!result.ok) {
     fail(file, result.error.line, `cannot be parsed: ${result.error.message}`);
@@ -128,6 +135,14 @@ export function parseConfigFile(
         layer.registry = boolValue(file, attr);
         break;
       case 'registry_hosts': {
+        if (origin.fromArchive) {
+          fail(
+            file,
+            attr.line,
+            '"registry_hosts" decides where tfguard sends network requests, so only whoever runs the scan may set it ' +
+              '(--config FILE, or TFGUARD_REGISTRY_HOSTS in the service), not the scanned archive',
+          );
+        }
         const v = attr.value;
         if (v === null || typeof v !== 'object' || Array.isArray(v)) {
           fail(file, attr.line, '"registry_hosts" must be a map of hostname to base URL');

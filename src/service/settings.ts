@@ -30,6 +30,9 @@ export interface ServiceSettings {
   scanRegistry: boolean;
   /** `TFGUARD_AUDIT_REGISTRY`: registry cross-check in audit rescans (default on). */
   auditRegistry: boolean;
+  /** `TFGUARD_REGISTRY_HOSTS`: JSON object, registry hostname → base URL (private registries and
+   * mirrors). The only way to add a registry host: a scanned archive cannot (SSRF). Default `{}`. */
+  registryHosts: Record<string, string>;
   /** `TFGUARD_MAX_ARCHIVE_BYTES`: larger uploads are rejected without being downloaded. */
   maxArchiveBytes: number;
   /** `TFGUARD_API_MAX_BODY_BYTES`: largest archive accepted in a `POST /scans` body. */
@@ -118,6 +121,30 @@ function prefix(env: Env, name: string, fallback: string): string {
   return value;
 }
 
+function registryHosts(env: Env, name: string): Record<string, string> {
+  const raw = text(env, name);
+  if (raw === undefined) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch (err) {
+    throw new SettingsError(`${name} must be a JSON object of hostname to URL: ${JSON.stringify(raw)}`, {
+      cause: err,
+    });
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new SettingsError(`${name} must be a JSON object of hostname to URL, got ${JSON.stringify(raw)}`);
+  }
+  const out: Record<string, string> = {};
+  for (const [host, value] of Object.entries(parsed as Record<string, unknown>)) {
+    if (typeof value !== 'string' || !/^https?:\/\/\S+$/.test(value)) {
+      throw new SettingsError(`${name}: the URL for ${JSON.stringify(host)} must be an http(s) URL`);
+    }
+    out[host.toLowerCase()] = value.replace(/\/+$/, '');
+  }
+  return out;
+}
+
 function url(env: Env, name: string): string | undefined {
   const value = text(env, name);
   if (value === undefined) return undefined;
@@ -167,6 +194,7 @@ export function loadServiceSettings(env: Env): ServiceSettings {
     failOn: failOnRaw === undefined ? DEFAULTS.failOn : parseFailOn(failOnRaw, 'TFGUARD_FAIL_ON'),
     scanRegistry: boolean(env, 'TFGUARD_SCAN_REGISTRY', true),
     auditRegistry: boolean(env, 'TFGUARD_AUDIT_REGISTRY', true),
+    registryHosts: registryHosts(env, 'TFGUARD_REGISTRY_HOSTS'),
     maxArchiveBytes: integer(env, 'TFGUARD_MAX_ARCHIVE_BYTES', DEFAULTS.maxArchiveBytes, 1, 2 ** 40),
     apiMaxBodyBytes: integer(env, 'TFGUARD_API_MAX_BODY_BYTES', DEFAULTS.apiMaxBodyBytes, 1, 6 * 1024 * 1024),
     uploadUrlTtlSeconds: integer(

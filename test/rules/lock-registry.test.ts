@@ -244,18 +244,18 @@ describe('registry cross-check', () => {
     ]);
   });
 
-  it('full scan: .tfguard.hcl turns the check on and maps the hostname; the store caches verified sums', async () => {
+  it('full scan: .tfguard.hcl turns the check on, the operator maps the hostname; the store caches verified sums', async () => {
     const zh = reg.zh('acme', 'cloud', '1.0.0');
     const foreign = fakeZh('foreign, full scan');
     const body = lock('1.0.0', [fakeH1('l'), fakeH1('d'), zh.linux_amd64 as string, foreign]);
     const config = [
       'registry = true',
-      `registry_hosts = { "${HOST}" = "${reg.url}" }`,
       'platforms = ["linux_amd64", "darwin_arm64"]',
       'rule "lock-platform-coverage" { severity = "error" }',
     ].join('\n');
+    const operator = { name: 'operator.hcl', text: `registry_hosts = { "${HOST}" = "${reg.url}" }\n` };
     const store = new MemoryStore();
-    const first = await scanFiles({ 'main.tf': cloudTf, [L]: body }, { config, store });
+    const first = await scanFiles({ 'main.tf': cloudTf, [L]: body }, { config, store, configText: operator });
     const lockFindings = (r: typeof first) =>
       r.findings
         .filter((f) => f.ruleId.startsWith('lock-'))
@@ -267,8 +267,34 @@ describe('registry cross-check', () => {
     expect([...store.objects.keys()]).toEqual([`registry-sums/v1/${SOURCE}/1.0.0.json`]);
     // a second scan with the same store does not ask the registry and reports the same
     const before = reg.requests.length;
-    const second = await scanFiles({ 'main.tf': cloudTf, [L]: body }, { config, store });
+    const second = await scanFiles(
+      { 'main.tf': cloudTf, [L]: body },
+      { config, store, configText: operator },
+    );
     expect(reg.requests.length).toBe(before);
     expect(lockFindings(second)).toEqual(lockFindings(first));
+  });
+  it('SSRF guard: an archive cannot map registry hosts, and unmapped private hosts are never contacted', async () => {
+    const body = lock('1.0.0', [reg.zh('acme', 'cloud', '1.0.0').linux_amd64 as string]);
+    await expect(
+      scanFiles(
+        { 'main.tf': cloudTf, [L]: body },
+        { config: `registry = true\nregistry_hosts = { "${HOST}" = "${reg.url}" }\n` },
+      ),
+    ).rejects.toMatchObject({ code: 'invalid-config', message: expect.stringContaining('registry_hosts') });
+    const before = reg.requests.length;
+    const report = await scanFiles({ 'main.tf': cloudTf, [L]: body }, { config: 'registry = true\n' });
+    expect(reg.requests.length).toBe(before);
+    expect(
+      report.findings
+        .filter((f) => f.ruleId.startsWith('lock-'))
+        .map((f) => [f.ruleId, f.severity, f.message]),
+    ).toEqual([
+      [
+        'lock-registry-unavailable',
+        'notice',
+        expect.stringContaining(`registry host ${HOST} is not contacted`),
+      ],
+    ]);
   });
 });

@@ -57,9 +57,9 @@ describe('.tfguard.hcl', () => {
     ],
     ['registry not bool', 'registry = "yes"\n', /:1: "registry" must be true or false/],
     [
-      'bad registry url',
-      'registry_hosts = { "registry.terraform.io" = "ftp://x" }\n',
-      /registry_hosts\["registry.terraform.io"\] must be an http\(s\) URL/,
+      'registry_hosts in the archive (SSRF)',
+      'registry_hosts = { "registry.terraform.io" = "http://169.254.169.254" }\n',
+      /:1: "registry_hosts" decides where tfguard sends network requests, so only whoever runs the scan may set it/,
     ],
     ['unexpected block', 'limits {\n  max = 1\n}\n', /:1: unexpected block "limits"/],
     ['syntax error', 'roots = [\n', /\.tfguard\.hcl:\d+: cannot be parsed/],
@@ -68,6 +68,32 @@ describe('.tfguard.hcl', () => {
     expect(err.code).toBe('invalid-config');
     expect(err.entry).toBe('.tfguard.hcl');
     expect(err.message).toMatch(message);
+  });
+
+  it('registry_hosts from --config is accepted, and validated', async () => {
+    const ok = await scanFiles(
+      { 'main.tf': ROOT_TF },
+      {
+        configText: {
+          name: 'ops.hcl',
+          text: 'registry_hosts = { "tfe.example.com" = "https://tfe.example.com/" }\n',
+        },
+      },
+    );
+    expect(ok.configFiles).toEqual(['ops.hcl']);
+    await expect(
+      scanFiles(
+        { 'main.tf': ROOT_TF },
+        {
+          configText: { name: 'ops.hcl', text: 'registry_hosts = { "registry.terraform.io" = "ftp://x" }\n' },
+        },
+      ),
+    ).rejects.toMatchObject({
+      code: 'invalid-config',
+      message: expect.stringMatching(
+        /ops\.hcl:1: registry_hosts\["registry.terraform.io"\] must be an http\(s\) URL/,
+      ),
+    });
   });
 
   it('roots and shared globs decide the module kind before any heuristic', async () => {

@@ -21,10 +21,14 @@ let f: ServiceFixture;
 let reg: RegistryServer;
 
 beforeAll(async () => {
-  f = await startServiceFixture({ TFGUARD_SCAN_REGISTRY: 'true' });
   reg = await startRegistry({
     signingKey: await generateTestKey('Fault Registry'),
     releases: [{ namespace: 'acme', type: 'cloud', version: '1.0.0', platforms: ['linux_amd64'] }],
+  });
+  // The operator maps the registry host; a scanned archive cannot (SSRF).
+  f = await startServiceFixture({
+    TFGUARD_SCAN_REGISTRY: 'true',
+    TFGUARD_REGISTRY_HOSTS: JSON.stringify({ [HOST]: reg.url }),
   });
 });
 afterAll(async () => {
@@ -39,7 +43,6 @@ async function archive(): Promise<Buffer> {
     '.terraform.lock.hcl': lockText([
       { source: SOURCE, version: '1.0.0', constraints: '~> 1.0', hashes: [zh] },
     ]),
-    '.tfguard.hcl': `registry_hosts = { "${HOST}" = "${reg.url}" }\n`,
   });
 }
 

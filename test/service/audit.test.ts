@@ -161,7 +161,7 @@ test('the registry check runs in audits and caches verified checksums in the sto
   ]
 }
 `,
-    '.tfguard.hcl': `registry_hosts = { "registry.example.test" = "${reg.url}" }\nplatforms = ["linux_amd64", "darwin_arm64"]\n`,
+    '.tfguard.hcl': `platforms = ["linux_amd64", "darwin_arm64"]\n`,
   };
   const tampered = {
     ...files,
@@ -172,6 +172,8 @@ test('the registry check runs in audits and caches verified checksums in the sto
     store,
     {
       registry: true,
+      // The operator maps the private registry host (an archive may not: SSRF).
+      scanOptions: { config: { registryHosts: { 'registry.example.test': reg.url } } },
       now: new Date('2025-04-01T00:00:00Z'),
     },
   );

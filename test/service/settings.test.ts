@@ -13,6 +13,7 @@ describe('loadServiceSettings', () => {
       failOn: 'error',
       scanRegistry: true,
       auditRegistry: true,
+      registryHosts: {},
       maxArchiveBytes: 50 * 1024 * 1024,
       apiMaxBodyBytes: 4_500_000,
       uploadUrlTtlSeconds: 900,
@@ -38,7 +39,9 @@ describe('loadServiceSettings', () => {
       TFGUARD_UPLOAD_URL_TTL_SECONDS: '60',
       TFGUARD_AUDIT_MAX_RECEIVE_COUNT: '5',
       TFGUARD_AUDIT_SHARD_SIZE: '25',
+      TFGUARD_REGISTRY_HOSTS: '{"Registry.Example.com": "https://mirror.example.com/tf/"}',
     });
+    expect(s.registryHosts).toEqual({ 'registry.example.com': 'https://mirror.example.com/tf' });
     expect(s.uploads).toEqual({ bucket: 'up-bucket', prefix: 'incoming/' });
     expect(s.reports).toEqual({ bucket: 'rep-bucket', prefix: '' });
     expect(s.s3).toEqual({ endpoint: 'http://127.0.0.1:4568', forcePathStyle: true });
@@ -68,6 +71,11 @@ describe('loadServiceSettings', () => {
     [{ TFGUARD_UPLOADS_BUCKET: 'bkt', TFGUARD_UPLOADS_PREFIX: 'a/../b' }, /segment/],
     [{ TFGUARD_UPLOADS_BUCKET: 'bkt', TFGUARD_FAIL_ON: 'critical' }, /TFGUARD_FAIL_ON must be one of/],
     [{ TFGUARD_UPLOADS_BUCKET: 'bkt', TFGUARD_SCAN_REGISTRY: 'maybe' }, /true or false/],
+    [{ TFGUARD_UPLOADS_BUCKET: 'bkt', TFGUARD_REGISTRY_HOSTS: '["x"]' }, /JSON object of hostname to URL/],
+    [
+      { TFGUARD_UPLOADS_BUCKET: 'bkt', TFGUARD_REGISTRY_HOSTS: '{"a.b": "file:///etc"}' },
+      /must be an http\(s\) URL/,
+    ],
     [{ TFGUARD_UPLOADS_BUCKET: 'bkt', TFGUARD_MAX_ARCHIVE_BYTES: '10MB' }, /must be an integer/],
     [{ TFGUARD_UPLOADS_BUCKET: 'bkt', TFGUARD_UPLOAD_URL_TTL_SECONDS: '0' }, /between 1 and 604800/],
     [{ TFGUARD_UPLOADS_BUCKET: 'bkt', TFGUARD_S3_ENDPOINT: 'localhost:4568' }, /TFGUARD_S3_ENDPOINT/],
