@@ -192,6 +192,20 @@ function isGoSpace(c: number): boolean {
   );
 }
 
+/** True when two attributes share a name ("Attribute redefined"). */
+function hasDuplicateName(attributes: readonly VerifiedAttribute[]): boolean {
+  const n = attributes.length;
+  if (n < 2) return false;
+  if (n <= 16) {
+    for (let i = 1; i < n; i++) {
+      const name = (attributes[i] as VerifiedAttribute).name;
+      for (let j = 0; j < i; j++) if ((attributes[j] as VerifiedAttribute).name === name) return true;
+    }
+    return false;
+  }
+  return new Set(attributes.map((a) => a.name)).size !== n;
+}
+
 function hasCarriageReturn(text: string, from: number, to: number): boolean {
   for (let k = from; k < to; k++) if (text.charCodeAt(k) === 0x0d) return true;
   return false;
@@ -204,6 +218,30 @@ const INDEX_FORM = /^(?:0|[1-9][0-9]*)$/;
 const M_MAIN = 0;
 const M_QUOTE = 1;
 const M_HEREDOC = 2;
+
+interface LineIndex {
+  /** Offsets where lines start (shared between calls, like the token arrays). */
+  starts: Int32Array;
+  count: number;
+}
+
+let sharedLines = new Int32Array(1 << 14);
+
+function lineIndex(text: string): LineIndex {
+  let starts = sharedLines;
+  let count = 1;
+  starts[0] = 0;
+  for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', nl + 1)) {
+    if (count === starts.length) {
+      const grown = new Int32Array(starts.length * 2);
+      grown.set(starts);
+      starts = grown;
+      sharedLines = grown;
+    }
+    starts[count++] = nl + 1;
+  }
+  return { starts, count };
+}
 
 let shared = { type: new Uint8Array(1 << 16), start: new Int32Array(1 << 16), end: new Int32Array(1 << 16) };
 
@@ -671,7 +709,7 @@ class Verifier {
   constructor(
     private readonly text: string,
     tokens: Tokens,
-    private readonly lineStarts: number[],
+    private readonly lineStarts: LineIndex,
   ) {
     this.type = tokens.type;
     this.start = tokens.start;
@@ -680,11 +718,12 @@ class Verifier {
   }
 
   lineOf(offset: number): number {
+    const { starts, count } = this.lineStarts;
     let lo = 0;
-    let hi = this.lineStarts.length - 1;
+    let hi = count - 1;
     while (lo < hi) {
       const mid = (lo + hi + 1) >> 1;
-      if ((this.lineStarts[mid] as number) <= offset) lo = mid;
+      if ((starts[mid] as number) <= offset) lo = mid;
       else hi = mid - 1;
     }
     return lo + 1;
@@ -1078,12 +1117,12 @@ class Verifier {
 
   parseBody(closer: number, into: VerifiedBody): void {
     const { type } = this;
-    const names = new Set<string>();
     for (;;) {
       const k = this.peekIndex();
       const t = type[k] === T_COMMENT_NL ? T_NEWLINE : type[k];
       if (t === closer) {
         this.take();
+        if (hasDuplicateName(into.attributes)) this.fail('attribute redefined', k);
         return;
       }
       if (t === T_NEWLINE) {
@@ -1094,10 +1133,7 @@ class Verifier {
       this.take();
       const next = this.peek();
       if (next === T_EQUAL) {
-        const attr = this.finishAttribute(k);
-        if (names.has(attr.name)) this.fail('attribute redefined', k);
-        names.add(attr.name);
-        into.attributes.push(attr);
+        into.attributes.push(this.finishAttribute(k));
         const eol = this.peek();
         if (eol === T_NEWLINE) this.take();
         else if (eol !== T_EOF) this.fail('missing newline after argument', this.peekIndex());
@@ -1174,8 +1210,7 @@ export function verifyHcl(text: string, options: VerifyOptions = {}): VerifyResu
     if (err instanceof GiveUp) return giveUp(text, err);
     throw err;
   }
-  const lineStarts: number[] = [0];
-  for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', nl + 1)) lineStarts.push(nl + 1);
+  const lineStarts = lineIndex(text);
   const root: VerifiedBody = { attributes: [], blocks: [] };
   try {
     new Verifier(text, tokens, lineStarts).parseBody(T_EOF, root);
