@@ -63,7 +63,10 @@ async function resolveConfig(
   const own = archive.files.get(CONFIG_FILE_NAME);
   if (own !== undefined) {
     const parsed = await parser.parse(CONFIG_FILE_NAME, own);
-    layers.push({ file: CONFIG_FILE_NAME, layer: parseConfigFile(CONFIG_FILE_NAME, parsed, KNOWN_RULES, { fromArchive: true }) });
+    layers.push({
+      file: CONFIG_FILE_NAME,
+      layer: parseConfigFile(CONFIG_FILE_NAME, parsed, KNOWN_RULES, { fromArchive: true }),
+    });
   }
   if (options.configText !== undefined) {
     const { name, text } = options.configText;
