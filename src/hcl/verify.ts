@@ -206,10 +206,11 @@ function hasDuplicateName(attributes: readonly VerifiedAttribute[]): boolean {
   return new Set(attributes.map((a) => a.name)).size !== n;
 }
 
-function hasCarriageReturn(text: string, from: number, to: number): boolean {
-  for (let k = from; k < to; k++) if (text.charCodeAt(k) === 0x0d) return true;
-  return false;
-}
+// Characters found with cached forward searches in heredocs.
+const DOLLAR = 0;
+const PERCENT = 1;
+const CR = 2;
+const SEARCH = ['$', '%', '\r'];
 
 const NUMBER_FORM = /^(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
 const INDEX_FORM = /^(?:0|[1-9][0-9]*)$/;
@@ -305,6 +306,21 @@ class Lexer {
     this.depth--;
   }
 
+  /** Cached position of the next `$`, `%` and carriage return (the text length when none). */
+  private readonly nextCache = [-1, -1, -1];
+
+  /** Position of the next `ch` (DOLLAR, PERCENT, CR) at or after `from`; `from` never decreases
+   * between calls, so every search runs over each character once. */
+  private nextOf(ch: number, from: number): number {
+    let at = this.nextCache[ch] as number;
+    if (at < from) {
+      at = this.text.indexOf(SEARCH[ch] as string, from);
+      if (at === -1) at = this.text.length;
+      this.nextCache[ch] = at;
+    }
+    return at;
+  }
+
   /** `${` / `%{` at `i` inside a template: emit the opener and enter main mode. */
   private templateSeq(i: number, dollar: boolean): number {
     if (this.text.charCodeAt(i + 2) === 0x7e /* ~ */) throw new GiveUp('template strip marker', i);
@@ -374,55 +390,54 @@ class Lexer {
 
       if (mode === M_HEREDOC) {
         const top = this.heredocAtLineStart.length - 1;
+        const nl = text.indexOf('\n', i);
+        if (nl === -1) throw new GiveUp('unterminated heredoc', i);
+        // The real scanner only accepts a carriage return directly before a line feed.
+        const cr = this.nextOf(CR, i);
+        if (cr < nl - 1) throw new GiveUp('carriage return', cr);
         if (this.heredocAtLineStart[top] === true) {
           // A line that is exactly the marker (after TrimSpace) and ends with a newline closes it.
-          const nl = text.indexOf('\n', i);
-          const lineEnd = nl === -1 ? -1 : text.charCodeAt(nl - 1) === 0x0d ? nl - 1 : nl;
-          // A carriage return inside the line is an error for the real scanner, never a closing line.
-          if (nl !== -1 && !hasCarriageReturn(text, i, lineEnd)) {
-            let a = i;
-            let b = lineEnd;
-            while (a < b && isGoSpace(text.charCodeAt(a))) a++;
-            while (b > a && isGoSpace(text.charCodeAt(b - 1))) b--;
-            const marker = this.markers[this.markers.length - 1] as string;
-            if (b - a === marker.length && text.startsWith(marker, a)) {
-              // A line holding `$` / `%` is split into several literal tokens by the real scanner, so it
-              // is never a closing line; a marker line has neither.
-              this.emit(T_CHEREDOC, i, lineEnd);
-              this.emit(T_NEWLINE, lineEnd, nl + 1);
-              this.markers.pop();
-              this.heredocAtLineStart.pop();
-              this.modes.pop();
-              i = nl + 1;
-              continue;
-            }
-          }
-        }
-        const litStart = i;
-        while (i < n) {
-          const c = text.charCodeAt(i);
-          if (c === 0x0a) break;
-          if (c === 0x0d) {
-            if (text.charCodeAt(i + 1) === 0x0a) break;
-            throw new GiveUp('carriage return', i);
-          }
-          if ((c === 0x24 || c === 0x25) && text.charCodeAt(i + 1) === 0x7b) break;
-          if ((c === 0x24 || c === 0x25) && text.charCodeAt(i + 1) === c && text.charCodeAt(i + 2) === 0x7b) {
-            i += 3;
+          const lineEnd = cr === nl - 1 ? nl - 1 : nl;
+          let a = i;
+          let b = lineEnd;
+          while (a < b && isGoSpace(text.charCodeAt(a))) a++;
+          while (b > a && isGoSpace(text.charCodeAt(b - 1))) b--;
+          const marker = this.markers[this.markers.length - 1] as string;
+          if (b - a === marker.length && text.startsWith(marker, a)) {
+            // A line holding `$` / `%` is split into several literal tokens by the real scanner, so it
+            // is never a closing line; a marker line has neither.
+            this.emit(T_CHEREDOC, i, lineEnd);
+            this.emit(T_NEWLINE, lineEnd, nl + 1);
+            this.markers.pop();
+            this.heredocAtLineStart.pop();
+            this.modes.pop();
+            i = nl + 1;
             continue;
           }
-          i++;
         }
-        if (i >= n) throw new GiveUp('unterminated heredoc', litStart);
-        const c = text.charCodeAt(i);
-        if (c === 0x0a || c === 0x0d) {
-          i += c === 0x0d ? 2 : 1;
+        // The literal runs to the end of the line or to the first `${` / `%{` (`$${` / `%%{` are
+        // literal). The next `$` and `%` are found with cached forward searches (linear overall).
+        const litStart = i;
+        let seq = -1;
+        for (let p = i; ;) {
+          const s = Math.min(this.nextOf(DOLLAR, p), this.nextOf(PERCENT, p));
+          if (s >= nl) break;
+          const c0 = text.charCodeAt(s);
+          const c1 = text.charCodeAt(s + 1);
+          if (c1 === 0x7b) {
+            seq = s;
+            break;
+          }
+          p = c1 === c0 && text.charCodeAt(s + 2) === 0x7b ? s + 3 : s + 1;
+        }
+        if (seq === -1) {
+          i = nl + 1;
           this.emit(T_STRING_LIT, litStart, i);
           this.heredocAtLineStart[top] = true;
         } else {
-          if (i > litStart) this.emit(T_STRING_LIT, litStart, i);
+          if (seq > litStart) this.emit(T_STRING_LIT, litStart, seq);
           this.heredocAtLineStart[top] = false;
-          i = this.templateSeq(i, c === 0x24);
+          i = this.templateSeq(seq, text.charCodeAt(seq) === 0x24);
         }
         continue;
       }
