@@ -108,9 +108,13 @@ class Evaluator {
         }
         if (word === 'true' || word === 'false' || word === 'null' || word === 'for') return null;
         m = this.traversalEnd(k);
+        // Followed by more (an index expression, a call, a namespaced call): not a plain reference.
+        const after = m < this.limit ? type[m] : TOKEN.EOF;
         if (
-          m < this.limit &&
-          (type[m] === TOKEN.DOT || type[m] === TOKEN.OBRACK || type[m] === TOKEN.OPAREN)
+          after === TOKEN.DOT ||
+          after === TOKEN.OBRACK ||
+          after === TOKEN.OPAREN ||
+          after === TOKEN.DCOLON
         ) {
           return null;
         }

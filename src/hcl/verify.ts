@@ -10,8 +10,7 @@
  * parser.go, parser_template.go; parser error paths become "give up") restricted to what real
  * configurations use; everything outside that subset gives up rather than guessing:
  * - characters HCL rejects or that this port does not model: `& | ^ ; ~ ' \`` `@ $ \` and any other
- *   punctuation outside strings, `::` (namespaced functions do not exist in the HCL hcl2json
- *   embeds), template strip markers (`${~`, `~}`), non-ASCII identifiers (Unicode tables differ
+ *   punctuation outside strings, template strip markers (`${~`, `~}`), non-ASCII identifiers (Unicode tables differ
  *   between versions), a carriage return not followed by a line feed, unterminated comments;
  * - number literals other than `123`, `1.5`, `1e3`, `1.5e-3` (and after `.` only digits);
  * - quoted-string escapes other than `\n \r \t \" \\`, `\uXXXX`, `\UXXXXXXXX`;
@@ -63,6 +62,7 @@ const T_ELLIPSIS = 29;
 const T_FATARROW = 30;
 /** Binary operators other than `*` and `-` (which have their own types): `+ / % < > == != >= <= && ||`. */
 const T_BINOP = 31;
+const T_DCOLON = 32;
 
 export const TOKEN = {
   EOF: T_EOF,
@@ -97,6 +97,7 @@ export const TOKEN = {
   ELLIPSIS: T_ELLIPSIS,
   FATARROW: T_FATARROW,
   BINOP: T_BINOP,
+  DCOLON: T_DCOLON,
 } as const;
 
 /** The token stream of a verified file: parallel arrays, `count` tokens (the last one is EOF). The
@@ -666,7 +667,11 @@ class Lexer {
           i++;
           continue;
         case 0x3a /* : */:
-          if (text.charCodeAt(i + 1) === 0x3a) throw new GiveUp('"::"', i);
+          if (text.charCodeAt(i + 1) === 0x3a) {
+            this.emit(T_DCOLON, i, i + 2);
+            i += 2;
+            continue;
+          }
           this.emit(T_COLON, i, i + 1);
           i++;
           continue;
@@ -998,6 +1003,14 @@ class Verifier {
         return K_NUMBER;
       case T_IDENT: {
         this.take();
+        if (this.peek() === T_DCOLON) {
+          // A namespaced function (`provider::aws::arn_parse(...)`): `::` IDENT, repeated, then `(`.
+          while (this.peek() === T_DCOLON) {
+            this.take();
+            this.expect(T_IDENT, 'a function name');
+          }
+          if (this.peek() !== T_OPAREN) this.fail('expected "("', this.peekIndex());
+        }
         if (this.peek() === T_OPAREN) {
           this.take();
           this.pushNL(false);
