@@ -3,20 +3,12 @@ import { HclParser } from '../../src/hcl';
 import type { ModuleInfo, ScanConfig } from '../../src/model';
 import { loadModules } from '../../src/modules';
 import type { LoadedModules } from '../../src/modules';
+import { DEFAULT_CONFIG } from '../../src/scan/config-file';
 import { makeTarGz } from '../helpers/archive';
 import type { FileMap } from '../helpers/archive';
 
-export const BASE_CONFIG: ScanConfig = {
-  engine: 'terraform',
-  roots: [],
-  shared: [],
-  rules: {},
-  platforms: [],
-  pluginDirs: [],
-  registry: false,
-  registryHosts: {},
-  configFiles: [],
-};
+/** The scan's own defaults, so module tests load exactly what a default scan loads. */
+export const BASE_CONFIG: ScanConfig = { ...DEFAULT_CONFIG };
 
 let parser: HclParser | null = null;
 
