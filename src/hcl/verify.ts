@@ -16,7 +16,9 @@
  * - quoted-string escapes other than `\n \r \t \" \\`, `\uXXXX`, `\UXXXXXXXX`;
  * - unary `-` / `!` applied directly to a literal of the wrong type (`-true`, `!1`, `-null`):
  *   valid syntax, but hcl2json's converter fails on it;
- * - a duplicate argument in one body ("Attribute redefined");
+ * - a duplicate argument in one body ("Attribute redefined"), a name used both as an argument and
+ *   as a block type, blocks of one type with different numbers of labels (the full path reports
+ *   these with its own messages);
  * - nesting deeper than `depthLimit` (the caller reports that), or expression chains deeper than
  *   `MAX_RECURSION` (no stack overflow on hostile input).
  *
@@ -205,6 +207,41 @@ function hasDuplicateName(attributes: readonly VerifiedAttribute[]): boolean {
     return false;
   }
   return new Set(attributes.map((a) => a.name)).size !== n;
+}
+
+/**
+ * The body problems the full path reports by itself (`checkStructure`): a repeated argument
+ * ("Attribute redefined"), a name used both as an argument and as a block type, blocks of one type
+ * with different numbers of labels. The verifier gives up on them, so their messages come from the
+ * full path unchanged.
+ */
+function hasStructureIssue(body: VerifiedBody): boolean {
+  const { attributes, blocks } = body;
+  if (hasDuplicateName(attributes)) return true;
+  if (blocks.length === 0) return false;
+  if (blocks.length + attributes.length <= 24) {
+    for (let i = 0; i < blocks.length; i++) {
+      const b = blocks[i] as VerifiedBlock;
+      for (const a of attributes) if (a.name === b.type) return true;
+      for (let j = 0; j < i; j++) {
+        const first = blocks[j] as VerifiedBlock;
+        if (first.type === b.type) {
+          if (first.labels.length !== b.labels.length) return true;
+          break;
+        }
+      }
+    }
+    return false;
+  }
+  const names = new Set(attributes.map((a) => a.name));
+  const labelCounts = new Map<string, number>();
+  for (const b of blocks) {
+    if (names.has(b.type)) return true;
+    const count = labelCounts.get(b.type);
+    if (count === undefined) labelCounts.set(b.type, b.labels.length);
+    else if (count !== b.labels.length) return true;
+  }
+  return false;
 }
 
 // Characters found with cached forward searches in heredocs.
@@ -1150,7 +1187,7 @@ class Verifier {
       const t = type[k] === T_COMMENT_NL ? T_NEWLINE : type[k];
       if (t === closer) {
         this.take();
-        if (hasDuplicateName(into.attributes)) this.fail('attribute redefined', k);
+        if (hasStructureIssue(into)) this.fail('structure', k);
         return;
       }
       if (t === T_NEWLINE) {
