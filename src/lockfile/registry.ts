@@ -154,7 +154,10 @@ export function describeError(err: unknown): string {
 }
 
 /** Registries the client contacts without configuration. */
-export const PUBLIC_REGISTRIES: ReadonlySet<string> = new Set(['registry.terraform.io', 'registry.opentofu.org']);
+export const PUBLIC_REGISTRIES: ReadonlySet<string> = new Set([
+  'registry.terraform.io',
+  'registry.opentofu.org',
+]);
 
 export class RegistryClient {
   private readonly hosts: Record<string, string>;
