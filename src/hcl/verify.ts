@@ -9,10 +9,12 @@
  * It is a port of the acceptance logic of hashicorp/hcl `hclsyntax` (scan_tokens.rl, peeker.go,
  * parser.go, parser_template.go; parser error paths become "give up") restricted to what real
  * configurations use; everything outside that subset gives up rather than guessing:
- * - characters HCL rejects or that this port does not model: `& | ^ ; ~ ' \`` `@ $ \` and any other
- *   punctuation outside strings, template strip markers (`${~`, `~}`), non-ASCII identifiers (Unicode tables differ
- *   between versions), a carriage return not followed by a line feed, unterminated comments;
- * - number literals other than `123`, `1.5`, `1e3`, `1.5e-3` (and after `.` only digits);
+ * - characters HCL rejects or that this port does not model: `&`, `|`, `^`, `;`, `~`, `'`, the
+ *   backtick, `@`, `$`, `\` and any other punctuation outside strings, template strip markers
+ *   (`${~`, `~}`), non-ASCII identifiers (Unicode tables differ between versions), a carriage
+ *   return not followed by a line feed, unterminated comments;
+ * - number literals other than `123`, `1.5`, `1e3`, `1.5e-3` without leading zeros (and after `.`
+ *   only digits);
  * - quoted-string escapes other than `\n \r \t \" \\`, `\uXXXX`, `\UXXXXXXXX`;
  * - unary `-` / `!` applied directly to a literal of the wrong type (`-true`, `!1`, `-null`):
  *   valid syntax, but hcl2json's converter fails on it;
