@@ -10,6 +10,9 @@ import { readArchiveBytes } from '../../src/archive';
 import { closeSharedParser, scanBytes, sharedHclParser } from '../../src/scan';
 import type { CacheStats, ScanOptions } from '../../src/scan';
 import { LocalObjectStore } from '../../src/storage/local';
+import { PrefixedObjectStore } from '../../src/storage/prefixed';
+import { S3ObjectStore } from '../../src/storage/s3';
+import { startS3rver } from '../helpers/s3rver';
 import type { ObjectStore, PutOptions, StoredObject } from '../../src/storage/types';
 import type { Report } from '../../src/report/types';
 import { makeTarGz } from '../helpers/archive';
@@ -91,6 +94,31 @@ describe('a warm cache', () => {
     expect(sharedHclParser().stats.fullParses).toBe(before.fullParses);
     expect(sharedHclParser().wasmStarted).toBe(false);
   });
+
+  it('works on S3 (s3rver): one GET of one object per rescan, under a prefix', async () => {
+    const server = await startS3rver(['reports']);
+    try {
+      const store = new PrefixedObjectStore(
+        new S3ObjectStore({ bucket: 'reports', client: server.client() }),
+        'cache/',
+      );
+      const bytes = await readFile(path.join(CORPUS, 'terraform-aws-modules_terraform-aws-vpc.tar.gz'));
+      const cold = await scan('vpc.tar.gz', bytes, { cache: store });
+      const warm = await scan('vpc.tar.gz', bytes, { cache: store });
+      expect(cold.stats).toMatchObject({ source: 'none', hits: 0, puts: 1, failures: 0 });
+      expect(warm.stats).toMatchObject({ source: 'archive', misses: 0, gets: 1, puts: 0, failures: 0 });
+      expect(warm.stats.hits).toBe(cold.stats.misses);
+      expect(essence(warm.report)).toEqual(essence(cold.report));
+      const raw = new S3ObjectStore({ bucket: 'reports', client: server.client() });
+      const keys: string[] = [];
+      for await (const k of raw.list('')) keys.push(k);
+      expect(keys).toEqual([
+        expect.stringMatching(/^cache\/extract\/[0-9a-f]{24}\/archives\/[0-9a-f]{64}\.json\.gz$/),
+      ]);
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
 
   it('with a lineage, a new commit reuses the results of unchanged files, found by content', async () => {
     const store = new MemoryStore();
