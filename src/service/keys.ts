@@ -22,7 +22,7 @@ import type { ReportFormat } from '../report/types';
 
 export const SCAN_ID_PATTERN = /^[0-9a-f]{32}$/;
 export const UPLOAD_ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-export const RUN_ID_PATTERN = /^\d{8}T\d{6}Z-[0-9a-f]{8}$/;
+export const RUN_ID_PATTERN = /^\d{8}T\d{9}Z-[0-9a-f]{8}$/;
 
 /** One uploaded object, as an S3 event names it. */
 export interface UploadRef {
@@ -219,11 +219,9 @@ function shardName(shard: number): string {
   return String(shard).padStart(5, '0');
 }
 
-/** Run ids sort by start time: `20250102T030000Z-<8 hex>`. */
+/** Run ids sort by start time: `20250102T030000000Z-<8 hex>` (UTC, to the millisecond). */
 export function auditRunId(startedAt: Date, eventId: string): string {
-  const stamp = startedAt
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d+Z$/, 'Z');
+  // Fixed width, to the millisecond, so ids sort by start time even for runs within one second.
+  const stamp = startedAt.toISOString().replace(/[-:.]/g, '');
   return `${stamp}-${createHash('sha256').update(eventId).digest('hex').slice(0, 8)}`;
 }

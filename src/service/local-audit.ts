@@ -83,9 +83,7 @@ export async function runLocalAudit(
     registry: options.registry ?? false,
     shardSize: options.shardSize,
   };
-  // Two local runs within one second must not share an id (the id's stamp has second precision), so
-  // the millisecond start time is part of what the id hashes.
-  const runId = auditRunId(now, `local:${now.toISOString()}:${[...byRepository.keys()].join('\n')}`);
+  const runId = auditRunId(now, `local:${[...byRepository.keys()].join('\n')}`);
   const plan = await planRun(deps, { runId, startedAt: now.toISOString() }, async () => [
     ...byRepository.keys(),
   ]);

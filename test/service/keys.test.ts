@@ -45,7 +45,8 @@ describe('scan ids', () => {
   test('audit run ids sort by time and are stable for one schedule event', () => {
     const a = auditRunId(new Date('2025-01-01T03:00:00Z'), 'event-1');
     expect(a).toMatch(RUN_ID_PATTERN);
-    expect(a.startsWith('20250101T030000Z-')).toBe(true);
+    expect(a.startsWith('20250101T030000000Z-')).toBe(true);
+    expect(auditRunId(new Date('2025-01-01T03:00:00.001Z'), 'event-0') > a).toBe(true);
     expect(auditRunId(new Date('2025-01-01T03:00:00Z'), 'event-1')).toBe(a);
     expect(auditRunId(new Date('2025-01-02T03:00:00Z'), 'event-0') > a).toBe(true);
   });
