@@ -63,3 +63,19 @@ export function constraintPieces(s: string): string[] {
 export function lockRoots(ctx: RuleContext): RootLockAnalysis[] {
   return ctx.lock?.roots ?? [];
 }
+
+/** Every live lock entry that has a registry answer, with its root and lock file: what the
+ * registry-based rules walk. */
+export function registryChecks(
+  ctx: RuleContext,
+): { root: RootLockAnalysis; lockFile: string; entry: LockProviderEntry; check: RegistryCheck }[] {
+  const out = [];
+  for (const root of lockRoots(ctx)) {
+    if (root.lock === null) continue;
+    for (const entry of liveEntries(root)) {
+      const check = registryCheckFor(root, entry);
+      if (check !== undefined) out.push({ root, lockFile: root.lock.path, entry, check });
+    }
+  }
+  return out;
+}

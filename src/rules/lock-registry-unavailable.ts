@@ -1,4 +1,4 @@
-import { liveEntries, lockRoots, registryCheckFor, shortSource } from '../lockfile/checks';
+import { registryChecks, shortSource } from '../lockfile/checks';
 import type { RuleFinding } from '../model';
 import type { Rule } from './types';
 
@@ -14,19 +14,15 @@ export const lockRegistryUnavailable: Rule = {
     'Registry check: the registry could not be asked about a locked provider version, so its hashes were not cross-checked.',
   check(ctx) {
     const out: RuleFinding[] = [];
-    for (const a of lockRoots(ctx)) {
-      if (a.lock === null) continue;
-      for (const e of liveEntries(a)) {
-        const check = registryCheckFor(a, e);
-        if (check === undefined || check.outcome.status !== 'unavailable') continue;
-        out.push({
-          module: a.root,
-          file: a.lock.path,
-          line: e.line,
-          message: `could not check ${shortSource(check.source)} ${check.version} against its registry: ${check.outcome.reason}`,
-          note: 'lock-hash-unknown and the registry part of lock-platform-coverage were skipped for this entry; the next scan tries again.',
-        });
-      }
+    for (const { root: a, lockFile, entry: e, check } of registryChecks(ctx)) {
+      if (check.outcome.status !== 'unavailable') continue;
+      out.push({
+        module: a.root,
+        file: lockFile,
+        line: e.line,
+        message: `could not check ${shortSource(check.source)} ${check.version} against its registry: ${check.outcome.reason}`,
+        note: 'lock-hash-unknown and the registry part of lock-platform-coverage were skipped for this entry; the next scan tries again.',
+      });
     }
     return out;
   },

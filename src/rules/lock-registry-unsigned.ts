@@ -1,4 +1,4 @@
-import { liveEntries, lockRoots, registryCheckFor, shortSource } from '../lockfile/checks';
+import { registryChecks, shortSource } from '../lockfile/checks';
 import type { RuleFinding } from '../model';
 import type { Rule } from './types';
 
@@ -14,21 +14,16 @@ export const lockRegistryUnsigned: Rule = {
     'Registry check (OpenTofu): the registry returned no signing keys for a locked provider version, so its checksums are unauthenticated.',
   check(ctx) {
     const out: RuleFinding[] = [];
-    for (const a of lockRoots(ctx)) {
-      if (a.lock === null) continue;
-      for (const e of liveEntries(a)) {
-        const check = registryCheckFor(a, e);
-        if (check === undefined || check.outcome.status !== 'verified' || check.outcome.trust !== 'unsigned')
-          continue;
-        out.push({
-          module: a.root,
-          file: a.lock.path,
-          line: e.line,
-          message:
-            `the registry returned no signing keys for ${shortSource(check.source)} ${check.version}; as OpenTofu does, ` +
-            'the signature check was skipped and the hashes were compared with unauthenticated checksums',
-        });
-      }
+    for (const { root: a, lockFile, entry: e, check } of registryChecks(ctx)) {
+      if (check.outcome.status !== 'verified' || check.outcome.trust !== 'unsigned') continue;
+      out.push({
+        module: a.root,
+        file: lockFile,
+        line: e.line,
+        message:
+          `the registry returned no signing keys for ${shortSource(check.source)} ${check.version}; as OpenTofu does, ` +
+          'the signature check was skipped and the hashes were compared with unauthenticated checksums',
+      });
     }
     return out;
   },

@@ -1,4 +1,4 @@
-import { liveEntries, lockRoots, registryCheckFor, shortSource } from '../lockfile/checks';
+import { registryChecks, shortSource } from '../lockfile/checks';
 import type { RuleFinding } from '../model';
 import type { Rule } from './types';
 
@@ -14,19 +14,15 @@ export const lockSignatureInvalid: Rule = {
     "Registry check: the registry's SHA256SUMS for a locked provider version must carry a valid signature.",
   check(ctx) {
     const out: RuleFinding[] = [];
-    for (const a of lockRoots(ctx)) {
-      if (a.lock === null) continue;
-      for (const e of liveEntries(a)) {
-        const check = registryCheckFor(a, e);
-        if (check === undefined || check.outcome.status !== 'signature-invalid') continue;
-        out.push({
-          module: a.root,
-          file: a.lock.path,
-          line: e.line,
-          message: `the registry's checksums for ${shortSource(check.source)} ${check.version} cannot be authenticated: ${check.outcome.reason}`,
-          note: 'Do not install this version until the registry serves correctly signed checksums; the hashes were not compared.',
-        });
-      }
+    for (const { root: a, lockFile, entry: e, check } of registryChecks(ctx)) {
+      if (check.outcome.status !== 'signature-invalid') continue;
+      out.push({
+        module: a.root,
+        file: lockFile,
+        line: e.line,
+        message: `the registry's checksums for ${shortSource(check.source)} ${check.version} cannot be authenticated: ${check.outcome.reason}`,
+        note: 'Do not install this version until the registry serves correctly signed checksums; the hashes were not compared.',
+      });
     }
     return out;
   },
