@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, hash as oneShotHash, type Hash } from 'node:crypto';
 import { InputError } from '../errors';
 import type { ArchiveEntry, ArchiveLimits, EntryType, LoadedArchive } from '../model';
 import {
@@ -32,7 +32,11 @@ interface LinkRecord {
 /** Receives the content of one regular file while it streams: hashes it, enforces the per-file and
  * total caps on the bytes actually seen, and keeps the bytes only when the file is to be loaded. */
 export class FileSink {
-  private readonly hash = createHash('sha256');
+  /** The incremental hash, started only when a second chunk arrives: most files come in one chunk
+   * (always with the in-memory tar reader), and a one-shot hash is several times cheaper for small
+   * files. */
+  private hash: Hash | null = null;
+  private first: Buffer | null = null;
   private readonly chunks: Buffer[] | null;
   private bytes = 0;
   private done = false;
@@ -62,7 +66,15 @@ export class FileSink {
       );
     }
     this.builder.countContentBytes(chunk.length, this.shown);
-    this.hash.update(chunk);
+    if (this.hash === null && this.first === null) {
+      this.first = chunk;
+    } else {
+      if (this.hash === null) {
+        this.hash = createHash('sha256');
+        if (this.first !== null) this.hash.update(this.first);
+      }
+      this.hash.update(chunk);
+    }
     this.chunks?.push(chunk);
   }
 
@@ -70,8 +82,17 @@ export class FileSink {
   finish(): string {
     if (this.done) throw new Error(`FileSink for ${this.path} finished twice`);
     this.done = true;
-    const sha256 = this.hash.digest('hex');
-    const content = this.chunks === null ? undefined : Buffer.concat(this.chunks, this.bytes);
+    const sha256 =
+      this.hash !== null
+        ? this.hash.digest('hex')
+        : oneShotHash('sha256', this.first ?? Buffer.alloc(0), 'hex');
+    // One chunk is kept as it is (a view into the reader's buffer; nothing writes to it).
+    const content =
+      this.chunks === null
+        ? undefined
+        : this.chunks.length === 1
+          ? (this.chunks[0] as Buffer)
+          : Buffer.concat(this.chunks, this.bytes);
     this.builder.commitFile(this.path, this.bytes, sha256, this.mode, content);
     return sha256;
   }

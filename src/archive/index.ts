@@ -15,6 +15,7 @@ import { directoryListingSha256, readTreeFile, scanDirectory } from './directory
 import { maxContainerBytes, resolveLimits } from './limits';
 import { defaultShouldLoad } from './paths';
 import { scanTar } from './tar';
+import { readTarFast } from './tar-fast';
 import { scanZip } from './zip';
 
 export { DEFAULT_LIMITS, RATIO_GRACE_BYTES } from './limits';
@@ -26,6 +27,9 @@ export interface ReadOptions {
   limits?: Partial<ArchiveLimits>;
   /** Which regular files to keep in memory (`LoadedArchive.files`); default `defaultShouldLoad`. */
   shouldLoad?: (path: string) => boolean;
+  /** Read tar archives with the streaming reader only, never the in-memory fast path
+   * (tar-fast.ts). For the differential tests and the benchmark; the results are the same. */
+  streamingTar?: boolean;
 }
 
 function sha256Hex(bytes: Uint8Array): string {
@@ -37,11 +41,19 @@ async function scanArchive(
   format: ArchiveFormat,
   limits: ArchiveLimits,
   keep: (path: string) => boolean,
+  streamingTar: boolean,
 ): Promise<ArchiveBuilder> {
   const builder = new ArchiveBuilder(limits, keep, { archive: true });
-  if (format === 'zip') await scanZip(bytes, builder);
-  else await scanTar(bytes, format === 'tar.gz', builder);
-  return builder;
+  if (format === 'zip') {
+    await scanZip(bytes, builder);
+    return builder;
+  }
+  const gzip = format === 'tar.gz';
+  if (!streamingTar && readTarFast(bytes, gzip, builder)) return builder;
+  // Outside the fast path's subset (or rejected): the streaming reader decides, from scratch.
+  const streamed = new ArchiveBuilder(limits, keep, { archive: true });
+  await scanTar(bytes, gzip, streamed);
+  return streamed;
 }
 
 /**
@@ -62,14 +74,17 @@ export async function readArchiveBytes(
     );
   }
   const format = detectFormat(bytes, name);
-  const builder = await scanArchive(bytes, format, limits, shouldLoad);
+  const streamingTar = options.streamingTar === true;
+  const builder = await scanArchive(bytes, format, limits, shouldLoad, streamingTar);
   const plan = builder.resolveLinks();
   const missing = new Set<string>();
   for (const target of plan.values()) if (builder.getContent(target) === undefined) missing.add(target);
   // A loaded symlink whose target was not itself selected: read just those targets in a second
   // pass (the archive already passed every check, so this pass is bounded the same way).
   const extra =
-    missing.size > 0 ? await scanArchive(bytes, format, limits, (path) => missing.has(path)) : undefined;
+    missing.size > 0
+      ? await scanArchive(bytes, format, limits, (path) => missing.has(path), streamingTar)
+      : undefined;
   for (const [link, target] of plan) {
     const content = builder.getContent(target) ?? extra?.getContent(target);
     if (content !== undefined) builder.setLinkContent(link, content);

@@ -42,7 +42,7 @@ function watchZeroBlocks(extract: unknown, onZeroBlock: (offset: number) => void
 
 /** The header tar-stream emits, including fields its typings omit. `type` is null for a type
  * flag tar-stream does not know (GNU sparse, volume labels, ...). */
-interface TarHeader {
+export interface TarHeader {
   name: string;
   size?: number;
   mode?: number;
@@ -155,6 +155,65 @@ function mapStreamError(err: unknown, position: StreamPosition, gzip: boolean): 
 }
 
 /**
+ * Feed one tar entry's header into the builder: decode and validate the name, count the entry,
+ * admit the path and start the file (returned, for its content) or record the directory or link.
+ * Shared by the streaming reader below and the in-memory fast path (tar-fast.ts), so both apply
+ * exactly the same checks in the same order.
+ */
+export function beginTarEntry(
+  header: TarHeader,
+  builder: ArchiveBuilder,
+  state: { zeroBlockAt: number | null; onName?: (shown: string) => void },
+): FileSink | null {
+  const size = header.size ?? 0;
+  const name = decodeHeaderString(header.name, header.pax?.path !== undefined, 'entry name');
+  const shown = displayName(name);
+  state.onName?.(shown);
+  if (state.zeroBlockAt !== null) {
+    throw new InputError(
+      'corrupt-archive',
+      `"${shown}" comes after the end-of-archive block at byte ${state.zeroBlockAt}: tar stops reading there, so it would not be extracted`,
+      { entry: shown },
+    );
+  }
+  builder.countEntry(shown);
+  // Old tars mark directories only by a trailing '/' on a regular-file entry (tar-stream
+  // means to convert these but computes the type before doing so).
+  const type = header.type === 'file' && /[/\\]$/.test(name) ? 'directory' : header.type;
+  const path = builder.admit(name, type === 'directory');
+  const mode = header.mode === undefined ? undefined : header.mode & 0o7777;
+  switch (type) {
+    case 'file':
+    case 'contiguous-file':
+      return path === null ? null : builder.beginFile(path, shown, size, mode);
+    case 'directory':
+      if (path !== null) builder.addDirectory(path, shown, mode);
+      return null;
+    case 'symlink':
+    case 'link': {
+      const target = decodeHeaderString(
+        header.linkname ?? '',
+        header.pax?.linkpath !== undefined,
+        'link target',
+        shown,
+      );
+      if (path !== null) {
+        builder.addLink(path, shown, type === 'symlink' ? 'symlink' : 'hardlink', target, { mode });
+      }
+      return null;
+    }
+    default:
+      throw new InputError(
+        'unsupported-entry-type',
+        type === null
+          ? `"${shown}" has a tar entry type tfguard does not read (GNU sparse file, volume label, ...), which is not allowed`
+          : `"${shown}" is a ${type} entry, which is not allowed`,
+        { entry: shown },
+      );
+  }
+}
+
+/**
  * Stream a tar (optionally gzip-compressed) archive held in memory through tar-stream into the
  * builder. The gunzip output is metered as it is produced: the ratio and size limits stop
  * inflation as soon as they are exceeded. Resolves once the end-of-archive marker has been read.
@@ -194,57 +253,12 @@ export function scanTar(bytes: Buffer, gzip: boolean, builder: ArchiveBuilder): 
       try {
         const size = header.size ?? 0;
         lastEntryEnd = (header.byteOffset ?? 0) + roundUpToBlock(size);
-        const name = decodeHeaderString(header.name, header.pax?.path !== undefined, 'entry name');
-        const shown = displayName(name);
-        current = shown;
-        if (zeroBlockAt !== null) {
-          throw new InputError(
-            'corrupt-archive',
-            `"${shown}" comes after the end-of-archive block at byte ${zeroBlockAt}: tar stops reading there, so it would not be extracted`,
-            { entry: shown },
-          );
-        }
-        builder.countEntry(shown);
-        // Old tars mark directories only by a trailing '/' on a regular-file entry (tar-stream
-        // means to convert these but computes the type before doing so).
-        const type = header.type === 'file' && /[/\\]$/.test(name) ? 'directory' : header.type;
-        const path = builder.admit(name, type === 'directory');
-        const mode = header.mode === undefined ? undefined : header.mode & 0o7777;
-        switch (type) {
-          case 'file':
-          case 'contiguous-file':
-            if (path !== null) sink = builder.beginFile(path, shown, size, mode);
-            break;
-          case 'directory':
-            if (path !== null) builder.addDirectory(path, shown, mode);
-            break;
-          case 'symlink':
-          case 'link': {
-            const target = decodeHeaderString(
-              header.linkname ?? '',
-              header.pax?.linkpath !== undefined,
-              'link target',
-              shown,
-            );
-            if (path !== null) {
-              builder.addLink(path, shown, type === 'symlink' ? 'symlink' : 'hardlink', target, {
-                mode,
-              });
-            }
-            break;
-          }
-          default: {
-            throw new InputError(
-              'unsupported-entry-type',
-              type === null
-                ? `"${shown}" has a tar entry type tfguard does not read (GNU sparse file, volume label, ...), which is not allowed`
-                : `"${shown}" is a ${type} entry, which is not allowed`,
-              {
-                entry: shown,
-              },
-            );
-          }
-        }
+        sink = beginTarEntry(header, builder, {
+          zeroBlockAt,
+          onName: (shown) => {
+            current = shown;
+          },
+        });
       } catch (err) {
         fail(err);
         return;
