@@ -23,6 +23,13 @@ const BLOCK = 512;
 /** tar-stream's cap on one PAX / GNU long-name header; larger ones go to the streaming reader. */
 const MAX_EXTENDED_HEADER = 4 * 1024 * 1024;
 
+/**
+ * The largest inflated tar the fast path holds in memory at once. File contents are views into it,
+ * so it lives as long as the scan; the streaming reader keeps only the loaded files. Above this
+ * (archives carrying large binaries, say) the streaming reader is the leaner choice.
+ */
+export const FAST_PATH_MAX_TAR_BYTES = 96 * 1024 * 1024;
+
 /** Thrown (and caught below) when the archive is outside the fast path's subset. */
 class Defer {}
 const DEFER = new Defer();
@@ -189,10 +196,14 @@ export function readTarFast(bytes: Buffer, gzip: boolean, builder: ArchiveBuilde
   const limits = builder.limits;
   let tar: Buffer;
   if (gzip) {
-    // The caps the streaming reader meters while inflating: the container size, and the ratio
-    // once past the grace allowance. Reaching either defers (the streaming reader says which, and
-    // where).
+    // The caps the streaming reader meters while inflating (the container size, and the ratio once
+    // past the grace allowance) and the fast path's own memory bound. Reaching any defers (the
+    // streaming reader says which limit, and where).
+    // The gzip trailer's ISIZE (the uncompressed size mod 2^32) is only a hint, but an honest large
+    // one skips a wasted inflation; a lying one just runs into the cap.
+    if (bytes.length >= 18 && bytes.readUInt32LE(bytes.length - 4) > FAST_PATH_MAX_TAR_BYTES) return false;
     const cap = Math.min(
+      FAST_PATH_MAX_TAR_BYTES,
       maxContainerBytes(limits),
       Math.max(RATIO_GRACE_BYTES, Math.floor(limits.maxCompressionRatio * Math.max(bytes.length, 1))),
     );

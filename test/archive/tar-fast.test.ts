@@ -14,7 +14,7 @@ import { readArchiveBytes } from '../../src/archive';
 import { ArchiveBuilder } from '../../src/archive/builder';
 import { resolveLimits } from '../../src/archive/limits';
 import { defaultShouldLoad } from '../../src/archive/paths';
-import { readTarFast } from '../../src/archive/tar-fast';
+import { FAST_PATH_MAX_TAR_BYTES, readTarFast } from '../../src/archive/tar-fast';
 import { isInputError } from '../../src/errors';
 import type { ArchiveLimits } from '../../src/model';
 import { buildTar, paxHeader, rawTar, rawTarHeader, tarData, TAR_END } from './helpers/tar-builder';
@@ -197,11 +197,18 @@ describe('tar fast path: everything else goes to the streaming reader, with the 
     }
   });
 
-  test('the caps: a gzip bomb and a file over the per-file limit', async () => {
+  test('the caps: a gzip bomb, an archive over the memory bound and a file over the per-file limit', async () => {
     const bomb = gzipSync(rawTar(file('zeros.tf', '\0'.repeat(3 * 1024 * 1024))));
     expect(fastPathTakes(bomb, true)).toBe(false);
     const rejected = await expectSameOutcome(bomb);
     expect('error' in rejected && rejected.error.code).toBe('compression-ratio');
+    // Over the fast path's memory bound (here: its cap on the inflated size) but within the limits:
+    // the streaming reader reads it.
+    const large = gzipSync(rawTar(file('large.tf', 'x'.repeat(FAST_PATH_MAX_TAR_BYTES + 1))));
+    const limits = { maxFileBytes: 2 * FAST_PATH_MAX_TAR_BYTES, maxCompressionRatio: 100_000 };
+    expect(fastPathTakes(large, true, limits)).toBe(false);
+    const read = await expectSameOutcome(large, limits);
+    expect('archive' in read && Object.keys(read.archive.files)).toEqual(['large.tf']);
     const big = rawTar(file('big.tf', 'x'.repeat(5000)));
     const tooBig = await expectSameOutcome(big, { maxFileBytes: 4096 });
     expect('error' in tooBig && tooBig.error.code).toBe('file-too-large');
