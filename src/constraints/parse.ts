@@ -150,6 +150,26 @@ export function parseConstraints(s: string, options: ParseOptions = {}): Constra
   if (typeof s !== 'string') {
     throw new ConstraintSyntaxError('version constraint must be a string', String(s));
   }
+  // A monorepo repeats a handful of constraint strings thousands of times (every module, every
+  // rule): parse each once. Results are frozen, so sharing them is safe; errors are not cached.
+  const key = grammar === 'config' ? s : `\u0000${s}`;
+  const cached = parsed.get(key);
+  if (cached !== undefined) return cached.slice();
+  const result = parseUncached(s, grammar);
+  if (parsed.size >= MAX_CACHED) parsed.clear();
+  parsed.set(key, result);
+  return result.slice();
+}
+
+const MAX_CACHED = 10_000;
+const parsed = new Map<string, readonly Constraint[]>();
+
+function freeze(c: Constraint): Constraint {
+  Object.freeze(c.version);
+  return Object.freeze(c);
+}
+
+function parseUncached(s: string, grammar: Grammar): readonly Constraint[] {
   const ws = grammar === 'config' ? CONFIG_WS : LOCK_WS;
   if (s.replace(ws, '') === '') {
     if (grammar === 'lock') return [];
@@ -177,9 +197,9 @@ export function parseConstraints(s: string, options: ParseOptions = {}): Constra
             : 'has an empty constraint between two commas';
       throw new ConstraintSyntaxError(`version constraint ${quote(s)} ${where}`, s);
     }
-    out.push(parsePiece(piece, s, grammar));
+    out.push(freeze(parsePiece(piece, s, grammar)));
   });
-  return out;
+  return Object.freeze(out);
 }
 
 /** `null` when `s` is a valid configuration constraint string, else the error message. */

@@ -18,6 +18,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import type { Readable } from 'node:stream';
+import { compareUtf8 } from '../archive/paths';
 import yauzl from 'yauzl';
 
 /** A package could not be hashed: a corrupt zip, a rejected entry name, an unreadable directory. */
@@ -35,9 +36,7 @@ export const EMPTY_H1 = 'h1:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=';
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
 /** Byte-wise (UTF-8) order, the order Go's `sort.Strings` gives. */
-export function compareUtf8(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
-}
+export { compareUtf8 };
 
 /**
  * `h1:` from per-file SHA-256 values (dirhash `Hash1`). Paths use `/`; a path containing a newline

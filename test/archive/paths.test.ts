@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { crc32 } from 'node:zlib';
 import { portableCrc32 } from '../../src/archive/crc32';
 import { DEFAULT_LIMITS, defaultShouldLoad, detectFormat } from '../../src/archive';
@@ -96,6 +97,32 @@ test('compareUtf8 orders by UTF-8 bytes, not UTF-16 code units', () => {
   const names = ['\u{1F600}.tf', '\uFF5E.tf', 'Z.tf', 'a.tf'];
   expect([...names].sort(compareUtf8)).toEqual(['Z.tf', 'a.tf', '\uFF5E.tf', '\u{1F600}.tf']);
   expect([...names].sort()).not.toEqual([...names].sort(compareUtf8));
+});
+
+test('compareUtf8 agrees with comparing the UTF-8 encodings (property)', () => {
+  const bytewise = (a: string, b: string): number =>
+    Math.sign(Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8')));
+  // Strings over an alphabet that mixes ASCII, BMP above the surrogates, astral characters and
+  // lone surrogates, sharing prefixes often.
+  const unit = fc.constantFrom(
+    'a',
+    'b',
+    '/',
+    '\u00e9',
+    '\uFF5E',
+    '\uE000',
+    '\u{1F600}',
+    '\u{10FFFF}',
+    '\uD800',
+    '\uDFFF',
+  );
+  const str = fc.array(unit, { maxLength: 6 }).map((u) => u.join(''));
+  fc.assert(
+    fc.property(str, str, str, (prefix, a, b) => {
+      expect(Math.sign(compareUtf8(prefix + a, prefix + b))).toBe(bytewise(prefix + a, prefix + b));
+    }),
+    { numRuns: 5000 },
+  );
 });
 
 describe('detectFormat', () => {
