@@ -33,8 +33,13 @@ function shorten(text: string): string {
  * CVE-2026-23950 (GHSA-r6q2-hw4h-h46w).
  */
 export function collisionKey(path: string): string {
+  // ASCII (nearly every path) decomposes to itself, and lower- then upper-casing it is upper-casing.
+  if (ASCII.test(path)) return path.toUpperCase();
   return path.normalize('NFKD').toLowerCase().toUpperCase();
 }
+
+// eslint-disable-next-line no-control-regex
+const ASCII = /^[\u0000-\u007f]*$/;
 
 /** Hex-escape every byte outside printable ASCII: used for names that are not valid UTF-8. */
 export function hexEscape(raw: Uint8Array): string {
@@ -83,8 +88,9 @@ export function normaliseEntryPath(
   limits: ArchiveLimits,
   options: NormaliseOptions,
 ): string | null {
-  const shown = displayName(name);
+  // The display form (`shown`) is computed only for an error.
   if (name.includes('\0')) {
+    const shown = displayName(name);
     throw new InputError('invalid-path', `entry name contains a NUL byte: "${shown}"`, { entry: shown });
   }
   let work = name;
@@ -92,6 +98,7 @@ export function normaliseEntryPath(
     // Leading `/` or `\`, UNC `\\host`, and every drive form (`C:\x`, `C:/x`, `C:..`, `C:x` is
     // drive-relative) are absolute somewhere.
     if (/^[/\\]/.test(work) || /^[A-Za-z]:/.test(work)) {
+      const shown = displayName(name);
       throw new InputError('absolute-path', `absolute path in archive: "${shown}"`, { entry: shown });
     }
     work = work.replace(/\\/g, '/');
@@ -101,6 +108,7 @@ export function normaliseEntryPath(
     if (segment === '' || segment === '.') continue;
     if (segment === '..') {
       if (stack.length === 0) {
+        const shown = displayName(name);
         throw new InputError('path-traversal', `path escapes the archive root: "${shown}"`, { entry: shown });
       }
       stack.pop();
@@ -112,6 +120,7 @@ export function normaliseEntryPath(
   const normalised = stack.join('/');
   const length = Buffer.byteLength(normalised, 'utf8');
   if (length > limits.maxPathLength) {
+    const shown = displayName(name);
     throw new InputError(
       'path-too-long',
       `path is ${length} bytes long, more than the limit of ${limits.maxPathLength}: "${truncateForDisplay(shown)}"`,
@@ -119,6 +128,7 @@ export function normaliseEntryPath(
     );
   }
   if (stack.length > limits.maxPathDepth) {
+    const shown = displayName(name);
     throw new InputError(
       'path-too-deep',
       `path is ${stack.length} levels deep, more than the limit of ${limits.maxPathDepth}: "${truncateForDisplay(shown)}"`,

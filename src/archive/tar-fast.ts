@@ -208,7 +208,9 @@ export function readTarFast(bytes: Buffer, gzip: boolean, builder: ArchiveBuilde
       Math.max(RATIO_GRACE_BYTES, Math.floor(limits.maxCompressionRatio * Math.max(bytes.length, 1))),
     );
     try {
-      tar = gunzipSync(bytes, { maxOutputLength: Math.max(cap, 1) });
+      // 256 KiB output chunks: half the time of zlib's default 16 KiB on a 6 MB tar (fewer chunks
+      // to collect and concatenate), and no gain beyond.
+      tar = gunzipSync(bytes, { maxOutputLength: Math.max(cap, 1), chunkSize: 256 * 1024 });
     } catch {
       return false;
     }
