@@ -12,8 +12,16 @@
  * Key validity is judged at the signature's creation time, so a key that expired after signing
  * still verifies old releases.
  */
-import * as openpgp from 'openpgp';
+import type * as openpgp from 'openpgp';
 import type { TrustLevel } from './types';
+
+/** openpgp.js is loaded on first use: only a registry cross-check needs it, and evaluating it costs
+ * tens of milliseconds of every cold start (CLI runs, Lambda initialisation). */
+let library: Promise<typeof openpgp> | undefined;
+function pgp(): Promise<typeof openpgp> {
+  library ??= import('openpgp');
+  return library;
+}
 
 export interface RegistrySigningKey {
   keyId?: string;
@@ -26,9 +34,9 @@ export type SignatureResult = { ok: true; trust: TrustLevel; keyId: string } | {
 async function readSignature(bytes: Uint8Array): Promise<openpgp.Signature> {
   const text = Buffer.from(bytes).toString('latin1');
   if (text.includes('-----BEGIN PGP SIGNATURE-----')) {
-    return openpgp.readSignature({ armoredSignature: Buffer.from(bytes).toString('utf8') });
+    return (await pgp()).readSignature({ armoredSignature: Buffer.from(bytes).toString('utf8') });
   }
-  return openpgp.readSignature({ binarySignature: bytes });
+  return (await pgp()).readSignature({ binarySignature: bytes });
 }
 
 function signatureCreated(sig: openpgp.Signature): Date | undefined {
@@ -39,9 +47,11 @@ function signatureCreated(sig: openpgp.Signature): Date | undefined {
 type Check = { ok: true; keyId: string } | { ok: false; unknownIssuer: boolean; reason: string };
 
 async function checkDetached(data: Uint8Array, sig: openpgp.Signature, keys: openpgp.Key[]): Promise<Check> {
-  const message = await openpgp.createMessage({ binary: data });
+  const message = await (await pgp()).createMessage({ binary: data });
   const date = signatureCreated(sig);
-  const result = await openpgp.verify({
+  const result = await (
+    await pgp()
+  ).verify({
     message,
     signature: sig,
     verificationKeys: keys,
@@ -62,7 +72,7 @@ async function checkDetached(data: Uint8Array, sig: openpgp.Signature, keys: ope
 
 async function readKeys(armored: string, what: string): Promise<openpgp.Key[]> {
   try {
-    return await openpgp.readKeys({ armoredKeys: armored });
+    return await (await pgp()).readKeys({ armoredKeys: armored });
   } catch (err) {
     throw new Error(`cannot read ${what}: ${err instanceof Error ? err.message : String(err)}`, {
       cause: err,
@@ -126,8 +136,8 @@ export async function authenticateSums(
     let trustSig: openpgp.Signature;
     let keyBytes: Uint8Array;
     try {
-      trustSig = await openpgp.readSignature({ armoredSignature: signer.key.trustSignature });
-      keyBytes = (await openpgp.unarmor(signer.key.asciiArmor)).data as Uint8Array;
+      trustSig = await (await pgp()).readSignature({ armoredSignature: signer.key.trustSignature });
+      keyBytes = (await (await pgp()).unarmor(signer.key.asciiArmor)).data as Uint8Array;
     } catch (err) {
       return {
         ok: false,
