@@ -2,6 +2,10 @@
  * Errors of the tfguard core. An `InputError` means the input as a whole is unusable (a rejected
  * archive, an unreadable config file, bad CLI usage): no report is produced, the CLI exits 2 and the
  * service stores an "input rejected" report. Anything that only affects one file becomes a finding.
+ *
+ * `scan-timeout` is the one code that says nothing permanent about the input: the scan did not
+ * finish before its deadline (`ScanOptions.timeoutMs` / `signal`). The CLI exits 2 as for any
+ * `InputError`; the service never stores it as a rejection (a retry with more time may succeed).
  */
 
 export type InputErrorCode =
@@ -23,6 +27,7 @@ export type InputErrorCode =
   | 'path-too-long'
   | 'path-too-deep'
   | 'invalid-config'
+  | 'scan-timeout'
   | 'usage';
 
 export class InputError extends Error {

@@ -41,6 +41,36 @@ export interface HclParserOptions {
 
 export const DEFAULT_MAX_NESTING_DEPTH = 128;
 
+/** Per-call options of `parse` / `extract`. */
+export interface ParseCallOptions {
+  /**
+   * Abandons the parse when aborted: a full hcl2json parse in flight is terminated (its worker is
+   * replaced), and the call rejects with the signal's reason instead of resolving.
+   */
+  signal?: AbortSignal | undefined;
+}
+
+/** Rejects with the signal's reason once it fires (snippet batches shared with other files are
+ * left to finish under their own budget). */
+function abandonOnAbort<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return work;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
+}
+
 /** The default per-file budget: 10 s plus 5 s per MiB (hcl2json needs ~3 s per MB). */
 export function defaultTimeoutMs(bytes: number): number {
   return Math.ceil(10_000 + (5_000 * bytes) / (1024 * 1024));
@@ -96,24 +126,31 @@ export class HclParser {
 
   /**
    * Parses one file. `.json` suffix → JSON syntax, anything else → native syntax. Never rejects:
-   * bad input (and even an internal failure) becomes `{ ok: false, error }`.
+   * bad input (and even an internal failure) becomes `{ ok: false, error }` — except with the
+   * reason of `options.signal` once it fired.
    */
-  async parse(path: string, content: Buffer): Promise<ParseResult> {
-    try {
-      return await this.parseUnsafe(path, content, FULL_SPEC);
-    } catch (err) {
-      return failure(path, `internal parser error: ${describe(err)}`, 1, 1);
-    }
+  async parse(path: string, content: Buffer, options: ParseCallOptions = {}): Promise<ParseResult> {
+    return this.extract(path, content, FULL_SPEC, options);
   }
 
   /**
    * Parses only what `spec` selects: the result is exactly `projectBody(parse(...).body, spec)` for
-   * a file that parses, and the same error for one that does not. Never rejects.
+   * a file that parses, and the same error for one that does not. Never rejects (but see `parse`).
    */
-  async extract(path: string, content: Buffer, spec: BlockSpec): Promise<ParseResult> {
+  async extract(
+    path: string,
+    content: Buffer,
+    spec: BlockSpec,
+    options: ParseCallOptions = {},
+  ): Promise<ParseResult> {
+    const signal = options.signal;
     try {
-      return await this.parseUnsafe(path, content, spec);
+      signal?.throwIfAborted();
+      const result = await this.parseUnsafe(path, content, spec, signal);
+      signal?.throwIfAborted();
+      return result;
     } catch (err) {
+      if (signal?.aborted) throw signal.reason;
       return failure(path, `internal parser error: ${describe(err)}`, 1, 1);
     }
   }
@@ -129,7 +166,12 @@ export class HclParser {
     await this.pool.close();
   }
 
-  private async parseUnsafe(path: string, content: Buffer, spec: BlockSpec): Promise<ParseResult> {
+  private async parseUnsafe(
+    path: string,
+    content: Buffer,
+    spec: BlockSpec,
+    signal: AbortSignal | undefined,
+  ): Promise<ParseResult> {
     const decoded = decodeSource(path, content);
     if (!decoded.ok) return decoded;
     const text = decoded.text;
@@ -148,7 +190,10 @@ export class HclParser {
     }
     if (fast !== null && !full) {
       const { body, pending } = fast;
-      const values = await Promise.all(pending.map((p) => this.snippetValue(p.text, p.name)));
+      const values = await abandonOnAbort(
+        Promise.all(pending.map((p) => this.snippetValue(p.text, p.name))),
+        signal,
+      );
       if (values.every((v) => v.ok)) {
         pending.forEach((p, i) => {
           p.attr.value = (values[i] as { ok: true; value: unknown }).value;
@@ -158,7 +203,7 @@ export class HclParser {
       }
     }
     this.stats.fullParses++;
-    const result = await this.fullParse(path, text, content.length);
+    const result = await this.fullParse(path, text, content.length, signal);
     return full || !result.ok
       ? result
       : { ok: true, file: { ...result.file, body: projectBody(result.file.body, spec) } };
@@ -208,7 +253,12 @@ export class HclParser {
     }
   }
 
-  private async fullParse(path: string, text: string, bytes: number): Promise<ParseResult> {
+  private async fullParse(
+    path: string,
+    text: string,
+    bytes: number,
+    signal: AbortSignal | undefined,
+  ): Promise<ParseResult> {
     const scan = scanHcl(path, text, { depthLimit: this.maxNestingDepth });
     if (scan.depthLimitExceeded !== null) {
       const { line, column } = scan.depthLimitExceeded;
@@ -227,8 +277,10 @@ export class HclParser {
     }
 
     const budget = this.timeoutMs ?? defaultTimeoutMs(bytes);
-    const outcome = await this.pool.run(HCL2JSON_FILENAME, text, budget);
+    const outcome = await this.pool.run(HCL2JSON_FILENAME, text, budget, signal);
     switch (outcome.kind) {
+      case 'aborted':
+        throw signal?.reason ?? new Error('the parse was aborted');
       case 'timeout':
         return failure(path, `parser timed out after ${budget} ms`, 1, 1);
       case 'crash':

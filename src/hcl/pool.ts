@@ -18,7 +18,9 @@ export type PoolOutcome =
   | { kind: 'ok'; json: unknown }
   | { kind: 'error'; message: string }
   | { kind: 'timeout' }
-  | { kind: 'crash'; detail: string };
+  | { kind: 'crash'; detail: string }
+  /** The caller's signal fired: a queued parse was dropped, a running one's worker terminated. */
+  | { kind: 'aborted' };
 
 /*
  * The worker script. Before loading hcl2json it loads hcl2json's Go support file itself, so that
@@ -140,12 +142,37 @@ export class Hcl2JsonPool {
     this.keepPoisonedWorkers = options.keepPoisonedWorkers ?? false;
   }
 
-  /** Parses `text` with hcl2json in a worker. Never rejects. */
-  run(name: string, text: string, timeoutMs: number): Promise<PoolOutcome> {
+  /** Parses `text` with hcl2json in a worker. Never rejects. `signal`: see `{ kind: 'aborted' }`. */
+  run(name: string, text: string, timeoutMs: number, signal?: AbortSignal): Promise<PoolOutcome> {
+    if (signal?.aborted) return Promise.resolve({ kind: 'aborted' });
     return new Promise<PoolOutcome>((resolve) => {
-      this.queue.push({ id: this.nextId++, name, text, timeoutMs, resolve });
+      const task: Task = { id: this.nextId++, name, text, timeoutMs, resolve };
+      if (signal !== undefined) {
+        const onAbort = (): void => this.abort(task);
+        signal.addEventListener('abort', onAbort, { once: true });
+        task.resolve = (outcome) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(outcome);
+        };
+      }
+      this.queue.push(task);
       this.pump();
     });
+  }
+
+  /** The task's signal fired: drop it from the queue, or end its worker (replaced lazily). */
+  private abort(task: Task): void {
+    const queued = this.queue.indexOf(task);
+    if (queued !== -1) {
+      this.queue.splice(queued, 1);
+      task.resolve({ kind: 'aborted' });
+      return;
+    }
+    const slot = this.slots.find((s) => s.task === task);
+    if (slot === undefined) return; // already settled
+    this.kill(slot);
+    task.resolve({ kind: 'aborted' });
+    this.pump();
   }
 
   /** True once a worker (and so the WebAssembly module) has ever been started. */

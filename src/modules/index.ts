@@ -48,6 +48,9 @@ export interface LoadModulesInput {
   /** How configuration files are read; default `parser.extract(path, content, LOADER_PROJECTION)`.
    * The scan layer wraps this with its content-addressed cache. */
   readConfigFile?: ConfigFileReader;
+  /** Stops loading when aborted: checked before each file; the reason (or what a reader threw
+   * once it fired) is thrown instead of becoming a parse-error diagnostic. */
+  signal?: AbortSignal | undefined;
 }
 
 export interface LoadedModules {
@@ -119,11 +122,13 @@ async function parseAll(
   paths: string[],
   archive: LoadedArchive,
   read: ConfigFileReader,
+  signal: AbortSignal | undefined,
 ): Promise<Map<string, ParseResult>> {
   const results = new Map<string, ParseResult>();
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < paths.length) {
+      signal?.throwIfAborted();
       const path = paths[next++] as string;
       const content = archive.files.get(path);
       if (content === undefined) {
@@ -136,6 +141,7 @@ async function parseAll(
       try {
         results.set(path, await read(path, content));
       } catch (err) {
+        if (signal?.aborted) throw err;
         // The parser reports syntax errors as results; anything thrown is still confined to this file.
         const message = err instanceof Error ? err.message : String(err);
         results.set(path, {
@@ -175,8 +181,9 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
   }
   const toParse = [...selections.values()].flatMap((s) => s.selected);
   const read: ConfigFileReader =
-    input.readConfigFile ?? ((path, content) => parser.extract(path, content, LOADER_PROJECTION));
-  const results = await parseAll(toParse, archive, read);
+    input.readConfigFile ??
+    ((path, content) => parser.extract(path, content, LOADER_PROJECTION, { signal: input.signal }));
+  const results = await parseAll(toParse, archive, read, input.signal);
 
   const parsed = new Map<string, ParsedFile>();
   const diagnostics: LoadDiagnostic[] = [];

@@ -31,4 +31,16 @@ export interface ScanOptions {
   cacheLineage?: string;
   /** Called once per scan with what the cache did (hits, misses, requests, bytes). */
   onCacheStats?: (stats: CacheStats) => void;
+  /**
+   * Time limit of the whole scan in milliseconds, from its start (CLI `--timeout`,
+   * `TFGUARD_SCAN_TIMEOUT_MS`). Over it the scan throws `InputError('scan-timeout')`.
+   */
+  timeoutMs?: number | undefined;
+  /**
+   * Stops the scan when aborted (e.g. the Lambda invocation's deadline, see `timeLimit`): it is
+   * checked between stages and before each file, an hcl2json parse in flight is terminated, and
+   * the scan throws `InputError('scan-timeout')`. A scan returns a report only when it finished
+   * before the signal fired: nothing partial is ever returned as complete.
+   */
+  signal?: AbortSignal | undefined;
 }

@@ -1,0 +1,208 @@
+/**
+ * The overall per-scan deadline (`ScanOptions.timeoutMs` / `signal`, docs/security.md §4 and §8):
+ * a scan either returns its report before the deadline or throws `InputError('scan-timeout')`
+ * naming how long it ran and where it was; an hcl2json parse in flight is terminated, not waited
+ * for. Deterministic: each deadline falls inside work that takes far longer (a hostile file the
+ * fast path hands to hcl2json, a registry that never answers), or is passed before the scan starts.
+ */
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { readArchiveBytes } from '../../src/archive';
+import { InputError } from '../../src/errors';
+import { HclParser } from '../../src/hcl';
+import { Hcl2JsonPool } from '../../src/hcl/pool';
+import { loadModules, LOADER_PROJECTION } from '../../src/modules';
+import { closeSharedParser, scanBytes, shouldLoad, timeLimit, TimeLimitReached } from '../../src/scan';
+import { DEFAULT_CONFIG } from '../../src/scan/config-file';
+import { makeTarGz } from '../helpers/archive';
+import { generateTestKey, startRegistry, type RegistryServer } from '../helpers/registry-server';
+import { lockText } from '../lockfile/fixtures';
+
+afterAll(closeSharedParser);
+
+const SAMPLE = readFileSync(path.join(__dirname, '..', '..', 'events', 'archives', 'acme-network.tar.gz'));
+
+const MAIN_TF = 'terraform {\n  required_version = ">= 1.5"\n}\n';
+
+/**
+ * ~1.5 MB of resources ending in an unterminated string: the verifier gives up, so hcl2json parses
+ * the whole file in a worker (several seconds; the default per-file budget is ~17 s).
+ */
+function hostileFile(): string {
+  const pieces = [MAIN_TF];
+  for (let i = 0, size = 0; size < 1_500_000; i++) {
+    const block = `resource "aws_s3_bucket" "b${i}" {\n  bucket = "bucket-${i}"\n}\n\n`;
+    pieces.push(block);
+    size += block.length;
+  }
+  pieces.push('locals {\n  x = "unterminated\n}\n');
+  return pieces.join('');
+}
+
+async function rejection(work: Promise<unknown>): Promise<InputError> {
+  const err = await work.then(
+    () => {
+      throw new Error('the scan returned a report; a scan-timeout was expected');
+    },
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(InputError);
+  expect((err as InputError).code).toBe('scan-timeout');
+  return err as InputError;
+}
+
+test('an already aborted signal: scan-timeout before anything is read, with the signal reason', async () => {
+  const controller = new AbortController();
+  controller.abort(new Error('the operator cancelled the scan'));
+  const err = await rejection(scanBytes('sample.tar.gz', SAMPLE, { signal: controller.signal }));
+  expect(err.message).toMatch(
+    /^scan timed out after \d+ ms while starting: the operator cancelled the scan$/,
+  );
+  expect(err.entry).toBeUndefined();
+});
+
+test('a time limit that passed while timers could not run still stops the scan (the clock is checked)', async () => {
+  const limit = timeLimit(20, 'the test limit of 20 ms');
+  const until = Date.now() + 60;
+  while (Date.now() < until) {
+    // busy: the limit's timer cannot fire, so its signal is not aborted yet
+  }
+  expect(limit.signal.aborted).toBe(false);
+  const err = await rejection(scanBytes('sample.tar.gz', SAMPLE, { signal: limit.signal }));
+  expect(err.message).toMatch(/while starting: the test limit of 20 ms$/);
+  expect(limit.signal.reason).toBeInstanceOf(TimeLimitReached);
+  limit.dispose();
+});
+
+test('a generous deadline changes nothing: the same report as without one', async () => {
+  const without = await scanBytes('sample.tar.gz', SAMPLE);
+  const controller = new AbortController();
+  const withDeadline = await scanBytes('sample.tar.gz', SAMPLE, {
+    timeoutMs: 120_000,
+    signal: controller.signal,
+  });
+  expect(JSON.stringify(withDeadline)).toBe(JSON.stringify(without));
+});
+
+test('invalid timeoutMs is a RangeError', async () => {
+  await expect(scanBytes('sample.tar.gz', SAMPLE, { timeoutMs: 0 })).rejects.toThrow(RangeError);
+  await expect(scanBytes('sample.tar.gz', SAMPLE, { timeoutMs: Number.NaN })).rejects.toThrow(
+    /timeoutMs must be a positive number/,
+  );
+});
+
+test('timeoutMs over a file hcl2json needs seconds for: scan-timeout naming the file, the parse terminated', async () => {
+  const archive = await makeTarGz({ 'main.tf': MAIN_TF, 'slow/main.tf': hostileFile() });
+  const started = Date.now();
+  const err = await rejection(scanBytes('slow.tar.gz', archive, { timeoutMs: 1000 }));
+  const elapsed = Date.now() - started;
+  expect(err.message).toMatch(
+    /^scan timed out after 1\.\d s while parsing "slow\/main\.tf": the scan time limit is 1\.0 s$/,
+  );
+  expect(err.entry).toBe('slow/main.tf');
+  // Stopped at the limit, not after the parse (which takes several seconds).
+  expect(elapsed).toBeLessThan(2500);
+  // The terminated worker was replaced: the same archive scans completely without the limit, and
+  // the syntax error is reported from hcl2json's full parse.
+  const report = await scanBytes('slow.tar.gz', archive);
+  expect(report.findings.filter((f) => f.ruleId === 'parse-error').map((f) => f.file)).toEqual([
+    'slow/main.tf',
+  ]);
+}, 60_000);
+
+test('an hcl2json parse in flight is terminated when its signal fires; a later parse gets a new worker', async () => {
+  const pool = new Hcl2JsonPool({ size: 1, hcl2jsonPath: require.resolve('@cdktf/hcl2json') });
+  try {
+    const text = hostileFile();
+    const controller = new AbortController();
+    const queuedController = new AbortController();
+    const running = pool.run('main.tf', text, 120_000, controller.signal);
+    const queued = pool.run('other.tf', 'a = 1\n', 120_000, queuedController.signal);
+    // Wait until the worker is busy with the long parse, then abort both.
+    while (pool.workerCount === 0) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 700));
+    const abortedAt = Date.now();
+    queuedController.abort();
+    controller.abort();
+    expect(await queued).toEqual({ kind: 'aborted' });
+    expect(await running).toEqual({ kind: 'aborted' });
+    expect(Date.now() - abortedAt).toBeLessThan(200);
+    expect(pool.workerCount).toBe(0); // terminated, not left running
+    // An already aborted signal never reaches a worker.
+    expect(await pool.run('x.tf', 'a = 1\n', 10_000, controller.signal)).toEqual({ kind: 'aborted' });
+    expect(pool.workerCount).toBe(0);
+    expect(await pool.run('x.tf', 'a = 1\n', 30_000)).toEqual({ kind: 'ok', json: { a: 1 } });
+  } finally {
+    await pool.close();
+  }
+}, 60_000);
+
+test('the module loader stops between files and rethrows instead of recording a parse error', async () => {
+  const files: Record<string, string> = {};
+  for (let i = 0; i < 20; i++) files[`m${String(i).padStart(2, '0')}/main.tf`] = MAIN_TF;
+  const archive = await readArchiveBytes('many.tar.gz', await makeTarGz(files), { shouldLoad });
+  const parser = new HclParser();
+  try {
+    const controller = new AbortController();
+    const read: string[] = [];
+    const reason = new Error('stop after the first file');
+    const loading = loadModules({
+      archive,
+      config: DEFAULT_CONFIG,
+      parser,
+      signal: controller.signal,
+      readConfigFile: async (file, content) => {
+        read.push(file);
+        const result = await parser.extract(file, content, LOADER_PROJECTION);
+        controller.abort(reason);
+        return result;
+      },
+    });
+    await expect(loading).rejects.toBe(reason);
+    // The loader reads up to 8 files at once: those already started finish, no new one starts.
+    expect(read.length).toBeGreaterThanOrEqual(1);
+    expect(read.length).toBeLessThanOrEqual(8);
+  } finally {
+    await parser.close();
+  }
+});
+
+describe('a registry that never answers', () => {
+  const HOST = 'registry.example.test';
+  const SOURCE = `${HOST}/acme/cloud`;
+  let reg: RegistryServer;
+
+  beforeAll(async () => {
+    reg = await startRegistry({
+      signingKey: await generateTestKey('Deadline Registry'),
+      releases: [{ namespace: 'acme', type: 'cloud', version: '1.0.0', platforms: ['linux_amd64'] }],
+    });
+    reg.faults.push({ path: /.*/, kind: 'hang' });
+  });
+  afterAll(async () => {
+    await reg?.close();
+  });
+
+  test('the lock-file stage is bounded by the deadline too (the registry client alone waits ~31 s)', async () => {
+    const zh = reg.zh('acme', 'cloud', '1.0.0').linux_amd64 as string;
+    const archive = await makeTarGz({
+      'main.tf': `terraform {\n  required_version = ">= 1.5"\n  required_providers {\n    cloud = {\n      source  = "${SOURCE}"\n      version = "~> 1.0"\n    }\n  }\n}\n`,
+      '.terraform.lock.hcl': lockText([
+        { source: SOURCE, version: '1.0.0', constraints: '~> 1.0', hashes: [zh] },
+      ]),
+    });
+    const started = Date.now();
+    const err = await rejection(
+      scanBytes('registry.tar.gz', archive, {
+        registry: true,
+        config: { registryHosts: { [HOST]: reg.url } },
+        timeoutMs: 1500,
+      }),
+    );
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(err.message).toMatch(
+      /^scan timed out after 1\.\d s while checking the lock files \(with the registry\): the scan time limit is 1\.5 s$/,
+    );
+    expect(reg.requests.length).toBeGreaterThan(0); // it really was waiting for the registry
+  }, 30_000);
+});
