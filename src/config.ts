@@ -2,7 +2,13 @@
  * The one module that reads `process.env`. Everything else receives settings as parameters, so the
  * core stays pure and testable. Each function reads the variables it documents, at call time.
  */
+import type { ArchiveLimits } from './model';
 import type { HclParserSettings } from './scan/types';
+
+/** An environment variable with an unusable value; the message names the variable. */
+export class EnvironmentError extends Error {
+  override readonly name = 'EnvironmentError';
+}
 
 export type ColorMode = 'always' | 'never' | 'auto';
 
@@ -16,10 +22,23 @@ export function colorMode(): ColorMode {
 }
 
 function positiveInt(name: string, value: string | undefined): number | undefined {
-  if (value === undefined || value === '') return undefined;
+  if (value === undefined || value.trim() === '') return undefined;
   const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) {
-    throw new Error(`environment variable ${name} must be a positive integer, got ${JSON.stringify(value)}`);
+  if (!Number.isSafeInteger(n) || n <= 0) {
+    throw new EnvironmentError(
+      `environment variable ${name} must be a positive integer, got ${JSON.stringify(value)}`,
+    );
+  }
+  return n;
+}
+
+function positiveNumber(name: string, value: string | undefined): number | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) {
+    throw new EnvironmentError(
+      `environment variable ${name} must be a positive number, got ${JSON.stringify(value)}`,
+    );
   }
   return n;
 }
@@ -31,6 +50,37 @@ export function parserSettings(): HclParserSettings {
     workers: positiveInt('TFGUARD_PARSER_WORKERS', env.TFGUARD_PARSER_WORKERS),
     timeoutMs: positiveInt('TFGUARD_PARSER_TIMEOUT_MS', env.TFGUARD_PARSER_TIMEOUT_MS),
   };
+}
+
+/** `TFGUARD_SCAN_TIMEOUT_MS`: time limit of one whole scan (CLI and service); unset = none. */
+export function scanTimeoutMs(): number | undefined {
+  return positiveInt('TFGUARD_SCAN_TIMEOUT_MS', process.env.TFGUARD_SCAN_TIMEOUT_MS);
+}
+
+/** The environment variable of each archive limit (`src/archive/limits.ts`). */
+export const ARCHIVE_LIMIT_VARIABLES: Readonly<Record<keyof ArchiveLimits, string>> = Object.freeze({
+  maxEntries: 'TFGUARD_MAX_ENTRIES',
+  maxTotalBytes: 'TFGUARD_MAX_TOTAL_BYTES',
+  maxFileBytes: 'TFGUARD_MAX_FILE_BYTES',
+  maxCompressionRatio: 'TFGUARD_MAX_COMPRESSION_RATIO',
+  maxPathLength: 'TFGUARD_MAX_PATH_LENGTH',
+  maxPathDepth: 'TFGUARD_MAX_PATH_DEPTH',
+});
+
+/**
+ * The archive limits an operator set (CLI and service): only the variables that are set, so the
+ * defaults of `src/archive/limits.ts` apply to the rest. Positive integers, the compression ratio
+ * a positive number. Nothing in a scanned archive can change these.
+ */
+export function archiveLimits(): Partial<ArchiveLimits> {
+  const env = process.env;
+  const limits: Partial<ArchiveLimits> = {};
+  for (const [key, name] of Object.entries(ARCHIVE_LIMIT_VARIABLES) as [keyof ArchiveLimits, string][]) {
+    const value =
+      key === 'maxCompressionRatio' ? positiveNumber(name, env[name]) : positiveInt(name, env[name]);
+    if (value !== undefined) limits[key] = value;
+  }
+  return limits;
 }
 
 /** A snapshot of the environment for settings loaders that take it as a parameter. */

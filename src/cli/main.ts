@@ -7,7 +7,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { colorMode, parserSettings } from '../config';
+import { archiveLimits, colorMode, EnvironmentError, parserSettings, scanTimeoutMs } from '../config';
 import { isInputError, InputError } from '../errors';
 import type { Severity } from '../model';
 import { renderReport, REPORT_FORMATS, verdict } from '../report';
@@ -15,6 +15,7 @@ import type { FailOn, ReportFormat } from '../report';
 import { hashPackage, PackageHashError } from '../lockfile';
 import { RULES } from '../rules';
 import { closeSharedParser, scanPath } from '../scan';
+import type { ScanOptions } from '../scan/types';
 import { renderSummaryMarkdown, runLocalAudit } from '../service';
 import type { LocalArchive } from '../service/local-audit';
 import { LocalObjectStore } from '../storage/local';
@@ -35,10 +36,12 @@ const FAIL_ON: readonly FailOn[] = ['error', 'warning', 'notice', 'never'];
 export const USAGE = `Usage:
   tfguard scan <dir|archive> [--format text|json|sarif|markdown] [--output FILE]
                              [--config FILE] [--fail-on error|warning|notice|never]
-                             [--registry] [--no-color]
+                             [--registry] [--no-color] [--timeout SECONDS]
   tfguard audit <dir-of-archives> [--store DIR] [--format markdown|json] [--registry]
+                              [--timeout SECONDS]
                               rescan every archive in the directory (one per repository),
                               compare with the previous audit in the store and print the summary
+                              (--timeout: per archive; one over it is listed as failed)
   tfguard hash <zip|dir>      print the h1: (and zh: for a zip) checksums of a provider package,
                               as Terraform records them in .terraform.lock.hcl
   tfguard rules               list the rules with their default severities
@@ -46,11 +49,43 @@ export const USAGE = `Usage:
 
 Archives: .tar.gz, .tgz, .tar, .zip (the format is read from the content).
 Exit codes: 0 nothing at or above --fail-on (default error); 1 findings at or above it;
-            2 unusable input or usage.
+            2 unusable input or usage, or the scan did not finish within --timeout.
+Environment: TFGUARD_SCAN_TIMEOUT_MS (default for --timeout), TFGUARD_PARSER_WORKERS,
+  TFGUARD_PARSER_TIMEOUT_MS, archive limits TFGUARD_MAX_ENTRIES, TFGUARD_MAX_TOTAL_BYTES,
+  TFGUARD_MAX_FILE_BYTES, TFGUARD_MAX_COMPRESSION_RATIO, TFGUARD_MAX_PATH_LENGTH,
+  TFGUARD_MAX_PATH_DEPTH; NO_COLOR, FORCE_COLOR.
 `;
 
 function usage(message: string): never {
   throw new InputError('usage', `${message}\n\n${USAGE}`);
+}
+
+/** `--timeout SECONDS`: a positive number of seconds (fractions allowed), in milliseconds. */
+function parseTimeout(raw: string): number {
+  const seconds = /^\d+(\.\d+)?$/.test(raw.trim()) ? Number(raw) : NaN;
+  if (!(seconds > 0)) usage(`--timeout must be a positive number of seconds, got ${JSON.stringify(raw)}`);
+  return Math.max(1, Math.round(seconds * 1000));
+}
+
+/**
+ * The operator's scan settings: parser tuning, archive limits and the scan time limit from the
+ * environment (src/config.ts), `--timeout` overriding `TFGUARD_SCAN_TIMEOUT_MS`. A bad variable is
+ * a usage error naming it (exit 2).
+ */
+function operatorScanOptions(
+  timeout: string | undefined,
+): Pick<ScanOptions, 'parser' | 'limits' | 'timeoutMs'> {
+  const timeoutMs = timeout === undefined ? undefined : parseTimeout(timeout);
+  try {
+    return {
+      parser: parserSettings(),
+      limits: archiveLimits(),
+      timeoutMs: timeoutMs ?? scanTimeoutMs(),
+    };
+  } catch (err) {
+    if (err instanceof EnvironmentError) throw new InputError('usage', err.message, { cause: err });
+    throw err;
+  }
 }
 
 async function writeAtomically(file: string, text: string): Promise<void> {
@@ -74,6 +109,7 @@ async function scanCommand(args: string[], io: CliIo): Promise<number> {
         'fail-on': { type: 'string' },
         registry: { type: 'boolean' },
         'no-color': { type: 'boolean' },
+        timeout: { type: 'string' },
       },
     });
   } catch (err) {
@@ -85,6 +121,7 @@ async function scanCommand(args: string[], io: CliIo): Promise<number> {
   if (!REPORT_FORMATS.includes(format)) usage(`--format must be one of ${REPORT_FORMATS.join(', ')}`);
   const failOn = (values['fail-on'] ?? 'error') as FailOn;
   if (!FAIL_ON.includes(failOn)) usage(`--fail-on must be one of ${FAIL_ON.join(', ')}`);
+  const operator = operatorScanOptions(values.timeout);
 
   let configText: { name: string; text: string } | undefined;
   if (values.config !== undefined) {
@@ -99,7 +136,7 @@ async function scanCommand(args: string[], io: CliIo): Promise<number> {
   const target = positionals[0] as string;
   const report = await scanPath(target, {
     configText,
-    parser: parserSettings(),
+    ...operator,
     ...(values.registry ? { registry: true } : {}),
   });
   const mode = colorMode();
@@ -133,6 +170,7 @@ async function auditCommand(args: string[], io: CliIo): Promise<number> {
         store: { type: 'string' },
         format: { type: 'string', short: 'f' },
         registry: { type: 'boolean' },
+        timeout: { type: 'string' },
       },
     });
   } catch (err) {
@@ -142,6 +180,7 @@ async function auditCommand(args: string[], io: CliIo): Promise<number> {
   if (positionals.length !== 1) usage('audit takes exactly one <dir-of-archives>');
   const format = values.format ?? 'markdown';
   if (format !== 'markdown' && format !== 'json') usage('--format must be markdown or json for audit');
+  const operator = operatorScanOptions(values.timeout);
   const dir = positionals[0] as string;
   let names: string[];
   try {
@@ -163,7 +202,7 @@ async function auditCommand(args: string[], io: CliIo): Promise<number> {
   const store = new LocalObjectStore(values.store ?? 'tfguard-reports');
   const result = await runLocalAudit(archives, store, {
     registry: values.registry === true,
-    scanOptions: { parser: parserSettings() },
+    scanOptions: operator,
     ...(io.isTTY
       ? { onProgress: (p) => io.stderr(progressBar(p.done, p.total, `${p.repository} (${p.status})`)) }
       : {}),
