@@ -24,7 +24,7 @@ function route(operation: Operation, withSigner: boolean) {
     context?: Context,
   ): Promise<APIGatewayProxyStructuredResultV2> => {
     const rt: Runtime = runtime();
-    return instrumented(rt, context, async () => {
+    return instrumented(rt, context, async (signal) => {
       const deps: ApiDeps = {
         settings: rt.settings,
         reports: rt.reports,
@@ -32,6 +32,7 @@ function route(operation: Operation, withSigner: boolean) {
         scanOptions: rt.scanOptions,
         logger: rt.logger,
         metrics: rt.metrics,
+        signal,
         ...(withSigner ? { signer: rt.uploads } : {}),
       };
       const request = apiRequestFromEvent(event);

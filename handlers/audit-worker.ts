@@ -12,7 +12,7 @@ const processor = new BatchProcessor(EventType.SQS);
 
 export async function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
   const rt = runtime();
-  const deps = {
+  const base = {
     reports: rt.reports,
     layout: rt.layout,
     scanOptions: rt.scanOptions,
@@ -22,16 +22,16 @@ export async function handler(event: SQSEvent, context: Context): Promise<SQSBat
     source: rt.uploads,
     maxArchiveBytes: rt.settings.maxArchiveBytes,
   };
-  const record = async (r: SQSRecord) => {
+  const record = (signal: AbortSignal | undefined) => async (r: SQSRecord) => {
     const receiveCount = Number(r.attributes?.ApproximateReceiveCount ?? '1');
-    const result = await processAuditMessage(deps, r.body, {
+    const result = await processAuditMessage({ ...base, signal }, r.body, {
       receiveCount: Number.isFinite(receiveCount) ? receiveCount : 1,
       maxReceiveCount: rt.settings.auditMaxReceiveCount,
     });
     return result.status;
   };
-  return instrumented(rt, context, () =>
-    processPartialResponse(event, record, processor, {
+  return instrumented(rt, context, (signal) =>
+    processPartialResponse(event, record(signal), processor, {
       context,
       throwOnFullBatchFailure: false,
       // One repository at a time: a rescan is CPU-bound, parallel records would only multiply the

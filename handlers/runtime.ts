@@ -1,12 +1,13 @@
 /**
  * Per-container wiring shared by the handlers: settings from the environment (through
  * src/config.ts), Powertools Logger and Metrics, and the S3 / SQS adapters. Built once per
- * container, on first use.
+ * container, on first use. Per invocation: the deadline derived from the Lambda context.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
-import { environment, parserSettings } from '../src/config';
+import { archiveLimits, environment, parserSettings, scanTimeoutMs } from '../src/config';
+import { invocationDeadline } from '../src/service/deadline';
 import { ReportLayout } from '../src/service/keys';
 import type { ScanContext } from '../src/service/scans';
 import { loadServiceSettings, SettingsError, type ServiceSettings } from '../src/service/settings';
@@ -45,7 +46,12 @@ export function runtime(): Runtime {
     uploads: new S3ObjectStore({ bucket: settings.uploads.bucket, client }),
     reports: new S3ObjectStore({ bucket: settings.reports.bucket, client }),
     layout: new ReportLayout(settings.reports.prefix),
-    scanOptions: { parser: parserSettings(), config: { registryHosts: settings.registryHosts } },
+    scanOptions: {
+      parser: parserSettings(),
+      limits: archiveLimits(),
+      timeoutMs: scanTimeoutMs(),
+      config: { registryHosts: settings.registryHosts },
+    },
     auditQueue() {
       if (settings.auditQueueUrl === undefined)
         throw new SettingsError('TFGUARD_AUDIT_QUEUE_URL is required');
@@ -64,16 +70,25 @@ export function resetRuntime(): void {
   cached = undefined;
 }
 
-/** Adds the Lambda context (request id) to every log line and publishes metrics at the end. */
+/**
+ * Adds the Lambda context (request id) to every log line, hands `work` the invocation's deadline
+ * (fires `TFGUARD_DEADLINE_MARGIN_MS`, at most a quarter of the time, before the Lambda timeout;
+ * none without a context) and publishes metrics at the end.
+ */
 export async function instrumented<T>(
   rt: Runtime,
   context: Context | undefined,
-  work: () => Promise<T>,
+  work: (signal: AbortSignal | undefined) => Promise<T>,
 ): Promise<T> {
   if (context !== undefined) rt.logger.addContext(context);
+  const deadline = invocationDeadline(
+    typeof context?.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : undefined,
+    rt.settings.deadlineMarginMs,
+  );
   try {
-    return await work();
+    return await work(deadline?.signal);
   } finally {
+    deadline?.dispose();
     // Invocations that measured nothing (a refused request) publish nothing.
     if (rt.metrics.hasStoredMetrics()) rt.metrics.publishStoredMetrics();
   }

@@ -5,7 +5,7 @@ import { instrumented, runtime } from './runtime';
 
 export async function handler(event: S3Event, context?: Context): Promise<{ outcomes: UploadOutcome[] }> {
   const rt = runtime();
-  return instrumented(rt, context, async () => {
+  return instrumented(rt, context, async (signal) => {
     const outcomes = await processUploadEvent(
       {
         uploads: rt.settings.uploads,
@@ -17,6 +17,7 @@ export async function handler(event: S3Event, context?: Context): Promise<{ outc
         maxArchiveBytes: rt.settings.maxArchiveBytes,
         logger: rt.logger,
         metrics: rt.metrics,
+        signal,
       },
       event,
     );

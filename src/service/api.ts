@@ -25,6 +25,7 @@ import {
   type ReportLayout,
   type StoredFormat,
 } from './keys';
+import { isScanTimeout } from './deadline';
 import { errorAttributes, type ServiceLogger, type ServiceMetrics } from './observability';
 import { PENDING_GRACE_MS, UPLOAD_FORMATS, type UploadFormat, type UploadRequestRecord } from './requests';
 import { loadScan, scanAndStore, type RejectedRecord, type ScanContext } from './scans';
@@ -56,6 +57,8 @@ export interface ApiDeps {
   scanOptions: ScanContext['scanOptions'];
   logger: ServiceLogger;
   metrics: ServiceMetrics;
+  /** The invocation's deadline (`POST /scans` stops its scan when it fires: 504, nothing stored). */
+  signal?: AbortSignal | undefined;
   /** Presigns upload URLs (the uploads bucket); needed by `createUpload` only. */
   signer?: UploadUrlSigner;
   now?: () => Date;
@@ -319,14 +322,34 @@ export async function createScan(deps: ApiDeps, request: ApiRequest): Promise<Ap
   const sha256 = createHash('sha256').update(body).digest('hex');
   const scanId = apiScanId(repository, sha256);
   deps.logger.appendKeys?.({ scanId, ...(repository !== null ? { repository } : {}) });
-  const outcome = await scanAndStore(deps, {
-    scanId,
-    name,
-    bytes: body,
-    repository,
-    registry: deps.settings.scanRegistry,
-    source: { kind: 'api', name, sha256, size: body.length },
-  });
+  let outcome;
+  try {
+    outcome = await scanAndStore(deps, {
+      scanId,
+      name,
+      bytes: body,
+      repository,
+      registry: deps.settings.scanRegistry,
+      source: { kind: 'api', name, sha256, size: body.length },
+    });
+  } catch (err) {
+    // Not the client's fault and not a property of the archive: nothing was stored, no report.
+    if (isScanTimeout(err)) {
+      return json(
+        504,
+        {
+          scanId,
+          status: 'timed-out',
+          error: 'scan-timeout',
+          message:
+            `${err.message}. Nothing was stored; retry, or use POST /uploads, ` +
+            'whose scans have more time.',
+        },
+        { 'x-tfguard-scan-id': scanId },
+      );
+    }
+    throw err;
+  }
   if (outcome.status === 'rejected') return rejectedResponse(outcome.record);
   return reportResponse(outcome.report, scanId, repository, format, failOn);
 }

@@ -22,6 +22,7 @@ import { createHash } from 'node:crypto';
 import type { MessageQueue, VersionedObjectSource } from '../storage/ports';
 import type { ObjectStore } from '../storage/types';
 import { compareKeys } from '../storage/keys';
+import { deadlinePassed, isScanTimeout } from './deadline';
 import { auditRunId, type AuditRunLayout, type ReportLayout } from './keys';
 import { METRIC, errorAttributes, type ServiceLogger, type ServiceMetrics } from './observability';
 import { readLatest, scanAndStore, type ScanContext } from './scans';
@@ -46,6 +47,9 @@ export interface AuditDeps {
   registry: boolean;
   /** Repositories per shard; default ~√N (at least 10, at most 1000). */
   shardSize?: number | undefined;
+  /** The invocation's deadline: a rescan still running stops (`scan-timeout`), later ones do not
+   * start; either way the message is redelivered, and recorded `failed` on its last delivery. */
+  signal?: AbortSignal | undefined;
 }
 
 export interface AuditManifest {
@@ -308,7 +312,9 @@ export async function auditRepository(
       runId,
       repository,
       'failed',
-      'the rescan failed repeatedly (see the worker logs)',
+      isScanTimeout(err)
+        ? `scan-timeout: ${err.message}`
+        : 'the rescan failed repeatedly (see the worker logs)',
     );
   }
   if (recorded === null) {
@@ -326,6 +332,7 @@ async function rescan(
   load: (repository: string) => Promise<ArchiveLoad>,
 ): Promise<RepositoryResult> {
   const { runId, repository } = message;
+  if (deps.signal?.aborted) throw deadlinePassed(`the rescan of ${repository}`);
   const loaded = await load(repository);
   if (loaded.kind === 'missing') return unscannedResult(runId, repository, 'missing', loaded.reason);
   if (loaded.kind === 'rejected') return unscannedResult(runId, repository, 'rejected', loaded.reason);

@@ -78,4 +78,5 @@ export {
   type ProviderSkew,
   type FindingRef,
 } from './summary';
+export { invocationDeadline, deadlineMargin, isScanTimeout, MAX_MARGIN_SHARE } from './deadline';
 export { silentLogger, noMetrics, type ServiceLogger, type ServiceMetrics } from './observability';

@@ -28,6 +28,7 @@ export const noMetrics: ServiceMetrics = { addMetric() {} };
 export const METRIC = {
   scans: 'Scans',
   rejected: 'RejectedArchives',
+  timeouts: 'ScanTimeouts',
   duration: 'ScanDuration',
   findings: 'Findings',
   errorFindings: 'ErrorFindings',

@@ -1,7 +1,8 @@
 /**
  * Running one scan and storing its outcome: the three report renderings (JSON last, so its presence
  * means the scan is complete) or an "input rejected" record; reading them back by scan id; and the
- * per-repository `latest` pointer.
+ * per-repository `latest` pointer. A scan that runs out of time (`scan-timeout`) stores nothing:
+ * it is not a property of the input, and a retry with more time may complete.
  */
 import type { InputErrorCode } from '../errors';
 import { isInputError } from '../errors';
@@ -22,6 +23,8 @@ export interface ScanContext {
   scanOptions: ScanOptions;
   logger: ServiceLogger;
   metrics: ServiceMetrics;
+  /** The invocation's deadline (src/service/deadline.ts): scans still running when it fires stop. */
+  signal?: AbortSignal | undefined;
 }
 
 export type ScanSource =
@@ -79,18 +82,33 @@ function rejection(
   };
 }
 
-/** Scans an archive; `InputError`s become a stored rejection, anything else is thrown. */
+/**
+ * Scans an archive; `InputError`s become a stored rejection, except `scan-timeout` which is logged,
+ * counted (`ScanTimeouts`) and thrown with nothing stored; anything else is thrown.
+ */
 export async function scanAndStore(ctx: ScanContext, input: ScanInput): Promise<ScanOutcome> {
   const started = Date.now();
   let report: Report;
   try {
     report = await scanBytes(input.name, input.bytes, {
       ...ctx.scanOptions,
+      ...(ctx.signal !== undefined ? { signal: ctx.signal } : {}),
       registry: input.registry,
       store: new PrefixedObjectStore(ctx.reports, ctx.layout.registryCachePrefix),
     });
   } catch (err) {
     if (!isInputError(err)) throw err;
+    if (err.code === 'scan-timeout') {
+      ctx.metrics.addMetric(METRIC.timeouts, 'Count', 1);
+      ctx.logger.warn('scan timed out; nothing stored', {
+        scanId: input.scanId,
+        repository: input.repository,
+        code: err.code,
+        reason: err.message,
+        elapsedMs: Date.now() - started,
+      });
+      throw err;
+    }
     const record = rejection(input, err.code, err.message, err.entry ?? null);
     const key = await storeRejection(ctx, record);
     ctx.metrics.addMetric(METRIC.rejected, 'Count', 1);

@@ -43,6 +43,12 @@ export interface ServiceSettings {
   auditMaxReceiveCount: number;
   /** `TFGUARD_AUDIT_SHARD_SIZE`: repositories per aggregation shard (default ~√N, at least 10). */
   auditShardSize: number | undefined;
+  /**
+   * `TFGUARD_DEADLINE_MARGIN_MS`: how long before the Lambda timeout scans are stopped, kept for
+   * storing the outcome and reporting the failure (at most a quarter of the invocation's time;
+   * see src/service/deadline.ts). `0` lets scans run until Lambda ends the invocation.
+   */
+  deadlineMarginMs: number;
 }
 
 export class SettingsError extends Error {
@@ -58,6 +64,7 @@ export const DEFAULTS = {
   apiMaxBodyBytes: 4_500_000,
   uploadUrlTtlSeconds: 900,
   auditMaxReceiveCount: 3,
+  deadlineMarginMs: 10_000,
 };
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -212,5 +219,6 @@ export function loadServiceSettings(env: Env): ServiceSettings {
       1000,
     ),
     auditShardSize: shard === undefined ? undefined : integer(env, 'TFGUARD_AUDIT_SHARD_SIZE', 0, 1, 1000),
+    deadlineMarginMs: integer(env, 'TFGUARD_DEADLINE_MARGIN_MS', DEFAULTS.deadlineMarginMs, 0, 900_000),
   };
 }

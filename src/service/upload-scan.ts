@@ -2,6 +2,11 @@
  * Entry point 1, the upload-triggered scan: every record of an S3 `ObjectCreated` event is read at
  * the exact version the event names, scanned, and stored under deterministic keys.
  *
+ * Deadline (`signal`, the invocation's, src/service/deadline.ts): a scan still running when it
+ * fires stops with `scan-timeout` and stores nothing; records not started by then are not even
+ * downloaded. Both are failures like the transient ones below: the event is retried, then goes to
+ * the on-failure destination, each attempt ending a margin before the Lambda timeout.
+ *
  * Outcomes per record: `scanned`, `rejected` (an unusable archive: stored as an "input rejected"
  * record, never retried), `skipped` (not an upload this service handles), `missing` (deleted
  * since) or `superseded` (overwritten since: the newer object's own event scans it). Any other
@@ -12,6 +17,7 @@
 import { StorageKeyError, assertValidKey } from '../storage/keys';
 import type { VersionedObjectSource } from '../storage/ports';
 import type { ObjectStore } from '../storage/types';
+import { deadlinePassed } from './deadline';
 import { UPLOAD_ID_PATTERN, uploadScanId, type ReportLayout } from './keys';
 import { METRIC, errorAttributes, type ServiceLogger, type ServiceMetrics } from './observability';
 import type { UploadRequestRecord } from './requests';
@@ -30,6 +36,8 @@ export interface UploadScanDeps {
   maxArchiveBytes: number;
   logger: ServiceLogger;
   metrics: ServiceMetrics;
+  /** The invocation's deadline. */
+  signal?: AbortSignal | undefined;
 }
 
 export type UploadOutcome =
@@ -84,6 +92,7 @@ export async function processUploadRecord(
     if (err instanceof StorageKeyError) return skip(err.message);
     throw err;
   }
+  if (deps.signal?.aborted) throw deadlinePassed(`the scan of s3://${bucket}/${key}`);
 
   const got = await deps.source.getVersion(
     key,

@@ -1,14 +1,16 @@
 /**
- * Threat model, "Faults in the service" row "a Lambda timeout near the deadline" (docs/security.md §8):
- * the real upload-scan handler runs in a child process, as in a Lambda runtime, and is killed while
- * it is still scanning, the way Lambda ends an invocation at its timeout. Nothing that looks like a
- * result may exist afterwards, so Lambda's retry starts clean and, once the retries are spent, the
- * event goes to the function's on-failure queue.
+ * Threat model, "Faults in the service" rows "a scan that would outlive the Lambda timeout" and
+ * "Lambda timeout mid-scan" (docs/security.md §8): the real upload-scan handler runs in a child
+ * process, as in a Lambda runtime. Given the function's remaining time, it stops its scan a margin
+ * before the timeout and fails the invocation by itself; if Lambda kills it anyway (the process is
+ * killed mid-scan), nothing that looks like a result exists afterwards either. Either way Lambda's
+ * retry starts clean and, once the retries are spent, the event goes to the on-failure queue.
  */
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { loadScan } from '../../src/service/scans';
 import { makeTarGz } from '../helpers/archive';
+import { slowToParse } from './lambda-context';
 import {
   expectOnFailureQueue,
   layout,
@@ -17,6 +19,7 @@ import {
   ROOT,
   SERVICE_ENV,
   startServiceFixture,
+  UPLOADS_BUCKET,
   type ServiceFixture,
 } from './service-fixture';
 
@@ -41,20 +44,15 @@ function slowToScan(): string {
   return pieces.join('');
 }
 
-test('killed mid-scan at its timeout: nothing stored for the scan, so the retry starts clean (then the DLQ)', async () => {
-  const object = await f.upload(
-    'uploads/faults/timeout/a.tar.gz',
-    await makeTarGz({ 'main.tf': slowToScan() }),
-  );
-  const timeoutMs = 4000;
+function startChild(event: unknown, remainingMs: number) {
   const child = spawn(
     process.execPath,
     [
       '--require',
       require.resolve('tsx/cjs'),
       path.join(__dirname, 'lambda-child.ts'),
-      JSON.stringify(f.s3Event([object])),
-      String(timeoutMs),
+      JSON.stringify(event),
+      String(remainingMs),
     ],
     {
       cwd: ROOT,
@@ -67,24 +65,64 @@ test('killed mid-scan at its timeout: nothing stored for the scan, so the retry 
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
-  let stdout = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  const exited = new Promise<NodeJS.Signals | null>((r) => child.once('exit', (_code, signal) => r(signal)));
-  await new Promise<void>((r) => {
+  const output = { stdout: '' };
+  child.stdout.on('data', (chunk: Buffer) => (output.stdout += chunk.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
+    child.once('exit', (code, signal) => r({ code, signal })),
+  );
+  const started = new Promise<number>((r) => {
     const poll = setInterval(() => {
-      if (stdout.includes('started')) {
+      if (output.stdout.includes('started')) {
         clearInterval(poll);
-        r();
+        r(Date.now());
       }
-    }, 50);
+    }, 20);
   });
+  return { child, output, exited, started };
+}
+
+test('killed mid-scan at its timeout: nothing stored for the scan, so the retry starts clean (then the DLQ)', async () => {
+  const object = await f.upload(
+    'uploads/faults/timeout/a.tar.gz',
+    await makeTarGz({ 'main.tf': slowToScan() }),
+  );
+  const timeoutMs = 4000;
+  // The context claims plenty of time (so no early stop): Lambda kills the process regardless,
+  // as it would if synchronous work overran the margin.
+  const { child, output, exited, started } = startChild(f.s3Event([object]), 120_000);
+  await started;
   // The function's timeout passes while the scan is still parsing: Lambda ends the process.
   await new Promise((r) => setTimeout(r, timeoutMs));
   child.kill('SIGKILL');
-  expect(await exited).toBe('SIGKILL');
-  expect(stdout).toBe('started\n'); // the invocation had not finished
+  expect((await exited).signal).toBe('SIGKILL');
+  expect(output.stdout).toBe('started\n'); // the invocation had not finished
 
   expect(await f.stored(object, 'faults/timeout')).toEqual(NOTHING);
+  expect(await loadScan({ reports: f.reports, layout }, f.scanIdOf(object))).toBeNull();
+  expectOnFailureQueue('scanUpload', 'ScanUploadDeadLetterQueue');
+}, 60_000);
+
+test('stopped a margin before its timeout: the invocation fails by itself, nothing stored (retry, then the DLQ)', async () => {
+  const object = await f.upload(
+    'uploads/faults/deadline/a.tar.gz',
+    await makeTarGz({ 'main.tf': slowToParse(MAIN_TF) }),
+  );
+  // 4 s left: the margin is min(TFGUARD_DEADLINE_MARGIN_MS = 10 s, a quarter) = 1 s.
+  const timeoutMs = 4000;
+  const { child, output, exited, started } = startChild(f.s3Event([object]), timeoutMs);
+  const startedAt = await started;
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs + 2000);
+  const exit = await exited;
+  clearTimeout(timer);
+  const ranMs = Date.now() - startedAt;
+  expect(exit).toEqual({ code: 1, signal: null }); // failed by itself: Lambda retries the event
+  expect(ranMs).toBeLessThan(timeoutMs);
+  const lines = output.stdout.trim().split('\n');
+  expect(lines[0]).toBe('started');
+  expect(JSON.parse(lines[1]!)).toEqual({
+    error: `1 upload(s) failed and will be retried: s3://${UPLOADS_BUCKET}/${object.key}`,
+  });
+  expect(await f.stored(object, 'faults/deadline')).toEqual(NOTHING);
   expect(await loadScan({ reports: f.reports, layout }, f.scanIdOf(object))).toBeNull();
   expectOnFailureQueue('scanUpload', 'ScanUploadDeadLetterQueue');
 }, 60_000);

@@ -19,6 +19,7 @@ describe('loadServiceSettings', () => {
       uploadUrlTtlSeconds: 900,
       auditMaxReceiveCount: 3,
       auditShardSize: undefined,
+      deadlineMarginMs: 10_000,
     });
   });
 
@@ -39,6 +40,7 @@ describe('loadServiceSettings', () => {
       TFGUARD_UPLOAD_URL_TTL_SECONDS: '60',
       TFGUARD_AUDIT_MAX_RECEIVE_COUNT: '5',
       TFGUARD_AUDIT_SHARD_SIZE: '25',
+      TFGUARD_DEADLINE_MARGIN_MS: '2500',
       TFGUARD_REGISTRY_HOSTS: '{"Registry.Example.com": "https://mirror.example.com/tf/"}',
     });
     expect(s.registryHosts).toEqual({ 'registry.example.com': 'https://mirror.example.com/tf' });
@@ -55,7 +57,8 @@ describe('loadServiceSettings', () => {
       s.uploadUrlTtlSeconds,
       s.auditMaxReceiveCount,
       s.auditShardSize,
-    ]).toEqual([1000, 2000, 60, 5, 25]);
+      s.deadlineMarginMs,
+    ]).toEqual([1000, 2000, 60, 5, 25, 2500]);
   });
 
   test.each([
@@ -80,6 +83,14 @@ describe('loadServiceSettings', () => {
     [{ TFGUARD_UPLOADS_BUCKET: 'bkt', TFGUARD_UPLOAD_URL_TTL_SECONDS: '0' }, /between 1 and 604800/],
     [{ TFGUARD_UPLOADS_BUCKET: 'bkt', TFGUARD_S3_ENDPOINT: 'localhost:4568' }, /TFGUARD_S3_ENDPOINT/],
     [{ TFGUARD_UPLOADS_BUCKET: 'bkt', TFGUARD_AUDIT_SHARD_SIZE: '5000' }, /between 1 and 1000/],
+    [
+      { TFGUARD_UPLOADS_BUCKET: 'bkt', TFGUARD_DEADLINE_MARGIN_MS: '10s' },
+      /TFGUARD_DEADLINE_MARGIN_MS must be an integer/,
+    ],
+    [
+      { TFGUARD_UPLOADS_BUCKET: 'bkt', TFGUARD_DEADLINE_MARGIN_MS: '1000000' },
+      /TFGUARD_DEADLINE_MARGIN_MS must be between 0 and 900000/,
+    ],
   ])('rejects %j', (env, message) => {
     expect(() => loadServiceSettings(env)).toThrow(SettingsError);
     expect(() => loadServiceSettings(env)).toThrow(message);

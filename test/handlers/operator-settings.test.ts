@@ -1,0 +1,116 @@
+/**
+ * The operator's scan settings in the service (handlers/runtime.ts, read through src/config.ts):
+ * archive limits (`TFGUARD_MAX_*`) and the per-scan time limit (`TFGUARD_SCAN_TIMEOUT_MS`, combined
+ * with the invocation's deadline), end to end against s3rver; unusable values name the variable.
+ */
+import { handler } from '../../handlers/upload-scan';
+import { runtime } from '../../handlers/runtime';
+import { EnvironmentError } from '../../src/config';
+import { InputError } from '../../src/errors';
+import { ReportLayout, uploadScanId } from '../../src/service/keys';
+import type { RejectedRecord } from '../../src/service/scans';
+import { UploadBatchError } from '../../src/service/upload-scan';
+import { makeTarGz } from '../helpers/archive';
+import { lambdaContext, slowToParse } from '../security/lambda-context';
+import { UPLOADS_BUCKET, startHarness, withEnv, type Harness } from './harness';
+
+const layout = new ReportLayout('reports/');
+let h: Harness;
+
+const MAIN_TF = 'terraform {\n  required_version = ">= 1.5"\n}\n';
+
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h?.stop();
+});
+
+test('the runtime reads the archive limits and the scan time limit from the environment', async () => {
+  await withEnv(
+    {
+      TFGUARD_MAX_ENTRIES: '100',
+      TFGUARD_MAX_TOTAL_BYTES: '1048576',
+      TFGUARD_MAX_FILE_BYTES: '65536',
+      TFGUARD_MAX_COMPRESSION_RATIO: '50',
+      TFGUARD_MAX_PATH_LENGTH: '255',
+      TFGUARD_MAX_PATH_DEPTH: '8',
+      TFGUARD_SCAN_TIMEOUT_MS: '30000',
+    },
+    async () => {
+      const options = runtime().scanOptions;
+      expect(options.limits).toEqual({
+        maxEntries: 100,
+        maxTotalBytes: 1_048_576,
+        maxFileBytes: 65_536,
+        maxCompressionRatio: 50,
+        maxPathLength: 255,
+        maxPathDepth: 8,
+      });
+      expect(options.timeoutMs).toBe(30_000);
+    },
+  );
+  // Unset: the library defaults, no time limit of its own (the invocation's deadline still applies).
+  expect(runtime().scanOptions.limits).toEqual({});
+  expect(runtime().scanOptions.timeoutMs).toBeUndefined();
+});
+
+test.each([
+  ['TFGUARD_MAX_ENTRIES', 'lots', 'positive integer'],
+  ['TFGUARD_MAX_COMPRESSION_RATIO', '0', 'positive number'],
+  ['TFGUARD_SCAN_TIMEOUT_MS', '-1', 'positive integer'],
+])('%s=%j: the handler fails naming the variable', async (name, value, what) => {
+  await withEnv({ [name]: value }, async () => {
+    expect(() => runtime()).toThrow(EnvironmentError);
+    await expect(handler(h.s3Event([]), lambdaContext('scanUpload', 60_000))).rejects.toThrow(
+      `environment variable ${name} must be a ${what}, got ${JSON.stringify(value)}`,
+    );
+  });
+});
+
+test('TFGUARD_MAX_ENTRIES: an upload over it is stored as rejected (too-many-entries), not retried', async () => {
+  const object = await h.upload(
+    'uploads/limits/entries/a.tar.gz',
+    await makeTarGz({ 'a/main.tf': MAIN_TF, 'b/main.tf': MAIN_TF, 'c/main.tf': MAIN_TF }),
+  );
+  const result = await withEnv({ TFGUARD_MAX_ENTRIES: '2' }, () =>
+    handler(h.s3Event([object]), lambdaContext('scanUpload', 60_000)),
+  );
+  expect(result.outcomes.map((o) => o.status)).toEqual(['rejected']);
+  const scanId = uploadScanId({ bucket: UPLOADS_BUCKET, key: object.key, etag: object.etag });
+  const stored = await h.reports.get(layout.rejected(scanId));
+  const record = JSON.parse(stored!.body.toString('utf8')) as RejectedRecord;
+  expect(record.error).toEqual({
+    code: 'too-many-entries',
+    message: 'more than 2 entries (at "c/main.tf")',
+    entry: 'c/main.tf',
+  });
+  // Without the setting the same upload scans.
+  const again = await h.upload(
+    'uploads/limits/entries-default/a.tar.gz',
+    (await h.uploads.get(object.key))!.body,
+  );
+  const scanned = await handler(h.s3Event([again]), lambdaContext('scanUpload', 60_000));
+  expect(scanned.outcomes.map((o) => o.status)).toEqual(['scanned']);
+});
+
+test('TFGUARD_SCAN_TIMEOUT_MS stops a scan long before the invocation deadline: retried, nothing stored', async () => {
+  const object = await h.upload(
+    'uploads/limits/timeout/a.tar.gz',
+    await makeTarGz({ 'main.tf': MAIN_TF, 'slow/main.tf': slowToParse(MAIN_TF) }),
+  );
+  const err = await withEnv({ TFGUARD_SCAN_TIMEOUT_MS: '800' }, () =>
+    handler(h.s3Event([object]), lambdaContext('scanUpload', 60_000)).then(
+      () => null,
+      (e: unknown) => e,
+    ),
+  );
+  expect(err).toBeInstanceOf(UploadBatchError);
+  const cause = (err as UploadBatchError).failures[0]!.error as InputError;
+  expect(cause.code).toBe('scan-timeout');
+  expect(cause.message).toMatch(/while parsing "slow\/main\.tf": the scan time limit is 800 ms$/);
+  const scanId = uploadScanId({ bucket: UPLOADS_BUCKET, key: object.key, etag: object.etag });
+  expect(await h.reports.get(layout.reports(scanId).json)).toBeNull();
+  expect(await h.reports.get(layout.rejected(scanId))).toBeNull();
+  expect(await h.reports.get(layout.latest('limits/timeout'))).toBeNull();
+}, 30_000);
