@@ -8,9 +8,11 @@
  * different one by definition; order independence is checked with that one field masked.
  */
 import fc from 'fast-check';
-import { closeSharedParser } from '../../src/scan';
+import type { Report } from '../../src/report/types';
+import { closeSharedParser, scanBytes } from '../../src/scan';
+import { makeTarGz } from '../helpers/archive';
 import { archiveArbitrary, loadCorpusFiles, type CorpusFile } from './generators';
-import { checkArchive } from './scan-properties';
+import { checkArchive, checkPaths, PropertyViolation } from './scan-properties';
 
 let corpus: CorpusFile[] = [];
 
@@ -29,4 +31,64 @@ describe('scan properties over random corpus-based archives', () => {
       { numRuns: 30 },
     );
   }, 120_000);
+});
+
+describe('module-call targets in the path property', () => {
+  const files = {
+    'live/prod/main.tf': [
+      'module "net" {\n  source = "../../modules/net"\n}',
+      'module "gone" {\n  source = "../../modules/gone"\n}',
+      'module "out" {\n  source = "../../../outside"\n}',
+      'module "reg" {\n  source  = "terraform-aws-modules/vpc/aws"\n  version = "5.0.0"\n}',
+      '',
+    ].join('\n'),
+    'modules/net/main.tf': 'variable "x" {}\n',
+  };
+
+  test('targets are archive directories, or null (above the root, not local); missing ones are reported', async () => {
+    const bytes = await makeTarGz(files);
+    const report = await scanBytes('targets.tar.gz', bytes);
+    const calls = report.modules.flatMap((m) => m.moduleCalls.map((c) => [c.name, c.sourceKind, c.target]));
+    expect(calls).toEqual([
+      ['net', 'local', 'modules/net'],
+      ['gone', 'local', 'modules/gone'],
+      ['out', 'local', null],
+      ['reg', 'registry', null],
+    ]);
+    await checkPaths('targets.tar.gz', bytes, report);
+  });
+
+  test('the check catches a target outside the archive, a remote target, and an unreported missing one', async () => {
+    const bytes = await makeTarGz(files);
+    const report = await scanBytes('targets.tar.gz', bytes);
+    const tamper = (change: (r: Report) => void): Report => {
+      const copy = JSON.parse(JSON.stringify(report)) as Report;
+      change(copy);
+      return copy;
+    };
+    const call = (r: Report, name: string) =>
+      r.modules.flatMap((m) => m.moduleCalls).find((c) => c.name === name)!;
+    const outside = tamper((r) => (call(r, 'out').target = '../outside'));
+    await expect(checkPaths('targets.tar.gz', bytes, outside)).rejects.toThrow(
+      new PropertyViolation(
+        'module "out" in "live/prod" (live/prod/main.tf:7): target "../outside" is outside the archive',
+      ),
+    );
+    const remote = tamper((r) => (call(r, 'reg').target = 'modules/net'));
+    await expect(checkPaths('targets.tar.gz', bytes, remote)).rejects.toThrow(
+      /a registry source has a target/,
+    );
+    const unreported = tamper((r) => {
+      r.findings = r.findings.filter((f) => f.ruleId !== 'module-source-missing');
+    });
+    await expect(checkPaths('targets.tar.gz', bytes, unreported)).rejects.toThrow(
+      /module "gone" .*: target "modules\/gone" is not in the archive and not reported by module-source-missing/,
+    );
+    const aboveRoot = tamper((r) => {
+      r.findings = r.findings.filter((f) => !(f.ruleId === 'module-source-missing' && f.line === 7));
+    });
+    await expect(checkPaths('targets.tar.gz', bytes, aboveRoot)).rejects.toThrow(
+      /module "out" .*: local source "..\/..\/..\/outside" has no target and no module-source-missing finding/,
+    );
+  });
 });

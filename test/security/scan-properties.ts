@@ -47,7 +47,12 @@ export async function archivePaths(name: string, bytes: Buffer): Promise<Set<str
   return paths;
 }
 
-/** Property 2: every location in the report is inside the archive and names one of its entries. */
+/**
+ * Property 2: every location in the report is inside the archive and names one of its entries.
+ * Module-call targets (`moduleCalls[].target`) too: `null` (not a local source, or a local one that
+ * climbs above the archive root) or an archive-relative directory; a local call whose target is
+ * `null` or not in the archive must be reported by `module-source-missing` at the call.
+ */
 export async function checkPaths(name: string, bytes: Buffer, report: Report): Promise<void> {
   const listed = await archivePaths(name, bytes);
   for (const p of reportedPaths(report)) {
@@ -55,6 +60,39 @@ export async function checkPaths(name: string, bytes: Buffer, report: Report): P
       throw new PropertyViolation(
         `the report names ${JSON.stringify(p)}, which is ${isInsideArchive(p) ? 'not an entry of' : 'outside'} the archive`,
       );
+    }
+  }
+  for (const m of report.modules) {
+    for (const call of m.moduleCalls) {
+      const what = `module "${call.name}" in ${JSON.stringify(m.path)} (${call.file}:${call.line})`;
+      const reportedMissing = report.findings.some(
+        (f) =>
+          f.ruleId === 'module-source-missing' &&
+          f.module === m.path &&
+          f.file === call.file &&
+          f.line === call.line,
+      );
+      if (call.target === null) {
+        if (call.sourceKind === 'local' && !reportedMissing) {
+          throw new PropertyViolation(
+            `${what}: local source ${JSON.stringify(call.source)} has no target and no module-source-missing finding`,
+          );
+        }
+        continue;
+      }
+      if (call.sourceKind !== 'local') {
+        throw new PropertyViolation(
+          `${what}: a ${call.sourceKind} source has a target ${JSON.stringify(call.target)}`,
+        );
+      }
+      if (!isInsideArchive(call.target)) {
+        throw new PropertyViolation(`${what}: target ${JSON.stringify(call.target)} is outside the archive`);
+      }
+      if (!listed.has(call.target) && !reportedMissing) {
+        throw new PropertyViolation(
+          `${what}: target ${JSON.stringify(call.target)} is not in the archive and not reported by module-source-missing`,
+        );
+      }
     }
   }
 }
