@@ -237,7 +237,8 @@ class ScanDeadline {
     try {
       return await Promise.race([work, this.expired]);
     } catch (err) {
-      if (this.aborted) throw this.timeoutError();
+      // A rejection of the input (e.g. by the archive reader) that came first stays what it is.
+      if (!isInputError(err) && this.aborted) throw this.timeoutError();
       throw err;
     }
   }

@@ -11,6 +11,7 @@ import { runCli, type CliIo } from '../../src/cli/main';
 import { ARCHIVE_LIMIT_VARIABLES } from '../../src/config';
 import type { AuditSummary } from '../../src/service/summary';
 import { makeTarGz, type FileMap } from '../helpers/archive';
+import { slowToParse } from '../security/lambda-context';
 
 interface Captured {
   code: number;
@@ -47,16 +48,9 @@ const MAIN_TF = `terraform {
 }
 `;
 
-/** ~1.5 MB ending in a syntax error: the fast path gives up and hcl2json needs seconds for it. */
+/** 3 MB ending in a syntax error: the fast path gives up and hcl2json needs seconds for it. */
 function slowFile(): string {
-  const pieces = [MAIN_TF];
-  for (let i = 0, size = 0; size < 1_500_000; i++) {
-    const block = `resource "aws_s3_bucket" "b${i}" {\n  bucket = "bucket-${i}"\n}\n\n`;
-    pieces.push(block);
-    size += block.length;
-  }
-  pieces.push('locals {\n  x = "unterminated\n}\n');
-  return pieces.join('');
+  return slowToParse(MAIN_TF, 3_000_000);
 }
 
 /** 2 MiB of configuration that deflates about 30:1 (fine by default, over a ratio limit of 10). */

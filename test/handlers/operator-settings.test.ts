@@ -97,7 +97,7 @@ test('TFGUARD_MAX_ENTRIES: an upload over it is stored as rejected (too-many-ent
 test('TFGUARD_SCAN_TIMEOUT_MS stops a scan long before the invocation deadline: retried, nothing stored', async () => {
   const object = await h.upload(
     'uploads/limits/timeout/a.tar.gz',
-    await makeTarGz({ 'main.tf': MAIN_TF, 'slow/main.tf': slowToParse(MAIN_TF) }),
+    await makeTarGz({ 'main.tf': MAIN_TF, 'slow/main.tf': slowToParse(MAIN_TF, 3_000_000) }),
   );
   const err = await withEnv({ TFGUARD_SCAN_TIMEOUT_MS: '800' }, () =>
     handler(h.s3Event([object]), lambdaContext('scanUpload', 60_000)).then(

@@ -17,6 +17,7 @@ import { DEFAULT_CONFIG } from '../../src/scan/config-file';
 import { makeTarGz } from '../helpers/archive';
 import { generateTestKey, startRegistry, type RegistryServer } from '../helpers/registry-server';
 import { lockText } from '../lockfile/fixtures';
+import { slowToParse } from '../security/lambda-context';
 
 afterAll(closeSharedParser);
 
@@ -25,18 +26,11 @@ const SAMPLE = readFileSync(path.join(__dirname, '..', '..', 'events', 'archives
 const MAIN_TF = 'terraform {\n  required_version = ">= 1.5"\n}\n';
 
 /**
- * ~1.5 MB of resources ending in an unterminated string: the verifier gives up, so hcl2json parses
- * the whole file in a worker (several seconds; the default per-file budget is ~17 s).
+ * 3 MB of resources ending in an unterminated string: the verifier gives up, so hcl2json parses the
+ * whole file in a worker (seconds, even in a warm worker; the default per-file budget is ~25 s).
  */
 function hostileFile(): string {
-  const pieces = [MAIN_TF];
-  for (let i = 0, size = 0; size < 1_500_000; i++) {
-    const block = `resource "aws_s3_bucket" "b${i}" {\n  bucket = "bucket-${i}"\n}\n\n`;
-    pieces.push(block);
-    size += block.length;
-  }
-  pieces.push('locals {\n  x = "unterminated\n}\n');
-  return pieces.join('');
+  return slowToParse(MAIN_TF, 3_000_000);
 }
 
 async function rejection(work: Promise<unknown>): Promise<InputError> {
