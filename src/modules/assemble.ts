@@ -46,19 +46,26 @@ export interface SrcFile {
 }
 
 export function tagBody(body: HclBody, file: string): { attrs: SrcAttr[]; blocks: SrcBlock[] } {
-  return {
-    attrs: body.attributes.map((a) => ({
-      name: a.name,
-      value: a.value,
-      line: a.line,
-      endLine: a.endLine,
+  // Plain loops and literals (no spread, labels shared: nothing mutates them): this runs over every
+  // block of every file of a monorepo.
+  const attrs: SrcAttr[] = [];
+  for (const a of body.attributes) {
+    attrs.push({ name: a.name, value: a.value, line: a.line, endLine: a.endLine, file });
+  }
+  const blocks: SrcBlock[] = [];
+  for (const b of body.blocks) {
+    const inner = tagBody(b.body, file);
+    blocks.push({
+      type: b.type,
+      labels: b.labels,
+      line: b.line,
+      endLine: b.endLine,
       file,
-    })),
-    blocks: body.blocks.map((b) => {
-      const inner = tagBody(b.body, file);
-      return { type: b.type, labels: [...b.labels], line: b.line, endLine: b.endLine, file, ...inner };
-    }),
-  };
+      attrs: inner.attrs,
+      blocks: inner.blocks,
+    });
+  }
+  return { attrs, blocks };
 }
 
 export function attr(block: { attrs: SrcAttr[] }, name: string): SrcAttr | undefined {
