@@ -776,10 +776,20 @@ class Verifier {
     this.last = tokens.count - 1;
   }
 
+  /** Index (0-based) of the line `lineOf` found last: the parser asks in nearly increasing order of
+   * offset, so most lookups move the cursor forward by a line or two. */
+  private lineCursor = 0;
+
   lineOf(offset: number): number {
     const { starts, count } = this.lineStarts;
+    let c = this.lineCursor;
+    if ((starts[c] as number) <= offset) {
+      while (c + 1 < count && (starts[c + 1] as number) <= offset) c++;
+      this.lineCursor = c;
+      return c + 1;
+    }
     let lo = 0;
-    let hi = count - 1;
+    let hi = c;
     while (lo < hi) {
       const mid = (lo + hi + 1) >> 1;
       if ((starts[mid] as number) <= offset) lo = mid;
