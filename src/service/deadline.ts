@@ -9,13 +9,10 @@
  */
 import { InputError } from '../errors';
 import { timeLimit, type TimeLimit } from '../scan';
+import { duration } from '../scan/deadline';
 
 /** At most this share of the invocation's time is kept back as the margin. */
 export const MAX_MARGIN_SHARE = 0.25;
-
-function duration(ms: number): string {
-  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
-}
 
 /** The margin kept before the Lambda timeout, given the time left and the configured margin. */
 export function deadlineMargin(remainingMs: number, marginMs: number): number {

@@ -1,0 +1,205 @@
+/**
+ * Deadlines of one scan: its own time limit (`ScanOptions.timeoutMs`) and the caller's signal
+ * (`ScanOptions.signal`, e.g. a Lambda invocation's deadline), checked between stages and files,
+ * and the `scan-timeout` error that says where the scan was when time ran out.
+ */
+import { displayName } from '../archive/paths';
+import { InputError, isInputError } from '../errors';
+import type { ConfigFileReader } from '../modules';
+import type { Report } from '../report/types';
+import type { ScanOptions } from './types';
+
+/** The reason a `timeLimit` signal fires with; its message ends the scan-timeout message. */
+export class TimeLimitReached extends Error {
+  override readonly name = 'TimeLimitReached';
+}
+
+const timeLimits = new WeakMap<AbortSignal, { at: number; abort: () => void }>();
+
+export interface TimeLimit {
+  signal: AbortSignal;
+  /** When it fires (milliseconds since the epoch). */
+  at: number;
+  /** Stops its timer (a scan calls this for its own limit; the signal keeps its state). */
+  dispose(): void;
+}
+
+/**
+ * A signal that fires `ms` from now with a `TimeLimitReached(description)` reason, e.g. "the scan
+ * time limit is 30 s". Unlike `AbortSignal.timeout`, a scan given this signal also compares the
+ * clock itself at every checkpoint, so the limit holds even when long synchronous work (or a run of
+ * files that need no I/O) keeps its timer from running.
+ */
+export function timeLimit(ms: number, description: string): TimeLimit {
+  if (typeof ms !== 'number' || Number.isNaN(ms))
+    throw new RangeError(`time limit must be a number, got ${ms}`);
+  const controller = new AbortController();
+  const wait = Math.max(0, ms);
+  const at = Date.now() + wait;
+  const abort = (): void => {
+    if (!controller.signal.aborted) controller.abort(new TimeLimitReached(description));
+  };
+  timeLimits.set(controller.signal, { at, abort });
+  if (wait === 0) {
+    abort();
+    return { signal: controller.signal, at, dispose: () => undefined };
+  }
+  const timer = setTimeout(abort, Math.min(wait, 2 ** 31 - 1));
+  timer.unref();
+  return { signal: controller.signal, at, dispose: () => clearTimeout(timer) };
+}
+
+/** `850 ms`, `1.5 s`: for messages. */
+export function duration(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+/**
+ * One scan's deadline: its own `timeoutMs` and the caller's `signal`, whichever fires first, and
+ * where the scan was (for the message of the `scan-timeout` error).
+ */
+export class ScanDeadline {
+  /** Fires when either source does; undefined when the scan has no deadline. */
+  readonly signal: AbortSignal | undefined;
+  private readonly started = Date.now();
+  private readonly controller = new AbortController();
+  private readonly sources: AbortSignal[] = [];
+  private readonly cleanups: (() => void)[] = [];
+  private readonly expired: Promise<never>;
+  private stage = 'starting';
+  /** Files being parsed, in the order they started. */
+  private readonly parsing = new Set<string>();
+  private lastParsed: string | null = null;
+
+  constructor(options: ScanOptions) {
+    if (options.timeoutMs !== undefined) {
+      const ms = options.timeoutMs;
+      if (typeof ms !== 'number' || !(ms > 0)) {
+        throw new RangeError(`ScanOptions.timeoutMs must be a positive number, got ${String(ms)}`);
+      }
+      const own = timeLimit(ms, `the scan time limit is ${duration(ms)}`);
+      this.cleanups.push(() => own.dispose());
+      this.sources.push(own.signal);
+    }
+    if (options.signal !== undefined) this.sources.push(options.signal);
+    for (const source of this.sources) {
+      const forward = (): void => {
+        if (!this.controller.signal.aborted) this.controller.abort(source.reason);
+      };
+      if (source.aborted) forward();
+      else {
+        source.addEventListener('abort', forward, { once: true });
+        this.cleanups.push(() => source.removeEventListener('abort', forward));
+      }
+    }
+    this.signal = this.sources.length > 0 ? this.controller.signal : undefined;
+    this.expired = new Promise<never>((_, reject) => {
+      const fire = (): void => reject(this.controller.signal.reason);
+      if (this.controller.signal.aborted) fire();
+      else this.controller.signal.addEventListener('abort', fire, { once: true });
+    });
+    this.expired.catch(() => undefined);
+  }
+
+  /** True once the deadline passed (also noticing a `timeLimit` whose timer could not run yet). */
+  get aborted(): boolean {
+    if (this.signal === undefined) return false;
+    if (!this.controller.signal.aborted) {
+      const now = Date.now();
+      for (const source of this.sources) {
+        const limit = timeLimits.get(source);
+        if (limit !== undefined && now >= limit.at) limit.abort();
+      }
+    }
+    return this.controller.signal.aborted;
+  }
+
+  /** Throws the scan-timeout error when the deadline passed. */
+  check(): void {
+    if (this.aborted) throw this.timeoutError();
+  }
+
+  /** Checks the deadline, then records that the scan moved on to `stage`. */
+  enter(stage: string): void {
+    this.check();
+    this.stage = stage;
+  }
+
+  /** `work`, or the scan-timeout error as soon as the deadline passes (work in flight is abandoned). */
+  async race<T>(work: Promise<T>): Promise<T> {
+    if (this.signal === undefined) return work;
+    try {
+      return await Promise.race([work, this.expired]);
+    } catch (err) {
+      // A rejection of the input (e.g. by the archive reader) that came first stays what it is.
+      if (!isInputError(err) && this.aborted) throw this.timeoutError();
+      throw err;
+    }
+  }
+
+  /** Wraps the loader's file reader: a checkpoint before each file, and which files are in flight. */
+  reader(read: ConfigFileReader): ConfigFileReader {
+    if (this.signal === undefined) return read;
+    return async (path, content) => {
+      this.check();
+      this.parsing.add(path);
+      try {
+        return await read(path, content);
+      } catch (err) {
+        if (this.aborted) throw this.timeoutError(path);
+        throw err;
+      } finally {
+        this.parsing.delete(path);
+        this.lastParsed = path;
+      }
+    };
+  }
+
+  timeoutError(file?: string): InputError {
+    const reason: unknown = this.controller.signal.reason;
+    let why = 'the scan was cancelled';
+    if (reason instanceof TimeLimitReached) why = reason.message;
+    else if (reason instanceof Error && reason.name === 'TimeoutError') why = 'its deadline passed';
+    else if (reason instanceof Error && reason.name !== 'AbortError' && reason.message !== '')
+      why = reason.message;
+    const entry = file ?? this.parsing.values().next().value;
+    let where = this.stage;
+    if (entry !== undefined) where = `parsing "${displayName(entry)}"`;
+    else if (this.stage === PARSING && this.lastParsed !== null)
+      where = `${PARSING} (after "${displayName(this.lastParsed)}")`;
+    return new InputError(
+      'scan-timeout',
+      `scan timed out after ${duration(Date.now() - this.started)} while ${where}: ${why}`,
+      { ...(entry !== undefined ? { entry: displayName(entry) } : {}), cause: reason },
+    );
+  }
+
+  dispose(): void {
+    for (const cleanup of this.cleanups.splice(0)) cleanup();
+  }
+}
+
+export const PARSING = 'parsing the configuration files';
+
+/**
+ * Runs one scan under its deadline. A scan returns a report only when it finished before the
+ * deadline; otherwise it throws `InputError('scan-timeout')`, whatever was in flight.
+ */
+export async function withDeadline(
+  options: ScanOptions,
+  work: (deadline: ScanDeadline) => Promise<Report>,
+): Promise<Report> {
+  const deadline = new ScanDeadline(options);
+  try {
+    deadline.check();
+    const report = await work(deadline);
+    deadline.check();
+    return report;
+  } catch (err) {
+    if (isInputError(err)) throw err;
+    if (deadline.aborted) throw deadline.timeoutError();
+    throw err;
+  } finally {
+    deadline.dispose();
+  }
+}
