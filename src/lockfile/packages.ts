@@ -42,14 +42,21 @@ function findMirrors(entries: readonly ArchiveEntry[], pluginDirs: readonly stri
     if (!mirrors.has(m.dir)) mirrors.set(m.dir, m);
   };
   for (const e of entries) {
+    // Nearly no path has either mirror segment: skip those without splitting them.
+    if (!e.path.includes('terraform.d/plugins') && !e.path.includes('.terraform/providers')) continue;
     const parts = e.path.split('/');
     for (let i = 0; i + 1 < parts.length; i++) {
       const a = parts[i];
       const b = parts[i + 1];
-      const dir = parts.slice(0, i + 2).join('/');
+      const location =
+        a === 'terraform.d' && b === 'plugins'
+          ? 'plugins'
+          : a === '.terraform' && b === 'providers'
+            ? 'cache'
+            : null;
+      if (location === null) continue;
       const owner = i === 0 ? '.' : parts.slice(0, i).join('/');
-      if (a === 'terraform.d' && b === 'plugins') add({ dir, location: 'plugins', owner });
-      else if (a === '.terraform' && b === 'providers') add({ dir, location: 'cache', owner });
+      add({ dir: parts.slice(0, i + 2).join('/'), location, owner });
     }
   }
   for (const raw of pluginDirs) {
@@ -90,6 +97,7 @@ export function findProviderPackages(
   pluginDirs: readonly string[] = [],
 ): ProviderPackage[] {
   const mirrors = findMirrors(archive.entries, pluginDirs);
+  if (mirrors.length === 0) return [];
   const byPath = new Map(archive.entries.map((e) => [e.path, e]));
   const out: ProviderPackage[] = [];
   const unpacked = new Map<
