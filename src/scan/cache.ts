@@ -233,7 +233,9 @@ export class ExtractionCache {
     this.stats.bytesRead += body.length;
     let manifest: unknown;
     try {
-      manifest = JSON.parse(gunzipSync(body, { maxOutputLength: MAX_MANIFEST_BYTES }).toString('utf8'));
+      manifest = JSON.parse(
+        gunzipSync(body, { maxOutputLength: MAX_MANIFEST_BYTES, chunkSize: 256 * 1024 }).toString('utf8'),
+      );
     } catch {
       this.stats.rejected++;
       return false;
