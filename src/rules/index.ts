@@ -24,6 +24,7 @@ import { undeclaredProvider } from './undeclared-provider';
 import type { Rule, RuleContext } from './types';
 
 export type { Rule, RuleContext } from './types';
+export { ruleContext, type LoadedForRules } from './context';
 
 /** The id of the finding that replaces the output of a rule that threw (a bug in tfguard). */
 export const INTERNAL_ERROR_RULE_ID = 'internal-error';

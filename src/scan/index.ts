@@ -14,8 +14,7 @@ import { DEFAULT_MAX_NESTING_DEPTH, specFingerprint } from '../hcl';
 import { ExtractionCache, EXTRACTOR_VERSION } from './cache';
 import { buildReport } from '../report/build';
 import type { Report } from '../report/types';
-import { RULES, runRules } from '../rules';
-import type { RuleContext } from '../rules/types';
+import { RULES, ruleContext, runRules } from '../rules';
 import { CONFIG_FILE_NAME, DEFAULT_CONFIG, mergeConfig, parseConfigFile } from './config-file';
 import type { ConfigLayer } from './config-file';
 import type { HclParserSettings, ScanOptions } from './types';
@@ -182,15 +181,7 @@ async function scanLoaded(
     }),
   );
   deadline.enter('running the rules');
-  const ctx: RuleContext = {
-    modules: loaded.modules,
-    moduleByPath: new Map(loaded.modules.map((m) => [m.path, m])),
-    roots: loaded.roots,
-    diagnostics: loaded.diagnostics,
-    config: { ...config, engine: loaded.engine },
-    engine: loaded.engine,
-    lock,
-  };
+  const ctx = ruleContext(loaded, config, lock);
   const findings = runRules(ctx);
   deadline.enter('building the report');
   return buildReport({

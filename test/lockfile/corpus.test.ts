@@ -12,7 +12,7 @@ import { analyzeLocks, isProviderPackageZip } from '../../src/lockfile';
 import type { LockAnalysis } from '../../src/lockfile';
 import { loadModules } from '../../src/modules';
 import type { Finding } from '../../src/model';
-import { runRules } from '../../src/rules';
+import { ruleContext, runRules } from '../../src/rules';
 import { LOCK_RULES } from '../../src/rules/lock-index';
 import { shouldLoad } from '../../src/scan';
 import { DEFAULT_CONFIG } from '../../src/scan/config-file';
@@ -39,18 +39,7 @@ beforeAll(async () => {
     parser,
     engine: loaded.engine,
   });
-  findings = runRules(
-    {
-      modules: loaded.modules,
-      moduleByPath: new Map(loaded.modules.map((m) => [m.path, m])),
-      roots: loaded.roots,
-      diagnostics: loaded.diagnostics,
-      config: { ...DEFAULT_CONFIG, engine: loaded.engine },
-      engine: loaded.engine,
-      lock: analysis,
-    },
-    LOCK_RULES,
-  );
+  findings = runRules(ruleContext(loaded, DEFAULT_CONFIG, analysis), LOCK_RULES);
 }, 120_000);
 
 afterAll(async () => {

@@ -10,7 +10,7 @@ import { analyzeLocks, isProviderPackageZip } from '../../src/lockfile';
 import type { LockAnalysis, RegistryClient } from '../../src/lockfile';
 import type { Finding, ScanConfig } from '../../src/model';
 import { loadModules } from '../../src/modules';
-import { runRules } from '../../src/rules';
+import { ruleContext, runRules } from '../../src/rules';
 import { LOCK_RULES } from '../../src/rules/lock-index';
 import type { RuleContext } from '../../src/rules/types';
 import { DEFAULT_CONFIG } from '../../src/scan/config-file';
@@ -56,15 +56,7 @@ export async function lockScan(
     engine: loaded.engine,
     ...(options.registry === undefined ? {} : { registry: options.registry }),
   });
-  const ctx: RuleContext = {
-    modules: loaded.modules,
-    moduleByPath: new Map(loaded.modules.map((m) => [m.path, m])),
-    roots: loaded.roots,
-    diagnostics: loaded.diagnostics,
-    config: { ...config, engine: loaded.engine },
-    engine: loaded.engine,
-    lock: analysis,
-  };
+  const ctx = ruleContext(loaded, config, analysis);
   return { findings: runRules(ctx, LOCK_RULES), analysis, ctx };
 }
 
