@@ -12,7 +12,7 @@ import { UploadBatchError } from '../../src/service/upload-scan';
 import { decodeS3EventKey } from '../../src/service/uploads';
 import { scanBytes } from '../../src/scan';
 import type { Report } from '../../src/report/types';
-import { writeZip } from '../archive/helpers/zip-writer';
+import { writeZip } from '../helpers/zip-writer';
 import { makeTarGz } from '../helpers/archive';
 import {
   SAMPLE_ARCHIVE,

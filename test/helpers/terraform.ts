@@ -16,10 +16,10 @@ import { chmodSync, existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { deflateRawSync } from 'node:zlib';
+import { S_IFDIR, S_IFREG, writeZip as writeRawZip } from './zip-writer';
 
 // ---------------------------------------------------------------------------------------------
-// Zip writer (no dependency; deterministic output)
+// Provider package zips (the test zip writer, test/helpers/zip-writer.ts)
 // ---------------------------------------------------------------------------------------------
 
 export interface ZipEntry {
@@ -30,92 +30,22 @@ export interface ZipEntry {
   mode?: number;
 }
 
-const CRC_TABLE = (() => {
-  const table = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    table[n] = c >>> 0;
-  }
-  return table;
-})();
-
-export function crc32(buf: Buffer): number {
-  let crc = 0xffffffff;
-  for (let i = 0; i < buf.length; i++) {
-    crc = (CRC_TABLE[(crc ^ (buf[i] as number)) & 0xff] as number) ^ (crc >>> 8);
-  }
-  return (crc ^ 0xffffffff) >>> 0;
-}
-
-/** Builds a zip archive (unix attributes, fixed 1980-01-01 timestamps). */
+/** Builds a provider package zip: Unix modes, as Terraform providers are released. */
 export function writeZip(entries: ZipEntry[], options: { compress?: boolean } = {}): Buffer {
-  const locals: Buffer[] = [];
-  const centrals: Buffer[] = [];
-  let offset = 0;
-  const DOS_TIME = 0;
-  const DOS_DATE = (0 << 9) | (1 << 5) | 1; // 1980-01-01
-  for (const entry of entries) {
-    const isDir = entry.name.endsWith('/');
-    const name = Buffer.from(entry.name, 'utf8');
-    const raw = isDir
-      ? Buffer.alloc(0)
-      : Buffer.isBuffer(entry.data)
-        ? entry.data
-        : Buffer.from(entry.data ?? '', 'utf8');
-    const compress = options.compress === true && !isDir && raw.length > 0;
-    const body = compress ? deflateRawSync(raw) : raw;
-    const crc = crc32(raw);
-    const mode = (entry.mode ?? (isDir ? 0o755 : 0o644)) | (isDir ? 0o040000 : 0o100000);
-    const flags = 0x0800; // names are UTF-8
-
-    const local = Buffer.alloc(30);
-    local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(20, 4);
-    local.writeUInt16LE(flags, 6);
-    local.writeUInt16LE(compress ? 8 : 0, 8);
-    local.writeUInt16LE(DOS_TIME, 10);
-    local.writeUInt16LE(DOS_DATE, 12);
-    local.writeUInt32LE(crc, 14);
-    local.writeUInt32LE(body.length, 18);
-    local.writeUInt32LE(raw.length, 22);
-    local.writeUInt16LE(name.length, 26);
-    local.writeUInt16LE(0, 28);
-    locals.push(local, name, body);
-
-    const central = Buffer.alloc(46);
-    central.writeUInt32LE(0x02014b50, 0);
-    central.writeUInt16LE((3 << 8) | 20, 4); // made by unix
-    central.writeUInt16LE(20, 6);
-    central.writeUInt16LE(flags, 8);
-    central.writeUInt16LE(compress ? 8 : 0, 10);
-    central.writeUInt16LE(DOS_TIME, 12);
-    central.writeUInt16LE(DOS_DATE, 14);
-    central.writeUInt32LE(crc, 16);
-    central.writeUInt32LE(body.length, 20);
-    central.writeUInt32LE(raw.length, 24);
-    central.writeUInt16LE(name.length, 28);
-    central.writeUInt16LE(0, 30);
-    central.writeUInt16LE(0, 32);
-    central.writeUInt16LE(0, 34);
-    central.writeUInt16LE(0, 36);
-    central.writeUInt32LE(((mode << 16) | (isDir ? 0x10 : 0)) >>> 0, 38);
-    central.writeUInt32LE(offset, 42);
-    centrals.push(central, name);
-
-    offset += local.length + name.length + body.length;
-  }
-  const centralDir = Buffer.concat(centrals);
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(0, 4);
-  end.writeUInt16LE(0, 6);
-  end.writeUInt16LE(entries.length, 8);
-  end.writeUInt16LE(entries.length, 10);
-  end.writeUInt32LE(centralDir.length, 12);
-  end.writeUInt32LE(offset, 16);
-  end.writeUInt16LE(0, 20);
-  return Buffer.concat([...locals, centralDir, end]);
+  return writeRawZip(
+    entries.map((entry) => {
+      const isDir = entry.name.endsWith('/');
+      const data = isDir ? undefined : (entry.data ?? '');
+      return {
+        name: entry.name,
+        ...(data === undefined ? {} : { data }),
+        method:
+          options.compress === true && !isDir && Buffer.byteLength(data ?? '') > 0 ? 'deflate' : 'store',
+        unixMode: (entry.mode ?? (isDir ? 0o755 : 0o644)) | (isDir ? S_IFDIR : S_IFREG),
+        dosAttributes: isDir ? 0x10 : 0,
+      } as const;
+    }),
+  );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ import {
   unicodePathField,
   writeZip,
   type ZipEntrySpec,
-} from '../archive/helpers/zip-writer';
+} from '../helpers/zip-writer';
 import { expectScanRejected, rejection } from './helpers';
 
 const MiB = 1024 * 1024;
