@@ -1,5 +1,5 @@
 import { isWellFormedH1, isWellFormedZh } from '../lockfile/hash';
-import { liveEntries, lockRoots, registryCheckFor, shortSource } from '../lockfile/checks';
+import { registryChecks, shortSource } from '../lockfile/checks';
 import type { RuleFinding } from '../model';
 import type { Rule } from './types';
 
@@ -16,46 +16,41 @@ export const lockHashUnknown: Rule = {
     "Registry check: every zh: hash must be in the registry's signed SHA256SUMS for that version (and every h1: in its published package hashes, when it lists them).",
   check(ctx) {
     const out: RuleFinding[] = [];
-    for (const a of lockRoots(ctx)) {
-      if (a.lock === null) continue;
-      for (const e of liveEntries(a)) {
-        const check = registryCheckFor(a, e);
-        if (check === undefined) continue;
-        const name = `${shortSource(check.source)} ${check.version}`;
-        const host = check.source.split('/')[0];
-        if (check.outcome.status === 'not-found') {
+    for (const { root: a, lockFile, entry: e, check } of registryChecks(ctx)) {
+      const name = `${shortSource(check.source)} ${check.version}`;
+      const host = check.source.split('/')[0];
+      if (check.outcome.status === 'not-found') {
+        out.push({
+          module: a.root,
+          file: lockFile,
+          line: e.versionLine ?? e.line,
+          message: `${check.outcome.reason}, so none of the hashes locked for ${name} can come from it`,
+          note: 'Lock a version the registry publishes ("terraform init -upgrade") and commit the lock file.',
+        });
+        continue;
+      }
+      if (check.outcome.status !== 'verified') continue;
+      const published = new Set(Object.values(check.outcome.sums).map((hex) => `zh:${hex}`));
+      const packageHashes =
+        check.outcome.packages === null ? null : new Set(Object.values(check.outcome.packages).flat());
+      const signed = check.outcome.trust === 'unsigned' ? 'published' : 'signed';
+      for (const h of e.hashes) {
+        if (isWellFormedZh(h.value) && !published.has(h.value)) {
           out.push({
             module: a.root,
-            file: a.lock.path,
-            line: e.versionLine ?? e.line,
-            message: `${check.outcome.reason}, so none of the hashes locked for ${name} can come from it`,
-            note: 'Lock a version the registry publishes ("terraform init -upgrade") and commit the lock file.',
+            file: lockFile,
+            line: h.line,
+            message: `${h.value} is not in the ${signed} SHA256SUMS that ${host} publishes for ${name}; the lock file records a package the registry never released`,
+            note: 'Remove the hash and re-run "terraform providers lock" from the registry; find out where the hash came from.',
           });
-          continue;
-        }
-        if (check.outcome.status !== 'verified') continue;
-        const published = new Set(Object.values(check.outcome.sums).map((hex) => `zh:${hex}`));
-        const packageHashes =
-          check.outcome.packages === null ? null : new Set(Object.values(check.outcome.packages).flat());
-        const signed = check.outcome.trust === 'unsigned' ? 'published' : 'signed';
-        for (const h of e.hashes) {
-          if (isWellFormedZh(h.value) && !published.has(h.value)) {
-            out.push({
-              module: a.root,
-              file: a.lock.path,
-              line: h.line,
-              message: `${h.value} is not in the ${signed} SHA256SUMS that ${host} publishes for ${name}; the lock file records a package the registry never released`,
-              note: 'Remove the hash and re-run "terraform providers lock" from the registry; find out where the hash came from.',
-            });
-          } else if (isWellFormedH1(h.value) && packageHashes !== null && !packageHashes.has(h.value)) {
-            out.push({
-              module: a.root,
-              file: a.lock.path,
-              line: h.line,
-              message: `${h.value} is none of the package hashes ${host} publishes for ${name}`,
-              note: 'Remove the hash and re-run "terraform providers lock" from the registry; find out where the hash came from.',
-            });
-          }
+        } else if (isWellFormedH1(h.value) && packageHashes !== null && !packageHashes.has(h.value)) {
+          out.push({
+            module: a.root,
+            file: lockFile,
+            line: h.line,
+            message: `${h.value} is none of the package hashes ${host} publishes for ${name}`,
+            note: 'Remove the hash and re-run "terraform providers lock" from the registry; find out where the hash came from.',
+          });
         }
       }
     }
