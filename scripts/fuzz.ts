@@ -9,8 +9,9 @@
  * mutated tar inside an intact gzip), then scanned with `scanBytes`. The run fails (exit 1) on the
  * first case that
  *   - throws anything but an `InputError`,
- *   - takes longer than the per-case timeout (a hang), or
- *   - yields a report naming a path outside the archive (or not in it),
+ *   - takes longer than the per-case timeout (a hang),
+ *   - yields a report naming a path outside the archive (or not in it), or
+ *   - is read differently by the in-memory tar fast path and the streaming tar reader,
  * after writing the case as base64 (plus its metadata) to a file under a temporary directory and
  * printing its path. Replay one with `--replay FILE.b64`. Cases are derived from `--seed` + index,
  * so a seed and an index reproduce a case exactly.
@@ -28,7 +29,7 @@ import {
   type CorpusFile,
   type GeneratedArchive,
 } from '../test/security/generators';
-import { checkPaths, outcome, PropertyViolation } from '../test/security/scan-properties';
+import { checkPaths, checkTarReaders, outcome, PropertyViolation } from '../test/security/scan-properties';
 
 interface Options {
   seconds: number;
@@ -184,6 +185,7 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
 async function runCase(name: string, bytes: Buffer, caseTimeoutMs: number): Promise<string> {
   // A per-file parser budget well under the case timeout: a slow file is a finding, not a hang.
   const parserBudget = Math.max(1000, Math.floor(caseTimeoutMs / 4));
+  await withTimeout(checkTarReaders(name, bytes), caseTimeoutMs);
   const result = await withTimeout(
     outcome(name, bytes, { parser: { timeoutMs: parserBudget } }),
     caseTimeoutMs,

@@ -4,7 +4,8 @@
  * under tsx alike; a violation throws `PropertyViolation`.
  */
 import assert from 'node:assert/strict';
-import { readArchiveBytes } from '../../src/archive';
+import { createHash } from 'node:crypto';
+import { detectFormat, readArchiveBytes } from '../../src/archive';
 import { InputError } from '../../src/errors';
 import type { Report } from '../../src/report/types';
 import { scanBytes, shouldLoad } from '../../src/scan';
@@ -29,6 +30,46 @@ export async function outcome(name: string, bytes: Buffer, options: ScanOptions 
     throw new PropertyViolation(`the scan threw something other than an InputError: ${describe(err)}`, {
       cause: err,
     });
+  }
+}
+
+/** What the archive reader makes of `bytes`: the entries and the SHA-256 of every loaded file, or
+ * the rejection (code, entry, message). */
+async function readerOutcome(name: string, bytes: Buffer, streamingTar: boolean): Promise<string> {
+  try {
+    const archive = await readArchiveBytes(name, bytes, { shouldLoad, streamingTar });
+    const files = [...archive.files].map(([p, c]) => [p, createHash('sha256').update(c).digest('hex')]);
+    return JSON.stringify({ entries: archive.entries, files, format: archive.format });
+  } catch (err) {
+    if (err instanceof InputError) return `rejected: ${err.code} ${String(err.entry)} ${err.message}`;
+    throw new PropertyViolation(
+      `the archive reader threw something other than an InputError: ${describe(err)}`,
+      {
+        cause: err,
+      },
+    );
+  }
+}
+
+/**
+ * The two tar readers agree (docs/security.md §4, "Two tar readers"): reading a tar or tar.gz with
+ * the in-memory fast path enabled gives exactly what the streaming reader alone gives, entries and
+ * contents or the rejection. Other formats have one reader; nothing to compare.
+ */
+export async function checkTarReaders(name: string, bytes: Buffer): Promise<void> {
+  let format: string;
+  try {
+    format = detectFormat(bytes, name);
+  } catch {
+    return; // not an archive format at all: both readers reject it the same way, before reading
+  }
+  if (format !== 'tar' && format !== 'tar.gz') return;
+  const fast = await readerOutcome(name, bytes, false);
+  const streamed = await readerOutcome(name, bytes, true);
+  if (fast !== streamed) {
+    throw new PropertyViolation(
+      `the tar fast path and the streaming reader disagree:\n  fast:      ${fast.slice(0, 500)}\n  streaming: ${streamed.slice(0, 500)}`,
+    );
   }
 }
 
@@ -129,12 +170,14 @@ function sameOutcome(a: Outcome, b: Outcome, compare: (json: string) => string, 
 
 /**
  * All three properties for one generated archive: (1) only `InputError`; (2) paths inside;
- * (3) byte-identical reports on a rerun, and (source hash masked) for another entry order.
+ * (3) byte-identical reports on a rerun, and (source hash masked) for another entry order; and the
+ * two tar readers agree on it.
  * Returns the first outcome.
  */
 export async function checkArchive(generated: GeneratedArchive, permutationSeed: number): Promise<Outcome> {
   const name = `random.${generated.format}`;
   const bytes = await pack(generated.format, generated.entries);
+  await checkTarReaders(name, bytes);
   const first = await outcome(name, bytes);
   const rerun = await outcome(name, bytes);
   sameOutcome(first, rerun, (json) => json, 'a rerun gave a different outcome');
