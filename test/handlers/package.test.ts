@@ -6,12 +6,15 @@
  */
 import { execFile } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import * as yauzl from 'yauzl';
+import { makeTarGz } from '../helpers/archive';
+import { generateTestKey, startRegistry } from '../helpers/registry-server';
 import { startS3rver, type RunningS3rver } from '../helpers/s3rver';
+import { lockText } from '../lockfile/fixtures';
 
 const run = promisify(execFile);
 const REPO = resolve(__dirname, '..', '..');
@@ -422,15 +425,26 @@ describe('packaged functions', () => {
     }
   });
 
-  test('the packaged createScan runs from its unzipped directory and scans the sample archive', async () => {
+  /** Runs the packaged createScan from its unzipped directory on `event`, with `env` added. */
+  async function runPackagedCreateScan(
+    event: unknown,
+    env: Record<string, string>,
+  ): Promise<{
+    status: number;
+    verdict: string;
+    findings: { ruleId: string; message: string }[];
+    modules: number;
+  }> {
     const dir = await mkdtemp(join(tmpdir(), 'tfguard-zip-run-'));
     try {
       await unzip(join(out, 'createScan.zip'), dir);
+      const eventFile = join(dir, 'event.json');
+      await writeFile(eventFile, JSON.stringify(event));
       const script = `
-        const event = JSON.parse(require('fs').readFileSync(${JSON.stringify(join(REPO, 'events', 'http-post-scans.json'))}, 'utf8'));
+        const event = JSON.parse(require('fs').readFileSync(${JSON.stringify(eventFile)}, 'utf8'));
         require('./handlers/api.js').createScan(event).then((r) => {
           const body = JSON.parse(r.body);
-          process.stdout.write(JSON.stringify({ status: r.statusCode, verdict: body.verdict, findings: body.report && body.report.findings.length, modules: body.report && body.report.summary.modules }));
+          process.stdout.write(JSON.stringify({ status: r.statusCode, verdict: body.verdict, findings: body.report && body.report.findings, modules: body.report && body.report.summary.modules }));
           process.exit(0);
         }, (e) => { process.stderr.write(String(e && e.stack || e)); process.exit(1); });
       `;
@@ -442,8 +456,6 @@ describe('packaged functions', () => {
           TFGUARD_UPLOADS_BUCKET: 'tfguard-uploads-local',
           TFGUARD_REPORTS_BUCKET: 'tfguard-reports-local',
           TFGUARD_S3_ENDPOINT: server.endpoint,
-          // No registry is reachable here (the default is on in Lambda).
-          TFGUARD_SCAN_REGISTRY: 'false',
           AWS_REGION: 'us-east-1',
           AWS_ACCESS_KEY_ID: 'S3RVER',
           AWS_SECRET_ACCESS_KEY: 'S3RVER',
@@ -451,12 +463,61 @@ describe('packaged functions', () => {
           POWERTOOLS_METRICS_DISABLED: 'true',
           // Resolution must not reach the repository's node_modules.
           NODE_PATH: '',
+          ...env,
         },
       });
-      expect(JSON.parse(stdout)).toMatchObject({ status: 200, verdict: 'fail', modules: 2 });
-      expect(JSON.parse(stdout).findings).toBeGreaterThan(0);
+      return JSON.parse(stdout) as Awaited<ReturnType<typeof runPackagedCreateScan>>;
     } finally {
       await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  test('the packaged createScan runs from its unzipped directory and scans the sample archive', async () => {
+    const event: unknown = JSON.parse(await readFile(join(REPO, 'events', 'http-post-scans.json'), 'utf8'));
+    // No registry is reachable here (the default is on in Lambda).
+    const result = await runPackagedCreateScan(event, { TFGUARD_SCAN_REGISTRY: 'false' });
+    expect(result).toMatchObject({ status: 200, verdict: 'fail', modules: 2 });
+    expect(result.findings.length).toBeGreaterThan(0);
+  });
+
+  test('the packaged createScan checks a lock file against a signed registry (openpgp.js loads inside the bundle)', async () => {
+    const host = 'registry.example.test';
+    const reg = await startRegistry({
+      signingKey: await generateTestKey('Bundle Registry'),
+      releases: [{ namespace: 'acme', type: 'cloud', version: '1.0.0', platforms: ['linux_amd64'] }],
+    });
+    try {
+      const published = reg.zh('acme', 'cloud', '1.0.0').linux_amd64 as string;
+      const foreign = `zh:${'0'.repeat(64)}`;
+      const archive = await makeTarGz({
+        'main.tf': `terraform {\n  required_version = ">= 1.5"\n  required_providers {\n    cloud = {\n      source  = "${host}/acme/cloud"\n      version = "~> 1.0"\n    }\n  }\n}\n`,
+        '.terraform.lock.hcl': lockText([
+          {
+            source: `${host}/acme/cloud`,
+            version: '1.0.0',
+            constraints: '~> 1.0',
+            hashes: [published, foreign],
+          },
+        ]),
+      });
+      const event = JSON.parse(await readFile(join(REPO, 'events', 'http-post-scans.json'), 'utf8')) as {
+        body: string;
+      };
+      event.body = archive.toString('base64');
+      const result = await runPackagedCreateScan(event, {
+        TFGUARD_SCAN_REGISTRY: 'true',
+        TFGUARD_REGISTRY_HOSTS: JSON.stringify({ [host]: reg.url }),
+      });
+      expect(result.status).toBe(200);
+      // The SHA256SUMS signature verified (no "could not check" notice), so the foreign hash is
+      // named, and the published one is not.
+      const registryFindings = result.findings
+        .filter((f) => f.ruleId.startsWith('lock-registry') || f.ruleId === 'lock-hash-unknown')
+        .map((f) => [f.ruleId, f.message.split(' ')[0]]);
+      expect(registryFindings).toEqual([['lock-hash-unknown', foreign]]);
+      expect(reg.requests.some((r) => r.endsWith('SHA256SUMS.sig'))).toBe(true);
+    } finally {
+      await reg.close();
     }
   });
 });
