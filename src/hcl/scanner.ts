@@ -155,7 +155,7 @@ function identLength(text: string, i: number): number {
 }
 
 /** White space as Go's `unicode.IsSpace` (used by `bytes.TrimSpace` on heredoc marker lines). */
-function isGoSpace(c: number): boolean {
+export function isGoSpace(c: number): boolean {
   return (
     c === 0x20 ||
     (c >= 0x09 && c <= 0x0d) ||

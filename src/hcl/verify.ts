@@ -29,6 +29,7 @@
  * binary operators are read as a flat chain.
  */
 import { codePointColumn } from './decode';
+import { isGoSpace, unescapeQuoted } from './scanner';
 
 // Token types.
 const T_EOF = 0;
@@ -178,23 +179,6 @@ const QUOTE_SPECIAL = new Uint8Array(128);
 for (const c of [0x22, 0x5c, 0x24, 0x25, 0x0a, 0x0d]) QUOTE_SPECIAL[c] = 1;
 function isHex(c: number): boolean {
   return isDigit(c) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46);
-}
-
-/** White space as Go's `unicode.IsSpace` (heredoc closing lines are compared after TrimSpace). */
-function isGoSpace(c: number): boolean {
-  return (
-    c === 0x20 ||
-    (c >= 0x09 && c <= 0x0d) ||
-    c === 0x85 ||
-    c === 0xa0 ||
-    c === 0x1680 ||
-    (c >= 0x2000 && c <= 0x200a) ||
-    c === 0x2028 ||
-    c === 0x2029 ||
-    c === 0x202f ||
-    c === 0x205f ||
-    c === 0x3000
-  );
 }
 
 /** True when two attributes share a name ("Attribute redefined"). */
@@ -1325,38 +1309,6 @@ export function detach(s: string): string {
  */
 export function unescapeLiteral(raw: string): string {
   if (raw.indexOf('\\') === -1 && raw.indexOf('{') === -1) return raw;
-  let out = '';
-  for (let i = 0; i < raw.length; i++) {
-    const c = raw[i] as string;
-    if (c === '\\') {
-      const e = raw[i + 1] as string;
-      i++;
-      switch (e) {
-        case 'n':
-          out += '\n';
-          break;
-        case 'r':
-          out += '\r';
-          break;
-        case 't':
-          out += '\t';
-          break;
-        case 'u':
-        case 'U': {
-          const len = e === 'u' ? 4 : 8;
-          out += String.fromCodePoint(parseInt(raw.slice(i + 1, i + 1 + len), 16));
-          i += len;
-          break;
-        }
-        default:
-          out += e; // `"` and `\`
-      }
-    } else if ((c === '$' || c === '%') && raw[i + 1] === c && raw[i + 2] === '{') {
-      out += c + '{';
-      i += 2;
-    } else {
-      out += c;
-    }
-  }
-  return out;
+  // On the escapes the verifier accepts, the scanner's unescaping is exactly this.
+  return unescapeQuoted(raw);
 }
