@@ -21,26 +21,21 @@ export function colorMode(): ColorMode {
   return 'auto';
 }
 
-function positiveInt(name: string, value: string | undefined): number | undefined {
+/** A positive number from an environment variable (an integer unless `integer` is false); unset or
+ * blank is undefined, anything else an `EnvironmentError` naming the variable. */
+function positive(name: string, value: string | undefined, integer: boolean): number | undefined {
   if (value === undefined || value.trim() === '') return undefined;
   const n = Number(value);
-  if (!Number.isSafeInteger(n) || n <= 0) {
+  if (integer ? !Number.isSafeInteger(n) || n <= 0 : !Number.isFinite(n) || n <= 0) {
     throw new EnvironmentError(
-      `environment variable ${name} must be a positive integer, got ${JSON.stringify(value)}`,
+      `environment variable ${name} must be a positive ${integer ? 'integer' : 'number'}, got ${JSON.stringify(value)}`,
     );
   }
   return n;
 }
 
-function positiveNumber(name: string, value: string | undefined): number | undefined {
-  if (value === undefined || value.trim() === '') return undefined;
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) {
-    throw new EnvironmentError(
-      `environment variable ${name} must be a positive number, got ${JSON.stringify(value)}`,
-    );
-  }
-  return n;
+function positiveInt(name: string, value: string | undefined): number | undefined {
+  return positive(name, value, true);
 }
 
 /** Parser tuning: `TFGUARD_PARSER_WORKERS`, `TFGUARD_PARSER_TIMEOUT_MS`. */
@@ -76,8 +71,7 @@ export function archiveLimits(): Partial<ArchiveLimits> {
   const env = process.env;
   const limits: Partial<ArchiveLimits> = {};
   for (const [key, name] of Object.entries(ARCHIVE_LIMIT_VARIABLES) as [keyof ArchiveLimits, string][]) {
-    const value =
-      key === 'maxCompressionRatio' ? positiveNumber(name, env[name]) : positiveInt(name, env[name]);
+    const value = positive(name, env[name], key !== 'maxCompressionRatio');
     if (value !== undefined) limits[key] = value;
   }
   return limits;
