@@ -11,7 +11,7 @@ import { runCli, type CliIo } from '../../src/cli/main';
 import { ARCHIVE_LIMIT_VARIABLES } from '../../src/config';
 import type { AuditSummary } from '../../src/service/summary';
 import { makeTarGz, type FileMap } from '../helpers/archive';
-import { slowToParse } from '../security/lambda-context';
+import { slowToParse } from '../helpers/lambda-context';
 
 interface Captured {
   code: number;

@@ -5,7 +5,7 @@
  * summary checked against the archives scanned directly (new/fixed across runs: test/service/audit.test.ts).
  */
 import { SendMessageBatchCommand, SQSClient, type SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
-import type { ScheduledEvent, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { ScheduledEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { handler as auditStart } from '../../handlers/audit-start';
 import { handler as auditWorker } from '../../handlers/audit-worker';
@@ -16,7 +16,14 @@ import type { AuditSummary } from '../../src/service/summary';
 import { scanBytes } from '../../src/scan';
 import type { Report } from '../../src/report/types';
 import { makeTarGz } from '../helpers/archive';
-import { collect, sampleEvent, startHarness, type Harness, type UploadedObject } from './harness';
+import {
+  collect,
+  sampleEvent,
+  startHarness,
+  type Harness,
+  type UploadedObject,
+  auditSqsEvent,
+} from './harness';
 
 const QUEUE_URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/tfguard-test-AuditQueue';
 const layout = new ReportLayout('reports/');
@@ -127,18 +134,6 @@ afterAll(async () => {
   await h?.stop();
 });
 
-function sqsEvent(entries: SendMessageBatchRequestEntry[], receiveCount: number): SQSEvent {
-  const template = sampleEvent<SQSEvent>('audit-message.json').Records[0]!;
-  return {
-    Records: entries.map((e, i): SQSRecord => ({
-      ...template,
-      messageId: `msg-${receiveCount}-${i}-${e.Id}`,
-      body: e.MessageBody!,
-      attributes: { ...template.attributes, ApproximateReceiveCount: String(receiveCount) },
-    })),
-  };
-}
-
 /** Delivers messages in batches of 5 (the event source's batch size); returns what failed. */
 async function deliver(
   entries: SendMessageBatchRequestEntry[],
@@ -147,7 +142,7 @@ async function deliver(
   const failed: SendMessageBatchRequestEntry[] = [];
   for (let i = 0; i < entries.length; i += 5) {
     const batch = entries.slice(i, i + 5);
-    const event = sqsEvent(batch, receiveCount);
+    const event = auditSqsEvent(batch, receiveCount);
     const response = await auditWorker(event, h.context('auditWorker'));
     const failedIds = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
     event.Records.forEach((r, j) => {

@@ -6,10 +6,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import type { Context, S3Event } from 'aws-lambda';
+import type { SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
+import type { Context, S3Event, SQSEvent, SQSRecord } from 'aws-lambda';
 import { resetRuntime } from '../../handlers/runtime';
 import { closeSharedParser } from '../../src/scan';
 import { S3ObjectStore } from '../../src/storage/s3';
+import { lambdaContext } from '../helpers/lambda-context';
 import { startS3rver, type RunningS3rver } from '../helpers/s3rver';
 
 export const UPLOADS_BUCKET = 'tfguard-uploads-local';
@@ -82,8 +84,6 @@ export async function withEnv<T>(
   }
 }
 
-let requestCounter = 0;
-
 export async function startHarness(extraEnv: Record<string, string> = {}): Promise<Harness> {
   const server = await startS3rver([UPLOADS_BUCKET, REPORTS_BUCKET]);
   const client = server.client();
@@ -122,26 +122,27 @@ export async function startHarness(extraEnv: Record<string, string> = {}): Promi
       } as S3Event;
     },
     context(functionName) {
-      requestCounter++;
-      return {
-        callbackWaitsForEmptyEventLoop: false,
-        functionName: `tfguard-test-${functionName}`,
-        functionVersion: '$LATEST',
-        invokedFunctionArn: `arn:aws:lambda:us-east-1:123456789012:function:tfguard-test-${functionName}`,
-        memoryLimitInMB: '1024',
-        awsRequestId: `req-${functionName}-${requestCounter}`,
-        logGroupName: `/aws/lambda/tfguard-test-${functionName}`,
-        logStreamName: '2025/01/01/[$LATEST]0123456789abcdef',
-        getRemainingTimeInMillis: () => 60_000,
-        done: () => undefined,
-        fail: () => undefined,
-        succeed: () => undefined,
-      };
+      // The handlers read the time left once, when the invocation starts.
+      return lambdaContext(functionName, 60_000);
     },
     async stop() {
       await closeSharedParser();
       await server.stop();
     },
+  };
+}
+
+/** An SQS event delivering audit messages (as the start handler sent them) for the `receiveCount`th
+ * time, built on the sample `events/audit-message.json`. */
+export function auditSqsEvent(entries: SendMessageBatchRequestEntry[], receiveCount: number): SQSEvent {
+  const template = sampleEvent<SQSEvent>('audit-message.json').Records[0]!;
+  return {
+    Records: entries.map((e, i): SQSRecord => ({
+      ...template,
+      messageId: `msg-${receiveCount}-${i}-${e.Id}`,
+      body: e.MessageBody!,
+      attributes: { ...template.attributes, ApproximateReceiveCount: String(receiveCount) },
+    })),
   };
 }
 

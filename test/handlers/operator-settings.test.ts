@@ -11,7 +11,7 @@ import { ReportLayout, uploadScanId } from '../../src/service/keys';
 import type { RejectedRecord } from '../../src/service/scans';
 import { UploadBatchError } from '../../src/service/upload-scan';
 import { makeTarGz } from '../helpers/archive';
-import { lambdaContext, slowToParse } from '../security/lambda-context';
+import { lambdaContext, slowToParse } from '../helpers/lambda-context';
 import { UPLOADS_BUCKET, startHarness, withEnv, type Harness } from './harness';
 
 const layout = new ReportLayout('reports/');

@@ -17,7 +17,7 @@ import { DEFAULT_CONFIG } from '../../src/scan/config-file';
 import { makeTarGz } from '../helpers/archive';
 import { generateTestKey, startRegistry, type RegistryServer } from '../helpers/registry-server';
 import { lockText } from '../lockfile/fixtures';
-import { slowToParse } from '../security/lambda-context';
+import { slowToParse } from '../helpers/lambda-context';
 
 afterAll(closeSharedParser);
 

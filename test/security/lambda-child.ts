@@ -3,25 +3,12 @@
  * first argument, settings from the environment. Used by the service-fault tests to kill an
  * invocation in the middle of a scan, the way Lambda ends one at its timeout.
  */
-import type { Context, S3Event } from 'aws-lambda';
+import type { S3Event } from 'aws-lambda';
 import { handler } from '../../handlers/upload-scan';
+import { lambdaContext } from '../helpers/lambda-context';
 
 const event = JSON.parse(process.argv[2] ?? '{}') as S3Event;
-const deadline = Date.now() + Number(process.argv[3] ?? '120000');
-const context = {
-  callbackWaitsForEmptyEventLoop: false,
-  functionName: 'tfguard-test-scanUpload',
-  functionVersion: '$LATEST',
-  invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:tfguard-test-scanUpload',
-  memoryLimitInMB: '2048',
-  awsRequestId: 'req-timeout',
-  logGroupName: '/aws/lambda/tfguard-test-scanUpload',
-  logStreamName: '2025/01/01/[$LATEST]0123456789abcdef',
-  getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-  done: () => undefined,
-  fail: () => undefined,
-  succeed: () => undefined,
-} as Context;
+const context = lambdaContext('scanUpload', Number(process.argv[3] ?? '120000'));
 
 process.stdout.write('started\n');
 handler(event, context).then(

@@ -7,14 +7,14 @@
  * recorded, SQS's redrive policy moves it to the audit dead-letter queue and the run has no summary.
  */
 import { SendMessageBatchCommand, SQSClient, type SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
-import type { Context, ScheduledEvent, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { Context, ScheduledEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { handler as auditStart } from '../../handlers/audit-start';
 import { handler as auditWorker } from '../../handlers/audit-worker';
 import { handler as scanUpload } from '../../handlers/upload-scan';
-import { sampleEvent } from '../handlers/harness';
+import { auditSqsEvent, sampleEvent } from '../handlers/harness';
 import { makeTarGz } from '../helpers/archive';
 import { layout, MAIN_TF, ROOT, startServiceFixture, type ServiceFixture } from './service-fixture';
 
@@ -47,24 +47,12 @@ afterAll(async () => {
   await f?.dispose();
 });
 
-function sqsEvent(entries: SendMessageBatchRequestEntry[], receiveCount: number): SQSEvent {
-  const template = sampleEvent<SQSEvent>('audit-message.json').Records[0]!;
-  return {
-    Records: entries.map((e, i): SQSRecord => ({
-      ...template,
-      messageId: `msg-${receiveCount}-${i}-${e.Id}`,
-      body: e.MessageBody!,
-      attributes: { ...template.attributes, ApproximateReceiveCount: String(receiveCount) },
-    })),
-  };
-}
-
 const repositoryOf = (e: SendMessageBatchRequestEntry): string =>
   (JSON.parse(e.MessageBody!) as { repository: string }).repository;
 
 /** Delivers the messages as one batch; returns the repositories whose messages failed. */
 async function deliver(entries: SendMessageBatchRequestEntry[], receiveCount: number): Promise<string[]> {
-  const event = sqsEvent(entries, receiveCount);
+  const event = auditSqsEvent(entries, receiveCount);
   const response = await auditWorker(event, context);
   const failed = new Set(response.batchItemFailures.map((x) => x.itemIdentifier));
   return event.Records.flatMap((r, i) => (failed.has(r.messageId) ? [repositoryOf(entries[i]!)] : []));

@@ -8,15 +8,15 @@
  * test/handlers/audit.test.ts.
  */
 import { SendMessageBatchCommand, SQSClient, type SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
-import type { Context, ScheduledEvent, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { Context, ScheduledEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { handler as auditStart } from '../../handlers/audit-start';
 import { handler as auditWorker } from '../../handlers/audit-worker';
 import { handler as scanUpload } from '../../handlers/upload-scan';
 import type { AuditSummary } from '../../src/service/summary';
-import { sampleEvent, withEnv } from '../handlers/harness';
+import { auditSqsEvent, sampleEvent, withEnv } from '../handlers/harness';
 import { makeTarGz } from '../helpers/archive';
-import { lambdaContext, slowToParse } from './lambda-context';
+import { lambdaContext, slowToParse } from '../helpers/lambda-context';
 import { layout, MAIN_TF, startServiceFixture, type ServiceFixture } from './service-fixture';
 
 const QUEUE_URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/tfguard-test-AuditQueue';
@@ -73,25 +73,13 @@ async function startRun(
   return { runId: started.runId, messages };
 }
 
-function sqsEvent(entries: SendMessageBatchRequestEntry[], receiveCount: number): SQSEvent {
-  const template = sampleEvent<SQSEvent>('audit-message.json').Records[0]!;
-  return {
-    Records: entries.map((e, i): SQSRecord => ({
-      ...template,
-      messageId: `msg-${receiveCount}-${i}-${e.Id}`,
-      body: e.MessageBody!,
-      attributes: { ...template.attributes, ApproximateReceiveCount: String(receiveCount) },
-    })),
-  };
-}
-
 /** Delivers the messages as one batch; returns the repositories whose messages failed. */
 async function deliver(
   entries: SendMessageBatchRequestEntry[],
   receiveCount: number,
   context: Context,
 ): Promise<string[]> {
-  const event = sqsEvent(entries, receiveCount);
+  const event = auditSqsEvent(entries, receiveCount);
   const response = await auditWorker(event, context);
   const failed = new Set(response.batchItemFailures.map((x) => x.itemIdentifier));
   return event.Records.flatMap((r, i) => (failed.has(r.messageId) ? [repositoryOf(entries[i]!)] : []));

@@ -21,7 +21,7 @@ import { processUploadEvent, UploadBatchError } from '../../src/service/upload-s
 import { S3ObjectStore } from '../../src/storage/s3';
 import { sampleEvent } from '../handlers/harness';
 import { makeTarGz } from '../helpers/archive';
-import { lambdaContext, slowToParse } from './lambda-context';
+import { lambdaContext, slowToParse } from '../helpers/lambda-context';
 import {
   COMPLETE,
   layout,

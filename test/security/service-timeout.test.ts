@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { loadScan } from '../../src/service/scans';
 import { makeTarGz } from '../helpers/archive';
-import { slowToParse } from './lambda-context';
+import { slowToParse } from '../helpers/lambda-context';
 import {
   expectOnFailureQueue,
   layout,
