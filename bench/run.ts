@@ -349,12 +349,30 @@ async function terraformFmt(file: string, runs: number): Promise<Stats> {
   }
 }
 
+/** Bundles `entry` with the esbuild settings of serverless.yml (CommonJS, hcl2json external,
+ * `import.meta.url` for bundled ESM dependencies), for this machine's Node. */
+async function bundleAsServerless(entry: string, outfile: string): Promise<void> {
+  const esbuild = await import('esbuild');
+  await esbuild.build({
+    entryPoints: [entry],
+    bundle: true,
+    minify: false,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    outfile,
+    external: ['@cdktf/hcl2json'],
+    define: { 'import.meta.url': '__bundleFileUrl' },
+    banner: { js: '"use strict"; const __bundleFileUrl = require("url").pathToFileURL(__filename).href;' },
+    logLevel: 'error',
+  });
+}
+
 /**
  * Bundles a handler (as serverless.yml does), zips it with hcl2json, times cold loads. `entry`:
  * the real upload handler, or a minimal handler over the scan core alone.
  */
 async function lambdaBundle(runs: number, kind: 'upload-handler' | 'scan-core'): Promise<ChildResult> {
-  const esbuild = await import('esbuild');
   const dir = mkdtempSync(path.join(os.tmpdir(), 'tfguard-bench-bundle-'));
   try {
     let entry = path.join(ROOT, 'handlers', 'upload-scan.ts');
@@ -369,19 +387,7 @@ async function lambdaBundle(runs: number, kind: 'upload-handler' | 'scan-core'):
       );
     }
     const outfile = path.join(dir, 'handlers', 'upload-scan.js');
-    await esbuild.build({
-      entryPoints: [entry],
-      bundle: true,
-      minify: false,
-      platform: 'node',
-      target: 'node20',
-      format: 'cjs',
-      outfile,
-      external: ['@cdktf/hcl2json'],
-      define: { 'import.meta.url': '__bundleFileUrl' },
-      banner: { js: '"use strict"; const __bundleFileUrl = require("url").pathToFileURL(__filename).href;' },
-      logLevel: 'error',
-    });
+    await bundleAsServerless(entry, outfile);
     // The unbundled runtime package and its dependencies (serverless.yml package.patterns).
     for (const pkg of ['@cdktf/hcl2json', 'fs-extra', 'graceful-fs', 'jsonfile', 'universalify']) {
       cpSync(path.join(ROOT, 'node_modules', pkg), path.join(dir, 'node_modules', pkg), {
@@ -427,7 +433,6 @@ async function lambdaBundle(runs: number, kind: 'upload-handler' | 'scan-core'):
  * node_modules/.cache so that the external @cdktf/hcl2json resolves as it does beside a handler.
  */
 async function bundledBig(file: string): Promise<ChildResult> {
-  const esbuild = await import('esbuild');
   const dir = path.join(ROOT, 'node_modules', '.cache', 'tfguard-bench');
   mkdirSync(dir, { recursive: true });
   const entry = path.join(dir, 'big-entry.ts');
@@ -443,18 +448,7 @@ async function bundledBig(file: string): Promise<ChildResult> {
       `  process.exit(0);\n});\n`,
   );
   const outfile = path.join(dir, 'big.cjs');
-  await esbuild.build({
-    entryPoints: [entry],
-    bundle: true,
-    platform: 'node',
-    target: 'node20',
-    format: 'cjs',
-    outfile,
-    external: ['@cdktf/hcl2json'],
-    define: { 'import.meta.url': '__bundleFileUrl' },
-    banner: { js: '"use strict"; const __bundleFileUrl = require("url").pathToFileURL(__filename).href;' },
-    logLevel: 'error',
-  });
+  await bundleAsServerless(entry, outfile);
   try {
     return JSON.parse(
       execFileSync(process.execPath, [outfile, file], { cwd: ROOT }).toString(),
