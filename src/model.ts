@@ -34,6 +34,9 @@ export interface Finding {
   fix?: Fix;
   /** Extra advice that is not a mechanical fix. */
   note?: string;
+  /** `low` when the finding depends on a guess (a module kind decided on weak evidence): its
+   * severity was lowered one step and its message says what it assumes. */
+  confidence?: 'low';
 }
 
 /** What a rule returns: the engine adds `ruleId` and the (possibly overridden) `severity`. */
@@ -161,6 +164,9 @@ export interface ProviderConfig {
   name: string;
   alias: string | null;
   location: SourceLocation;
+  /** True when the block sets anything besides `alias` (and the deprecated `version`): a real
+   * configuration, not an empty proxy block through which a caller passes an aliased provider. */
+  configured?: boolean;
   /** The block's deprecated `version` argument, when set: Terraform still ANDs it into the
    * provider's version constraints (and warns). */
   version?: { value: string; location: SourceLocation };
@@ -187,7 +193,18 @@ export interface BackendInfo {
   location: SourceLocation;
 }
 
-export type ModuleKind = 'root' | 'shared';
+/**
+ * What a directory is: `root` (deployed on its own: plan/apply run there), `shared` (reusable: meant
+ * to be called through a `module` block), `example` (shows how to call a reusable module),
+ * `test` (used by `terraform test` or a test procedure), `fragment` (files that are not a module
+ * on their own: Terragrunt `generate` snippets, files linked or templated into other directories).
+ */
+export type ModuleKind = 'root' | 'shared' | 'example' | 'test' | 'fragment';
+export const MODULE_KINDS: readonly ModuleKind[] = ['root', 'shared', 'example', 'test', 'fragment'];
+
+/** How strong the signal that decided `kind` is. Findings that depend on a kind decided on weak
+ * evidence are phrased conditionally and one severity lower, and offer no fix. */
+export type KindEvidence = 'strong' | 'weak';
 
 export interface ModuleInfo {
   /** Archive-relative directory, `"."` for the top directory. */
@@ -198,6 +215,12 @@ export interface ModuleInfo {
   ignoredFiles: string[];
   kind: ModuleKind;
   kindReason: string;
+  kindEvidence: KindEvidence;
+  /** Provider local names that Terragrunt `generate` blocks declare for this module when it runs as
+   * a unit's source (their `required_providers` land in the module's working copy). */
+  generatedDeclarations?: string[];
+  /** For a Terragrunt unit: its `terragrunt.hcl`. */
+  terragrunt?: { file: string; source: string | null; generated: string[] };
   /** Declared and implicit provider requirements after override merging, sorted by name. */
   providers: ProviderRequirement[];
   providerUses: ProviderUse[];
@@ -228,22 +251,53 @@ export interface RootProvider {
 }
 
 export interface RootTree {
-  /** Path of the root module. */
+  /** Path of the root module (for an example or test configuration: its directory). */
   root: string;
+  /** What the tree's top module is: lock files and pinning are checked only for `root` trees;
+   * `example` and `test` trees are checked for consistency (satisfiable constraints, sources). */
+  kind: 'root' | 'example' | 'test';
+  /** The engine that runs this tree (its lock file's registry host, `.tofu` files, settings). */
+  engine: Engine;
   /** Module paths in the tree (root first, then depth-first by call order, each once). */
   modules: string[];
   /** Local calls: caller → callee, with the call name. */
   calls: { from: string; to: string; name: string }[];
-  /** Remote module calls in the tree (not followed). */
-  remoteCalls: { module: string; name: string; source: string | null; version: string | null }[];
+  /** Remote module calls in the tree (not followed), and local calls into installed copies of
+   * remote modules that the archive does not hold (`.terraform/modules/…`, vendored `…//…`). */
+  remoteCalls: {
+    module: string;
+    name: string;
+    source: string | null;
+    version: string | null;
+    /** Set for a local path into an installed copy of a remote module. */
+    installed?: boolean;
+  }[];
   providers: RootProvider[];
 }
 
 /** A problem found while loading modules (not a rule violation by itself). Rules turn these
  * into findings. */
 export type LoadDiagnostic =
-  | { kind: 'parse-error'; module: string; file: string; line: number; column: number; message: string }
+  | {
+      kind: 'parse-error';
+      module: string;
+      file: string;
+      line: number;
+      column: number;
+      message: string;
+      /** The file looks like a template (`{% … %}`, `{{ … }}`), not Terraform. */
+      template?: boolean;
+    }
   | { kind: 'module-missing'; module: string; call: string; target: string; location: SourceLocation }
+  | {
+      kind: 'module-unresolved';
+      module: string;
+      call: string;
+      source: string;
+      /** Why tfguard cannot read it: e.g. an installed copy of a remote module. */
+      reason: string;
+      location: SourceLocation;
+    }
   | { kind: 'module-cycle'; module: string; cycle: string[]; location: SourceLocation }
   | {
       kind: 'duplicate-required-providers';
@@ -278,6 +332,13 @@ export interface ScanConfig {
   engineExplicit?: boolean;
   roots: string[];
   shared: string[];
+  /** Globs of example configurations and of test configurations (`examples`, `tests`). */
+  examples: string[];
+  tests: string[];
+  /** Globs of directories that are not modules on their own (`fragments`). */
+  fragments: string[];
+  /** Hold examples to the deployable-root rules too (lock files, pinning). */
+  strictExamples: boolean;
   rules: Record<string, RuleSetting>;
   /** Platforms a lock file must cover, e.g. `linux_amd64`. */
   platforms: string[];

@@ -178,10 +178,13 @@ export function compareUtf8(a: string, b: string): number {
   return a.length === b.length ? 0 : a.length < b.length ? -1 : 1;
 }
 
-const LOADED_SUFFIXES = ['.tf', '.tf.json', '.tofu', '.tofu.json'];
-const LOADED_NAMES = new Set(['.terraform.lock.hcl', '.tfguard.hcl']);
+// `.hcl`: Terragrunt configuration (`terragrunt.hcl`, included files) and `terraform test` files
+// (`.tftest.hcl`), read to tell what each directory is.
+const LOADED_SUFFIXES = ['.tf', '.tf.json', '.tofu', '.tofu.json', '.hcl', '.tftest.json'];
+const LOADED_NAMES = new Set(['.terraform.lock.hcl', '.tfguard.hcl', 'README.md', 'readme.md', 'Readme.md']);
 
-/** Files whose content tfguard needs: configuration files, lock files and the tfguard config. */
+/** Files whose content tfguard needs: configuration files, lock files, the tfguard config, and the
+ * files that say what a directory is (Terragrunt and test files, READMEs). */
 export function defaultShouldLoad(path: string): boolean {
   const name = basename(path);
   if (LOADED_NAMES.has(name)) return true;

@@ -226,6 +226,7 @@ export function collectModule(
       name,
       alias,
       location: loc(b),
+      configured: b.blocks.length > 0 || b.attrs.some((a) => a.name !== 'alias' && a.name !== 'version'),
       ...(version ? { version: { value: text(version.value), location: loc(version) } } : {}),
     });
     uses.push({

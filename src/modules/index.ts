@@ -9,6 +9,7 @@ import type {
   Engine,
   LoadDiagnostic,
   LoadedArchive,
+  ModuleCall,
   ModuleInfo,
   ParsedFile,
   ParseResult,
@@ -16,11 +17,15 @@ import type {
   ScanConfig,
 } from '../model';
 import { assembleModule, tagBody } from './assemble';
-import type { SrcFile } from './assemble';
+import type { AssembledModule, SrcFile } from './assemble';
+import { classifyModules } from './classify';
+import type { KindDecision } from './classify';
+import { readRepositorySignals } from './repository';
+import type { RepositorySignals } from './repository';
 import { collectModule } from './collect';
 import { basename, compareUtf8, dirname } from '../archive/paths';
 import { isIgnoredName, selectConfigFiles } from './files';
-import { buildRootTree, decideKind, localCallers, missingModules, moduleCycles } from './tree';
+import { buildRootTree, localCallers, missingModules, moduleCycles } from './tree';
 
 export { matchGlob } from './glob';
 export { LOADER_PROJECTION } from './projection';
@@ -36,6 +41,10 @@ export {
 } from './sources';
 export type { ProviderSourceResult } from './sources';
 export { combineConstraints, moduleRequirements } from './tree';
+export { classifyModules, kindLabel } from './classify';
+export type { KindDecision } from './classify';
+export { readRepositorySignals } from './repository';
+export type { RepositorySignals, TerragruntUnit, TestRun } from './repository';
 export type { ModuleConstraint } from './tree';
 
 /** Reads one configuration file: the parse result projected on `LOADER_PROJECTION`. */
@@ -63,6 +72,8 @@ export interface LoadedModules {
   /** Every configuration file that parsed, by archive path: the part of its body module loading
    * reads (`LOADER_PROJECTION`), not the whole body. */
   parsed: Map<string, ParsedFile>;
+  /** What the repository around the modules says (Terragrunt units, test files, README sources). */
+  signals: RepositorySignals;
 }
 
 export const LOCK_FILE_NAME = '.terraform.lock.hcl';
@@ -169,6 +180,50 @@ function compareDiagnostics(a: LoadDiagnostic, b: LoadDiagnostic): number {
   );
 }
 
+/** Why a local call that points at a directory the archive does not hold is an installed copy of
+ * a remote module (created by `terraform init` or a vendoring script), or null. */
+export function installedCopyReason(source: string, caller: ModuleInfo): string | null {
+  const m = /(?:^|\/)\.terraform\/modules\/([^/]+)/.exec(source);
+  if (m !== null) {
+    const name = m[1] as string;
+    const remote = caller.moduleCalls.find((c) => c.name === name && c.sourceKind !== 'local');
+    return remote !== undefined
+      ? `it is part of the remote module "${name}" (${remote.source ?? 'no source'}) that terraform init installs under .terraform/modules`
+      : `it points into .terraform/modules, where terraform init installs remote modules`;
+  }
+  const path = source.replace(/^\.\//, '');
+  if (path.includes('//')) {
+    return 'its "//" marks a subdirectory of a package copied in before init (a vendored copy of a remote module)';
+  }
+  if (/(^|\/)vendor(\/|$)/.test(path)) return 'it points into a vendor directory filled before init';
+  return null;
+}
+
+/** The engine that runs a tree: the settings, else its lock file's registry host, else `.tofu`
+ * files in the tree, else the archive's engine. */
+function treeEngine(
+  tree: RootTree,
+  modules: ReadonlyMap<string, ModuleInfo>,
+  archive: LoadedArchive,
+  config: ScanConfig,
+  fallback: Engine,
+): Engine {
+  if (config.engineExplicit === true) return config.engine;
+  const lock = modules.get(tree.root)?.lockFile ?? null;
+  const text = lock === null ? undefined : archive.files.get(lock)?.toString('utf8');
+  if (text !== undefined) {
+    if (OPENTOFU_LOCK_ENTRY.test(text)) return 'opentofu';
+    if (/^\s*provider\s+"registry\.terraform\.io\//im.test(text)) return 'terraform';
+  }
+  for (const path of tree.modules) {
+    const m = modules.get(path);
+    if (m?.files.some((f) => f.endsWith('.tofu') || f.endsWith('.tofu.json'))) return 'opentofu';
+  }
+  return fallback;
+}
+
+const TEMPLATE_MARKERS = /\{%-?\s|\{\{\s*[\w.]+\s*\}\}/;
+
 export async function loadModules(input: LoadModulesInput): Promise<LoadedModules> {
   const { archive, config, parser } = input;
   const engine = detectEngine(archive, config);
@@ -184,9 +239,11 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
     input.readConfigFile ??
     ((path, content) => parser.extract(path, content, LOADER_PROJECTION, { signal: input.signal }));
   const results = await parseAll(toParse, archive, read, input.signal);
+  const signals = await readRepositorySignals(archive, parser, input.signal);
 
   const parsed = new Map<string, ParsedFile>();
   const diagnostics: LoadDiagnostic[] = [];
+  const templateFiles = new Set<string>();
   const textCache = new Map<string, string[]>();
   const lines = (file: string): string[] | undefined => {
     let text = textCache.get(file);
@@ -200,6 +257,32 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
   };
 
   const modules = new Map<string, ModuleInfo>();
+  const assembledByDir = new Map<string, AssembledModule>();
+  const lockOf = (dir: string): string | null => {
+    const lockPath = dir === '.' ? LOCK_FILE_NAME : `${dir}/${LOCK_FILE_NAME}`;
+    return entryPaths.has(lockPath) ? lockPath : null;
+  };
+  const moduleFrom = (dir: string, files: string[], ignored: string[], assembled: AssembledModule, e: Engine): ModuleInfo => {
+    const collected = collectModule(dir, assembled, e, lines);
+    return {
+      path: dir,
+      files,
+      ignoredFiles: ignored,
+      kind: 'root',
+      kindReason: '',
+      kindEvidence: 'weak',
+      providers: collected.providers,
+      providerUses: collected.providerUses,
+      providerConfigs: collected.providerConfigs,
+      moduleCalls: collected.moduleCalls,
+      backend: assembled.backend,
+      requiredVersions: collected.requiredVersions,
+      requiredProvidersBlocks: assembled.requiredProvidersBlocks,
+      lockFile: lockOf(dir),
+    };
+  };
+  const srcFile = (path: string, body: ParsedFile['body']): SrcFile => ({ path, ...tagBody(body, path) });
+
   for (const dir of [...selections.keys()].sort(compareUtf8)) {
     const selection = selections.get(dir) as ReturnType<typeof selectConfigFiles>;
     const overrideSet = new Set(selection.overrides);
@@ -209,6 +292,9 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
       const result = results.get(path) as ParseResult;
       if (!result.ok) {
         const e = result.error;
+        const text = archive.files.get(path)?.toString('utf8') ?? '';
+        const template = TEMPLATE_MARKERS.test(text);
+        if (template) templateFiles.add(path);
         diagnostics.push({
           kind: 'parse-error',
           module: dir,
@@ -216,12 +302,12 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
           line: e.line,
           column: e.column,
           message: e.message,
+          ...(template ? { template: true } : {}),
         });
         continue;
       }
       parsed.set(path, result.file);
-      const file: SrcFile = { path, ...tagBody(result.file.body, path) };
-      (overrideSet.has(path) ? overrides : primary).push(file);
+      (overrideSet.has(path) ? overrides : primary).push(srcFile(path, result.file.body));
     }
     const { module: assembled, duplicates } = assembleModule(primary, overrides);
     for (const d of duplicates) {
@@ -232,35 +318,147 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
         first: d.first,
       });
     }
-    const collected = collectModule(dir, assembled, engine, lines);
-    const lockPath = dir === '.' ? LOCK_FILE_NAME : `${dir}/${LOCK_FILE_NAME}`;
-    modules.set(dir, {
-      path: dir,
-      files: selection.selected,
-      ignoredFiles: selection.ignored,
-      kind: 'root',
-      kindReason: '',
-      providers: collected.providers,
-      providerUses: collected.providerUses,
-      providerConfigs: collected.providerConfigs,
-      moduleCalls: collected.moduleCalls,
-      backend: assembled.backend,
-      requiredVersions: collected.requiredVersions,
-      requiredProvidersBlocks: assembled.requiredProvidersBlocks,
-      lockFile: entryPaths.has(lockPath) ? lockPath : null,
-    });
+    assembledByDir.set(dir, assembled);
+    modules.set(dir, moduleFrom(dir, selection.selected, selection.ignored, assembled, engine));
+  }
+
+  // Terragrunt units: the unit's own files and the files its generate blocks write form the root
+  // of the configuration; the source module is called from it.
+  for (const unit of signals.units) {
+    input.signal?.throwIfAborted();
+    const own = modules.get(unit.dir);
+    const files: SrcFile[] = [];
+    for (const path of own?.files ?? []) {
+      const f = parsed.get(path);
+      if (f !== undefined && !unit.generated.some((g) => basename(path) === g.name)) files.push(srcFile(path, f.body));
+    }
+    for (const g of unit.generated) {
+      if (g.from !== null) {
+        const f = parsed.get(g.from);
+        if (f !== undefined) files.push(srcFile(g.from, f.body));
+      } else if (g.inline !== null && (g.name.endsWith('.tf') || g.name.endsWith('.tofu'))) {
+        const virtual = `${unit.dir === '.' ? '' : `${unit.dir}/`}${g.name}`;
+        try {
+          const r = await parser.extract(virtual, Buffer.from(g.inline, 'utf8'), LOADER_PROJECTION, {
+            signal: input.signal,
+          });
+          if (r.ok) files.push(srcFile(g.location.file, r.file.body));
+        } catch (err) {
+          if (input.signal?.aborted) throw err;
+        }
+      }
+    }
+    const { module: assembled } = assembleModule(files, []);
+    const m = moduleFrom(unit.dir, [unit.file, ...(own?.files ?? [])], own?.ignoredFiles ?? [], assembled, engine);
+    if (unit.target !== unit.dir) {
+      m.moduleCalls.push({
+        name: 'terragrunt',
+        source: unit.source,
+        sourceKind: unit.sourceKind,
+        version: null,
+        providers: {},
+        target: unit.target,
+        location: unit.location,
+      });
+    }
+    if (m.backend === null && unit.backend !== null) {
+      m.backend = { kind: 'backend', type: unit.backend.type, location: unit.backend.location };
+    }
+    m.terragrunt = { file: unit.file, source: unit.source, generated: unit.generated.map((g) => g.name) };
+    modules.set(unit.dir, m);
+    const source = unit.target === null ? undefined : modules.get(unit.target);
+    if (source !== undefined && source !== m) {
+      const names = new Set(source.generatedDeclarations ?? []);
+      for (const p of m.providers) if (p.declared !== null) names.add(p.name);
+      source.generatedDeclarations = [...names].sort(compareUtf8);
+    }
   }
 
   const callers = localCallers(modules);
+  const decisions = classifyModules({ modules, callers, signals, config, templateFiles });
   for (const m of modules.values()) {
-    const decision = decideKind(m, callers.get(m.path) ?? [], config);
-    m.kind = decision.kind;
-    m.kindReason = decision.reason;
+    const d = decisions.get(m.path) as KindDecision;
+    m.kind = d.kind;
+    m.kindReason = d.reason;
+    m.kindEvidence = d.evidence;
   }
-  const rootPaths = [...modules.values()].filter((m) => m.kind === 'root').map((m) => m.path);
-  const roots = rootPaths.map((r) => buildRootTree(r, modules, engine));
-  diagnostics.push(...missingModules(modules), ...moduleCycles(modules, rootPaths));
+
+  // Local calls into installed copies of remote modules are not missing modules of the archive.
+  const installed = new Map<ModuleCall, string>();
+  for (const m of modules.values()) {
+    for (const call of m.moduleCalls) {
+      if (call.sourceKind !== 'local' || call.target === null || modules.has(call.target)) continue;
+      const reason = call.source === null ? null : installedCopyReason(call.source, m);
+      if (reason !== null) installed.set(call, reason);
+    }
+  }
+
+  const entryPoints = [...modules.values()]
+    .filter(
+      (m) =>
+        m.kind === 'root' ||
+        ((m.kind === 'example' || m.kind === 'test') && (callers.get(m.path) ?? []).length === 0),
+    )
+    .map((m) => m.path);
+  // `terraform init` installs the modules of run blocks in test files and locks their providers.
+  const testHelpers = new Map<string, string[]>();
+  for (const r of signals.testRuns) {
+    if (!modules.has(r.target) || r.target === r.module) continue;
+    const list = testHelpers.get(r.module) ?? [];
+    if (!list.includes(r.target)) list.push(r.target);
+    testHelpers.set(r.module, list);
+  }
+  const build = (path: string, e: Engine): RootTree => {
+    const kind = (modules.get(path) as ModuleInfo).kind;
+    return buildRootTree(path, modules, e, {
+      kind: kind === 'example' || kind === 'test' ? kind : 'root',
+      installed,
+      testHelpers: testHelpers.get(path) ?? [],
+    });
+  };
+  let roots = entryPoints.map((r) => build(r, engine));
+  // Each tree runs under its own engine; modules read under another engine's defaults are read
+  // again (implied provider sources carry the engine's registry host).
+  const moduleEngine = new Map<string, Engine>();
+  let changed = false;
+  roots = roots.map((t) => {
+    const e = treeEngine(t, modules, archive, config, engine);
+    if (e === engine) return { ...t, engine: e };
+    for (const path of t.modules) {
+      if (moduleEngine.has(path)) continue;
+      moduleEngine.set(path, e);
+      const m = modules.get(path) as ModuleInfo;
+      const assembled = assembledByDir.get(path);
+      if (assembled === undefined || m.terragrunt !== undefined) continue;
+      const again = collectModule(path, assembled, e, lines);
+      m.providers = again.providers;
+      m.providerUses = again.providerUses;
+      m.providerConfigs = again.providerConfigs;
+      changed = true;
+    }
+    return { ...t, engine: e };
+  });
+  if (changed) roots = roots.map((t) => ({ ...build(t.root, t.engine), engine: t.engine }));
+
+  for (const [call, reason] of installed) {
+    const caller = [...modules.values()].find((m) => m.moduleCalls.includes(call)) as ModuleInfo;
+    diagnostics.push({
+      kind: 'module-unresolved',
+      module: caller.path,
+      call: call.name,
+      source: call.source ?? '',
+      reason,
+      location: call.location,
+    });
+  }
+  diagnostics.push(
+    ...missingModules(modules, installed),
+    ...moduleCycles(
+      modules,
+      roots.map((r) => r.root),
+    ),
+  );
   diagnostics.sort(compareDiagnostics);
 
-  return { modules: [...modules.values()], roots, diagnostics, engine, parsed };
+  return { modules: [...modules.values()], roots, diagnostics, engine, parsed, signals };
 }

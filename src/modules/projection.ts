@@ -26,7 +26,9 @@ export const LOADER_PROJECTION: BlockSpec = {
       attributes: ['required_version'],
       blocks: { required_providers: { attributes: 'all' }, backend: {}, cloud: {} },
     },
-    provider: { attributes: ['alias', 'version'] },
+    // Every argument and nested block: whether a provider block configures anything or is an empty
+    // proxy (`provider "aws" { alias = "x" }`) tells a deployment from a reusable module.
+    provider: { attributes: 'all', otherBlocks: true },
     module: { attributes: ['source', 'version', 'providers'] },
     resource: RESOURCE,
     data: RESOURCE,

@@ -9,26 +9,13 @@ import type {
   LoadDiagnostic,
   ModuleCall,
   ModuleInfo,
-  ModuleKind,
   RootProvider,
   RootTree,
-  ScanConfig,
   SourceLocation,
 } from '../model';
 import { compareUtf8 } from '../archive/paths';
-import { matchGlob } from './glob';
 import { BUILTIN_TERRAFORM_PROVIDER, impliedProviderSource } from './sources';
-
-/** Path segments that mark the working directory of a deployment. */
-export const ROOT_SEGMENTS: readonly string[] = [
-  'environments',
-  'envs',
-  'live',
-  'stacks',
-  'deployments',
-  'examples',
-];
-export const SHARED_SEGMENT = 'modules';
+import type { CallerRef } from './classify';
 
 /** The module a local call points to, if the archive has it. */
 function localTarget(call: ModuleCall, modules: ReadonlyMap<string, ModuleInfo>): string | null {
@@ -81,11 +68,6 @@ export function combineConstraints(list: string[]): string | null {
   return normalizeConstraints(list);
 }
 
-interface CallerRef {
-  caller: string;
-  call: string;
-}
-
 /** Who calls each module through a local source (self-calls excluded), callers sorted. */
 export function localCallers(modules: ReadonlyMap<string, ModuleInfo>): Map<string, CallerRef[]> {
   const out = new Map<string, CallerRef[]>();
@@ -103,58 +85,16 @@ export function localCallers(modules: ReadonlyMap<string, ModuleInfo>): Map<stri
   return out;
 }
 
-export interface KindDecision {
-  kind: ModuleKind;
-  reason: string;
-}
-
-/**
- * Decides whether a module is a root (where `init`/`apply` run) or shared, in this order:
- * 1. `roots` / `shared` globs of the settings (roots first);
- * 2. called by another module of the archive through a local source → shared;
- * 3. has a lock file, a `backend`/`cloud` block, or a path segment such as `environments`,
- *    `envs`, `live`, `stacks`, `deployments`, `examples` → root;
- * 4. has a path segment `modules` → shared;
- * 5. otherwise (called by nothing) → root.
- */
-export function decideKind(
-  m: Pick<ModuleInfo, 'path' | 'lockFile' | 'backend'>,
-  callers: readonly CallerRef[],
-  config: Pick<ScanConfig, 'roots' | 'shared'>,
-): KindDecision {
-  const rootGlob = config.roots.find((g) => matchGlob(g, m.path));
-  if (rootGlob !== undefined)
-    return { kind: 'root', reason: `matches the roots pattern "${rootGlob}" of the settings` };
-  const sharedGlob = config.shared.find((g) => matchGlob(g, m.path));
-  if (sharedGlob !== undefined) {
-    return { kind: 'shared', reason: `matches the shared pattern "${sharedGlob}" of the settings` };
-  }
-  const first = callers[0];
-  if (first !== undefined) {
-    const more = callers.length > 1 ? ` and ${callers.length - 1} more` : '';
-    return { kind: 'shared', reason: `called by module "${first.caller}" (module.${first.call})${more}` };
-  }
-  if (m.lockFile !== null) return { kind: 'root', reason: `has a dependency lock file (${m.lockFile})` };
-  if (m.backend !== null) {
-    return {
-      kind: 'root',
-      reason: m.backend.kind === 'cloud' ? 'has a cloud block' : `has a backend "${m.backend.type}" block`,
-    };
-  }
-  const segs = m.path === '.' ? [] : m.path.split('/');
-  const rootSeg = segs.find((s) => ROOT_SEGMENTS.includes(s));
-  if (rootSeg !== undefined) return { kind: 'root', reason: `its path has a "${rootSeg}" directory` };
-  if (segs.includes(SHARED_SEGMENT))
-    return { kind: 'shared', reason: `its path has a "${SHARED_SEGMENT}" directory` };
-  return { kind: 'root', reason: 'not called by any module in the archive' };
-}
-
 /** `module-missing` for every local call whose directory holds no module of the archive. */
-export function missingModules(modules: ReadonlyMap<string, ModuleInfo>): LoadDiagnostic[] {
+export function missingModules(
+  modules: ReadonlyMap<string, ModuleInfo>,
+  installed: ReadonlyMap<ModuleCall, string> = new Map(),
+): LoadDiagnostic[] {
   const out: LoadDiagnostic[] = [];
   for (const m of modules.values()) {
     for (const call of m.moduleCalls) {
       if (call.sourceKind !== 'local' || call.target === null || modules.has(call.target)) continue;
+      if (installed.has(call)) continue;
       out.push({
         kind: 'module-missing',
         module: m.path,
@@ -216,10 +156,20 @@ export function moduleCycles(
  * call order, each once), its local and remote calls, and per provider source the constraints of
  * every module of the tree (a module reached twice contributes once).
  */
+export interface TreeOptions {
+  kind?: RootTree['kind'];
+  /** Local calls into installed copies of remote modules (recorded like remote calls). */
+  installed?: ReadonlyMap<ModuleCall, string>;
+  /** Modules that `terraform test` run blocks of the root use: `init` installs them and locks their
+   * providers with the root's, so they join the tree. */
+  testHelpers?: readonly string[];
+}
+
 export function buildRootTree(
   root: string,
   modules: ReadonlyMap<string, ModuleInfo>,
   engine: Engine,
+  options: TreeOptions = {},
 ): RootTree {
   const order: string[] = [];
   const seen = new Set<string>();
@@ -231,7 +181,13 @@ export function buildRootTree(
     order.push(path);
     stack.push({ path, calls: (modules.get(path) as ModuleInfo).moduleCalls, next: 0 });
   };
-  enter(root);
+  const starts = [root, ...(options.testHelpers ?? []).filter((h) => modules.has(h))];
+  for (const start of starts) {
+    if (seen.has(start)) continue;
+    enter(start);
+    walk();
+  }
+  function walk(): void {
   while (stack.length > 0) {
     const frame = stack[stack.length - 1] as (typeof stack)[number];
     const call = frame.calls[frame.next++];
@@ -243,10 +199,21 @@ export function buildRootTree(
       remoteCalls.push({ module: frame.path, name: call.name, source: call.source, version: call.version });
       continue;
     }
+    if (options.installed?.has(call) === true) {
+      remoteCalls.push({
+        module: frame.path,
+        name: call.name,
+        source: call.source,
+        version: call.version,
+        installed: true,
+      });
+      continue;
+    }
     const target = localTarget(call, modules);
     if (target === null) continue;
     calls.push({ from: frame.path, to: target, name: call.name });
     if (!seen.has(target)) enter(target);
+  }
   }
 
   const bySource = new Map<string, ConstraintContribution[]>();
@@ -269,5 +236,5 @@ export function buildRootTree(
       contributions,
     };
   });
-  return { root, modules: order, calls, remoteCalls, providers };
+  return { root, kind: options.kind ?? 'root', engine, modules: order, calls, remoteCalls, providers };
 }

@@ -26,6 +26,8 @@ export function moduleReport(m: ModuleInfo): ModuleReport {
     path: m.path,
     kind: m.kind,
     kindReason: m.kindReason,
+    kindEvidence: m.kindEvidence,
+    ...(m.terragrunt !== undefined ? { terragrunt: { ...m.terragrunt, generated: [...m.terragrunt.generated] } } : {}),
     files: [...m.files],
     providers: m.providers.map((p) => ({
       name: p.name,
@@ -67,6 +69,8 @@ export function rootReport(r: RootTree, lock?: LockAnalysis): RootReport {
     .sort((a, b) => (a.source < b.source ? -1 : a.source > b.source ? 1 : 0));
   return {
     path: r.root,
+    kind: r.kind,
+    engine: r.engine,
     modules: [...r.modules],
     remoteModules: r.remoteCalls.map((c) => ({ ...c })),
     providers: r.providers.map((p) => ({ source: p.source, constraints: p.constraints })),
@@ -100,6 +104,10 @@ export function buildReport(input: ReportInput): Report {
     modules: input.modules.map(moduleReport),
     roots: input.roots.map((r) => rootReport(r, input.lock)),
     findings: input.findings,
-    summary: summarize(input.findings, input.modules.length, input.roots.length),
+    summary: summarize(
+      input.findings,
+      input.modules.length,
+      input.roots.filter((r) => r.kind === 'root').length,
+    ),
   };
 }

@@ -3,9 +3,11 @@ import type {
   BackendInfo,
   Engine,
   Finding,
+  KindEvidence,
   ModuleCall,
   ModuleKind,
   RootProvider,
+  RootTree,
   Severity,
   SourceLocation,
 } from '../model';
@@ -46,6 +48,10 @@ export interface ModuleReport {
   path: string;
   kind: ModuleKind;
   kindReason: string;
+  /** `weak` when the kind is a guess: findings that depend on it are low-confidence notices. */
+  kindEvidence: KindEvidence;
+  /** For a Terragrunt unit: its terragrunt.hcl, source and the files its generate blocks write. */
+  terragrunt?: { file: string; source: string | null; generated: string[] };
   files: string[];
   providers: ProviderReport[];
   providerConfigs: { name: string; alias: string | null; file: string; line: number }[];
@@ -59,8 +65,12 @@ export interface ModuleReport {
 
 export interface RootReport {
   path: string;
+  /** `root` for a deployable root; `example` / `test` for configurations checked for consistency. */
+  kind: RootTree['kind'];
+  /** The engine that runs this tree (lock-file host, `.tofu` files, settings). */
+  engine: Engine;
   modules: string[];
-  remoteModules: { module: string; name: string; source: string | null; version: string | null }[];
+  remoteModules: RootTree['remoteCalls'];
   providers: Array<Pick<RootProvider, 'source' | 'constraints'>>;
   /** The root's `.terraform.lock.hcl` and the versions it locks; null without a lock file. */
   lock: { file: string; providers: { source: string; version: string | null }[] } | null;

@@ -16,8 +16,11 @@ export interface LoadedForRules {
  * that run rule subsets all use it.
  */
 export function ruleContext(loaded: LoadedForRules, config: ScanConfig, lock?: LockAnalysis): RuleContext {
+  // Fragments (files copied, linked or templated into other directories) are not modules: no rule
+  // judges them on their own.
+  const modules = loaded.modules.filter((m) => m.kind !== 'fragment');
   return {
-    modules: loaded.modules,
+    modules,
     moduleByPath: new Map(loaded.modules.map((m) => [m.path, m])),
     roots: loaded.roots,
     diagnostics: loaded.diagnostics,

@@ -2,7 +2,8 @@
  * Small helpers shared by the provider-version rules. Not a rule itself.
  */
 import { validateConstraints } from '../constraints';
-import type { LoadDiagnostic, ModuleInfo, ProviderRequirement, SourceLocation } from '../model';
+import type { LoadDiagnostic, ModuleInfo, ProviderRequirement, RootTree, SourceLocation } from '../model';
+import { kindLabel } from '../modules';
 import type { RuleContext } from './types';
 
 /** Public registries whose hostname Terraform/OpenTofu leave out when displaying a source address. */
@@ -96,4 +97,32 @@ export function plural(n: number, one: string, many = `${one}s`): string {
 /** The engine's display name for messages. */
 export function engineName(ctx: RuleContext): string {
   return ctx.engine === 'opentofu' ? 'OpenTofu' : 'Terraform';
+}
+
+/** Modules held to the deployable-root rules (lock files, pinning, required_version): roots, and
+ * examples too when the settings say `strict_examples = true`. */
+export function isDeployable(m: Pick<ModuleInfo, 'kind'>, ctx: RuleContext): boolean {
+  return m.kind === 'root' || (m.kind === 'example' && ctx.config.strictExamples === true);
+}
+
+/** The trees whose lock files are verified (see `isDeployable`). */
+export function deployableTrees(ctx: RuleContext): RootTree[] {
+  return ctx.roots.filter((t) => isDeployable(t, ctx));
+}
+
+/**
+ * For a finding that holds only if the module is what tfguard took it for: when that was decided on
+ * weak evidence, the finding is marked low-confidence (the engine lowers its severity one step),
+ * its message ends with the assumption, and it offers no fix (a fix right for one kind is wrong
+ * for the other).
+ */
+export function kindCaveat(m: Pick<ModuleInfo, 'path' | 'kind' | 'kindReason' | 'kindEvidence'>): {
+  weak: boolean;
+  suffix: string;
+} {
+  if (m.kindEvidence !== 'weak') return { weak: false, suffix: '' };
+  return {
+    weak: true,
+    suffix: ` (if "${m.path}" is a ${kindLabel(m.kind)}: tfguard took it for one because ${m.kindReason})`,
+  };
 }

@@ -14,6 +14,7 @@ import { missingProviderSource } from './missing-provider-source';
 import { missingVersionConstraint } from './missing-version-constraint';
 import { moduleCycle } from './module-cycle';
 import { moduleSourceMissing } from './module-source-missing';
+import { moduleUnresolved } from './module-unresolved';
 import { moduleVersionMissing } from './module-version-missing';
 import { parseError } from './parse-error';
 import { requiredVersionMissing } from './required-version-missing';
@@ -44,6 +45,7 @@ export const RULES: readonly Rule[] = Object.freeze([
   requiredVersionMissing,
   parseError,
   moduleSourceMissing,
+  moduleUnresolved,
   moduleCycle,
   duplicateRequiredProviders,
   // Dependency lock file rules (issue 3), listed in src/rules/lock-index.ts.
@@ -78,7 +80,10 @@ export function runRules(ctx: RuleContext, rules: readonly Rule[] = RULES): Find
       findings.push(internalError(rule.id, err));
       continue;
     }
-    for (const f of produced) findings.push({ ...f, ruleId: rule.id, severity });
+    // A finding that rests on a guess (a module kind decided on weak evidence) never fails a build:
+    // it is a notice whatever the rule's severity, and says what it assumes.
+    for (const f of produced)
+      findings.push({ ...f, ruleId: rule.id, severity: f.confidence === 'low' ? 'notice' : severity });
   }
   return findings.sort(compareFindings);
 }

@@ -1,6 +1,6 @@
 import { requiredProviders, shortSource } from '../lockfile/checks';
 import type { RuleFinding } from '../model';
-import { moduleAnchor } from './helpers';
+import { deployableTrees, kindCaveat, moduleAnchor } from './helpers';
 import type { Rule } from './types';
 
 /**
@@ -13,9 +13,10 @@ export const lockMissing: Rule = {
   summary: 'A root module that requires providers must have a dependency lock file (.terraform.lock.hcl).',
   check(ctx) {
     const out: RuleFinding[] = [];
-    for (const tree of ctx.roots) {
+    for (const tree of deployableTrees(ctx)) {
       const m = ctx.moduleByPath.get(tree.root);
       if (m === undefined || m.lockFile !== null) continue;
+      const caveat = kindCaveat(m);
       const required = requiredProviders(tree);
       if (required.length === 0) continue;
       const names = required.map((p) => shortSource(p.source));
@@ -25,7 +26,9 @@ export const lockMissing: Rule = {
         message:
           `root module "${tree.root}" requires ${names.length === 1 ? 'provider' : 'providers'} ${names.join(', ')} ` +
           'but has no .terraform.lock.hcl, so provider versions and checksums are not pinned ' +
-          '(terraform init -lockfile=readonly fails)',
+          '(terraform init -lockfile=readonly fails)' +
+          caveat.suffix,
+        ...(caveat.weak ? { confidence: 'low' as const } : {}),
         note:
           'Run "terraform init" in this directory (and "terraform providers lock -platform=..." for every ' +
           'platform your team uses) and commit .terraform.lock.hcl.',

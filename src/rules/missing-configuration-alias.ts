@@ -1,5 +1,5 @@
 import type { ProviderUse, RuleFinding } from '../model';
-import { compareLocations, modulesWithParseErrors, plural } from './helpers';
+import { compareLocations, kindCaveat, modulesWithParseErrors, plural } from './helpers';
 import type { Rule } from './types';
 
 /**
@@ -17,6 +17,7 @@ export const missingConfigurationAlias: Rule = {
     const unparsed = modulesWithParseErrors(ctx);
     for (const m of ctx.modules) {
       if (m.kind !== 'shared' || unparsed.has(m.path)) continue;
+      const caveat = kindCaveat(m);
       const declared = new Set(m.providers.flatMap((p) => p.configurationAliases));
       // A provider block with that alias inside the module is `shared-module-provider-config`'s finding.
       const local = new Set(
@@ -48,8 +49,10 @@ export const missingConfigurationAlias: Rule = {
             `shared module uses provider configuration "${ref}" (${plural(uses.length, 'use')}, first ${first.address}) ` +
             (req
               ? `but the required_providers entry for "${name}" does not declare it in configuration_aliases`
-              : `but the module has no required_providers entry for "${name}" declaring it in configuration_aliases`),
-          ...(req
+              : `but the module has no required_providers entry for "${name}" declaring it in configuration_aliases`) +
+            caveat.suffix,
+          ...(caveat.weak ? { confidence: 'low' as const } : {}),
+          ...(req && !caveat.weak
             ? {
                 fix: {
                   description: `declare the alias in the required_providers entry for "${name}"`,

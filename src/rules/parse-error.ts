@@ -25,6 +25,18 @@ export const parseError: Rule = {
           note: 'This says nothing about its syntax. Other rules skip checks that need the content of this file; a very large file can be split, or the parser budget raised (TFGUARD_PARSER_TIMEOUT_MS).',
         };
       }
+      if (d.template === true) {
+        return {
+          module: d.module,
+          file: d.file,
+          line: d.line,
+          message:
+            `${d.file} is not valid HCL at line ${d.line}, column ${d.column} and looks like a template ` +
+            `({% … %} or {{ … }}), not Terraform, so it was not checked: ${d.message}`,
+          confidence: 'low',
+          note: 'If it is a template rendered into Terraform elsewhere, mark its directory with fragments = ["…"] in .tfguard.hcl; if it is meant to be Terraform, fix the syntax.',
+        };
+      }
       return {
         module: d.module,
         file: d.file,

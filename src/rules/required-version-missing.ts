@@ -1,5 +1,5 @@
 import type { RuleFinding } from '../model';
-import { at, engineName, modulesWithParseErrors, moduleAnchor } from './helpers';
+import { at, engineName, isDeployable, kindCaveat, modulesWithParseErrors, moduleAnchor } from './helpers';
 import type { Rule } from './types';
 
 /**
@@ -16,12 +16,18 @@ export const requiredVersionMissing: Rule = {
     const out: RuleFinding[] = [];
     const unparsed = modulesWithParseErrors(ctx);
     for (const m of ctx.modules) {
-      if (m.kind !== 'root' || m.requiredVersions.length > 0 || unparsed.has(m.path)) continue;
+      if (!isDeployable(m, ctx) || m.requiredVersions.length > 0 || unparsed.has(m.path)) continue;
+      // A Terragrunt unit constrains the CLI with terragrunt's own terraform_version_constraint.
+      if (m.terragrunt !== undefined) continue;
       const anchor = m.requiredProvidersBlocks[0];
+      const caveat = kindCaveat(m);
       out.push({
         module: m.path,
         ...(anchor ? at(anchor) : moduleAnchor(m)),
-        message: `root module has no terraform { required_version } constraint, so any ${engineName(ctx)} version may run it`,
+        message:
+          `root module has no terraform { required_version } constraint, so any ${engineName(ctx)} version may run it` +
+          caveat.suffix,
+        ...(caveat.weak ? { confidence: 'low' as const } : {}),
         note: 'Add terraform { required_version = ">= X.Y" } with the oldest CLI version you support.',
       });
     }

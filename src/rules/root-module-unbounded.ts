@@ -1,6 +1,6 @@
 import { hasUpperBound, suggestUpperBound } from '../constraints';
 import type { RuleFinding } from '../model';
-import { at, checkableConstraint, describeProvider } from './helpers';
+import { at, checkableConstraint, describeProvider, isDeployable, kindCaveat } from './helpers';
 import type { Rule } from './types';
 
 /**
@@ -16,7 +16,8 @@ export const rootModuleUnbounded: Rule = {
   check(ctx) {
     const out: RuleFinding[] = [];
     for (const m of ctx.modules) {
-      if (m.kind !== 'root') continue;
+      if (!isDeployable(m, ctx)) continue;
+      const caveat = kindCaveat(m);
       for (const p of m.providers) {
         const c = checkableConstraint(p);
         if (c === null || hasUpperBound(c)) continue;
@@ -26,8 +27,10 @@ export const rootModuleUnbounded: Rule = {
           ...at(p.constraintLocation ?? p.declared),
           message:
             `root module constraint "${c}" for provider ${describeProvider(p)} has no upper bound, ` +
-            'so a future (possibly incompatible) major version can be installed on the next init -upgrade',
-          ...(suggestion !== null
+            'so a future (possibly incompatible) major version can be installed on the next init -upgrade' +
+            caveat.suffix,
+          ...(caveat.weak ? { confidence: 'low' as const } : {}),
+          ...(suggestion !== null && !caveat.weak
             ? { fix: { description: 'bound the version with ~>', replacement: suggestion } }
             : {}),
           note:

@@ -1,5 +1,5 @@
 import type { RuleFinding } from '../model';
-import { at } from './helpers';
+import { at, kindCaveat } from './helpers';
 import type { Rule } from './types';
 
 /**
@@ -15,12 +15,19 @@ export const sharedModuleProviderConfig: Rule = {
     const out: RuleFinding[] = [];
     for (const m of ctx.modules) {
       if (m.kind !== 'shared') continue;
+      const caveat = kindCaveat(m);
       for (const pc of m.providerConfigs) {
+        // An empty aliased block is a proxy through which callers pass a configuration (the legacy
+        // form of configuration_aliases), not a configuration of the module's own.
+        if (pc.configured !== true && pc.alias !== null) continue;
         const label = pc.alias === null ? `"${pc.name}"` : `"${pc.name}" (alias "${pc.alias}")`;
         out.push({
           module: m.path,
           ...at(pc.location),
-          message: `shared module contains a provider block for ${label}; provider configurations belong in the root module`,
+          message:
+            `shared module contains a provider block for ${label}; provider configurations belong in the root module` +
+            caveat.suffix,
+          ...(caveat.weak ? { confidence: 'low' as const } : {}),
           note:
             pc.alias === null
               ? 'Remove the block and configure the provider in the root module; the module inherits the default configuration.'

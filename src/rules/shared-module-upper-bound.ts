@@ -1,6 +1,6 @@
 import { formatConstraint, suggestMinimumOnly, upperBounding } from '../constraints';
 import type { RuleFinding } from '../model';
-import { at, checkableConstraint, describeProvider } from './helpers';
+import { at, checkableConstraint, describeProvider, kindCaveat } from './helpers';
 import type { Rule } from './types';
 
 /**
@@ -17,6 +17,7 @@ export const sharedModuleUpperBound: Rule = {
     const out: RuleFinding[] = [];
     for (const m of ctx.modules) {
       if (m.kind !== 'shared') continue;
+      const caveat = kindCaveat(m);
       for (const p of m.providers) {
         const c = checkableConstraint(p);
         if (c === null) continue;
@@ -28,8 +29,10 @@ export const sharedModuleUpperBound: Rule = {
           ...at(p.constraintLocation ?? p.declared),
           message:
             `shared module caps provider ${describeProvider(p)} with "${c}" ` +
-            `(upper bound: ${caps.map(formatConstraint).join(', ')}); a reusable module should declare only a minimum version`,
-          ...(minimumOnly !== null
+            `(upper bound: ${caps.map(formatConstraint).join(', ')}); a reusable module should declare only a minimum version` +
+            caveat.suffix,
+          ...(caveat.weak ? { confidence: 'low' as const } : {}),
+          ...(minimumOnly !== null && !caveat.weak
             ? { fix: { description: 'keep only the minimum version', replacement: minimumOnly } }
             : {}),
           note:

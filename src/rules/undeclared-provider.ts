@@ -24,8 +24,10 @@ export const undeclaredProvider: Rule = {
     for (const m of ctx.modules) {
       // The declaration may sit in the file that failed to parse.
       if (unparsed.has(m.path)) continue;
+      // Terragrunt units that run this module generate a required_providers entry for these names.
+      const generated = new Set(m.generatedDeclarations ?? []);
       for (const p of m.providers) {
-        if (!p.implicit || isBuiltinProvider(p)) continue;
+        if (!p.implicit || isBuiltinProvider(p) || generated.has(p.name)) continue;
         const uses = m.providerUses
           .filter((u) => u.name === p.name)
           .sort((a, b) => compareLocations(a.location, b.location));

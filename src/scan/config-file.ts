@@ -7,6 +7,10 @@
  * engine         = "opentofu"               # or "terraform"
  * roots          = ["live/**"]               # globs of root modules
  * shared         = ["modules/**"]            # globs of shared (reusable) modules
+ * examples       = ["docs/snippets/*"]       # globs of example configurations
+ * tests          = ["ci/plan-check"]         # globs of test configurations
+ * fragments      = ["templates/**"]          # globs of directories that are not modules
+ * strict_examples = true                     # hold examples to the root rules (locks, pinning)
  * platforms      = ["linux_amd64", "darwin_arm64"]
  * plugin_dirs    = ["vendor/providers"]
  * registry       = true
@@ -25,6 +29,10 @@ export const DEFAULT_CONFIG: ScanConfig = {
   engine: 'terraform',
   roots: [],
   shared: [],
+  examples: [],
+  tests: [],
+  fragments: [],
+  strictExamples: false,
   rules: {},
   platforms: [],
   pluginDirs: [],
@@ -119,6 +127,18 @@ export function parseConfigFile(
       case 'shared':
         layer.shared = stringList(file, attr);
         break;
+      case 'examples':
+        layer.examples = stringList(file, attr);
+        break;
+      case 'tests':
+        layer.tests = stringList(file, attr);
+        break;
+      case 'fragments':
+        layer.fragments = stringList(file, attr);
+        break;
+      case 'strict_examples':
+        layer.strictExamples = boolValue(file, attr);
+        break;
       case 'platforms': {
         const platforms = stringList(file, attr);
         for (const p of platforms) {
@@ -161,7 +181,7 @@ export function parseConfigFile(
         fail(
           file,
           attr.line,
-          `unknown setting "${attr.name}" (expected engine, roots, shared, platforms, plugin_dirs, registry, registry_hosts or rule blocks)`,
+          `unknown setting "${attr.name}" (expected engine, roots, shared, examples, tests, fragments, strict_examples, platforms, plugin_dirs, registry, registry_hosts or rule blocks)`,
         );
     }
   }

@@ -173,7 +173,8 @@ async function scanLoaded(
     analyzeLocks({
       archive,
       modules: loaded.modules,
-      roots: loaded.roots,
+      // Lock files are verified for deployable roots (and examples with strict_examples).
+      roots: loaded.roots.filter((r) => r.kind === 'root' || (r.kind === 'example' && config.strictExamples)),
       config,
       parser,
       engine: loaded.engine,

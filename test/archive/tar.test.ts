@@ -75,6 +75,7 @@ describe('tar and tar.gz: happy paths', () => {
         '.terraform.lock.hcl',
         'Zeta.tofu',
         'main.tf',
+        'modules/vpc/README.md',
         'modules/vpc/versions.tf.json',
         'ä.tf',
       ]);

@@ -160,8 +160,8 @@ module "child" {
       ['module-providers', 'module.child', 'cloudflare', 'edge', true, 40],
     ]);
     expect(m.providerConfigs).toEqual([
-      { name: 'helm', alias: null, location: { file: 'main.tf', line: 34 } },
-      { name: 'consul', alias: 'dc2', location: { file: 'main.tf', line: 35 } },
+      { name: 'helm', alias: null, configured: false, location: { file: 'main.tf', line: 34 } },
+      { name: 'consul', alias: 'dc2', configured: false, location: { file: 'main.tf', line: 35 } },
     ]);
   });
 

@@ -218,15 +218,16 @@ module "ghost" {
     });
     const m = moduleAt(loaded, '.');
     expect(m.providerConfigs).toEqual([
-      { name: 'aws', alias: null, location: { file: 'main.tf', line: 1 } },
+      { name: 'aws', alias: null, configured: true, location: { file: 'main.tf', line: 1 } },
       {
         name: 'aws',
         alias: 'east',
+        configured: true,
         location: { file: 'main.tf', line: 4 },
         version: { value: '~> 5.0', location: { file: 'override.tf', line: 3 } },
       },
       // A default provider block may be added by an override; an aliased one ("west") may not.
-      { name: 'google', alias: null, location: { file: 'override.tf', line: 8 } },
+      { name: 'google', alias: null, configured: false, location: { file: 'override.tf', line: 8 } },
     ]);
     expect(m.providers.map((p) => [p.name, p.implicit])).toEqual([
       ['aws', true],

@@ -28,42 +28,51 @@ describe('module kinds', () => {
         'withcloud/main.tf': 'terraform {\n  cloud {}\n}\n',
         'envs/dev/main.tf': '',
         'modules/examples/demo/main.tf': '',
-        // (4) a "modules" path segment → shared
+        // (4) a "modules" path segment → shared (weak)
         'modules/net/main.tf': '',
-        // (5) called by nothing → root
+        // (5) declares nothing and nothing calls it → fragment (weak)
         'tools/main.tf': '',
+        // (6) called by nothing → root (weak)
+        'tool2/main.tf': 'resource "null_resource" "x" {}\n',
         // a module calling itself is not "called by another module"
         'selfish/main.tf': 'module "me" {\n  source = "./"\n}\n',
       },
       { roots: ['pinned/root', 'pinned/both'], shared: ['pinned/**'] },
     );
-    const kinds = Object.fromEntries(loaded.modules.map((m) => [m.path, [m.kind, m.kindReason]]));
+    const kinds = Object.fromEntries(
+      loaded.modules.map((m) => [m.path, [m.kind, m.kindReason, m.kindEvidence]]),
+    );
     expect(kinds).toEqual({
-      app: ['root', 'not called by any module in the archive'],
-      'app/lib': ['shared', 'called by module "app" (module.lib)'],
-      'envs/dev': ['root', 'its path has a "envs" directory'],
-      locked: ['root', 'has a dependency lock file (locked/.terraform.lock.hcl)'],
-      'modules/examples/demo': ['root', 'its path has a "examples" directory'],
-      'modules/net': ['shared', 'its path has a "modules" directory'],
-      'pinned/both': ['root', 'matches the roots pattern "pinned/both" of the settings'],
-      'pinned/root': ['root', 'matches the roots pattern "pinned/root" of the settings'],
-      'pinned/shared': ['shared', 'matches the shared pattern "pinned/**" of the settings'],
-      selfish: ['root', 'not called by any module in the archive'],
-      tools: ['root', 'not called by any module in the archive'],
-      withcloud: ['root', 'has a cloud block'],
+      app: ['root', 'not called by any module in the archive', 'weak'],
+      'app/lib': ['shared', 'called by module "app" (module.lib)', 'strong'],
+      'envs/dev': ['root', 'its path has a "envs" directory', 'strong'],
+      locked: ['root', 'has a dependency lock file (locked/.terraform.lock.hcl)', 'strong'],
+      'modules/examples/demo': ['example', 'its path has an "examples" directory', 'strong'],
+      'modules/net': ['shared', 'its path has a "modules" directory', 'weak'],
+      'pinned/both': ['root', 'matches the roots pattern "pinned/both" of the settings', 'strong'],
+      'pinned/root': ['root', 'matches the roots pattern "pinned/root" of the settings', 'strong'],
+      'pinned/shared': ['shared', 'matches the shared pattern "pinned/**" of the settings', 'strong'],
+      selfish: ['root', 'not called by any module in the archive', 'weak'],
+      tool2: ['root', 'not called by any module in the archive', 'weak'],
+      tools: [
+        'fragment',
+        'declares no resources, data sources, module calls or providers, and nothing calls it',
+        'weak',
+      ],
+      withcloud: ['root', 'has a cloud block', 'strong'],
     });
     expect(moduleAt(loaded, 'locked').lockFile).toBe('locked/.terraform.lock.hcl');
     expect(moduleAt(loaded, 'tools').lockFile).toBeNull();
-    expect(loaded.roots.map((r) => r.root)).toEqual([
-      'app',
-      'envs/dev',
-      'locked',
-      'modules/examples/demo',
-      'pinned/both',
-      'pinned/root',
-      'selfish',
-      'tools',
-      'withcloud',
+    expect(loaded.roots.map((r) => [r.root, r.kind])).toEqual([
+      ['app', 'root'],
+      ['envs/dev', 'root'],
+      ['locked', 'root'],
+      ['modules/examples/demo', 'example'],
+      ['pinned/both', 'root'],
+      ['pinned/root', 'root'],
+      ['selfish', 'root'],
+      ['tool2', 'root'],
+      ['withcloud', 'root'],
     ]);
   });
 
@@ -206,6 +215,7 @@ describe('root trees', () => {
         ignoredFiles: [],
         kind: 'shared',
         kindReason: '',
+        kindEvidence: 'strong',
         providers: [],
         providerUses: [],
         providerConfigs: [],

@@ -1,0 +1,72 @@
+import { lines, ruleTable } from './table';
+
+ruleTable('module-unresolved', [
+  {
+    name: 'a path into .terraform/modules belongs to the remote module of that name',
+    files: {
+      'main.tf': lines(
+        'module "eks" {',
+        '  source  = "terraform-aws-modules/eks/aws"',
+        '  version = "~> 20.0"',
+        '}',
+        'module "nodes" {',
+        '  source = "./.terraform/modules/eks/modules/eks-managed-node-group"',
+        '}',
+      ),
+    },
+    expected: [
+      {
+        module: '.',
+        file: 'main.tf',
+        line: 5,
+        message:
+          'module "nodes" (source "./.terraform/modules/eks/modules/eks-managed-node-group") is not in the archive: it is part of the remote module "eks" (terraform-aws-modules/eks/aws)',
+      },
+    ],
+  },
+  {
+    name: 'a vendored package path with a // subdirectory (DFE-Digital layout)',
+    files: {
+      'terraform/application/main.tf': lines(
+        'terraform {',
+        '  backend "azurerm" {}',
+        '}',
+        'module "postgres" {',
+        '  source = "./vendor/modules/aks//aks/postgres"',
+        '}',
+      ),
+    },
+    expected: [
+      {
+        module: 'terraform/application',
+        file: 'terraform/application/main.tf',
+        line: 4,
+        message: 'its "//" marks a subdirectory of a package copied in before init',
+      },
+    ],
+  },
+  {
+    name: 'a vendor directory without //',
+    files: { 'main.tf': lines('module "x" {', '  source = "./vendor/x"', '}') },
+    expected: [{ module: '.', file: 'main.tf', line: 1, message: 'it points into a vendor directory' }],
+  },
+  {
+    name: 'passing: a plain missing directory is module-source-missing, not this rule',
+    files: { 'main.tf': lines('module "a" {', '  source = "./modules/a"', '}') },
+    expected: [],
+  },
+  {
+    name: 'passing: the installed copy is in the archive',
+    files: {
+      'main.tf': lines('module "a" {', '  source = "./vendor/a"', '}'),
+      'vendor/a/main.tf': lines('locals {}'),
+    },
+    expected: [],
+  },
+  {
+    name: 'disabled by configuration',
+    files: { 'main.tf': lines('module "x" {', '  source = "./vendor/x"', '}') },
+    config: 'rule "module-unresolved" { enabled = false }\n',
+    expected: [],
+  },
+]);
