@@ -121,11 +121,7 @@ function readmeModuleEvidence(path: string, signals: RepositorySignals): string 
  * (at least two modules of it are called by other modules of it), and the repository deploys
  * nothing itself (no backend and no lock file anywhere).
  */
-function libraryEvidence(
-  m: ModuleInfo,
-  input: ClassifyInput,
-  repoDeploysNothing: boolean,
-): string | null {
+function libraryEvidence(m: ModuleInfo, input: ClassifyInput, repoDeploysNothing: boolean): string | null {
   if (!repoDeploysNothing || m.path === '.') return null;
   let dir = dirname(m.path) || '.';
   for (;;) {
@@ -248,13 +244,19 @@ export function classifyModules(input: ClassifyInput): Map<string, KindDecision>
     const configured = configuredProviders(m);
     if (configured.length === 0) {
       if (segs.includes(WRAPPER_SEGMENT) && m.moduleCalls.some((c) => c.sourceKind === 'local')) {
-        return strong('shared', `a wrapper: its path has a "${WRAPPER_SEGMENT}" directory and it calls a local module`);
+        return strong(
+          'shared',
+          `a wrapper: its path has a "${WRAPPER_SEGMENT}" directory and it calls a local module`,
+        );
       }
       const up = m.moduleCalls.find(
         (c) => c.sourceKind === 'local' && c.target !== null && isAncestor(c.target, path),
       );
       if (up !== undefined) {
-        return strong('shared', `a wrapper: it calls the module of a parent directory (module.${up.name}) and configures no provider`);
+        return strong(
+          'shared',
+          `a wrapper: it calls the module of a parent directory (module.${up.name}) and configures no provider`,
+        );
       }
     }
 
@@ -262,9 +264,21 @@ export function classifyModules(input: ClassifyInput): Map<string, KindDecision>
     const readme = readmeModuleEvidence(path, signals);
     if (readme !== null && configured.length === 0) return strong('shared', readme);
 
-    // 9. A lock file with provider configurations: an initialised deployment.
+    // 9. Nothing to deploy (no resources, data sources, calls or provider configurations) and nothing
+    // calls it: not a module anyone uses, whatever lock file it keeps.
+    if (declaresNothing(m) && path !== '.') {
+      return weak(
+        'fragment',
+        'declares no resources, data sources, module calls or providers, and nothing calls it',
+      );
+    }
+
+    // 10. A lock file with provider configurations: an initialised deployment.
     if (m.lockFile !== null && configured.length > 0) {
-      return strong('root', `has a dependency lock file (${m.lockFile}) and configures provider "${configured[0]}"`);
+      return strong(
+        'root',
+        `has a dependency lock file (${m.lockFile}) and configures provider "${configured[0]}"`,
+      );
     }
     const library = configured.length === 0 ? libraryEvidence(m, input, repoDeploysNothing) : null;
     if (m.lockFile !== null) {
@@ -281,15 +295,13 @@ export function classifyModules(input: ClassifyInput): Map<string, KindDecision>
     const rootSeg = segs.find((s) => ROOT_SEGMENTS.includes(s));
     if (rootSeg !== undefined) return strong('root', `its path has a "${rootSeg}" directory`);
     // The top directory that nothing calls is where terraform runs when the archive is checked out.
-    if (path === '.') return strong('root', "the archive's top directory, and nothing in the archive calls it");
+    if (path === '.')
+      return strong('root', "the archive's top directory, and nothing in the archive calls it");
     if (configured.length > 0) {
       return weak('root', `configures provider "${configured[0]}" and nothing in the archive calls it`);
     }
     if (library !== null) return weak('shared', library);
     if (segs.includes(SHARED_SEGMENT)) return weak('shared', `its path has a "${SHARED_SEGMENT}" directory`);
-    if (declaresNothing(m)) {
-      return weak('fragment', 'declares no resources, data sources, module calls or providers, and nothing calls it');
-    }
     return weak('root', 'not called by any module in the archive');
   };
 
@@ -320,4 +332,3 @@ export function kindLabel(kind: ModuleKind): string {
       return 'fragment';
   }
 }
-

@@ -323,7 +323,8 @@ function readUnit(
     dir,
     file: path,
     source: source?.value ?? null,
-    sourceKind: source !== null && source.value.includes('${') && sourceKind === 'local' ? 'unknown' : sourceKind,
+    sourceKind:
+      source !== null && source.value.includes('${') && sourceKind === 'local' ? 'unknown' : sourceKind,
     target,
     location: source === null ? { file: path, line: 1 } : { file: source.file, line: source.line },
     generated: [...generated.values()],

@@ -27,7 +27,9 @@ export function moduleReport(m: ModuleInfo): ModuleReport {
     kind: m.kind,
     kindReason: m.kindReason,
     kindEvidence: m.kindEvidence,
-    ...(m.terragrunt !== undefined ? { terragrunt: { ...m.terragrunt, generated: [...m.terragrunt.generated] } } : {}),
+    ...(m.terragrunt !== undefined
+      ? { terragrunt: { ...m.terragrunt, generated: [...m.terragrunt.generated] } }
+      : {}),
     files: [...m.files],
     providers: m.providers.map((p) => ({
       name: p.name,

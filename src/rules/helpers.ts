@@ -123,6 +123,6 @@ export function kindCaveat(m: Pick<ModuleInfo, 'path' | 'kind' | 'kindReason' | 
   if (m.kindEvidence !== 'weak') return { weak: false, suffix: '' };
   return {
     weak: true,
-    suffix: ` (if "${m.path}" is a ${kindLabel(m.kind)}: tfguard took it for one because ${m.kindReason})`,
+    suffix: ` (if "${m.path}" is a ${kindLabel(m.kind)}; tfguard's guess, because: ${m.kindReason})`,
   };
 }

@@ -14,15 +14,13 @@ export const moduleUnresolved: Rule = {
   summary:
     'A module call whose code is not in the archive (an installed copy of a remote module) is named, with what was therefore not checked.',
   check(ctx) {
-    return diagnosticsOf(ctx, 'module-unresolved').map(
-      (d): RuleFinding => ({
-        module: d.module,
-        ...at(d.location),
-        message:
-          `module "${d.call}" (source "${d.source}") is not in the archive: ${d.reason}; ` +
-          'its provider requirements were not checked, and lock entries it may need are not called stale',
-        note: 'Scan the archive after terraform init with .terraform/modules included, or keep the module sources in the archive, to check them too.',
-      }),
-    );
+    return diagnosticsOf(ctx, 'module-unresolved').map((d): RuleFinding => ({
+      module: d.module,
+      ...at(d.location),
+      message:
+        `module "${d.call}" (source "${d.source}") is not in the archive: ${d.reason}; ` +
+        'its provider requirements were not checked, and lock entries it may need are not called stale',
+      note: 'Scan the archive after terraform init with .terraform/modules included, or keep the module sources in the archive, to check them too.',
+    }));
   },
 };

@@ -56,7 +56,12 @@ describe('zip: happy paths', () => {
       { path: 'win-dir', type: 'directory', size: 0 },
       { path: 'x/.terraform.lock.hcl', type: 'file', size: 4, sha256: sha('lock') },
     ]);
-    expect([...archive.files.keys()]).toEqual(['README.md', 'main.tf', 'modules/vpc/main.tf', 'x/.terraform.lock.hcl']);
+    expect([...archive.files.keys()]).toEqual([
+      'README.md',
+      'main.tf',
+      'modules/vpc/main.tf',
+      'x/.terraform.lock.hcl',
+    ]);
     expect(archive.files.get('modules/vpc/main.tf')?.toString()).toBe('module');
   });
 

@@ -23,13 +23,13 @@ describe('module kinds', () => {
         'app/main.tf': 'module "lib" {\n  source = "./lib"\n}\n',
         'app/lib/main.tf': 'terraform {\n  backend "s3" {}\n}\n',
         // (3) lock file, backend/cloud, root path segments
-        'locked/main.tf': '',
+        'locked/main.tf': 'resource "null_resource" "x" {}\n',
         'locked/.terraform.lock.hcl': '',
         'withcloud/main.tf': 'terraform {\n  cloud {}\n}\n',
-        'envs/dev/main.tf': '',
+        'envs/dev/main.tf': 'resource "null_resource" "x" {}\n',
         'modules/examples/demo/main.tf': '',
         // (4) a "modules" path segment → shared (weak)
-        'modules/net/main.tf': '',
+        'modules/net/main.tf': 'resource "null_resource" "x" {}\n',
         // (5) declares nothing and nothing calls it → fragment (weak)
         'tools/main.tf': '',
         // (6) called by nothing → root (weak)
