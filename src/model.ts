@@ -219,6 +219,9 @@ export interface ModuleInfo {
   /** Provider local names that Terragrunt `generate` blocks declare for this module when it runs as
    * a unit's source (their `required_providers` land in the module's working copy). */
   generatedDeclarations?: string[];
+  /** For an installed copy of a remote module read from `.terraform/modules/` (third-party code:
+   * it joins the trees that call it, but no rule judges it on its own): which remote module. */
+  installedCopy?: string;
   /** For a Terragrunt unit: its `terragrunt.hcl`. */
   terragrunt?: { file: string; source: string | null; generated: string[] };
   /** Declared and implicit provider requirements after override merging, sorted by name. */

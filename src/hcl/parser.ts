@@ -21,7 +21,7 @@ import { evaluateExpression, NOT_EVALUABLE } from './evaluate';
 import { parseJsonConfig } from './json';
 import { checkStructure, HCL2JSON_FILENAME, MergeError, mergeBody, parseHcl2JsonError } from './merge';
 import { Hcl2JsonPool } from './pool';
-import { FULL_SPEC, nestedSpec, projectBody, wantsAttribute } from './projection';
+import { attributeMode, FULL_SPEC, nestedSpec, projectBody } from './projection';
 import type { BlockSpec } from './projection';
 import { scanHcl } from './scanner';
 import { verifyHcl } from './verify';
@@ -362,7 +362,12 @@ function buildBody(
   while (work.length > 0) {
     const { from, to, spec: s } = work.pop() as (typeof work)[number];
     for (const a of from.attributes) {
-      if (!wantsAttribute(s, a.name)) continue;
+      const mode = attributeMode(s, a.name);
+      if (mode === null) continue;
+      if (mode === 'name') {
+        to.attributes.push({ name: a.name, value: null, line: a.line, endLine: a.endLine });
+        continue;
+      }
       const value = evaluateExpression(text, tokens, a.exprStart, a.exprEnd);
       const attr: HclAttribute = {
         name: a.name,

@@ -13,6 +13,9 @@ export interface BlockSpec {
   readonly blocks?: Readonly<Record<string, BlockSpec>>;
   /** Keep nested blocks of types not listed in `blocks` too, with type, labels and lines only. */
   readonly otherBlocks?: boolean;
+  /** Keep the arguments not selected by `attributes` too, by name and lines only: their value is
+   * `null`, never evaluated (what a block sets, without the cost of reading it). */
+  readonly attributeNames?: boolean;
 }
 
 const EMPTY: BlockSpec = {};
@@ -30,6 +33,12 @@ export function wantsAttribute(spec: BlockSpec, name: string): boolean {
   return a === 'all' || (a !== undefined && a.includes(name));
 }
 
+/** How an argument is kept: with its value, by name only (value `null`), or not at all. */
+export function attributeMode(spec: BlockSpec, name: string): 'value' | 'name' | null {
+  if (wantsAttribute(spec, name)) return 'value';
+  return spec.attributeNames === true ? 'name' : null;
+}
+
 /** True when the spec keeps every argument and every nested block (a full parse). */
 export function isFullSpec(spec: BlockSpec): boolean {
   return spec === FULL_SPEC;
@@ -45,8 +54,10 @@ export function projectBody(body: HclBody, spec: BlockSpec): HclBody {
   while (pending.length > 0) {
     const { from, to, spec: s } = pending.pop() as (typeof pending)[number];
     for (const a of from.attributes) {
-      if (wantsAttribute(s, a.name)) {
-        const attr: HclAttribute = { name: a.name, value: a.value, line: a.line, endLine: a.endLine };
+      const mode = attributeMode(s, a.name);
+      if (mode !== null) {
+        const value = mode === 'value' ? a.value : null;
+        const attr: HclAttribute = { name: a.name, value, line: a.line, endLine: a.endLine };
         to.attributes.push(attr);
       }
     }
@@ -73,6 +84,7 @@ export function specFingerprint(spec: BlockSpec): string {
   const canonical = (s: BlockSpec): unknown => ({
     a: s.attributes === 'all' ? 'all' : [...(s.attributes ?? [])].sort(),
     o: s.otherBlocks === true,
+    n: s.attributeNames === true,
     b: Object.keys(s.blocks ?? {})
       .sort()
       .map((k) => [k, canonical((s.blocks as Record<string, BlockSpec>)[k] as BlockSpec)]),

@@ -115,12 +115,14 @@ function inToolDirectory(path: string): boolean {
   return path.split('/').some((segment) => segment === '.terraform' || segment === '.git');
 }
 
-/** Regular files, and links whose target file the archive reader loaded, grouped by directory. */
-function filesByDirectory(archive: LoadedArchive): Map<string, string[]> {
+/** Regular files, and links whose target file the archive reader loaded, grouped by directory:
+ * outside tool directories, or (`installed`) only those under `.terraform/modules/`. */
+function filesByDirectory(archive: LoadedArchive, installed = false): Map<string, string[]> {
   const dirs = new Map<string, string[]>();
   for (const entry of archive.entries) {
     const isFile = entry.type === 'file' || (entry.type !== 'directory' && archive.files.has(entry.path));
-    if (!isFile || inToolDirectory(entry.path)) continue;
+    if (!isFile) continue;
+    if (installed ? !INSTALLED_MODULES.test(entry.path) : inToolDirectory(entry.path)) continue;
     const dir = dirname(entry.path) || '.';
     const list = dirs.get(dir) ?? [];
     list.push(entry.path);
@@ -178,6 +180,29 @@ function compareDiagnostics(a: LoadDiagnostic, b: LoadDiagnostic): number {
     compareUtf8(a.kind, b.kind) ||
     compareUtf8(JSON.stringify(a), JSON.stringify(b))
   );
+}
+
+const INSTALLED_MODULES = /(^|\/)\.terraform\/modules\//;
+
+/** Local calls into `.terraform/modules/…` from loaded modules, with the remote module each
+ * belongs to (for an installed module's own calls: the module it was installed for). */
+function installedTargets(
+  modules: ReadonlyMap<string, ModuleInfo>,
+  copies: ReadonlyMap<string, string>,
+): { dir: string; from: string }[] {
+  const out: { dir: string; from: string }[] = [];
+  for (const m of modules.values()) {
+    for (const call of m.moduleCalls) {
+      if (call.sourceKind !== 'local' || call.target === null || !INSTALLED_MODULES.test(`${call.target}/`))
+        continue;
+      const inherited = copies.get(m.path);
+      const name = /(?:^|\/)\.terraform\/modules\/([^/]+)/.exec(call.target)?.[1] ?? call.name;
+      const remote = m.moduleCalls.find((c) => c.name === name && c.sourceKind !== 'local');
+      const from = inherited ?? `"${name}"${remote?.source ? ` (${remote.source})` : ''}`;
+      out.push({ dir: call.target, from });
+    }
+  }
+  return out.sort((a, b) => compareUtf8(a.dir, b.dir));
 }
 
 /** Why a local call that points at a directory the archive does not hold is an installed copy of
@@ -289,8 +314,7 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
   };
   const srcFile = (path: string, body: ParsedFile['body']): SrcFile => ({ path, ...tagBody(body, path) });
 
-  for (const dir of [...selections.keys()].sort(compareUtf8)) {
-    const selection = selections.get(dir) as ReturnType<typeof selectConfigFiles>;
+  const loadDir = (dir: string, selection: ReturnType<typeof selectConfigFiles>): ModuleInfo => {
     const overrideSet = new Set(selection.overrides);
     const primary: SrcFile[] = [];
     const overrides: SrcFile[] = [];
@@ -325,7 +349,12 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
       });
     }
     assembledByDir.set(dir, assembled);
-    modules.set(dir, moduleFrom(dir, selection.selected, selection.ignored, assembled, engine));
+    const m = moduleFrom(dir, selection.selected, selection.ignored, assembled, engine);
+    modules.set(dir, m);
+    return m;
+  };
+  for (const dir of [...selections.keys()].sort(compareUtf8)) {
+    loadDir(dir, selections.get(dir) as ReturnType<typeof selectConfigFiles>);
   }
 
   // Terragrunt units: the unit's own files and the files its generate blocks write form the root
@@ -387,13 +416,44 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
     }
   }
 
+  // Installed copies of remote modules that the archive carries (`.terraform/modules/…`, uploaded
+  // after `terraform init`): read them, and the local calls they make, as Terraform would.
+  const installedDirs = filesByDirectory(archive, true);
+  const installedCopies = new Map<string, string>();
+  for (let pending = installedTargets(modules, installedCopies); pending.length > 0;) {
+    const batch = pending.filter((t) => installedDirs.has(t.dir) && !modules.has(t.dir));
+    const wanted = new Map(
+      batch.map((t) => [t.dir, selectConfigFiles(installedDirs.get(t.dir) as string[], engine)]),
+    );
+    const more = await parseAll(
+      [...wanted.values()].flatMap((sel) => sel.selected),
+      archive,
+      read,
+      input.signal,
+    );
+    for (const [path, result] of more) results.set(path, result);
+    for (const t of batch) {
+      const sel = wanted.get(t.dir) as ReturnType<typeof selectConfigFiles>;
+      if (sel.selected.length === 0) continue;
+      loadDir(t.dir, sel);
+      installedCopies.set(t.dir, t.from);
+    }
+    pending = installedTargets(modules, installedCopies).filter((t) => !modules.has(t.dir));
+    if (batch.length === 0) break;
+  }
+
   const callers = localCallers(modules);
   const decisions = classifyModules({ modules, callers, signals, config, templateFiles });
   for (const m of modules.values()) {
-    const d = decisions.get(m.path) as KindDecision;
+    const from = installedCopies.get(m.path);
+    const d: KindDecision =
+      from === undefined
+        ? (decisions.get(m.path) as KindDecision)
+        : { kind: 'shared', reason: `installed copy of the remote module ${from}`, evidence: 'strong' };
     m.kind = d.kind;
     m.kindReason = d.reason;
     m.kindEvidence = d.evidence;
+    if (from !== undefined) m.installedCopy = from;
   }
 
   // Local calls into installed copies of remote modules are not missing modules of the archive.

@@ -28,7 +28,7 @@ export const LOADER_PROJECTION: BlockSpec = {
     },
     // Every argument and nested block: whether a provider block configures anything or is an empty
     // proxy (`provider "aws" { alias = "x" }`) tells a deployment from a reusable module.
-    provider: { attributes: 'all', otherBlocks: true },
+    provider: { attributes: ['alias', 'version'], attributeNames: true, otherBlocks: true },
     module: { attributes: ['source', 'version', 'providers'] },
     resource: RESOURCE,
     data: RESOURCE,

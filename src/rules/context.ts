@@ -18,7 +18,8 @@ export interface LoadedForRules {
 export function ruleContext(loaded: LoadedForRules, config: ScanConfig, lock?: LockAnalysis): RuleContext {
   // Fragments (files copied, linked or templated into other directories) are not modules: no rule
   // judges them on their own.
-  const modules = loaded.modules.filter((m) => m.kind !== 'fragment');
+  // Installed copies of remote modules are third-party code: they count in the trees that call them.
+  const modules = loaded.modules.filter((m) => m.kind !== 'fragment' && m.installedCopy === undefined);
   return {
     modules,
     moduleByPath: new Map(loaded.modules.map((m) => [m.path, m])),

@@ -407,3 +407,29 @@ describe('HclParser: generated configurations', () => {
     );
   });
 });
+
+describe('projection by argument names', () => {
+  test('attributeNames keeps the other arguments by name, value null, without evaluating them', async () => {
+    const p = new HclParser();
+    try {
+      const text =
+        'provider "aws" {\n  alias  = "east"\n  region = lookup(var.regions, "east", try(local.x, "y"))\n  assume_role {\n    role_arn = var.arn\n  }\n}\n';
+      const spec = {
+        blocks: { provider: { attributes: ['alias'], attributeNames: true, otherBlocks: true } },
+      };
+      const result = await p.extract('x.tf', Buffer.from(text), spec);
+      expect(result).toMatchObject({ ok: true });
+      const block = (result as Extract<ParseResult, { ok: true }>).file.body.blocks[0] as HclBlock;
+      expect(block.body.attributes.map((a) => [a.name, a.value])).toEqual([
+        ['alias', 'east'],
+        ['region', null],
+      ]);
+      expect(block.body.blocks.map((b) => b.type)).toEqual(['assume_role']);
+      // The function call was never sent to hcl2json to be rendered.
+      expect(p.stats.snippets).toBe(0);
+      expect(p.stats.fullParses).toBe(0);
+    } finally {
+      await p.close();
+    }
+  });
+});

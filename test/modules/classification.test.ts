@@ -221,3 +221,30 @@ test('templates and files linked into roots are fragments, not modules', async (
     await fs.rm(dir, { recursive: true, force: true });
   }
 });
+
+test('an installed copy present in the archive (.terraform/modules) is read: its providers count, its code is not judged', async () => {
+  const r = await scanFiles({
+    'main.tf':
+      `terraform {\n  backend "s3" {}\n  required_version = ">= 1.6"\n}\n${VERSIONS_CAPPED}${PROVIDER}` +
+      'module "eks" {\n  source  = "terraform-aws-modules/eks/aws"\n  version = "~> 20.0"\n}\n' +
+      'module "nodes" {\n  source = "./.terraform/modules/eks/modules/node-group"\n}\n',
+    '.terraform.lock.hcl': lock('registry.terraform.io', '5.9.0', '~> 5.0, ~> 5.1'),
+    // Third-party code with an upper bound and a nested local call: not tfguard's to judge.
+    '.terraform/modules/eks/modules/node-group/main.tf': `${VERSIONS_CAPPED.replace('~> 5.0', '~> 5.1')}module "inner" {\n  source = "../inner"\n}\n`,
+    '.terraform/modules/eks/modules/inner/main.tf': RESOURCE,
+  });
+  expect(r.modules.find((m) => m.path === '.terraform/modules/eks/modules/node-group')).toMatchObject({
+    kind: 'shared',
+    kindReason: 'installed copy of the remote module "eks" (terraform-aws-modules/eks/aws)',
+  });
+  expect(r.roots[0]?.modules).toEqual([
+    '.',
+    '.terraform/modules/eks/modules/node-group',
+    '.terraform/modules/eks/modules/inner',
+  ]);
+  // The installed module's constraint joins the root's: the lock records both, so no drift.
+  expect(r.roots[0]?.providers).toEqual([
+    { source: 'registry.terraform.io/hashicorp/aws', constraints: '~> 5.0, ~> 5.1' },
+  ]);
+  expect(rules(r)).toEqual([]);
+});
