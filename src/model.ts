@@ -342,6 +342,9 @@ export interface ScanConfig {
   fragments: string[];
   /** Hold examples to the deployable-root rules too (lock files, pinning). */
   strictExamples: boolean;
+  /** Root globs → the engine that runs them (`engines = { "tofu/**" = "opentofu" }`), for
+   * repositories with both Terraform and OpenTofu roots. */
+  engines: Record<string, Engine>;
   rules: Record<string, RuleSetting>;
   /** Platforms a lock file must cover, e.g. `linux_amd64`. */
   platforms: string[];

@@ -266,7 +266,8 @@ export function classifyModules(input: ClassifyInput): Map<string, KindDecision>
 
     // 9. Nothing to deploy (no resources, data sources, calls or provider configurations) and nothing
     // calls it: not a module anyone uses, whatever lock file it keeps.
-    if (declaresNothing(m) && path !== '.') {
+    const rootSeg = segs.find((s) => ROOT_SEGMENTS.includes(s));
+    if (declaresNothing(m) && path !== '.' && !segs.includes(SHARED_SEGMENT) && rootSeg === undefined) {
       return weak(
         'fragment',
         'declares no resources, data sources, module calls or providers, and nothing calls it',
@@ -292,7 +293,6 @@ export function classifyModules(input: ClassifyInput): Map<string, KindDecision>
       }
       return strong('root', `has a dependency lock file (${m.lockFile})`);
     }
-    const rootSeg = segs.find((s) => ROOT_SEGMENTS.includes(s));
     if (rootSeg !== undefined) return strong('root', `its path has a "${rootSeg}" directory`);
     // The top directory that nothing calls is where terraform runs when the archive is checked out.
     if (path === '.')

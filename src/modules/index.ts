@@ -19,6 +19,7 @@ import type {
 import { assembleModule, tagBody } from './assemble';
 import type { AssembledModule, SrcFile } from './assemble';
 import { classifyModules } from './classify';
+import { matchGlob } from './glob';
 import type { KindDecision } from './classify';
 import { readRepositorySignals } from './repository';
 import type { RepositorySignals } from './repository';
@@ -224,8 +225,8 @@ export function installedCopyReason(source: string, caller: ModuleInfo): string 
   return null;
 }
 
-/** The engine that runs a tree: the settings, else its lock file's registry host, else `.tofu`
- * files in the tree, else the archive's engine. */
+/** The engine that runs a tree: the settings (`engine`, then `engines` globs), else its lock file's
+ * registry host, else `.tofu` files in the tree, else the archive's engine. */
 function treeEngine(
   tree: RootTree,
   modules: ReadonlyMap<string, ModuleInfo>,
@@ -234,6 +235,8 @@ function treeEngine(
   fallback: Engine,
 ): Engine {
   if (config.engineExplicit === true) return config.engine;
+  const glob = Object.keys(config.engines ?? {}).find((g) => matchGlob(g, tree.root));
+  if (glob !== undefined) return (config.engines as Record<string, Engine>)[glob] as Engine;
   const lock = modules.get(tree.root)?.lockFile ?? null;
   const text = lock === null ? undefined : archive.files.get(lock)?.toString('utf8');
   if (text !== undefined) {

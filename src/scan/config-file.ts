@@ -11,6 +11,7 @@
  * tests          = ["ci/plan-check"]         # globs of test configurations
  * fragments      = ["templates/**"]          # globs of directories that are not modules
  * strict_examples = true                     # hold examples to the root rules (locks, pinning)
+ * engines        = { "tofu/**" = "opentofu" } # the engine of matching roots
  * platforms      = ["linux_amd64", "darwin_arm64"]
  * plugin_dirs    = ["vendor/providers"]
  * registry       = true
@@ -20,7 +21,7 @@
  * ```
  */
 import { InputError } from '../errors';
-import type { HclAttribute, HclBody, ParseResult, RuleSetting, ScanConfig, Severity } from '../model';
+import type { Engine, HclAttribute, HclBody, ParseResult, RuleSetting, ScanConfig, Severity } from '../model';
 import { SEVERITIES } from '../model';
 
 export const CONFIG_FILE_NAME = '.tfguard.hcl';
@@ -33,6 +34,7 @@ export const DEFAULT_CONFIG: ScanConfig = {
   tests: [],
   fragments: [],
   strictExamples: false,
+  engines: {},
   rules: {},
   platforms: [],
   pluginDirs: [],
@@ -139,6 +141,21 @@ export function parseConfigFile(
       case 'strict_examples':
         layer.strictExamples = boolValue(file, attr);
         break;
+      case 'engines': {
+        const v = attr.value;
+        if (v === null || typeof v !== 'object' || Array.isArray(v)) {
+          fail(file, attr.line, '"engines" must be a map of root glob to "terraform" or "opentofu"');
+        }
+        const engines: Record<string, Engine> = {};
+        for (const [glob, engine] of Object.entries(v as Record<string, unknown>)) {
+          if (engine !== 'terraform' && engine !== 'opentofu') {
+            fail(file, attr.line, `engines["${glob}"] must be "terraform" or "opentofu"`);
+          }
+          engines[glob] = engine;
+        }
+        layer.engines = engines;
+        break;
+      }
       case 'platforms': {
         const platforms = stringList(file, attr);
         for (const p of platforms) {
@@ -181,7 +198,7 @@ export function parseConfigFile(
         fail(
           file,
           attr.line,
-          `unknown setting "${attr.name}" (expected engine, roots, shared, examples, tests, fragments, strict_examples, platforms, plugin_dirs, registry, registry_hosts or rule blocks)`,
+          `unknown setting "${attr.name}" (expected engine, roots, shared, examples, tests, fragments, strict_examples, engines, platforms, plugin_dirs, registry, registry_hosts or rule blocks)`,
         );
     }
   }

@@ -248,3 +248,32 @@ test('an installed copy present in the archive (.terraform/modules) is read: its
   ]);
   expect(rules(r)).toEqual([]);
 });
+
+test('settings: examples/tests/fragments globs decide, and engines globs choose a root engine', async () => {
+  const r = await scanFiles(
+    {
+      'docs/snippet/main.tf': `${PROVIDER}${RESOURCE}`,
+      'ci/plan/main.tf': `${PROVIDER}${RESOURCE}`,
+      'gen/main.tf': `${PROVIDER}${RESOURCE}`,
+      'tofu/main.tf': `terraform {\n  backend "s3" {}\n}\n${VERSIONS_CAPPED}${PROVIDER}`,
+      'tofu/.terraform.lock.hcl': lock('registry.opentofu.org', '5.9.0', '~> 5.0'),
+    },
+    {
+      config:
+        'examples = ["docs/*"]\ntests = ["ci/**"]\nfragments = ["gen"]\nengines = { "tofu" = "opentofu" }\n',
+    },
+  );
+  expect(kinds(r)).toEqual({
+    'ci/plan': 'test/strong',
+    'docs/snippet': 'example/strong',
+    gen: 'fragment/strong',
+    tofu: 'root/strong',
+  });
+  expect(r.roots.find((t) => t.path === 'tofu')?.engine).toBe('opentofu');
+  // Only the tofu root is deployable; its OpenTofu lock matches its OpenTofu requirements.
+  expect(r.findings.map((f) => `${f.ruleId} ${f.module}`)).toEqual([
+    'undeclared-provider ci/plan',
+    'undeclared-provider docs/snippet',
+    'required-version-missing tofu',
+  ]);
+});

@@ -1,3 +1,4 @@
+import { DEFAULT_CONFIG } from '../../src/scan/config-file';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ScanConfig } from '../../src/model';
@@ -116,21 +117,7 @@ describe('rule registry', () => {
   });
 });
 
-const config = (rules: ScanConfig['rules'] = {}): ScanConfig => ({
-  engine: 'terraform',
-  roots: [],
-  shared: [],
-  examples: [],
-  tests: [],
-  fragments: [],
-  strictExamples: false,
-  rules,
-  platforms: [],
-  pluginDirs: [],
-  registry: false,
-  registryHosts: {},
-  configFiles: [],
-});
+const config = (rules: ScanConfig['rules'] = {}): ScanConfig => ({ ...DEFAULT_CONFIG, rules });
 
 function emptyContext(rules: ScanConfig['rules'] = {}): RuleContext {
   return {

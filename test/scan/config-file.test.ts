@@ -50,6 +50,16 @@ describe('.tfguard.hcl', () => {
     ],
     ['bad engine', 'engine = "pulumi"\n', /:1: engine must be "terraform" or "opentofu"/],
     ['roots not a list', 'roots = "live/**"\n', /:1: "roots" must be a list of strings/],
+    ['examples not a list', 'examples = "ex/*"\n', /:1: "examples" must be a list of strings/],
+    ['tests not a list', 'tests = 1\n', /:1: "tests" must be a list of strings/],
+    ['fragments not a list', 'fragments = true\n', /:1: "fragments" must be a list of strings/],
+    ['strict_examples not bool', 'strict_examples = "yes"\n', /:1: "strict_examples" must be true or false/],
+    ['engines not a map', 'engines = ["tofu/**"]\n', /:1: "engines" must be a map of root glob/],
+    [
+      'engines bad value',
+      'engines = { "tofu/**" = "pulumi" }\n',
+      /:1: engines\["tofu\/\*\*"\] must be "terraform" or "opentofu"/,
+    ],
     [
       'bad platform',
       'platforms = ["linux-amd64"]\n',
