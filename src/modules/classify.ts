@@ -31,6 +31,8 @@ export const TEST_SEGMENTS: readonly string[] = [
 ];
 export const SHARED_SEGMENT = 'modules';
 export const WRAPPER_SEGMENT = 'wrappers';
+/** Files copied into other modules by convention (`mixins/`, `*.mixin.tf`). */
+export const MIXIN_SEGMENT = 'mixins';
 
 export interface KindDecision {
   kind: ModuleKind;
@@ -70,10 +72,11 @@ function callersText(list: readonly CallerRef[], what = 'module'): string {
   return `called by ${what} "${first.caller}" (module.${first.call})${more}`;
 }
 
-/** Provider blocks that configure something (not empty proxy blocks). */
+/** Provider blocks that configure something: not empty aliased proxy blocks (an empty default
+ * block, `provider "x" {}`, is a configuration read from the environment). */
 function configuredProviders(m: ModuleInfo): string[] {
   return m.providerConfigs
-    .filter((c) => c.configured === true)
+    .filter((c) => c.configured === true || c.alias === null)
     .map((c) => (c.alias === null ? c.name : `${c.name}.${c.alias}`));
 }
 
@@ -206,6 +209,12 @@ export function classifyModules(input: ClassifyInput): Map<string, KindDecision>
     }
     if (files.length > 0 && files.every((f) => input.templateFiles.has(f))) {
       return strong('fragment', 'its files are templates ({% … %} / {{ … }}), not Terraform');
+    }
+    if (
+      files.length > 0 &&
+      (segs.includes(MIXIN_SEGMENT) || files.every((f) => /\.mixin\.tf(\.json)?$/.test(f)))
+    ) {
+      return strong('fragment', 'mixin files, copied into the modules that use them');
     }
     if (files.length > 0 && files.every((f) => signals.linkTargets.has(f))) {
       return strong('fragment', 'its files are linked into other directories, not used as a module here');

@@ -19,12 +19,19 @@ export function ruleContext(loaded: LoadedForRules, config: ScanConfig, lock?: L
   // Fragments (files copied, linked or templated into other directories) are not modules: no rule
   // judges them on their own.
   // Installed copies of remote modules are third-party code: they count in the trees that call them.
+  const byPath = new Map(loaded.modules.map((m) => [m.path, m]));
   const modules = loaded.modules.filter((m) => m.kind !== 'fragment' && m.installedCopy === undefined);
   return {
     modules,
-    moduleByPath: new Map(loaded.modules.map((m) => [m.path, m])),
+    moduleByPath: byPath,
     roots: loaded.roots,
-    diagnostics: loaded.diagnostics,
+    // A fragment's calls resolve where its files are copied to, not where they sit: only its parse
+    // errors are reported (as notices when it is a template). Installed third-party code: nothing.
+    diagnostics: loaded.diagnostics.filter((d) => {
+      const m = byPath.get(d.module);
+      if (m?.installedCopy !== undefined) return false;
+      return m?.kind !== 'fragment' || d.kind === 'parse-error';
+    }),
     config: { ...config, engine: loaded.engine },
     engine: loaded.engine,
     ...(lock === undefined ? {} : { lock }),

@@ -277,3 +277,19 @@ test('settings: examples/tests/fragments globs decide, and engines globs choose 
     'required-version-missing tofu',
   ]);
 });
+
+test('mixins (cloudposse: *.mixin.tf copied into components) are fragments; their relative calls are not checked in place', async () => {
+  const r = await scanFiles({
+    'mixins/infra-state.mixin.tf': 'module "iam_roles" {\n  source = "../account-map/modules/iam-roles"\n}\n',
+    'components/vpc/main.tf': `${PROVIDER}${RESOURCE}`,
+    'components/vpc/infra-state.mixin.tf':
+      'module "iam_roles" {\n  source = "../account-map/modules/iam-roles"\n}\n',
+    'components/account-map/modules/iam-roles/main.tf': VERSIONS_MIN,
+  });
+  expect(kinds(r).mixins).toBe('fragment/strong');
+  expect(r.modules.find((m) => m.path === 'mixins')?.kindReason).toBe(
+    'mixin files, copied into the modules that use them',
+  );
+  // Copied into components/vpc, the call resolves; left in mixins/ it would not, and is not reported.
+  expect(findingsOf(r, 'module-source-missing')).toEqual([]);
+});
