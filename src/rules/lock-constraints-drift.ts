@@ -43,9 +43,9 @@ export const lockConstraintsDrift: Rule = {
           file: a.lock.path,
           line: e.constraintsLine ?? e.line,
           message: partial
-            ? `the lock entry for ${shortSource(p.source)} records constraints "${recorded}", which lack ` +
+            ? `the lock entry for ${shortSource(p.source, ctx.engine)} records constraints "${recorded}", which lack ` +
               `${missing.map((c) => `"${c}"`).join(', ')} from the configuration; the lock file was not refreshed`
-            : `the lock entry for ${shortSource(p.source)} records constraints "${recorded}" but the configuration ` +
+            : `the lock entry for ${shortSource(p.source, ctx.engine)} records constraints "${recorded}" but the configuration ` +
               `now says "${current}"; the lock file was not refreshed after the constraints changed`,
           ...(partial
             ? {}

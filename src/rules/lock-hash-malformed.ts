@@ -18,7 +18,7 @@ export const lockHashMalformed: Rule = {
     for (const a of lockRoots(ctx)) {
       if (a.lock === null) continue;
       for (const e of liveEntries(a)) {
-        const name = shortSource(e.source as string);
+        const name = shortSource(e.source as string, ctx.engine);
         if (e.hashes.length === 0 && e.hashesLine === null) {
           out.push({
             module: a.root,

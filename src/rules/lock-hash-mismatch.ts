@@ -32,7 +32,7 @@ export const lockHashMismatch: Rule = {
         // Only zh: recorded: Terraform cannot check an unpacked directory against them and accepts
         // it (internal/providercache/package_install.go); lock-platform-coverage warns instead.
         if (pkg.kind === 'unpacked' && e.hashes.every((h) => h.value.startsWith('zh:'))) continue;
-        const what = `${LOCATION[pkg.location] ?? 'package'} ${pkg.kind} package ${pkg.path} (${shortSource(pkg.source)} ${pkg.version}, ${pkg.platform})`;
+        const what = `${LOCATION[pkg.location] ?? 'package'} ${pkg.kind} package ${pkg.path} (${shortSource(pkg.source, ctx.engine)} ${pkg.version}, ${pkg.platform})`;
         const where = { module: a.root, file: a.lock.path, line: e.line };
         if (pkg.error !== null) {
           if (pkg.error === PACKAGE_NOT_LOADED) continue;

@@ -17,7 +17,7 @@ export const lockHashUnknown: Rule = {
   check(ctx) {
     const out: RuleFinding[] = [];
     for (const { root: a, lockFile, entry: e, check } of registryChecks(ctx)) {
-      const name = `${shortSource(check.source)} ${check.version}`;
+      const name = `${shortSource(check.source, ctx.engine)} ${check.version}`;
       const host = check.source.split('/')[0];
       if (check.outcome.status === 'not-found') {
         out.push({

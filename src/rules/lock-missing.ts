@@ -18,7 +18,7 @@ export const lockMissing: Rule = {
       if (m === undefined || m.lockFile !== null) continue;
       const required = requiredProviders(tree);
       if (required.length === 0) continue;
-      const names = required.map((p) => shortSource(p.source));
+      const names = required.map((p) => shortSource(p.source, ctx.engine));
       out.push({
         module: tree.root,
         ...moduleAnchor(m),

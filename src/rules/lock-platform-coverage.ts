@@ -21,7 +21,7 @@ function unverifiableUnpacked(ctx: RuleContext): RuleFinding[] {
           file: a.lock.path,
           line: e.hashesLine ?? e.line,
           message:
-            `the lock entry for ${shortSource(pkg.source)} ${pkg.version} records only zh: checksums, so the unpacked ` +
+            `the lock entry for ${shortSource(pkg.source, ctx.engine)} ${pkg.version} records only zh: checksums, so the unpacked ` +
             `package ${pkg.path} (${pkg.platform}) is not verified at all: Terraform accepts any content there`,
           note: `Record the h1: checksum for ${pkg.platform}: "terraform providers lock -platform=${pkg.platform}".`,
         });
@@ -53,7 +53,7 @@ export const lockPlatformCoverage: Rule = {
       if (a.lock === null) continue;
       for (const e of liveEntries(a)) {
         if (e.version === null) continue;
-        const name = `${shortSource(e.source as string)} ${e.version}`;
+        const name = `${shortSource(e.source as string, ctx.engine)} ${e.version}`;
         const where = { module: a.root, file: a.lock.path, line: e.hashesLine ?? e.line };
         const check = registryCheckFor(a, e);
         if (check !== undefined && check.outcome.status === 'verified') {

@@ -22,7 +22,7 @@ export const lockProviderMissing: Rule = {
           file: a.lock.path,
           line: 1,
           message:
-            `provider ${shortSource(p.source)} is required` +
+            `provider ${shortSource(p.source, ctx.engine)} is required` +
             (by.length > 0
               ? ` (by module${by.length === 1 ? '' : 's'} ${by.map((m) => `"${m}"`).join(', ')})`
               : '') +

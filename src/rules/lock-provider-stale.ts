@@ -35,7 +35,7 @@ export const lockProviderStale: Rule = {
           file: a.lock.path,
           line: e.line,
           message:
-            `the lock entry for ${shortSource(source)}${e.version === null ? '' : ` ${e.version}`} is stale: ` +
+            `the lock entry for ${shortSource(source, ctx.engine)}${e.version === null ? '' : ` ${e.version}`} is stale: ` +
             `no module in the tree of root "${a.root}" requires it; terraform init -lockfile=readonly fails`,
           note: 'Run "terraform init" (without -lockfile=readonly) to drop it, or delete the block, and commit the lock file.',
         });

@@ -35,7 +35,7 @@ export const lockVersionMismatch: Rule = {
             out.push({
               ...where,
               message:
-                `locked version ${e.version} of ${shortSource(p.source)} does not satisfy the configuration's ` +
+                `locked version ${e.version} of ${shortSource(p.source, ctx.engine)} does not satisfy the configuration's ` +
                 `constraints "${p.constraints}"${by.length > 0 ? ` (${by.join(', ')})` : ''}; terraform init fails`,
               note: 'Run "terraform init -upgrade" to select a matching version (or correct the constraint), and commit the lock file.',
             });
@@ -53,7 +53,7 @@ export const lockVersionMismatch: Rule = {
           out.push({
             ...where,
             message:
-              `locked version ${e.version} of ${shortSource(e.source as string)} is not in the provider mirror ` +
+              `locked version ${e.version} of ${shortSource(e.source as string, ctx.engine)} is not in the provider mirror ` +
               `${dirs.join(', ')}, which only has ${versions.join(', ')}; terraform init cannot install it`,
             note: 'Add the locked version to the mirror, or lock a version the mirror provides.',
           });

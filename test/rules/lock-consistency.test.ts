@@ -4,6 +4,7 @@
  * loader → analyzeLocks → rule engine). Each row lists every lock finding expected, so a missing,
  * extra or misplaced finding fails it.
  */
+import type { ScanConfig } from '../../src/model';
 import type { FileMap } from '../helpers/archive';
 import { fakeH1, lineOf, lockText, tf } from '../lockfile/fixtures';
 import { closeLockParser, lockScan } from '../lockfile/pipeline';
@@ -19,12 +20,15 @@ interface Expect {
 interface Row {
   name: string;
   files: FileMap;
+  /** Scan settings (default: DEFAULT_CONFIG). */
+  config?: Partial<ScanConfig>;
   expected: Expect[];
 }
 
 const AWS = 'registry.terraform.io/hashicorp/aws';
 const RANDOM = 'registry.terraform.io/hashicorp/random';
 const NULL = 'registry.terraform.io/hashicorp/null';
+const TOFU_AWS = 'registry.opentofu.org/hashicorp/aws';
 const L = '.terraform.lock.hcl';
 
 const goodLock = lockText([
@@ -291,6 +295,45 @@ const ROWS: Row[] = [
       ],
     };
   })(),
+  (() => {
+    const lock = lockText([
+      { source: AWS, version: '5.9.0', constraints: '~> 5.0', hashes: [fakeH1('aws')] },
+      { source: TOFU_AWS, version: '5.9.0', constraints: '~> 5.0', hashes: [fakeH1('tofu aws')] },
+    ]);
+    return {
+      name: "host shown: Terraform root, an entry from OpenTofu's registry",
+      files: { 'main.tf': awsTf, [L]: lock },
+      config: { engine: 'terraform', engineExplicit: true },
+      expected: [
+        {
+          rule: 'lock-provider-stale',
+          file: L,
+          line: lineOf(lock, TOFU_AWS),
+          message: `the lock entry for ${TOFU_AWS} 5.9.0 `,
+        },
+      ],
+    };
+  })(),
+  (() => {
+    const lock = lockText([
+      { source: AWS, version: '5.9.0', constraints: '~> 5.0', hashes: [fakeH1('aws')] },
+    ]);
+    return {
+      name: "host shown: OpenTofu root, a lock file from Terraform's registry",
+      files: { 'main.tf': awsTf, [L]: lock },
+      config: { engine: 'opentofu', engineExplicit: true },
+      expected: [
+        // The two messages name two different providers, so they must not read the same.
+        { rule: 'lock-provider-missing', file: L, line: 1, message: 'provider hashicorp/aws is required' },
+        {
+          rule: 'lock-provider-stale',
+          file: L,
+          line: lineOf(lock, AWS),
+          message: `the lock entry for ${AWS} 5.9.0 `,
+        },
+      ],
+    };
+  })(),
 ];
 
 afterAll(async () => {
@@ -299,7 +342,7 @@ afterAll(async () => {
 
 describe('lock consistency rules', () => {
   it.each(ROWS.map((r) => [r.name, r] as const))('%s', async (_name, row) => {
-    const { findings } = await lockScan(row.files);
+    const { findings } = await lockScan(row.files, row.config === undefined ? {} : { config: row.config });
     const got = findings.map((f) => ({
       rule: f.ruleId,
       file: f.file,
