@@ -2,7 +2,7 @@
  * Helpers shared by the `lock-*` rules (src/rules/lock-*.ts): which providers a root needs, which
  * lock entries count, and how to tell whether the loaded tree is complete enough to judge an entry.
  */
-import type { Engine, RootProvider, RootTree } from '../model';
+import type { Engine, RootProvider, RootTree, ScanConfig, Severity } from '../model';
 import { defaultRegistryHost } from '../modules/sources';
 import type { RuleContext } from '../rules/types';
 import type { LockProviderEntry, RegistryCheck, RootLockAnalysis } from './types';
@@ -25,6 +25,15 @@ export function shortSource(source: string, engine: Engine): string {
 /** The command-line program of `engine`, as the commands in notes name it: `terraform` or `tofu`. */
 export function cliName(engine: Engine): string {
   return engine === 'opentofu' ? 'tofu' : 'terraform';
+}
+
+/**
+ * The severity of a rule whose finding `init -lockfile=readonly` fails on (`lock-missing`,
+ * `lock-provider-stale`): `error` under `lock_mode = "readonly"` (a CI that runs that command
+ * fails), `fallback` otherwise.
+ */
+export function readonlySeverity(config: ScanConfig, fallback: Severity): Severity {
+  return config.lockMode === 'readonly' ? 'error' : fallback;
 }
 
 /** Built-in providers (`terraform.io/builtin/...`) are never installed and never locked. */

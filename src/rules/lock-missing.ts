@@ -1,4 +1,4 @@
-import { requiredProviders, shortSource } from '../lockfile/checks';
+import { readonlySeverity, requiredProviders, shortSource } from '../lockfile/checks';
 import type { RuleFinding } from '../model';
 import { moduleAnchor } from './helpers';
 import type { Rule } from './types';
@@ -10,6 +10,7 @@ import type { Rule } from './types';
 export const lockMissing: Rule = {
   id: 'lock-missing',
   defaultSeverity: 'warning',
+  severityFor: (config) => readonlySeverity(config, 'warning'),
   summary: 'A root module that requires providers must have a dependency lock file (.terraform.lock.hcl).',
   check(ctx) {
     const out: RuleFinding[] = [];

@@ -2,6 +2,7 @@ import {
   isLockable,
   liveEntries,
   lockRoots,
+  readonlySeverity,
   shortSource,
   treeHasParseErrors,
   treeHasRemoteModules,
@@ -19,6 +20,7 @@ import type { Rule } from './types';
 export const lockProviderStale: Rule = {
   id: 'lock-provider-stale',
   defaultSeverity: 'warning',
+  severityFor: (config) => readonlySeverity(config, 'warning'),
   summary: "A lock file must not keep entries for providers that nothing in the root's module tree requires.",
   check(ctx) {
     const out: RuleFinding[] = [];

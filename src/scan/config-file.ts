@@ -11,13 +11,14 @@
  * plugin_dirs    = ["vendor/providers"]
  * registry       = true
  * registry_hosts = { "registry.terraform.io" = "https://mirror.example.com" }
+ * lock_mode      = "readonly"                # or "default"
  * rule "root-module-unbounded" { severity = "warning" }
  * rule "module-version-missing" { enabled = false }
  * ```
  */
 import { InputError } from '../errors';
 import type { HclAttribute, HclBody, ParseResult, RuleSetting, ScanConfig, Severity } from '../model';
-import { SEVERITIES } from '../model';
+import { LOCK_MODES, SEVERITIES } from '../model';
 
 export const CONFIG_FILE_NAME = '.tfguard.hcl';
 
@@ -30,6 +31,7 @@ export const DEFAULT_CONFIG: ScanConfig = {
   pluginDirs: [],
   registry: false,
   registryHosts: {},
+  lockMode: 'default',
   configFiles: [],
 };
 
@@ -157,11 +159,24 @@ export function parseConfigFile(
         layer.registryHosts = hosts;
         break;
       }
+      case 'lock_mode': {
+        const mode = stringValue(file, attr);
+        const known = LOCK_MODES.find((m) => m === mode);
+        if (known === undefined) {
+          fail(
+            file,
+            attr.line,
+            `lock_mode must be ${LOCK_MODES.map((m) => `"${m}"`).join(' or ')}; got ${JSON.stringify(mode)}`,
+          );
+        }
+        layer.lockMode = known;
+        break;
+      }
       default:
         fail(
           file,
           attr.line,
-          `unknown setting "${attr.name}" (expected engine, roots, shared, platforms, plugin_dirs, registry, registry_hosts or rule blocks)`,
+          `unknown setting "${attr.name}" (expected engine, roots, shared, platforms, plugin_dirs, registry, registry_hosts, lock_mode or rule blocks)`,
         );
     }
   }

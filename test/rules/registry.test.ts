@@ -125,6 +125,7 @@ const config = (rules: ScanConfig['rules'] = {}): ScanConfig => ({
   pluginDirs: [],
   registry: false,
   registryHosts: {},
+  lockMode: 'default',
   configFiles: [],
 });
 
