@@ -2,6 +2,7 @@
  * Helpers shared by the `lock-*` rules (src/rules/lock-*.ts): which providers a root needs, which
  * lock entries count, and how to tell whether the loaded tree is complete enough to judge an entry.
  */
+import { posix } from 'node:path';
 import type { Engine, RootProvider, RootTree, ScanConfig, Severity } from '../model';
 import { defaultRegistryHost } from '../modules/sources';
 import type { RuleContext } from '../rules/types';
@@ -25,6 +26,12 @@ export function shortSource(source: string, engine: Engine): string {
 /** The command-line program of `engine`, as the commands in notes name it: `terraform` or `tofu`. */
 export function cliName(engine: Engine): string {
   return engine === 'opentofu' ? 'tofu' : 'terraform';
+}
+
+/** An archive path as a command run in `root`'s directory names it (`live/prod/terraform.d/plugins`
+ * → `terraform.d/plugins` for root `live/prod`). */
+export function pathFromRoot(root: string, archivePath: string): string {
+  return posix.relative(root === '.' ? '' : root, archivePath) || '.';
 }
 
 /**
@@ -66,6 +73,12 @@ export function treeHasParseErrors(ctx: RuleContext, tree: RootTree): boolean {
  * and add constraints that tfguard cannot see. */
 export function treeHasRemoteModules(tree: RootTree): boolean {
   return tree.remoteCalls.length > 0;
+}
+
+/** True when the tree calls any module (local or remote): commands that read the whole
+ * configuration, such as `terraform providers lock`, then need the modules installed first. */
+export function treeCallsModules(tree: RootTree): boolean {
+  return tree.calls.length > 0 || tree.remoteCalls.length > 0;
 }
 
 export function registryCheckFor(a: RootLockAnalysis, e: LockProviderEntry): RegistryCheck | undefined {

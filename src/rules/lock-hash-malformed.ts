@@ -1,5 +1,5 @@
 import { isWellFormedH1, isWellFormedZh } from '../lockfile/hash';
-import { liveEntries, lockRoots, shortSource } from '../lockfile/checks';
+import { cliName, liveEntries, lockRoots, shortSource } from '../lockfile/checks';
 import type { RuleFinding } from '../model';
 import type { Rule } from './types';
 
@@ -15,6 +15,7 @@ export const lockHashMalformed: Rule = {
     'Every lock entry must record hashes, each "h1:" + base64 of 32 bytes or "zh:" + 64 lowercase hex digits.',
   check(ctx) {
     const out: RuleFinding[] = [];
+    const cli = cliName(ctx.engine);
     for (const a of lockRoots(ctx)) {
       if (a.lock === null) continue;
       for (const e of liveEntries(a)) {
@@ -25,7 +26,7 @@ export const lockHashMalformed: Rule = {
             file: a.lock.path,
             line: e.line,
             message: `the lock entry for ${name} records no hashes, so any package content is accepted`,
-            note: 'Run "terraform providers lock -platform=..." for your platforms and commit the lock file.',
+            note: `Run "${cli} providers lock -platform=..." for the team's platforms, which records their checksums, and commit the lock file.`,
           });
           continue;
         }

@@ -1,4 +1,4 @@
-import { readonlySeverity, requiredProviders, shortSource } from '../lockfile/checks';
+import { cliName, readonlySeverity, requiredProviders, shortSource } from '../lockfile/checks';
 import type { RuleFinding } from '../model';
 import { moduleAnchor } from './helpers';
 import type { Rule } from './types';
@@ -14,6 +14,7 @@ export const lockMissing: Rule = {
   summary: 'A root module that requires providers must have a dependency lock file (.terraform.lock.hcl).',
   check(ctx) {
     const out: RuleFinding[] = [];
+    const cli = cliName(ctx.engine);
     for (const tree of ctx.roots) {
       const m = ctx.moduleByPath.get(tree.root);
       if (m === undefined || m.lockFile !== null) continue;
@@ -26,10 +27,10 @@ export const lockMissing: Rule = {
         message:
           `root module "${tree.root}" requires ${names.length === 1 ? 'provider' : 'providers'} ${names.join(', ')} ` +
           'but has no .terraform.lock.hcl, so provider versions and checksums are not pinned ' +
-          '(terraform init -lockfile=readonly fails)',
+          `(${cli} init -lockfile=readonly fails)`,
         note:
-          'Run "terraform init" in this directory (and "terraform providers lock -platform=..." for every ' +
-          'platform your team uses) and commit .terraform.lock.hcl.',
+          `Run "${cli} init" in this directory, which writes the lock file (add the checksums of every other ` +
+          `platform the team uses with "${cli} providers lock -platform=..."), and commit .terraform.lock.hcl.`,
       });
     }
     return out;

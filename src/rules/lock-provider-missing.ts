@@ -1,4 +1,4 @@
-import { lockRoots, requiredProviders, shortSource, treeOf } from '../lockfile/checks';
+import { cliName, lockRoots, requiredProviders, shortSource, treeOf } from '../lockfile/checks';
 import type { RuleFinding } from '../model';
 import type { Rule } from './types';
 
@@ -9,6 +9,7 @@ export const lockProviderMissing: Rule = {
   summary: "Every provider required anywhere in a root's module tree must have an entry in its lock file.",
   check(ctx) {
     const out: RuleFinding[] = [];
+    const cli = cliName(ctx.engine);
     for (const a of lockRoots(ctx)) {
       if (a.lock === null || !a.lock.readable) continue;
       const tree = treeOf(ctx, a.root);
@@ -26,8 +27,10 @@ export const lockProviderMissing: Rule = {
             (by.length > 0
               ? ` (by module${by.length === 1 ? '' : 's'} ${by.map((m) => `"${m}"`).join(', ')})`
               : '') +
-            ` but ${a.lock.path} has no entry for it; terraform init -lockfile=readonly fails`,
-          note: 'Run "terraform init" to record it (or "terraform providers lock" for several platforms) and commit the lock file.',
+            ` but ${a.lock.path} has no entry for it; ${cli} init -lockfile=readonly fails`,
+          note:
+            `Run "${cli} init", which adds the entry (or "${cli} providers lock -platform=..." to record the ` +
+            'checksums of several platforms), and commit the lock file.',
         });
       }
     }

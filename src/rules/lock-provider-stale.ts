@@ -1,4 +1,5 @@
 import {
+  cliName,
   isLockable,
   liveEntries,
   lockRoots,
@@ -24,6 +25,7 @@ export const lockProviderStale: Rule = {
   summary: "A lock file must not keep entries for providers that nothing in the root's module tree requires.",
   check(ctx) {
     const out: RuleFinding[] = [];
+    const cli = cliName(ctx.engine);
     for (const a of lockRoots(ctx)) {
       const tree = treeOf(ctx, a.root);
       if (a.lock === null || tree === undefined) continue;
@@ -38,8 +40,10 @@ export const lockProviderStale: Rule = {
           line: e.line,
           message:
             `the lock entry for ${shortSource(source, ctx.engine)}${e.version === null ? '' : ` ${e.version}`} is stale: ` +
-            `no module in the tree of root "${a.root}" requires it; terraform init -lockfile=readonly fails`,
-          note: 'Run "terraform init" (without -lockfile=readonly) to drop it, or delete the block, and commit the lock file.',
+            `no module in the tree of root "${a.root}" requires it; ${cli} init -lockfile=readonly fails`,
+          note:
+            `Run "${cli} init" (without -lockfile=readonly), which removes entries nothing requires, or delete the ` +
+            `block, and commit the lock file ("${cli} providers lock" keeps the entry).`,
         });
       }
     }

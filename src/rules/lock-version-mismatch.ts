@@ -1,5 +1,5 @@
 import { satisfies } from '../constraints';
-import { liveEntries, lockRoots, shortSource, treeOf } from '../lockfile/checks';
+import { cliName, liveEntries, lockRoots, shortSource, treeOf } from '../lockfile/checks';
 import type { RuleFinding } from '../model';
 import type { Rule } from './types';
 
@@ -16,6 +16,7 @@ export const lockVersionMismatch: Rule = {
     "A locked provider version must satisfy the root's combined version constraints (and be present in the root's own provider mirror, when it keeps one).",
   check(ctx) {
     const out: RuleFinding[] = [];
+    const cli = cliName(ctx.engine);
     for (const a of lockRoots(ctx)) {
       const tree = treeOf(ctx, a.root);
       if (a.lock === null || tree === undefined) continue;
@@ -36,8 +37,11 @@ export const lockVersionMismatch: Rule = {
               ...where,
               message:
                 `locked version ${e.version} of ${shortSource(p.source, ctx.engine)} does not satisfy the configuration's ` +
-                `constraints "${p.constraints}"${by.length > 0 ? ` (${by.join(', ')})` : ''}; terraform init fails`,
-              note: 'Run "terraform init -upgrade" to select a matching version (or correct the constraint), and commit the lock file.',
+                `constraints "${p.constraints}"${by.length > 0 ? ` (${by.join(', ')})` : ''}; ${cli} init fails`,
+              note:
+                `Run "${cli} init -upgrade", which selects the newest version the constraints allow (plain ` +
+                `"${cli} init" and "${cli} providers lock" keep the locked version and fail), or change the ` +
+                'constraints to allow the locked version; then commit the lock file.',
             });
             continue;
           }
@@ -54,7 +58,7 @@ export const lockVersionMismatch: Rule = {
             ...where,
             message:
               `locked version ${e.version} of ${shortSource(e.source as string, ctx.engine)} is not in the provider mirror ` +
-              `${dirs.join(', ')}, which only has ${versions.join(', ')}; terraform init cannot install it`,
+              `${dirs.join(', ')}, which only has ${versions.join(', ')}; ${cli} init cannot install it`,
             note: 'Add the locked version to the mirror, or lock a version the mirror provides.',
           });
         }

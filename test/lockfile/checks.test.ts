@@ -3,7 +3,7 @@
  * hostname is left out only for the default registry of the engine that applies) and which
  * command-line program notes name.
  */
-import { cliName, shortSource } from '../../src/lockfile/checks';
+import { cliName, pathFromRoot, shortSource } from '../../src/lockfile/checks';
 import type { Engine } from '../../src/model';
 
 describe('shortSource', () => {
@@ -31,5 +31,16 @@ describe('cliName', () => {
     ['opentofu', 'tofu'],
   ])('%s → %s', (engine, cli) => {
     expect(cliName(engine)).toBe(cli);
+  });
+});
+
+describe('pathFromRoot', () => {
+  it.each([
+    ['.', 'terraform.d/plugins', 'terraform.d/plugins'],
+    ['live/prod', 'live/prod/terraform.d/plugins', 'terraform.d/plugins'],
+    ['live/prod', 'vendor/providers', '../../vendor/providers'],
+    ['live/prod', 'live/prod', '.'],
+  ])('root %s, %s → %s', (root, path, shown) => {
+    expect(pathFromRoot(root, path)).toBe(shown);
   });
 });

@@ -169,7 +169,7 @@ const ROWS: Row[] = [
           rule: 'lock-constraints-drift',
           file: L,
           line: lineOf(lock, 'constraints'),
-          message: 'records constraints "~> 5.0" but the configuration now says "~> 5.0, >= 5.10.0"',
+          message: 'records constraints "~> 5.0", which differ from the configuration\'s "~> 5.0, >= 5.10.0"',
           fix: '~> 5.0, >= 5.10.0',
         },
         {
@@ -216,7 +216,7 @@ const ROWS: Row[] = [
           rule: 'lock-constraints-drift',
           file: L,
           line: lineOf(lock, 'constraints'),
-          message: 'records constraints "~> 5.0" but the configuration now says "~> 5.1"',
+          message: 'records constraints "~> 5.0", which differ from the configuration\'s "~> 5.1"',
           fix: '~> 5.1',
         },
       ],
@@ -234,8 +234,25 @@ const ROWS: Row[] = [
           rule: 'lock-constraints-drift',
           file: L,
           line: lineOf(lock, 'constraints'),
-          message: 'records constraints "~> 5.0" but the configuration now says ""',
+          message: 'records constraints "~> 5.0", but the configuration sets no version constraint for it',
           fix: '',
+        },
+      ],
+    };
+  })(),
+  (() => {
+    const lock = lockText([{ source: AWS, version: '5.9.0', hashes: [fakeH1('aws')] }]);
+    return {
+      name: 'lock-constraints-drift: no constraints recorded, some configured',
+      files: { 'main.tf': awsTf, [L]: lock },
+      expected: [
+        {
+          rule: 'lock-constraints-drift',
+          file: L,
+          line: lineOf(lock, 'provider'),
+          message:
+            'the lock entry for hashicorp/aws records no constraints, but the configuration\'s are "~> 5.0"',
+          fix: '~> 5.0',
         },
       ],
     };
@@ -264,7 +281,8 @@ const ROWS: Row[] = [
           rule: 'lock-constraints-drift',
           file: L,
           line: lineOf(lock, 'constraints'),
-          message: 'records constraints ">= 4.0.0", which lack "~> 5.0" from the configuration',
+          message:
+            'records constraints ">= 4.0.0", which lack "~> 5.0" from the archive\'s modules (remote modules may add constraints of their own)',
         },
       ],
     };
@@ -364,6 +382,37 @@ describe('lock consistency rules', () => {
       expect(g?.message).toContain(e.message);
       expect(g?.fix).toBe(e.fix);
     });
+  });
+
+  it('drift notes name the command that rewrites the line, for the engine, and module installation when needed', async () => {
+    const lock = (source: string): string =>
+      lockText([{ source, version: '5.9.0', constraints: '~> 5.0', hashes: [fakeH1('aws')] }]);
+    const changed = tf({ aws: { source: 'hashicorp/aws', version: '~> 5.1' } });
+    const noteOf = async (files: FileMap, config?: Partial<ScanConfig>): Promise<string | undefined> => {
+      const { findings } = await lockScan(files, config === undefined ? {} : { config });
+      return findings.find((f) => f.ruleId === 'lock-constraints-drift')?.note;
+    };
+    expect(await noteOf({ 'main.tf': changed, [L]: lock(AWS) })).toBe(
+      'Run "terraform providers lock" to rewrite the line (it keeps the locked version and hashes) and commit ' +
+        'the lock file; plain "terraform init" leaves the line unchanged while the locked version satisfies the ' +
+        'configuration.',
+    );
+    expect(
+      await noteOf({
+        'main.tf': `${changed}module "m" {\n  source = "./m"\n}\n`,
+        'm/main.tf': '',
+        [L]: lock(AWS),
+      }),
+    ).toContain(
+      '(it keeps the locked version and hashes; it needs the modules installed by "terraform init" first)',
+    );
+    const tofu = await noteOf(
+      { 'main.tf': changed, [L]: lock(TOFU_AWS) },
+      { engine: 'opentofu', engineExplicit: true },
+    );
+    expect(tofu).toContain('Run "tofu providers lock"');
+    expect(tofu).toContain('plain "tofu init"');
+    expect(tofu).not.toContain('terraform');
   });
 
   it('findings carry the rule severities', async () => {
