@@ -323,6 +323,15 @@ export interface ArchiveLimits {
   maxPathDepth: number;
 }
 
+/**
+ * How strictly lock files are judged (`lock_mode` in `.tfguard.hcl`): `default` keeps every rule's
+ * default severity; `readonly` matches a CI that runs `terraform init -lockfile=readonly`, which
+ * fails on a missing lock file and on stale entries, so `lock-missing` and `lock-provider-stale`
+ * become errors.
+ */
+export type LockMode = 'default' | 'readonly';
+export const LOCK_MODES: readonly LockMode[] = ['default', 'readonly'];
+
 export interface RuleSetting {
   severity?: Severity;
   enabled?: boolean;
@@ -352,6 +361,8 @@ export interface ScanConfig {
   registry: boolean;
   /** Registry hostname → base URL override (`registry_hosts` in `.tfguard.hcl`), e.g. a private mirror. */
   registryHosts: Record<string, string>;
+  /** `lock_mode` (default `default`); explicit `rule "<id>" { severity = ... }` settings still win. */
+  lockMode: LockMode;
   /** Where the configuration came from (for the report). */
   configFiles: string[];
 }

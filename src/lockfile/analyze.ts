@@ -126,6 +126,7 @@ export async function analyzeLocks(input: AnalyzeLocksInput): Promise<LockAnalys
     const lockFile = moduleByPath.get(r.root)?.lockFile ?? null;
     return {
       root: r.root,
+      engine: r.engine ?? engine,
       lockFile,
       lock: lockFile === null ? null : (locks.get(lockFile) ?? null),
       packages: hashed.filter((p) => packageServesRoot(p, r.root)),

@@ -2,17 +2,45 @@
  * Helpers shared by the `lock-*` rules (src/rules/lock-*.ts): which providers a root needs, which
  * lock entries count, and how to tell whether the loaded tree is complete enough to judge an entry.
  */
-import type { RootProvider, RootTree } from '../model';
+import { posix } from 'node:path';
+import type { Engine, RootProvider, RootTree, ScanConfig, Severity } from '../model';
+import { defaultRegistryHost } from '../modules/sources';
 import type { RuleContext } from '../rules/types';
 import type { LockProviderEntry, RegistryCheck, RootLockAnalysis } from './types';
 
-/** `registry.terraform.io/hashicorp/aws` → `hashicorp/aws` (other hosts stay). */
-export function shortSource(source: string): string {
-  const [host, ...rest] = source.split('/');
-  if (rest.length === 2 && (host === 'registry.terraform.io' || host === 'registry.opentofu.org')) {
-    return rest.join('/');
+/**
+ * How lock messages name a provider: without the hostname only when it is the default registry of
+ * `engine` (`registry.terraform.io/hashicorp/aws` → `hashicorp/aws` under Terraform,
+ * `registry.opentofu.org/hashicorp/aws` → `hashicorp/aws` under OpenTofu); any other host stays, so
+ * in a repository with both Terraform and OpenTofu lock files two messages never name different
+ * providers the same way.
+ */
+export function shortSource(source: string, engine: Engine): string {
+  const parts = source.split('/');
+  if (parts.length === 3 && (parts[0] as string).toLowerCase() === defaultRegistryHost(engine)) {
+    return parts.slice(1).join('/');
   }
   return source;
+}
+
+/** The command-line program of `engine`, as the commands in notes name it: `terraform` or `tofu`. */
+export function cliName(engine: Engine): string {
+  return engine === 'opentofu' ? 'tofu' : 'terraform';
+}
+
+/** An archive path as a command run in `root`'s directory names it (`live/prod/terraform.d/plugins`
+ * → `terraform.d/plugins` for root `live/prod`). */
+export function pathFromRoot(root: string, archivePath: string): string {
+  return posix.relative(root === '.' ? '' : root, archivePath) || '.';
+}
+
+/**
+ * The severity of a rule whose finding `init -lockfile=readonly` fails on (`lock-missing`,
+ * `lock-provider-stale`): `error` under `lock_mode = "readonly"` (a CI that runs that command
+ * fails), `fallback` otherwise.
+ */
+export function readonlySeverity(config: ScanConfig, fallback: Severity): Severity {
+  return config.lockMode === 'readonly' ? 'error' : fallback;
 }
 
 /** Built-in providers (`terraform.io/builtin/...`) are never installed and never locked. */
@@ -45,6 +73,12 @@ export function treeHasParseErrors(ctx: RuleContext, tree: RootTree): boolean {
  * and add constraints that tfguard cannot see. */
 export function treeHasRemoteModules(tree: RootTree): boolean {
   return tree.remoteCalls.length > 0;
+}
+
+/** True when the tree calls any module (local or remote): commands that read the whole
+ * configuration, such as `terraform providers lock`, then need the modules installed first. */
+export function treeCallsModules(tree: RootTree): boolean {
+  return tree.calls.length > 0 || tree.remoteCalls.length > 0;
 }
 
 export function registryCheckFor(a: RootLockAnalysis, e: LockProviderEntry): RegistryCheck | undefined {

@@ -1,3 +1,4 @@
+import type { Engine } from '../model';
 /**
  * Data produced by the lock-file analysis (`analyzeLocks`) and read by the `lock-*` rules. Rules stay
  * pure and synchronous: every piece of I/O (package hashing, the registry cross-check) happens
@@ -127,6 +128,8 @@ export interface RegistryCheck {
 
 /** The lock analysis of one root module. */
 export interface RootLockAnalysis {
+  /** The engine that runs the root (its lock file's registry host, `.tofu` files, settings). */
+  engine: Engine;
   root: string;
   /** Archive path of the lock file, null when the root has none. */
   lockFile: string | null;

@@ -60,7 +60,8 @@ export function ruleById(id: string): Rule | undefined {
 
 /**
  * Runs `rules` (default: all) over `ctx`. A rule disabled in `ctx.config.rules[id]` is skipped; a
- * configured severity replaces the default. A rule that throws (a bug, never a violation) yields
+ * configured severity replaces the default (the rule's `severityFor` the settings, e.g. `lock_mode`,
+ * or else its `defaultSeverity`). A rule that throws (a bug, never a violation) yields
  * one `internal-error` finding naming it and the scan goes on. Output is sorted by file, line,
  * ruleId, module, message (findings without a file first).
  */
@@ -71,7 +72,7 @@ export function runRules(ctx: RuleContext, rules: readonly Rule[] = RULES): Find
       ? ctx.config.rules[rule.id]
       : undefined;
     if (setting?.enabled === false) continue;
-    const severity: Severity = setting?.severity ?? rule.defaultSeverity;
+    const severity: Severity = setting?.severity ?? rule.severityFor?.(ctx.config) ?? rule.defaultSeverity;
     let produced: RuleFinding[];
     try {
       produced = rule.check(ctx);

@@ -1,17 +1,41 @@
 import {
+  cliName,
   constraintPieces,
   liveEntries,
   lockRoots,
   shortSource,
+  treeCallsModules,
   treeHasRemoteModules,
   treeOf,
 } from '../lockfile/checks';
 import type { RuleFinding } from '../model';
 import type { Rule } from './types';
 
+const quoted = (pieces: string[]): string => pieces.map((c) => `"${c}"`).join(', ');
+
+/** What differs, worded as a comparison (the finding may come from either side changing). */
+function difference(name: string, recorded: string, current: string, missing: string[] | null): string {
+  const entry = `the lock entry for ${name}`;
+  if (missing !== null) {
+    const unseen = '(remote modules may add constraints of their own)';
+    return recorded === ''
+      ? `${entry} records no constraints, but the archive's modules declare ${quoted(missing)} ${unseen}`
+      : `${entry} records constraints "${recorded}", which lack ${quoted(missing)} from the archive's modules ${unseen}`;
+  }
+  if (current === '') {
+    return `${entry} records constraints "${recorded}", but the configuration sets no version constraint for it`;
+  }
+  if (recorded === '') return `${entry} records no constraints, but the configuration's are "${current}"`;
+  return `${entry} records constraints "${recorded}", which differ from the configuration's "${current}"`;
+}
+
 /**
- * The `constraints` a lock entry records are informative (Terraform rewrites them on the next
- * `init`), but a difference shows the lock file was not refreshed after the configuration changed.
+ * The `constraints` a lock entry records are informative: Terraform does not select versions by
+ * them, and `init -lockfile=readonly` accepts a difference. Plain `terraform init` does not rewrite
+ * them either while the locked version still satisfies the configuration (it writes the lock file
+ * only when a version or a hash changes; `depsfile.Locks.Equal` ignores constraints), and neither
+ * does `init -upgrade` when it keeps the same version; `terraform providers lock` always does.
+ * Checked with terraform 1.11 in test/rules/lock-advice.test.ts.
  * When the tree calls remote modules, their constraints are unknown: then only constraints of the
  * archive's own modules that the lock file lacks count as drift.
  */
@@ -22,9 +46,11 @@ export const lockConstraintsDrift: Rule = {
   check(ctx) {
     const out: RuleFinding[] = [];
     for (const a of lockRoots(ctx)) {
+      const cli = cliName(a.engine);
       const tree = treeOf(ctx, a.root);
       if (a.lock === null || tree === undefined) continue;
       const partial = treeHasRemoteModules(tree);
+      const install = treeCallsModules(tree) ? `; it needs the modules installed by "${cli} init" first` : '';
       for (const e of liveEntries(a)) {
         if (e.constraintsInvalid) continue;
         const p = tree.providers.find((rp) => rp.source === e.source);
@@ -38,15 +64,12 @@ export const lockConstraintsDrift: Rule = {
           missing = constraintPieces(current).filter((c) => !have.has(c));
           if (missing.length === 0) continue;
         }
+        const name = shortSource(p.source, a.engine);
         out.push({
           module: a.root,
           file: a.lock.path,
           line: e.constraintsLine ?? e.line,
-          message: partial
-            ? `the lock entry for ${shortSource(p.source)} records constraints "${recorded}", which lack ` +
-              `${missing.map((c) => `"${c}"`).join(', ')} from the configuration; the lock file was not refreshed`
-            : `the lock entry for ${shortSource(p.source)} records constraints "${recorded}" but the configuration ` +
-              `now says "${current}"; the lock file was not refreshed after the constraints changed`,
+          message: difference(name, recorded, current, partial ? missing : null),
           ...(partial
             ? {}
             : {
@@ -58,7 +81,10 @@ export const lockConstraintsDrift: Rule = {
                   replacement: current,
                 },
               }),
-          note: 'Run "terraform init" and commit the lock file.',
+          note:
+            `Run "${cli} providers lock" to rewrite the line (it keeps the locked version and hashes${install}) ` +
+            `and commit the lock file; plain "${cli} init" leaves the line unchanged while the locked version ` +
+            'satisfies the configuration.',
         });
       }
     }

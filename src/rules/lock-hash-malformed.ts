@@ -1,5 +1,5 @@
 import { isWellFormedH1, isWellFormedZh } from '../lockfile/hash';
-import { liveEntries, lockRoots, shortSource } from '../lockfile/checks';
+import { cliName, liveEntries, lockRoots, shortSource } from '../lockfile/checks';
 import type { RuleFinding } from '../model';
 import type { Rule } from './types';
 
@@ -16,16 +16,17 @@ export const lockHashMalformed: Rule = {
   check(ctx) {
     const out: RuleFinding[] = [];
     for (const a of lockRoots(ctx)) {
+      const cli = cliName(a.engine);
       if (a.lock === null) continue;
       for (const e of liveEntries(a)) {
-        const name = shortSource(e.source as string);
+        const name = shortSource(e.source as string, a.engine);
         if (e.hashes.length === 0 && e.hashesLine === null) {
           out.push({
             module: a.root,
             file: a.lock.path,
             line: e.line,
             message: `the lock entry for ${name} records no hashes, so any package content is accepted`,
-            note: 'Run "terraform providers lock -platform=..." for your platforms and commit the lock file.',
+            note: `Run "${cli} providers lock -platform=..." for the team's platforms, which records their checksums, and commit the lock file.`,
           });
           continue;
         }

@@ -1,5 +1,5 @@
 import { PACKAGE_NOT_LOADED } from '../lockfile/analyze';
-import { liveEntries, lockRoots, shortSource } from '../lockfile/checks';
+import { cliName, liveEntries, pathFromRoot, lockRoots, shortSource } from '../lockfile/checks';
 import type { RuleFinding } from '../model';
 import type { Rule } from './types';
 
@@ -23,6 +23,7 @@ export const lockHashMismatch: Rule = {
   check(ctx) {
     const out: RuleFinding[] = [];
     for (const a of lockRoots(ctx)) {
+      const cli = cliName(a.engine);
       if (a.lock === null) continue;
       const entries = liveEntries(a);
       for (const pkg of a.packages) {
@@ -32,7 +33,7 @@ export const lockHashMismatch: Rule = {
         // Only zh: recorded: Terraform cannot check an unpacked directory against them and accepts
         // it (internal/providercache/package_install.go); lock-platform-coverage warns instead.
         if (pkg.kind === 'unpacked' && e.hashes.every((h) => h.value.startsWith('zh:'))) continue;
-        const what = `${LOCATION[pkg.location] ?? 'package'} ${pkg.kind} package ${pkg.path} (${shortSource(pkg.source)} ${pkg.version}, ${pkg.platform})`;
+        const what = `${LOCATION[pkg.location] ?? 'package'} ${pkg.kind} package ${pkg.path} (${shortSource(pkg.source, a.engine)} ${pkg.version}, ${pkg.platform})`;
         const where = { module: a.root, file: a.lock.path, line: e.line };
         if (pkg.error !== null) {
           if (pkg.error === PACKAGE_NOT_LOADED) continue;
@@ -51,13 +52,14 @@ export const lockHashMismatch: Rule = {
           ...where,
           message:
             `the ${what} hashes to ${computed.join(' / ')}, which is none of the ${e.hashes.length} ` +
-            `checksum${e.hashes.length === 1 ? '' : 's'} recorded for it; terraform init refuses to install it`,
+            `checksum${e.hashes.length === 1 ? '' : 's'} recorded for it; ${cli} init refuses to install it`,
           note: quirk
             ? 'The zip contains directory entries: Terraform records the h1 of the unpacked files but checks a packed ' +
               'mirror zip with dirhash.HashZip, which counts directory entries, so it never matches. Repack without ' +
               'directory entries (zip -D) or keep the package unpacked.'
-            : 'Either the package was changed or replaced, or the lock file was written for another package; restore ' +
-              'the published package, or re-run "terraform providers lock" if the package is the trusted one.',
+            : 'The package and the lock file describe different content. Restore the published package; if this ' +
+              `package is the one to trust, add its checksums with "${cli} providers lock -fs-mirror=${pathFromRoot(a.root, pkg.mirror)}" ` +
+              'and commit the lock file.',
         });
       }
     }

@@ -1,5 +1,5 @@
 import { isWellFormedH1, isWellFormedZh } from '../lockfile/hash';
-import { registryChecks, shortSource } from '../lockfile/checks';
+import { cliName, registryChecks, shortSource } from '../lockfile/checks';
 import type { RuleFinding } from '../model';
 import type { Rule } from './types';
 
@@ -17,7 +17,8 @@ export const lockHashUnknown: Rule = {
   check(ctx) {
     const out: RuleFinding[] = [];
     for (const { root: a, lockFile, entry: e, check } of registryChecks(ctx)) {
-      const name = `${shortSource(check.source)} ${check.version}`;
+      const cli = cliName(a.engine);
+      const name = `${shortSource(check.source, a.engine)} ${check.version}`;
       const host = check.source.split('/')[0];
       if (check.outcome.status === 'not-found') {
         out.push({
@@ -25,7 +26,7 @@ export const lockHashUnknown: Rule = {
           file: lockFile,
           line: e.versionLine ?? e.line,
           message: `${check.outcome.reason}, so none of the hashes locked for ${name} can come from it`,
-          note: 'Lock a version the registry publishes ("terraform init -upgrade") and commit the lock file.',
+          note: `Run "${cli} init -upgrade", which locks the newest version the registry publishes within the constraints, and commit the lock file.`,
         });
         continue;
       }
@@ -41,7 +42,7 @@ export const lockHashUnknown: Rule = {
             file: lockFile,
             line: h.line,
             message: `${h.value} is not in the ${signed} SHA256SUMS that ${host} publishes for ${name}; the lock file records a package the registry never released`,
-            note: 'Remove the hash and re-run "terraform providers lock" from the registry; find out where the hash came from.',
+            note: `Remove the hash and run "${cli} providers lock", which records the registry's checksums (it keeps the hashes already recorded), and commit the lock file; a checksum no release has deserves a look at where it came from.`,
           });
         } else if (isWellFormedH1(h.value) && packageHashes !== null && !packageHashes.has(h.value)) {
           out.push({
@@ -49,7 +50,7 @@ export const lockHashUnknown: Rule = {
             file: lockFile,
             line: h.line,
             message: `${h.value} is none of the package hashes ${host} publishes for ${name}`,
-            note: 'Remove the hash and re-run "terraform providers lock" from the registry; find out where the hash came from.',
+            note: `Remove the hash and run "${cli} providers lock", which records the registry's checksums (it keeps the hashes already recorded), and commit the lock file; a checksum no release has deserves a look at where it came from.`,
           });
         }
       }

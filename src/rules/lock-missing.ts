@@ -1,4 +1,4 @@
-import { requiredProviders, shortSource } from '../lockfile/checks';
+import { cliName, readonlySeverity, requiredProviders, shortSource } from '../lockfile/checks';
 import type { RuleFinding } from '../model';
 import { deployableTrees, kindCaveat, moduleAnchor } from './helpers';
 import type { Rule } from './types';
@@ -10,28 +10,30 @@ import type { Rule } from './types';
 export const lockMissing: Rule = {
   id: 'lock-missing',
   defaultSeverity: 'warning',
+  severityFor: (config) => readonlySeverity(config, 'warning'),
   summary: 'A root module that requires providers must have a dependency lock file (.terraform.lock.hcl).',
   check(ctx) {
     const out: RuleFinding[] = [];
     for (const tree of deployableTrees(ctx)) {
+      const cli = cliName(tree.engine);
       const m = ctx.moduleByPath.get(tree.root);
       if (m === undefined || m.lockFile !== null) continue;
       const caveat = kindCaveat(m);
       const required = requiredProviders(tree);
       if (required.length === 0) continue;
-      const names = required.map((p) => shortSource(p.source));
+      const names = required.map((p) => shortSource(p.source, tree.engine));
       out.push({
         module: tree.root,
         ...moduleAnchor(m),
         message:
           `root module "${tree.root}" requires ${names.length === 1 ? 'provider' : 'providers'} ${names.join(', ')} ` +
           'but has no .terraform.lock.hcl, so provider versions and checksums are not pinned ' +
-          '(terraform init -lockfile=readonly fails)' +
+          `(${cli} init -lockfile=readonly fails)` +
           caveat.suffix,
         ...(caveat.weak ? { confidence: 'low' as const } : {}),
         note:
-          'Run "terraform init" in this directory (and "terraform providers lock -platform=..." for every ' +
-          'platform your team uses) and commit .terraform.lock.hcl.',
+          `Run "${cli} init" in this directory, which writes the lock file (add the checksums of every other ` +
+          `platform the team uses with "${cli} providers lock -platform=..."), and commit .terraform.lock.hcl.`,
       });
     }
     return out;

@@ -1,5 +1,5 @@
 import { isWellFormedH1 } from '../lockfile/hash';
-import { liveEntries, lockRoots, registryCheckFor, shortSource } from '../lockfile/checks';
+import { cliName, liveEntries, lockRoots, registryCheckFor, shortSource } from '../lockfile/checks';
 import type { RuleFinding } from '../model';
 import type { Rule, RuleContext } from './types';
 
@@ -21,9 +21,9 @@ function unverifiableUnpacked(ctx: RuleContext): RuleFinding[] {
           file: a.lock.path,
           line: e.hashesLine ?? e.line,
           message:
-            `the lock entry for ${shortSource(pkg.source)} ${pkg.version} records only zh: checksums, so the unpacked ` +
+            `the lock entry for ${shortSource(pkg.source, a.engine)} ${pkg.version} records only zh: checksums, so the unpacked ` +
             `package ${pkg.path} (${pkg.platform}) is not verified at all: Terraform accepts any content there`,
-          note: `Record the h1: checksum for ${pkg.platform}: "terraform providers lock -platform=${pkg.platform}".`,
+          note: `Run "${cliName(a.engine)} providers lock -platform=${pkg.platform}", which records the h1: checksum for ${pkg.platform}, and commit the lock file.`,
         });
       }
     }
@@ -48,12 +48,12 @@ export const lockPlatformCoverage: Rule = {
     out.push(...unverifiableUnpacked(ctx));
     const platforms = ctx.lock?.platforms ?? ctx.config.platforms;
     if (platforms.length === 0) return out;
-    const lockCommand = `terraform providers lock ${platforms.map((p) => `-platform=${p}`).join(' ')}`;
     for (const a of lockRoots(ctx)) {
+      const lockCommand = `${cliName(a.engine)} providers lock ${platforms.map((p) => `-platform=${p}`).join(' ')}`;
       if (a.lock === null) continue;
       for (const e of liveEntries(a)) {
         if (e.version === null) continue;
-        const name = `${shortSource(e.source as string)} ${e.version}`;
+        const name = `${shortSource(e.source as string, a.engine)} ${e.version}`;
         const where = { module: a.root, file: a.lock.path, line: e.hashesLine ?? e.line };
         const check = registryCheckFor(a, e);
         if (check !== undefined && check.outcome.status === 'verified') {
@@ -67,7 +67,7 @@ export const lockPlatformCoverage: Rule = {
           if (absent.length > 0) {
             out.push({
               ...where,
-              message: `the lock entry for ${name} has no zh: checksum for ${absent.join(', ')}; terraform init on ${absent.length === 1 ? 'that platform' : 'those platforms'} fails`,
+              message: `the lock entry for ${name} has no zh: checksum for ${absent.join(', ')}; ${cliName(a.engine)} init on ${absent.length === 1 ? 'that platform' : 'those platforms'} fails`,
               note: `Run "${lockCommand}" and commit the lock file.`,
             });
           }
@@ -86,7 +86,7 @@ export const lockPlatformCoverage: Rule = {
             ...where,
             message:
               `the lock entry for ${name} records ${h1} h1: checksum${h1 === 1 ? '' : 's'} for ${platforms.length} ` +
-              `configured platforms (${platforms.join(', ')}); terraform init may fail on some of them`,
+              `configured platforms (${platforms.join(', ')}); ${cliName(a.engine)} init may fail on some of them`,
             note: `Run "${lockCommand}" and commit the lock file.`,
           });
         }

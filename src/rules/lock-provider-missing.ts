@@ -1,4 +1,4 @@
-import { lockRoots, requiredProviders, shortSource, treeOf } from '../lockfile/checks';
+import { cliName, lockRoots, requiredProviders, shortSource, treeOf } from '../lockfile/checks';
 import type { RuleFinding } from '../model';
 import type { Rule } from './types';
 
@@ -10,6 +10,7 @@ export const lockProviderMissing: Rule = {
   check(ctx) {
     const out: RuleFinding[] = [];
     for (const a of lockRoots(ctx)) {
+      const cli = cliName(a.engine);
       if (a.lock === null || !a.lock.readable) continue;
       const tree = treeOf(ctx, a.root);
       if (tree === undefined) continue;
@@ -22,12 +23,14 @@ export const lockProviderMissing: Rule = {
           file: a.lock.path,
           line: 1,
           message:
-            `provider ${shortSource(p.source)} is required` +
+            `provider ${shortSource(p.source, a.engine)} is required` +
             (by.length > 0
               ? ` (by module${by.length === 1 ? '' : 's'} ${by.map((m) => `"${m}"`).join(', ')})`
               : '') +
-            ` but ${a.lock.path} has no entry for it; terraform init -lockfile=readonly fails`,
-          note: 'Run "terraform init" to record it (or "terraform providers lock" for several platforms) and commit the lock file.',
+            ` but ${a.lock.path} has no entry for it; ${cli} init -lockfile=readonly fails`,
+          note:
+            `Run "${cli} init", which adds the entry (or "${cli} providers lock -platform=..." to record the ` +
+            'checksums of several platforms), and commit the lock file.',
         });
       }
     }

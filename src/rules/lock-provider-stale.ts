@@ -1,7 +1,9 @@
 import {
+  cliName,
   isLockable,
   liveEntries,
   lockRoots,
+  readonlySeverity,
   shortSource,
   treeHasParseErrors,
   treeHasRemoteModules,
@@ -19,10 +21,12 @@ import type { Rule } from './types';
 export const lockProviderStale: Rule = {
   id: 'lock-provider-stale',
   defaultSeverity: 'warning',
+  severityFor: (config) => readonlySeverity(config, 'warning'),
   summary: "A lock file must not keep entries for providers that nothing in the root's module tree requires.",
   check(ctx) {
     const out: RuleFinding[] = [];
     for (const a of lockRoots(ctx)) {
+      const cli = cliName(a.engine);
       const tree = treeOf(ctx, a.root);
       if (a.lock === null || tree === undefined) continue;
       if (treeHasRemoteModules(tree) || treeHasParseErrors(ctx, tree)) continue;
@@ -35,9 +39,11 @@ export const lockProviderStale: Rule = {
           file: a.lock.path,
           line: e.line,
           message:
-            `the lock entry for ${shortSource(source)}${e.version === null ? '' : ` ${e.version}`} is stale: ` +
-            `no module in the tree of root "${a.root}" requires it; terraform init -lockfile=readonly fails`,
-          note: 'Run "terraform init" (without -lockfile=readonly) to drop it, or delete the block, and commit the lock file.',
+            `the lock entry for ${shortSource(source, a.engine)}${e.version === null ? '' : ` ${e.version}`} is stale: ` +
+            `no module in the tree of root "${a.root}" requires it; ${cli} init -lockfile=readonly fails`,
+          note:
+            `Run "${cli} init" (without -lockfile=readonly), which removes entries nothing requires, or delete the ` +
+            `block, and commit the lock file ("${cli} providers lock" keeps the entry).`,
         });
       }
     }

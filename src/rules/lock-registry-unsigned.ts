@@ -21,7 +21,7 @@ export const lockRegistryUnsigned: Rule = {
         file: lockFile,
         line: e.line,
         message:
-          `the registry returned no signing keys for ${shortSource(check.source)} ${check.version}; as OpenTofu does, ` +
+          `the registry returned no signing keys for ${shortSource(check.source, a.engine)} ${check.version}; as OpenTofu does, ` +
           'the signature check was skipped and the hashes were compared with unauthenticated checksums',
       });
     }

@@ -1,5 +1,5 @@
 import { satisfies } from '../constraints';
-import { liveEntries, lockRoots, shortSource, treeOf } from '../lockfile/checks';
+import { cliName, liveEntries, lockRoots, shortSource, treeOf } from '../lockfile/checks';
 import type { RuleFinding } from '../model';
 import type { Rule } from './types';
 
@@ -17,6 +17,7 @@ export const lockVersionMismatch: Rule = {
   check(ctx) {
     const out: RuleFinding[] = [];
     for (const a of lockRoots(ctx)) {
+      const cli = cliName(a.engine);
       const tree = treeOf(ctx, a.root);
       if (a.lock === null || tree === undefined) continue;
       for (const e of liveEntries(a)) {
@@ -35,9 +36,12 @@ export const lockVersionMismatch: Rule = {
             out.push({
               ...where,
               message:
-                `locked version ${e.version} of ${shortSource(p.source)} does not satisfy the configuration's ` +
-                `constraints "${p.constraints}"${by.length > 0 ? ` (${by.join(', ')})` : ''}; terraform init fails`,
-              note: 'Run "terraform init -upgrade" to select a matching version (or correct the constraint), and commit the lock file.',
+                `locked version ${e.version} of ${shortSource(p.source, a.engine)} does not satisfy the configuration's ` +
+                `constraints "${p.constraints}"${by.length > 0 ? ` (${by.join(', ')})` : ''}; ${cli} init fails`,
+              note:
+                `Run "${cli} init -upgrade", which selects the newest version the constraints allow (plain ` +
+                `"${cli} init" and "${cli} providers lock" keep the locked version and fail), or change the ` +
+                'constraints to allow the locked version; then commit the lock file.',
             });
             continue;
           }
@@ -53,8 +57,8 @@ export const lockVersionMismatch: Rule = {
           out.push({
             ...where,
             message:
-              `locked version ${e.version} of ${shortSource(e.source as string)} is not in the provider mirror ` +
-              `${dirs.join(', ')}, which only has ${versions.join(', ')}; terraform init cannot install it`,
+              `locked version ${e.version} of ${shortSource(e.source as string, a.engine)} is not in the provider mirror ` +
+              `${dirs.join(', ')}, which only has ${versions.join(', ')}; ${cli} init cannot install it`,
             note: 'Add the locked version to the mirror, or lock a version the mirror provides.',
           });
         }

@@ -29,6 +29,12 @@ export interface Rule {
   /** Public, stable id; also the file name `src/rules/<id>.ts` and `docs/rules/<id>.md`. */
   id: string;
   defaultSeverity: Severity;
+  /**
+   * The default severity under the scan's settings, for a rule whose severity a setting changes
+   * (`lock_mode = "readonly"` raises `lock-missing` and `lock-provider-stale` to errors); absent:
+   * `defaultSeverity`. An explicit `rule "<id>" { severity = ... }` still wins over it.
+   */
+  severityFor?(config: ScanConfig): Severity;
   /** One sentence: what the rule checks. */
   summary: string;
   /** Never throws for a violation: returns findings (without ruleId/severity). */

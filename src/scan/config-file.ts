@@ -16,13 +16,14 @@
  * plugin_dirs    = ["vendor/providers"]
  * registry       = true
  * registry_hosts = { "registry.terraform.io" = "https://mirror.example.com" }
+ * lock_mode      = "readonly"                # or "default"
  * rule "root-module-unbounded" { severity = "warning" }
  * rule "module-version-missing" { enabled = false }
  * ```
  */
 import { InputError } from '../errors';
 import type { Engine, HclAttribute, HclBody, ParseResult, RuleSetting, ScanConfig, Severity } from '../model';
-import { SEVERITIES } from '../model';
+import { LOCK_MODES, SEVERITIES } from '../model';
 
 export const CONFIG_FILE_NAME = '.tfguard.hcl';
 
@@ -40,6 +41,7 @@ export const DEFAULT_CONFIG: ScanConfig = {
   pluginDirs: [],
   registry: false,
   registryHosts: {},
+  lockMode: 'default',
   configFiles: [],
 };
 
@@ -194,11 +196,24 @@ export function parseConfigFile(
         layer.registryHosts = hosts;
         break;
       }
+      case 'lock_mode': {
+        const mode = stringValue(file, attr);
+        const known = LOCK_MODES.find((m) => m === mode);
+        if (known === undefined) {
+          fail(
+            file,
+            attr.line,
+            `lock_mode must be ${LOCK_MODES.map((m) => `"${m}"`).join(' or ')}; got ${JSON.stringify(mode)}`,
+          );
+        }
+        layer.lockMode = known;
+        break;
+      }
       default:
         fail(
           file,
           attr.line,
-          `unknown setting "${attr.name}" (expected engine, roots, shared, examples, tests, fragments, strict_examples, engines, platforms, plugin_dirs, registry, registry_hosts or rule blocks)`,
+          `unknown setting "${attr.name}" (expected engine, roots, shared, examples, tests, fragments, strict_examples, engines, lock_mode, platforms, plugin_dirs, registry, registry_hosts or rule blocks)`,
         );
     }
   }

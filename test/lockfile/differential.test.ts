@@ -5,7 +5,7 @@
  * archive), with a lock file that terraform itself wrote and that the scenario then mutates. The
  * full scan (`scanFiles`: archive reader, HCL parser, module loader, analyzeLocks, rules) must report
  * an error-level lock finding, `lock-missing` or `lock-provider-stale` exactly when terraform's
- * `init` fails. And the `h1:` terraform writes for each package equals `hashPackage` (`tfguard hash`).
+ * `init` fails; with `lock_mode = "readonly"`, an error-level lock finding exactly then. And the `h1:` terraform writes for each package equals `hashPackage` (`tfguard hash`).
  */
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -359,6 +359,15 @@ function lockFailure(report: Report): string[] {
     .map((f) => f.ruleId);
 }
 
+/** Under `lock_mode = "readonly"` the severity alone must say whether the CI fails. */
+const READONLY_SETTINGS = 'lock_mode = "readonly"\n';
+
+function lockErrors(report: Report): string[] {
+  return report.findings
+    .filter((f) => f.ruleId.startsWith('lock-') && f.severity === 'error')
+    .map((f) => f.ruleId);
+}
+
 let work: string;
 let env: Record<string, string>;
 
@@ -384,6 +393,9 @@ interface Outcome {
   terraformFailed: boolean;
   terraformOutput: string;
   scanFailures: string[];
+  /** Error-level lock findings of the default scan and of the scan with lock_mode = "readonly". */
+  defaultErrors: string[];
+  readonlyErrors: string[];
   warns: string[];
   reported: string[];
 }
@@ -438,13 +450,19 @@ beforeAll(async () => {
   outcomes = await mapLimit(scenarios, 6, async (s, i) => {
     const dir = join(work, `s-${i}`);
     await materialize(dir, s.files);
-    const [tfResult, report] = await Promise.all([terraformInit(dir, true), scanFiles(s.files)]);
+    const [tfResult, report, readonlyReport] = await Promise.all([
+      terraformInit(dir, true),
+      scanFiles(s.files),
+      scanFiles(s.files, { config: READONLY_SETTINGS }),
+    ]);
     return {
       scenario: s.name,
       because: s.because,
       terraformFailed: tfResult.code !== 0,
       terraformOutput: tfResult.output,
       scanFailures: lockFailure(report),
+      defaultErrors: lockErrors(report),
+      readonlyErrors: lockErrors(readonlyReport),
       warns: s.warns ?? [],
       reported: report.findings.map((f) => f.ruleId),
     };
@@ -471,6 +489,25 @@ describe('lock verification vs terraform init -lockfile=readonly', () => {
           `${o.scenario}: terraform ${o.terraformFailed ? 'failed' : 'succeeded'}, scan reported [${o.scanFailures.join(', ')}]\n${o.terraformOutput}`,
       );
     expect(disagreements).toEqual([]);
+  });
+
+  it('with lock_mode = "readonly", the scan reports a lock error exactly when terraform init fails', () => {
+    const disagreements = outcomes
+      .filter((o) => o.terraformFailed !== o.readonlyErrors.length > 0)
+      .map(
+        (o) =>
+          `${o.scenario}: terraform ${o.terraformFailed ? 'failed' : 'succeeded'}, readonly scan errors [${o.readonlyErrors.join(', ')}]\n${o.terraformOutput}`,
+      );
+    expect(disagreements).toEqual([]);
+    // By default the same findings are there, but lock-missing and lock-provider-stale are not errors.
+    const raised = outcomes.filter((o) => o.readonlyErrors.some((r) => FAILING_RULES.has(r)));
+    expect(raised.length).toBeGreaterThanOrEqual(2);
+    for (const o of raised) {
+      expect({ scenario: o.scenario, errors: o.defaultErrors }).toEqual({
+        scenario: o.scenario,
+        errors: o.readonlyErrors.filter((r) => !FAILING_RULES.has(r)),
+      });
+    }
   });
 
   it('each failure is explained by the expected rule', () => {

@@ -4,6 +4,7 @@
  * loader → analyzeLocks → rule engine). Each row lists every lock finding expected, so a missing,
  * extra or misplaced finding fails it.
  */
+import type { ScanConfig } from '../../src/model';
 import type { FileMap } from '../helpers/archive';
 import { fakeH1, lineOf, lockText, tf } from '../lockfile/fixtures';
 import { closeLockParser, lockScan } from '../lockfile/pipeline';
@@ -19,12 +20,15 @@ interface Expect {
 interface Row {
   name: string;
   files: FileMap;
+  /** Scan settings (default: DEFAULT_CONFIG). */
+  config?: Partial<ScanConfig>;
   expected: Expect[];
 }
 
 const AWS = 'registry.terraform.io/hashicorp/aws';
 const RANDOM = 'registry.terraform.io/hashicorp/random';
 const NULL = 'registry.terraform.io/hashicorp/null';
+const TOFU_AWS = 'registry.opentofu.org/hashicorp/aws';
 const L = '.terraform.lock.hcl';
 
 const goodLock = lockText([
@@ -165,7 +169,7 @@ const ROWS: Row[] = [
           rule: 'lock-constraints-drift',
           file: L,
           line: lineOf(lock, 'constraints'),
-          message: 'records constraints "~> 5.0" but the configuration now says "~> 5.0, >= 5.10.0"',
+          message: 'records constraints "~> 5.0", which differ from the configuration\'s "~> 5.0, >= 5.10.0"',
           fix: '~> 5.0, >= 5.10.0',
         },
         {
@@ -212,7 +216,7 @@ const ROWS: Row[] = [
           rule: 'lock-constraints-drift',
           file: L,
           line: lineOf(lock, 'constraints'),
-          message: 'records constraints "~> 5.0" but the configuration now says "~> 5.1"',
+          message: 'records constraints "~> 5.0", which differ from the configuration\'s "~> 5.1"',
           fix: '~> 5.1',
         },
       ],
@@ -230,8 +234,25 @@ const ROWS: Row[] = [
           rule: 'lock-constraints-drift',
           file: L,
           line: lineOf(lock, 'constraints'),
-          message: 'records constraints "~> 5.0" but the configuration now says ""',
+          message: 'records constraints "~> 5.0", but the configuration sets no version constraint for it',
           fix: '',
+        },
+      ],
+    };
+  })(),
+  (() => {
+    const lock = lockText([{ source: AWS, version: '5.9.0', hashes: [fakeH1('aws')] }]);
+    return {
+      name: 'lock-constraints-drift: no constraints recorded, some configured',
+      files: { 'main.tf': awsTf, [L]: lock },
+      expected: [
+        {
+          rule: 'lock-constraints-drift',
+          file: L,
+          line: lineOf(lock, 'provider'),
+          message:
+            'the lock entry for hashicorp/aws records no constraints, but the configuration\'s are "~> 5.0"',
+          fix: '~> 5.0',
         },
       ],
     };
@@ -260,7 +281,8 @@ const ROWS: Row[] = [
           rule: 'lock-constraints-drift',
           file: L,
           line: lineOf(lock, 'constraints'),
-          message: 'records constraints ">= 4.0.0", which lack "~> 5.0" from the configuration',
+          message:
+            'records constraints ">= 4.0.0", which lack "~> 5.0" from the archive\'s modules (remote modules may add constraints of their own)',
         },
       ],
     };
@@ -291,6 +313,45 @@ const ROWS: Row[] = [
       ],
     };
   })(),
+  (() => {
+    const lock = lockText([
+      { source: AWS, version: '5.9.0', constraints: '~> 5.0', hashes: [fakeH1('aws')] },
+      { source: TOFU_AWS, version: '5.9.0', constraints: '~> 5.0', hashes: [fakeH1('tofu aws')] },
+    ]);
+    return {
+      name: "host shown: Terraform root, an entry from OpenTofu's registry",
+      files: { 'main.tf': awsTf, [L]: lock },
+      config: { engine: 'terraform', engineExplicit: true },
+      expected: [
+        {
+          rule: 'lock-provider-stale',
+          file: L,
+          line: lineOf(lock, TOFU_AWS),
+          message: `the lock entry for ${TOFU_AWS} 5.9.0 `,
+        },
+      ],
+    };
+  })(),
+  (() => {
+    const lock = lockText([
+      { source: AWS, version: '5.9.0', constraints: '~> 5.0', hashes: [fakeH1('aws')] },
+    ]);
+    return {
+      name: "host shown: OpenTofu root, a lock file from Terraform's registry",
+      files: { 'main.tf': awsTf, [L]: lock },
+      config: { engine: 'opentofu', engineExplicit: true },
+      expected: [
+        // The two messages name two different providers, so they must not read the same.
+        { rule: 'lock-provider-missing', file: L, line: 1, message: 'provider hashicorp/aws is required' },
+        {
+          rule: 'lock-provider-stale',
+          file: L,
+          line: lineOf(lock, AWS),
+          message: `the lock entry for ${AWS} 5.9.0 `,
+        },
+      ],
+    };
+  })(),
 ];
 
 afterAll(async () => {
@@ -299,7 +360,7 @@ afterAll(async () => {
 
 describe('lock consistency rules', () => {
   it.each(ROWS.map((r) => [r.name, r] as const))('%s', async (_name, row) => {
-    const { findings } = await lockScan(row.files);
+    const { findings } = await lockScan(row.files, row.config === undefined ? {} : { config: row.config });
     const got = findings.map((f) => ({
       rule: f.ruleId,
       file: f.file,
@@ -321,6 +382,37 @@ describe('lock consistency rules', () => {
       expect(g?.message).toContain(e.message);
       expect(g?.fix).toBe(e.fix);
     });
+  });
+
+  it('drift notes name the command that rewrites the line, for the engine, and module installation when needed', async () => {
+    const lock = (source: string): string =>
+      lockText([{ source, version: '5.9.0', constraints: '~> 5.0', hashes: [fakeH1('aws')] }]);
+    const changed = tf({ aws: { source: 'hashicorp/aws', version: '~> 5.1' } });
+    const noteOf = async (files: FileMap, config?: Partial<ScanConfig>): Promise<string | undefined> => {
+      const { findings } = await lockScan(files, config === undefined ? {} : { config });
+      return findings.find((f) => f.ruleId === 'lock-constraints-drift')?.note;
+    };
+    expect(await noteOf({ 'main.tf': changed, [L]: lock(AWS) })).toBe(
+      'Run "terraform providers lock" to rewrite the line (it keeps the locked version and hashes) and commit ' +
+        'the lock file; plain "terraform init" leaves the line unchanged while the locked version satisfies the ' +
+        'configuration.',
+    );
+    expect(
+      await noteOf({
+        'main.tf': `${changed}module "m" {\n  source = "./m"\n}\n`,
+        'm/main.tf': '',
+        [L]: lock(AWS),
+      }),
+    ).toContain(
+      '(it keeps the locked version and hashes; it needs the modules installed by "terraform init" first)',
+    );
+    const tofu = await noteOf(
+      { 'main.tf': changed, [L]: lock(TOFU_AWS) },
+      { engine: 'opentofu', engineExplicit: true },
+    );
+    expect(tofu).toContain('Run "tofu providers lock"');
+    expect(tofu).toContain('plain "tofu init"');
+    expect(tofu).not.toContain('terraform');
   });
 
   it('findings carry the rule severities', async () => {

@@ -113,7 +113,7 @@ describe('lock-hash-mismatch', () => {
         message: expect.stringContaining(
           `provider mirror packed package ${ZIP_PATH} (hashicorp/aws 5.9.0, linux_amd64) hashes to`,
         ),
-        note: expect.stringContaining('changed or replaced'),
+        note: expect.stringContaining('"terraform providers lock -fs-mirror=terraform.d/plugins"'),
       },
     ]);
     expect(got[0]?.message).toContain('none of the 2 checksums recorded');

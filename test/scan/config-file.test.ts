@@ -71,6 +71,13 @@ describe('.tfguard.hcl', () => {
       'registry_hosts = { "registry.terraform.io" = "http://169.254.169.254" }\n',
       /:1: "registry_hosts" decides where tfguard sends network requests, so only whoever runs the scan may set it/,
     ],
+    [
+      'unknown lock_mode',
+      'engine = "terraform"\nlock_mode = "strict"\n',
+      /\.tfguard\.hcl:2: lock_mode must be "default" or "readonly"; got "strict"/,
+    ],
+    ['lock_mode in another case', 'lock_mode = "READONLY"\n', /:1: lock_mode must be .*; got "READONLY"/],
+    ['lock_mode not a string', 'lock_mode = true\n', /:1: "lock_mode" must be a string/],
     ['unexpected block', 'limits {\n  max = 1\n}\n', /:1: unexpected block "limits"/],
     ['syntax error', 'roots = [\n', /\.tfguard\.hcl:\d+: cannot be parsed/],
   ])('%s rejects the scan with invalid-config and the line', async (_name, config, message) => {
@@ -102,6 +109,20 @@ describe('.tfguard.hcl', () => {
       code: 'invalid-config',
       message: expect.stringMatching(
         /ops\.hcl:1: registry_hosts\["registry.terraform.io"\] must be an http\(s\) URL/,
+      ),
+    });
+  });
+
+  it('a bad lock_mode in --config names that file and line', async () => {
+    await expect(
+      scanFiles(
+        { 'main.tf': ROOT_TF },
+        { configText: { name: 'ci/tfguard.hcl', text: 'registry = false\n\nlock_mode = "read-only"\n' } },
+      ),
+    ).rejects.toMatchObject({
+      code: 'invalid-config',
+      message: expect.stringMatching(
+        /^ci\/tfguard\.hcl:3: lock_mode must be "default" or "readonly"; got "read-only"$/,
       ),
     });
   });
