@@ -401,6 +401,43 @@ describe('scanHcl: structure', () => {
   });
 });
 
+describe('scanHcl: comments', () => {
+  const text = [
+    '# header', // 1
+    '/* block', // 2
+    '   comment */', // 3
+    'terraform { # trailing', // 4
+    '  // own line', // 5
+    '  x = "# not a comment" // after a string', // 6
+    '  y = <<EOT', // 7
+    '# inside a heredoc', // 8
+    'EOT', // 9
+    '}', // 10
+    '  /* b */ # two on one line', // 11
+  ].join('\r\n');
+
+  it('are collected only when asked, with lines, placement and text without markers', () => {
+    expect(scanHcl('t.tf', text).comments).toBeUndefined();
+    const r = scanHcl('t.tf', text, { comments: true });
+    expect(r.errors).toEqual([]);
+    expect(r.comments).toEqual([
+      { text: ' header', line: 1, endLine: 1, ownLine: true, beforeItems: true },
+      { text: ' block\r\n   comment ', line: 2, endLine: 3, ownLine: true, beforeItems: true },
+      { text: ' trailing', line: 4, endLine: 4, ownLine: false, beforeItems: false },
+      { text: ' own line', line: 5, endLine: 5, ownLine: true, beforeItems: false },
+      { text: ' after a string', line: 6, endLine: 6, ownLine: false, beforeItems: false },
+      { text: ' b ', line: 11, endLine: 11, ownLine: true, beforeItems: false },
+      { text: ' two on one line', line: 11, endLine: 11, ownLine: false, beforeItems: false },
+    ]);
+  });
+
+  it('the structure is the same with and without collecting them', () => {
+    const a = scanHcl('t.tf', text);
+    const { comments: _c, ...b } = scanHcl('t.tf', text, { comments: true });
+    expect(b).toEqual(a);
+  });
+});
+
 describe('scanHcl: lexical errors', () => {
   const cases: [string, string, { message: RegExp; line: number; column: number }][] = [
     [
