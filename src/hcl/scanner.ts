@@ -79,8 +79,10 @@ export interface ScanComment {
   line: number;
   /** 1-based line where it ends (differs from `line` only for a `/* *\/` comment). */
   endLine: number;
-  /** Only white space precedes it on its line (it is not a trailing comment after code). */
-  ownLine: boolean;
+  /** UTF-16 offset of the comment marker. */
+  start: number;
+  /** UTF-16 offset just past the comment (before the newline that ends a line comment). */
+  end: number;
   /** No attribute or block of the file starts before it (a comment in the file's header). */
   beforeItems: boolean;
 }
@@ -295,18 +297,20 @@ export function scanHcl(path: string, text: string, options: ScanOptions = {}): 
     return frame;
   };
 
-  /** `start`: the comment's first character; `body`: its text without the markers. */
-  const recordComment = (list: ScanComment[], start: number, body: string, endLine: number): void => {
-    let ownLine = true;
-    for (let k = lineStart; k < start && ownLine; k++) {
-      const ch = text.charCodeAt(k);
-      ownLine = ch === 0x20 || ch === 0x09 || ch === 0x0d;
-    }
+  /** The comment spans `start`..`end`; `body` is its text without the markers. */
+  const recordComment = (
+    list: ScanComment[],
+    start: number,
+    end: number,
+    body: string,
+    endLine: number,
+  ): void => {
     list.push({
       text: body,
       line,
       endLine,
-      ownLine,
+      start,
+      end,
       beforeItems:
         stack.length === 0 && state === S_ITEM && root.attributes.length === 0 && root.blocks.length === 0,
     });
@@ -506,7 +510,7 @@ export function scanHcl(path: string, text: string, options: ScanOptions = {}): 
       const end = nl === -1 ? n : nl;
       if (comments !== null) {
         const body = text.slice(i + (c === 0x23 ? 1 : 2), end);
-        recordComment(comments, i, body.endsWith('\r') ? body.slice(0, -1) : body, line);
+        recordComment(comments, i, end, body.endsWith('\r') ? body.slice(0, -1) : body, line);
       }
       i = end;
       continue;
@@ -521,7 +525,7 @@ export function scanHcl(path: string, text: string, options: ScanOptions = {}): 
         let endLine = line;
         for (let nl = text.indexOf('\n', i); nl !== -1 && nl < close; nl = text.indexOf('\n', nl + 1))
           endLine++;
-        recordComment(comments, i, text.slice(i + 2, close), endLine);
+        recordComment(comments, i, close + 2, text.slice(i + 2, close), endLine);
       }
       for (let nl = text.indexOf('\n', i); nl !== -1 && nl < close; nl = text.indexOf('\n', nl + 1)) {
         line++;

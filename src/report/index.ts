@@ -41,8 +41,8 @@ export function severitiesAtOrAbove(failOn: FailOn): Severity[] {
   return SEVERITIES.slice(0, SEVERITIES.indexOf(failOn) + 1);
 }
 
-/** `fail` when any finding is at or above `failOn`. */
+/** `fail` when any finding that is not suppressed is at or above `failOn`. */
 export function verdict(report: Report, failOn: FailOn): 'pass' | 'fail' {
   const gate = new Set(severitiesAtOrAbove(failOn));
-  return report.findings.some((f) => gate.has(f.severity)) ? 'fail' : 'pass';
+  return report.findings.some((f) => f.suppressed === undefined && gate.has(f.severity)) ? 'fail' : 'pass';
 }

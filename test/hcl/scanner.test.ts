@@ -416,18 +416,29 @@ describe('scanHcl: comments', () => {
     '  /* b */ # two on one line', // 11
   ].join('\r\n');
 
-  it('are collected only when asked, with lines, placement and text without markers', () => {
+  it('are collected only when asked, with lines, offsets, placement and text without markers', () => {
     expect(scanHcl('t.tf', text).comments).toBeUndefined();
     const r = scanHcl('t.tf', text, { comments: true });
     expect(r.errors).toEqual([]);
-    expect(r.comments).toEqual([
-      { text: ' header', line: 1, endLine: 1, ownLine: true, beforeItems: true },
-      { text: ' block\r\n   comment ', line: 2, endLine: 3, ownLine: true, beforeItems: true },
-      { text: ' trailing', line: 4, endLine: 4, ownLine: false, beforeItems: false },
-      { text: ' own line', line: 5, endLine: 5, ownLine: true, beforeItems: false },
-      { text: ' after a string', line: 6, endLine: 6, ownLine: false, beforeItems: false },
-      { text: ' b ', line: 11, endLine: 11, ownLine: true, beforeItems: false },
-      { text: ' two on one line', line: 11, endLine: 11, ownLine: false, beforeItems: false },
+    const comments = r.comments ?? [];
+    expect(comments.map(({ start: _s, end: _e, ...c }) => c)).toEqual([
+      { text: ' header', line: 1, endLine: 1, beforeItems: true },
+      { text: ' block\r\n   comment ', line: 2, endLine: 3, beforeItems: true },
+      { text: ' trailing', line: 4, endLine: 4, beforeItems: false },
+      { text: ' own line', line: 5, endLine: 5, beforeItems: false },
+      { text: ' after a string', line: 6, endLine: 6, beforeItems: false },
+      { text: ' b ', line: 11, endLine: 11, beforeItems: false },
+      { text: ' two on one line', line: 11, endLine: 11, beforeItems: false },
+    ]);
+    // The offsets span the comment with its markers (a line comment up to its line break).
+    expect(comments.map((c) => text.slice(c.start, c.end))).toEqual([
+      '# header\r',
+      '/* block\r\n   comment */',
+      '# trailing\r',
+      '// own line\r',
+      '// after a string\r',
+      '/* b */',
+      '# two on one line',
     ]);
   });
 
