@@ -153,6 +153,27 @@ describe('SARIF', () => {
   });
 });
 
+describe('Markdown', () => {
+  it('says how many were suppressed and lists them apart, with their reasons; the findings table has the rest', () => {
+    const md = renderReport(report, 'markdown');
+    expect(md).toContain(
+      '❌ 1 error, 0 warnings, 0 notices in 2 modules (1 root). 3 suppressed by inline annotations.',
+    );
+    expect(md.split('\n').filter((l) => /^\| (🔴|🟠|🔵) /.test(l))).toEqual([
+      expect.stringContaining('| `root-module-unbounded` | `live/main.tf:6` |'),
+    ]);
+    expect(md).toContain('<details><summary>3 suppressed findings (not counted)</summary>');
+    expect(md).toContain('| `lock-missing` | `live/main.tf:1` | locked by the deploy pipeline (line 1) |');
+    expect(md).toContain('| `root-module-unbounded` | `live/main.tf:5` | renovate (line 5) |');
+    // The reason is escaped for the table.
+    expect(md).toContain(
+      '| `shared-module-provider-config` | `modules/net/main.tf:7` | \\| only live/ calls it (line 1) |',
+    );
+    // The roll-up counts what is not suppressed.
+    expect(md).toContain('| `root-module-unbounded` | 🔴 error | 1 |');
+  });
+});
+
 describe('CLI', () => {
   async function cli(argv: string[]): Promise<{ code: number; stdout: string }> {
     let stdout = '';
