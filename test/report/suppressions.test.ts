@@ -153,6 +153,25 @@ describe('SARIF', () => {
   });
 });
 
+describe('text', () => {
+  it('lists suppressed findings apart with their reasons and counts them on the summary line', () => {
+    const text = renderReport(report, 'text');
+    const out = text.split('\n');
+    const at = out.indexOf('suppressed by inline annotations (3, not counted)');
+    expect(at).toBeGreaterThan(0);
+    expect(out.slice(at + 1, at + 4)).toEqual([
+      '  warning live/main.tf:1  [lock-missing]  locked by the deploy pipeline  (annotation on line 1)',
+      '  error   live/main.tf:5  [root-module-unbounded]  renovate  (annotation on line 5)',
+      '  error   modules/net/main.tf:7  [shared-module-provider-config]  | only live/ calls it  (annotation on line 1)',
+    ]);
+    // Above the section, only the finding that still counts.
+    expect(out.slice(0, at).filter((l) => /^ {2}(error|warning|notice) /.test(l))).toEqual([
+      expect.stringContaining('live/main.tf:6  root module constraint'),
+    ]);
+    expect(out[out.length - 2]).toBe('1 error, 0 warnings, 0 notices; 3 suppressed');
+  });
+});
+
 describe('Markdown', () => {
   it('says how many were suppressed and lists them apart, with their reasons; the findings table has the rest', () => {
     const md = renderReport(report, 'markdown');
