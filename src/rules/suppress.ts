@@ -21,7 +21,7 @@
 import { decodeSource } from '../hcl/decode';
 import { parseJsonWithPositions, type JsonNode } from '../hcl/json';
 import { DEFAULT_MAX_NESTING_DEPTH } from '../hcl/parser';
-import { scanHcl } from '../hcl/scanner';
+import { scanHcl, type ScanComment } from '../hcl/scanner';
 import type { Finding } from '../model';
 import { compareStrings } from './helpers';
 import type { RuleContext } from './types';
@@ -85,21 +85,23 @@ export function readAnnotations(
 
 function hclAnnotations(path: string, text: string, known: ReadonlySet<string>): Annotation[] {
   const comments = scanHcl(path, text, { comments: true }).comments ?? [];
-  // Which lines hold code: the text with every comment blanked out (newlines kept).
-  let blanked = '';
-  let at = 0;
-  for (const c of comments) {
-    blanked += text.slice(at, c.start) + text.slice(c.start, c.end).replace(/[^\n]/g, ' ');
-    at = c.end;
-  }
-  blanked += text.slice(at);
-  const code = blanked.split('\n').map((l) => /\S/.test(l));
-  const hasCode = (line: number): boolean => code[line - 1] === true;
-  const commentLines = new Set<number>();
-  for (const c of comments) for (let l = c.line; l <= c.endLine; l++) commentLines.add(l);
+  let code: boolean[] | null = null;
+  const hasCode = (line: number): boolean => {
+    code ??= codeLines(text, comments);
+    return code[line - 1] === true;
+  };
+  let commentLines: Set<number> | null = null;
+  const isCommentLine = (line: number): boolean => {
+    if (commentLines === null) {
+      commentLines = new Set<number>();
+      for (const c of comments) for (let l = c.line; l <= c.endLine; l++) commentLines.add(l);
+    }
+    return commentLines.has(line);
+  };
 
   const out: Annotation[] = [];
   for (const c of comments) {
+    if (!c.text.includes(PREFIX)) continue;
     const parsed = parseDirective(c.text, known);
     if (parsed === null) continue;
     const annotation: Annotation = { file: path, line: c.line, ...parsed, covers: [] };
@@ -114,13 +116,33 @@ function hclAnnotations(path: string, text: string, known: ReadonlySet<string>):
       // Alone on its line(s): it also covers the first line below the comment lines it stands in.
       if (!hasCode(c.line) && !hasCode(c.endLine)) {
         let target = c.endLine + 1;
-        while (commentLines.has(target) && !hasCode(target)) target++;
+        while (isCommentLine(target) && !hasCode(target)) target++;
         annotation.covers.push(target);
       }
     }
     out.push(annotation);
   }
   return out;
+}
+
+/** Per line (index line - 1): whether anything but white space and comments is on it. */
+function codeLines(text: string, comments: readonly ScanComment[]): boolean[] {
+  const code: boolean[] = [];
+  let line = 1;
+  let next = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = comments[next];
+    if (c !== undefined && i === c.start) {
+      line = c.endLine;
+      i = c.end - 1;
+      next++;
+      continue;
+    }
+    const ch = text.charCodeAt(i);
+    if (ch === 0x0a) line++;
+    else if (ch !== 0x20 && ch !== 0x09 && ch !== 0x0d) code[line - 1] = true;
+  }
+  return code;
 }
 
 function jsonAnnotations(path: string, text: string, known: ReadonlySet<string>): Annotation[] {
