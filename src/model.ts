@@ -37,10 +37,21 @@ export interface Finding {
   /** `low` when the finding depends on a guess (a module kind decided on weak evidence): its
    * severity was lowered one step and its message says what it assumes. */
   confidence?: 'low';
+  /** Set when an inline `tfguard:ignore` / `tfguard:ignore-file` annotation covers the finding
+   * (src/rules/suppress.ts): it stays in the report but counts in no summary count or exit code. */
+  suppressed?: Suppression;
 }
 
-/** What a rule returns: the engine adds `ruleId` and the (possibly overridden) `severity`. */
-export type RuleFinding = Omit<Finding, 'ruleId' | 'severity'>;
+/** Where and why a finding was suppressed: the annotation's reason and location. */
+export interface Suppression {
+  reason: string;
+  file: string;
+  line: number;
+}
+
+/** What a rule returns: the engine adds `ruleId`, the (possibly overridden) `severity` and, when an
+ * annotation covers it, `suppressed`. */
+export type RuleFinding = Omit<Finding, 'ruleId' | 'severity' | 'suppressed'>;
 
 // ---------------------------------------------------------------------------------------------
 // Archive

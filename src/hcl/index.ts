@@ -10,6 +10,15 @@ export type { VerifyResult } from './verify';
 export { decodeSource } from './decode';
 export type { DecodeResult } from './decode';
 export { scanHcl } from './scanner';
-export type { ScanAttribute, ScanBlock, ScanBody, ScanError, ScanOptions, ScanResult } from './scanner';
-export { parseJsonConfig } from './json';
+export type {
+  ScanAttribute,
+  ScanBlock,
+  ScanBody,
+  ScanComment,
+  ScanError,
+  ScanOptions,
+  ScanResult,
+} from './scanner';
+export { parseJsonConfig, parseJsonWithPositions } from './json';
+export type { JsonNode } from './json';
 export { stripTemplate } from './template';

@@ -67,6 +67,24 @@ export interface ScanError {
 export interface ScanOptions {
   /** Record where the nesting depth first exceeds this value (`depthLimitExceeded`). */
   depthLimit?: number;
+  /** Collect the file's comments (`ScanResult.comments`), e.g. for inline annotations. */
+  comments?: boolean;
+}
+
+/** A comment (`#`, `//` or `/* *\/`), as the lexer found it: never text inside a string or heredoc. */
+export interface ScanComment {
+  /** The text after `#` / `//`, or between `/*` and `*\/`. */
+  text: string;
+  /** 1-based line where the comment starts. */
+  line: number;
+  /** 1-based line where it ends (differs from `line` only for a `/* *\/` comment). */
+  endLine: number;
+  /** UTF-16 offset of the comment marker. */
+  start: number;
+  /** UTF-16 offset just past the comment (before the newline that ends a line comment). */
+  end: number;
+  /** No attribute or block of the file starts before it (a comment in the file's header). */
+  beforeItems: boolean;
 }
 
 export interface ScanResult {
@@ -78,6 +96,8 @@ export interface ScanResult {
   depthLimitExceeded: { line: number; column: number } | null;
   /** Lexical errors; scanning stops at the first one, so there is at most one. */
   errors: ScanError[];
+  /** Comments in source order, when `options.comments` is set (up to a lexical error). */
+  comments?: ScanComment[];
 }
 
 // Frame kinds. The first six count towards the nesting depth.
@@ -230,6 +250,7 @@ export function scanHcl(path: string, text: string, options: ScanOptions = {}): 
   const root: ScanBody = { attributes: [], blocks: [] };
   const stack: Frame[] = [];
   const errors: ScanError[] = [];
+  const comments: ScanComment[] | null = options.comments === true ? [] : null;
 
   let i = 0;
   let line = 1;
@@ -274,6 +295,25 @@ export function scanHcl(path: string, text: string, options: ScanOptions = {}): 
       }
     }
     return frame;
+  };
+
+  /** The comment spans `start`..`end`; `body` is its text without the markers. */
+  const recordComment = (
+    list: ScanComment[],
+    start: number,
+    end: number,
+    body: string,
+    endLine: number,
+  ): void => {
+    list.push({
+      text: body,
+      line,
+      endLine,
+      start,
+      end,
+      beforeItems:
+        stack.length === 0 && state === S_ITEM && root.attributes.length === 0 && root.blocks.length === 0,
+    });
   };
 
   const pop = (): void => {
@@ -467,7 +507,12 @@ export function scanHcl(path: string, text: string, options: ScanOptions = {}): 
     // Comments. A line comment ends before its newline, which is then handled as a newline.
     if (c === 0x23 /* # */ || (c === 0x2f /* / */ && text.charCodeAt(i + 1) === 0x2f)) {
       const nl = text.indexOf('\n', i);
-      i = nl === -1 ? n : nl;
+      const end = nl === -1 ? n : nl;
+      if (comments !== null) {
+        const body = text.slice(i + (c === 0x23 ? 1 : 2), end);
+        recordComment(comments, i, end, body.endsWith('\r') ? body.slice(0, -1) : body, line);
+      }
+      i = end;
       continue;
     }
     if (c === 0x2f && text.charCodeAt(i + 1) === 0x2a /* * */) {
@@ -475,6 +520,12 @@ export function scanHcl(path: string, text: string, options: ScanOptions = {}): 
       if (close === -1) {
         fail('unterminated comment: "/*" is never closed', i, line, lineStart);
         break;
+      }
+      if (comments !== null) {
+        let endLine = line;
+        for (let nl = text.indexOf('\n', i); nl !== -1 && nl < close; nl = text.indexOf('\n', nl + 1))
+          endLine++;
+        recordComment(comments, i, close + 2, text.slice(i + 2, close), endLine);
       }
       for (let nl = text.indexOf('\n', i); nl !== -1 && nl < close; nl = text.indexOf('\n', nl + 1)) {
         line++;
@@ -626,5 +677,12 @@ export function scanHcl(path: string, text: string, options: ScanOptions = {}): 
     }
   }
 
-  return { path, body: root, maxDepth, depthLimitExceeded, errors };
+  return {
+    path,
+    body: root,
+    maxDepth,
+    depthLimitExceeded,
+    errors,
+    ...(comments === null ? {} : { comments }),
+  };
 }

@@ -80,10 +80,16 @@ export function rootReport(r: RootTree, lock?: LockAnalysis): RootReport {
   };
 }
 
+/** Counts per severity of the findings that are not suppressed (`total` is their sum); suppressed
+ * findings are counted only in `suppressed`. */
 export function summarize(findings: Finding[], modules: number, roots: number): Summary {
   const counts = { error: 0, warning: 0, notice: 0 };
-  for (const f of findings) counts[f.severity] += 1;
-  return { ...counts, total: SEVERITIES.reduce((n, s) => n + counts[s], 0), modules, roots };
+  let suppressed = 0;
+  for (const f of findings) {
+    if (f.suppressed !== undefined) suppressed += 1;
+    else counts[f.severity] += 1;
+  }
+  return { ...counts, total: SEVERITIES.reduce((n, s) => n + counts[s], 0), modules, roots, suppressed };
 }
 
 /** Assembles the JSON report. Pure and deterministic: the same input gives byte-identical JSON. */

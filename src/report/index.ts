@@ -1,7 +1,7 @@
 import type { Severity } from '../model';
 import { SEVERITIES } from '../model';
 import { RULES } from '../rules';
-import { renderMarkdown } from './markdown';
+import { renderMarkdown, type MarkdownOptions } from './markdown';
 import { renderSarif } from './sarif';
 import { renderText } from './text';
 import type { FailOn, Report, ReportFormat } from './types';
@@ -9,10 +9,13 @@ import type { FailOn, Report, ReportFormat } from './types';
 export { buildReport } from './build';
 export type { FailOn, Report, ReportFormat } from './types';
 export { REPORT_FORMATS } from './types';
+export { GITHUB_COMMENT_LIMIT, type MarkdownOptions } from './markdown';
 
 export interface RenderOptions {
   /** ANSI colour in text output. */
   color?: boolean;
+  /** Size limits of the Markdown report and where it says the full report is. */
+  markdown?: MarkdownOptions;
 }
 
 export const CONTENT_TYPES: Record<ReportFormat, string> = {
@@ -29,7 +32,7 @@ export function renderReport(report: Report, format: ReportFormat, options: Rend
     case 'sarif':
       return renderSarif(report, RULES);
     case 'markdown':
-      return renderMarkdown(report);
+      return renderMarkdown(report, options.markdown);
     case 'text':
       return renderText(report, { color: options.color ?? false });
   }
@@ -41,8 +44,8 @@ export function severitiesAtOrAbove(failOn: FailOn): Severity[] {
   return SEVERITIES.slice(0, SEVERITIES.indexOf(failOn) + 1);
 }
 
-/** `fail` when any finding is at or above `failOn`. */
+/** `fail` when any finding that is not suppressed is at or above `failOn`. */
 export function verdict(report: Report, failOn: FailOn): 'pass' | 'fail' {
   const gate = new Set(severitiesAtOrAbove(failOn));
-  return report.findings.some((f) => gate.has(f.severity)) ? 'fail' : 'pass';
+  return report.findings.some((f) => f.suppressed === undefined && gate.has(f.severity)) ? 'fail' : 'pass';
 }

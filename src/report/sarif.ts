@@ -1,4 +1,4 @@
-import type { Log, ReportingDescriptor, Result } from 'sarif';
+import type { Location, Log, ReportingDescriptor, Result } from 'sarif';
 import type { Finding, Severity } from '../model';
 import type { Report } from './types';
 
@@ -33,8 +33,18 @@ function ruleDescriptor(rule: RuleDescriptor): ReportingDescriptor {
   };
 }
 
+function physicalLocation(file: string, line: number | null): Location {
+  return {
+    physicalLocation: {
+      artifactLocation: { uri: encodeURI(file), uriBaseId: '%SRCROOT%' },
+      ...(line !== null ? { region: { startLine: line } } : {}),
+    },
+  };
+}
+
 /** SARIF 2.1.0 for code-scanning uploads. Paths are relative to the archive root (the repository
- * root when the archive is a repository snapshot), which is what code scanning expects. */
+ * root when the archive is a repository snapshot), which is what code scanning expects. A finding an
+ * inline annotation suppressed is a result with `suppressions: [{ kind: 'inSource', ... }]`. */
 export function renderSarif(report: Report, rules: readonly RuleDescriptor[]): string {
   const known = new Map(rules.map((r) => [r.id, r]));
   const used = [...new Set(report.findings.map((f) => f.ruleId))].filter((id) => !known.has(id));
@@ -52,13 +62,15 @@ export function renderSarif(report: Report, rules: readonly RuleDescriptor[]): s
       partialFingerprints: { tfguardFinding: fingerprint(f) },
       properties: { module: f.module, ...(f.fix ? { fix: f.fix } : {}), ...(f.note ? { note: f.note } : {}) },
     };
-    if (f.file !== null) {
-      result.locations = [
+    if (f.file !== null) result.locations = [physicalLocation(f.file, f.line)];
+    // Only suppressed results carry `suppressions`: some consumers treat the mere presence of the
+    // property (even an empty array) as "suppressed".
+    if (f.suppressed !== undefined) {
+      result.suppressions = [
         {
-          physicalLocation: {
-            artifactLocation: { uri: encodeURI(f.file), uriBaseId: '%SRCROOT%' },
-            ...(f.line !== null ? { region: { startLine: f.line } } : {}),
-          },
+          kind: 'inSource',
+          justification: f.suppressed.reason,
+          location: physicalLocation(f.suppressed.file, f.suppressed.line),
         },
       ];
     }

@@ -20,7 +20,30 @@ function where(f: Finding): string {
   return f.line !== null ? `${f.file}:${f.line}` : f.file;
 }
 
-/** Plain text for people: findings grouped by module, then a summary line. */
+/**
+ * Findings of one module in print order: grouped by rule (rules in order of their first finding,
+ * findings of a rule in report order), each rule's findings cut into runs that share a note, so a
+ * note repeated for several findings in a row is printed once, after them.
+ */
+function noteGroups(findings: Finding[]): { findings: Finding[]; note: string | undefined }[] {
+  const byRule = new Map<string, Finding[]>();
+  for (const f of findings) byRule.set(f.ruleId, [...(byRule.get(f.ruleId) ?? []), f]);
+  const groups: { findings: Finding[]; note: string | undefined }[] = [];
+  for (const list of byRule.values()) {
+    let run: { findings: Finding[]; note: string | undefined } | null = null;
+    for (const f of list) {
+      if (run !== null && run.note === f.note) run.findings.push(f);
+      else groups.push((run = { findings: [f], note: f.note }));
+    }
+  }
+  return groups;
+}
+
+/**
+ * Plain text for people: findings grouped by module (and within a module by rule, a note repeated
+ * for several findings printed once), suppressed findings in a short section of their own, then
+ * a summary line.
+ */
 export function renderText(report: Report, options: TextOptions): string {
   const c = options.color;
   const out: string[] = [];
@@ -30,7 +53,12 @@ export function renderText(report: Report, options: TextOptions): string {
       `(${plural(s.modules, 'module')}, ${plural(s.roots, 'root')}, engine ${report.engine})`,
   );
   const byModule = new Map<string, Finding[]>();
+  const suppressed: Finding[] = [];
   for (const f of report.findings) {
+    if (f.suppressed !== undefined) {
+      suppressed.push(f);
+      continue;
+    }
     const list = byModule.get(f.module) ?? [];
     list.push(f);
     byModule.set(f.module, list);
@@ -40,11 +68,27 @@ export function renderText(report: Report, options: TextOptions): string {
     const info = kinds.get(module);
     out.push('');
     out.push(paint(c, '1', module) + (info ? paint(c, '2', `  (${info.kind}: ${info.kindReason})`) : ''));
-    for (const f of findings) {
-      const sev = paint(c, COLOR[f.severity], f.severity.padEnd(7));
-      out.push(`  ${sev} ${where(f)}  ${f.message}  ${paint(c, '2', `[${f.ruleId}]`)}`);
-      if (f.fix) out.push(`          fix: ${f.fix.replacement}  (${f.fix.description})`);
-      if (f.note) out.push(`          note: ${f.note}`);
+    for (const group of noteGroups(findings)) {
+      for (const f of group.findings) {
+        const sev = paint(c, COLOR[f.severity], f.severity.padEnd(7));
+        out.push(`  ${sev} ${where(f)}  ${f.message}  ${paint(c, '2', `[${f.ruleId}]`)}`);
+        if (f.fix) out.push(`          fix: ${f.fix.replacement}  (${f.fix.description})`);
+      }
+      if (group.note === undefined) continue;
+      const n = group.findings.length;
+      out.push(`          note${n === 1 ? '' : ` (for the ${n} findings above)`}: ${group.note}`);
+    }
+  }
+  if (suppressed.length > 0) {
+    out.push('');
+    out.push(paint(c, '1', `suppressed by inline annotations (${suppressed.length}, not counted)`));
+    for (const f of suppressed) {
+      const at = f.suppressed as NonNullable<Finding['suppressed']>;
+      const annotation = at.file === f.file ? `line ${at.line}` : `${at.file}:${at.line}`;
+      out.push(
+        `  ${f.severity.padEnd(7)} ${where(f)}  ${paint(c, '2', `[${f.ruleId}]`)}  ${at.reason}  ` +
+          paint(c, '2', `(annotation on ${annotation})`),
+      );
     }
   }
   out.push('');
@@ -53,6 +97,6 @@ export function renderText(report: Report, options: TextOptions): string {
     paint(c && s.warning > 0, COLOR.warning, plural(s.warning, 'warning')),
     paint(c && s.notice > 0, COLOR.notice, plural(s.notice, 'notice')),
   ];
-  out.push(`${parts.join(', ')}`);
+  out.push(`${parts.join(', ')}${suppressed.length > 0 ? `; ${suppressed.length} suppressed` : ''}`);
   return out.join('\n') + '\n';
 }

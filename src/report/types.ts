@@ -26,13 +26,17 @@ export interface Report {
   summary: Summary;
 }
 
+/** Counts of the findings that are not suppressed; `suppressed` counts the others. */
 export interface Summary {
   error: number;
   warning: number;
   notice: number;
+  /** error + warning + notice. */
   total: number;
   modules: number;
   roots: number;
+  /** Findings an inline annotation suppressed (in `findings` with `suppressed` set). */
+  suppressed: number;
 }
 
 export interface ProviderReport {

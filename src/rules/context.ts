@@ -1,5 +1,6 @@
 import type { LockAnalysis } from '../lockfile/types';
 import type { Engine, LoadDiagnostic, ModuleInfo, RootTree, ScanConfig } from '../model';
+import type { Annotation } from './suppress';
 import type { RuleContext } from './types';
 
 /** What the module loader produced (`LoadedModules`), as far as the rules read it. */
@@ -12,10 +13,15 @@ export interface LoadedForRules {
 
 /**
  * The context the rules run in, from the loader's output, the resolved settings and (when the scan
- * ran it) the lock-file analysis. The one place that assembles it: the scan and the test harnesses
+ * ran it) the lock-file analysis and the inline annotations. The one place that assembles it: the scan and the test harnesses
  * that run rule subsets all use it.
  */
-export function ruleContext(loaded: LoadedForRules, config: ScanConfig, lock?: LockAnalysis): RuleContext {
+export function ruleContext(
+  loaded: LoadedForRules,
+  config: ScanConfig,
+  lock?: LockAnalysis,
+  annotations?: readonly Annotation[],
+): RuleContext {
   // Fragments (files copied, linked or templated into other directories) are not modules: no rule
   // judges them on their own.
   // Installed copies of remote modules are third-party code: they count in the trees that call them.
@@ -35,5 +41,6 @@ export function ruleContext(loaded: LoadedForRules, config: ScanConfig, lock?: L
     config: { ...config, engine: loaded.engine },
     engine: loaded.engine,
     ...(lock === undefined ? {} : { lock }),
+    ...(annotations === undefined ? {} : { annotations }),
   };
 }

@@ -21,11 +21,15 @@ import { requiredVersionMissing } from './required-version-missing';
 import { rootModuleUnbounded } from './root-module-unbounded';
 import { sharedModuleProviderConfig } from './shared-module-provider-config';
 import { sharedModuleUpperBound } from './shared-module-upper-bound';
+import { applySuppressions } from './suppress';
+import { suppressionInvalid } from './suppression-invalid';
+import { suppressionUnused } from './suppression-unused';
 import { undeclaredProvider } from './undeclared-provider';
 import type { Rule, RuleContext } from './types';
 
 export type { Rule, RuleContext } from './types';
 export { ruleContext, type LoadedForRules } from './context';
+export { readAnnotations, type Annotation, type AnnotatedFile } from './suppress';
 
 /** The id of the finding that replaces the output of a rule that threw (a bug in tfguard). */
 export const INTERNAL_ERROR_RULE_ID = 'internal-error';
@@ -50,6 +54,9 @@ export const RULES: readonly Rule[] = Object.freeze([
   duplicateRequiredProviders,
   // Dependency lock file rules (issue 3), listed in src/rules/lock-index.ts.
   ...LOCK_RULES,
+  // Inline suppressions (src/rules/suppress.ts).
+  suppressionInvalid,
+  suppressionUnused,
 ]);
 
 const BY_ID: ReadonlyMap<string, Rule> = new Map(RULES.map((r) => [r.id, r]));
@@ -62,31 +69,37 @@ export function ruleById(id: string): Rule | undefined {
  * Runs `rules` (default: all) over `ctx`. A rule disabled in `ctx.config.rules[id]` is skipped; a
  * configured severity replaces the default (the rule's `severityFor` the settings, e.g. `lock_mode`,
  * or else its `defaultSeverity`). A rule that throws (a bug, never a violation) yields
- * one `internal-error` finding naming it and the scan goes on. Output is sorted by file, line,
- * ruleId, module, message (findings without a file first).
+ * one `internal-error` finding naming it and the scan goes on. The findings are then matched
+ * against `ctx.annotations` (covered ones get `suppressed`), and the `after-suppression` rules run
+ * last. Output is sorted by file, line, ruleId, module, message (findings without a file first).
  */
 export function runRules(ctx: RuleContext, rules: readonly Rule[] = RULES): Finding[] {
   const findings: Finding[] = [];
-  for (const rule of rules) {
-    const setting = Object.prototype.hasOwnProperty.call(ctx.config.rules, rule.id)
-      ? ctx.config.rules[rule.id]
-      : undefined;
-    if (setting?.enabled === false) continue;
-    const severity: Severity = setting?.severity ?? rule.severityFor?.(ctx.config) ?? rule.defaultSeverity;
-    let produced: RuleFinding[];
-    try {
-      produced = rule.check(ctx);
-      if (!Array.isArray(produced)) throw new TypeError(`check() returned ${typeof produced}, not an array`);
-    } catch (err) {
-      findings.push(internalError(rule.id, err));
-      continue;
-    }
-    // A finding that rests on a guess (a module kind decided on weak evidence) never fails a build:
-    // it is a notice whatever the rule's severity, and says what it assumes.
-    for (const f of produced)
-      findings.push({ ...f, ruleId: rule.id, severity: f.confidence === 'low' ? 'notice' : severity });
+  for (const rule of rules) if (rule.stage === undefined) runRule(rule, ctx, findings);
+  const outcome = applySuppressions(findings, ctx.annotations ?? []);
+  const after: RuleContext = { ...ctx, suppressionsUsed: outcome.used };
+  for (const rule of rules) if (rule.stage === 'after-suppression') runRule(rule, after, outcome.findings);
+  return outcome.findings.sort(compareFindings);
+}
+
+function runRule(rule: Rule, ctx: RuleContext, findings: Finding[]): void {
+  const setting = Object.prototype.hasOwnProperty.call(ctx.config.rules, rule.id)
+    ? ctx.config.rules[rule.id]
+    : undefined;
+  if (setting?.enabled === false) return;
+  const severity: Severity = setting?.severity ?? rule.severityFor?.(ctx.config) ?? rule.defaultSeverity;
+  let produced: RuleFinding[];
+  try {
+    produced = rule.check(ctx);
+    if (!Array.isArray(produced)) throw new TypeError(`check() returned ${typeof produced}, not an array`);
+  } catch (err) {
+    findings.push(internalError(rule.id, err));
+    return;
   }
-  return findings.sort(compareFindings);
+  // A finding that rests on a guess (a module kind decided on weak evidence) never fails a build:
+  // it is a notice whatever the rule's severity, and says what it assumes.
+  for (const f of produced)
+    findings.push({ ...f, ruleId: rule.id, severity: f.confidence === 'low' ? 'notice' : severity });
 }
 
 function internalError(ruleId: string, err: unknown): Finding {

@@ -32,3 +32,11 @@ export const LOCK_RULES: readonly Rule[] = Object.freeze([
   lockRegistryUnavailable,
   lockRegistryUnsigned,
 ]);
+
+/** The rules that report only when the registry cross-check ran (`--registry`, `registry = true`). */
+export const REGISTRY_RULE_IDS: readonly string[] = Object.freeze([
+  lockHashUnknown.id,
+  lockSignatureInvalid.id,
+  lockRegistryUnavailable.id,
+  lockRegistryUnsigned.id,
+]);

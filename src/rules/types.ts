@@ -1,4 +1,5 @@
 import type { LockAnalysis } from '../lockfile/types';
+import type { Annotation } from './suppress';
 import type {
   Engine,
   LoadDiagnostic,
@@ -23,6 +24,12 @@ export interface RuleContext {
   /** Lock-file analysis (lock files parsed, packages hashed, registry answers), computed by
    * `analyzeLocks` before the rules run; absent when the scan did not run it. Read by `lock-*`. */
   lock?: LockAnalysis;
+  /** Inline `tfguard:` annotations of the scanned files (src/rules/suppress.ts), sorted by file and
+   * line; absent when the scan did not read them. */
+  annotations?: readonly Annotation[];
+  /** Set only for rules of the `after-suppression` stage: for each annotation that covered a
+   * finding, the rule ids it covered. */
+  suppressionsUsed?: ReadonlyMap<Annotation, ReadonlySet<string>>;
 }
 
 export interface Rule {
@@ -39,4 +46,7 @@ export interface Rule {
   summary: string;
   /** Never throws for a violation: returns findings (without ruleId/severity). */
   check(ctx: RuleContext): RuleFinding[];
+  /** `after-suppression`: runs after every other rule's findings were matched against the inline
+   * annotations, with `ctx.suppressionsUsed` set; its findings are never suppressed. */
+  stage?: 'after-suppression';
 }

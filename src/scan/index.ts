@@ -14,7 +14,10 @@ import { DEFAULT_MAX_NESTING_DEPTH, specFingerprint } from '../hcl';
 import { ExtractionCache, EXTRACTOR_VERSION } from './cache';
 import { buildReport } from '../report/build';
 import type { Report } from '../report/types';
-import { RULES, ruleContext, runRules } from '../rules';
+import { readAnnotations, RULES, ruleContext, runRules } from '../rules';
+import type { AnnotatedFile } from '../rules';
+import type { LockAnalysis } from '../lockfile/types';
+import type { ModuleInfo } from '../model';
 import { CONFIG_FILE_NAME, DEFAULT_CONFIG, mergeConfig, parseConfigFile } from './config-file';
 import type { ConfigLayer } from './config-file';
 import type { HclParserSettings, ScanOptions } from './types';
@@ -111,6 +114,25 @@ function fileHashes(archive: LoadedArchive): (path: string, content: Buffer) => 
   return (path, content) => known.get(path) ?? createHash('sha256').update(content).digest('hex');
 }
 
+/** The files whose `tfguard:` annotations count: every module's configuration files and lock files
+ * (a finding never points anywhere else that a comment could be written). */
+function* annotatedFiles(
+  archive: LoadedArchive,
+  modules: readonly ModuleInfo[],
+  lock: LockAnalysis,
+): Generator<AnnotatedFile> {
+  const paths = new Set<string>();
+  for (const m of modules) {
+    for (const f of m.files) paths.add(f);
+    if (m.lockFile !== null) paths.add(m.lockFile);
+  }
+  for (const r of lock.roots) if (r.lockFile !== null) paths.add(r.lockFile);
+  for (const path of [...paths].sort()) {
+    const content = archive.files.get(path);
+    if (content !== undefined) yield { path, content };
+  }
+}
+
 /** Scans an archive already read into memory. Throws `InputError` only for unusable settings
  * (and `scan-timeout`, see `ScanOptions.timeoutMs` / `signal`). */
 export async function scanArchive(archive: LoadedArchive, options: ScanOptions = {}): Promise<Report> {
@@ -181,8 +203,10 @@ async function scanLoaded(
       ...(registry ? { registry } : {}),
     }),
   );
+  deadline.enter('reading inline annotations');
+  const annotations = readAnnotations(annotatedFiles(archive, loaded.modules, lock), KNOWN_RULES);
   deadline.enter('running the rules');
-  const ctx = ruleContext(loaded, config, lock);
+  const ctx = ruleContext(loaded, config, lock, annotations);
   const findings = runRules(ctx);
   deadline.enter('building the report');
   return buildReport({

@@ -266,7 +266,9 @@ function reportResponse(
   return {
     statusCode: 200,
     headers: { 'content-type': CONTENT_TYPES[format], ...headers },
-    body: renderReport(report, format),
+    body: renderReport(report, format, {
+      markdown: { fullReport: `\`GET /scans/${scanId}?format=json\`` },
+    }),
   };
 }
 

@@ -185,7 +185,10 @@ export async function storeReport(
     contentType: CONTENT_TYPES.sarif,
     metadata,
   });
-  await ctx.reports.put(keys.markdown, renderReport(report, 'markdown'), {
+  const markdown = renderReport(report, 'markdown', {
+    markdown: { fullReport: `the JSON report stored beside this one, \`${keys.json}\`` },
+  });
+  await ctx.reports.put(keys.markdown, markdown, {
     contentType: CONTENT_TYPES.markdown,
     metadata,
   });

@@ -180,7 +180,9 @@ export function scannedResult(
   report: Report,
   previous: RepositoryResult | null,
 ): RepositoryResult {
-  const findings = report.findings.map(findingRef);
+  // Findings suppressed by an inline annotation are accepted on purpose: not counted, and a newly
+  // suppressed finding is listed as fixed.
+  const findings = report.findings.filter((f) => f.suppressed === undefined).map(findingRef);
   const compared = previous !== null && previous.status === 'scanned';
   return {
     schemaVersion: 1,

@@ -401,6 +401,54 @@ describe('scanHcl: structure', () => {
   });
 });
 
+describe('scanHcl: comments', () => {
+  const text = [
+    '# header', // 1
+    '/* block', // 2
+    '   comment */', // 3
+    'terraform { # trailing', // 4
+    '  // own line', // 5
+    '  x = "# not a comment" // after a string', // 6
+    '  y = <<EOT', // 7
+    '# inside a heredoc', // 8
+    'EOT', // 9
+    '}', // 10
+    '  /* b */ # two on one line', // 11
+  ].join('\r\n');
+
+  it('are collected only when asked, with lines, offsets, placement and text without markers', () => {
+    expect(scanHcl('t.tf', text).comments).toBeUndefined();
+    const r = scanHcl('t.tf', text, { comments: true });
+    expect(r.errors).toEqual([]);
+    const comments = r.comments ?? [];
+    expect(comments.map(({ start: _s, end: _e, ...c }) => c)).toEqual([
+      { text: ' header', line: 1, endLine: 1, beforeItems: true },
+      { text: ' block\r\n   comment ', line: 2, endLine: 3, beforeItems: true },
+      { text: ' trailing', line: 4, endLine: 4, beforeItems: false },
+      { text: ' own line', line: 5, endLine: 5, beforeItems: false },
+      { text: ' after a string', line: 6, endLine: 6, beforeItems: false },
+      { text: ' b ', line: 11, endLine: 11, beforeItems: false },
+      { text: ' two on one line', line: 11, endLine: 11, beforeItems: false },
+    ]);
+    // The offsets span the comment with its markers (a line comment up to its line break).
+    expect(comments.map((c) => text.slice(c.start, c.end))).toEqual([
+      '# header\r',
+      '/* block\r\n   comment */',
+      '# trailing\r',
+      '// own line\r',
+      '// after a string\r',
+      '/* b */',
+      '# two on one line',
+    ]);
+  });
+
+  it('the structure is the same with and without collecting them', () => {
+    const a = scanHcl('t.tf', text);
+    const { comments: _c, ...b } = scanHcl('t.tf', text, { comments: true });
+    expect(b).toEqual(a);
+  });
+});
+
 describe('scanHcl: lexical errors', () => {
   const cases: [string, string, { message: RegExp; line: number; column: number }][] = [
     [

@@ -11,7 +11,14 @@ import { lines } from './table';
 const repo = path.resolve(__dirname, '../..');
 const readme = fs.readFileSync(path.join(repo, 'docs/rules/README.md'), 'utf8');
 /** Files in src/rules that are not rules. */
-const NOT_RULES = new Set(['index.ts', 'types.ts', 'helpers.ts', 'lock-index.ts', 'context.ts']);
+const NOT_RULES = new Set([
+  'index.ts',
+  'types.ts',
+  'helpers.ts',
+  'lock-index.ts',
+  'context.ts',
+  'suppress.ts',
+]);
 
 const LOCK_RULES: Array<[string, string]> = [
   ['lock-missing', 'warning'],
@@ -189,6 +196,42 @@ describe('runRules', () => {
     expect(runRules(emptyContext({ throws: { enabled: false } }), [throws])).toEqual([]);
     // enabled = true keeps the default severity.
     expect(runRules(emptyContext({ emits: { enabled: true } }), [emits])[0]?.severity).toBe('warning');
+  });
+
+  it('marks findings covered by annotations, then runs the after-suppression rules with what was used', () => {
+    const annotation = {
+      file: 'a/main.tf',
+      line: 9,
+      scope: 'line' as const,
+      directive: 'tfguard:ignore',
+      ruleIds: ['emits'],
+      reason: 'accepted',
+      covers: [9, 10],
+      problems: [],
+    };
+    const invalid = { ...annotation, line: 1, covers: [1, 2], problems: ['gives no reason'] };
+    let seen: RuleContext['suppressionsUsed'];
+    const after: Rule = {
+      id: 'after',
+      defaultSeverity: 'notice',
+      summary: 'test rule that runs after suppression',
+      stage: 'after-suppression',
+      check: (ctx) => {
+        seen = ctx.suppressionsUsed;
+        return [{ module: 'a', file: 'a/main.tf', line: 10, message: 'after' }];
+      },
+    };
+    const ctx: RuleContext = { ...emptyContext(), annotations: [annotation, invalid] };
+    const out = runRules(ctx, [after, emits]);
+    expect(out.map((f) => [f.ruleId, f.line, f.suppressed ?? null])).toEqual([
+      ['emits', null, null],
+      // line 2 is covered only by the invalid annotation, which suppresses nothing
+      ['emits', 2, null],
+      ['after', 10, null],
+      ['emits', 10, { reason: 'accepted', file: 'a/main.tf', line: 9 }],
+      ['emits', 3, null],
+    ]);
+    expect(seen).toEqual(new Map([[annotation, new Set(['emits'])]]));
   });
 
   it('runs every registered rule on an empty configuration without findings or errors', () => {

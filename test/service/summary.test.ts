@@ -70,6 +70,25 @@ test('new and fixed are a multiset difference that ignores line numbers', () => 
   expect(afterFailure).toMatchObject({ compared: false, new: [], fixed: [] });
 });
 
+test('a suppressed finding is not counted, and a newly suppressed one is listed as fixed', () => {
+  const previous = scannedResult(
+    'r1',
+    'repo',
+    's1',
+    report([finding('a', 3), finding('b', 1, 'b', 'error')]),
+    null,
+  );
+  const accepted: Finding = {
+    ...finding('b', 1, 'b', 'error'),
+    suppressed: { reason: 'ok', file: 'main.tf', line: 1 },
+  };
+  const current = scannedResult('r2', 'repo', 's2', report([finding('a', 3), accepted]), previous);
+  expect(current.counts).toEqual({ error: 0, warning: 1, notice: 0, total: 1 });
+  expect(current.rules).toEqual({ a: { severity: 'warning', count: 1 } });
+  expect(current.fixed.map((f) => f.ruleId)).toEqual(['b']);
+  expect(current.findings.map((f) => f.ruleId)).toEqual(['a']);
+});
+
 test('locked versions are collected over every root and sorted newest first', () => {
   const r = report(
     [],
