@@ -262,7 +262,13 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
     const lockPath = dir === '.' ? LOCK_FILE_NAME : `${dir}/${LOCK_FILE_NAME}`;
     return entryPaths.has(lockPath) ? lockPath : null;
   };
-  const moduleFrom = (dir: string, files: string[], ignored: string[], assembled: AssembledModule, e: Engine): ModuleInfo => {
+  const moduleFrom = (
+    dir: string,
+    files: string[],
+    ignored: string[],
+    assembled: AssembledModule,
+    e: Engine,
+  ): ModuleInfo => {
     const collected = collectModule(dir, assembled, e, lines);
     return {
       path: dir,
@@ -330,7 +336,8 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
     const files: SrcFile[] = [];
     for (const path of own?.files ?? []) {
       const f = parsed.get(path);
-      if (f !== undefined && !unit.generated.some((g) => basename(path) === g.name)) files.push(srcFile(path, f.body));
+      if (f !== undefined && !unit.generated.some((g) => basename(path) === g.name))
+        files.push(srcFile(path, f.body));
     }
     for (const g of unit.generated) {
       if (g.from !== null) {
@@ -349,7 +356,13 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
       }
     }
     const { module: assembled } = assembleModule(files, []);
-    const m = moduleFrom(unit.dir, [unit.file, ...(own?.files ?? [])], own?.ignoredFiles ?? [], assembled, engine);
+    const m = moduleFrom(
+      unit.dir,
+      [unit.file, ...(own?.files ?? [])],
+      own?.ignoredFiles ?? [],
+      assembled,
+      engine,
+    );
     if (unit.target !== unit.dir) {
       m.moduleCalls.push({
         name: 'terragrunt',

@@ -188,32 +188,32 @@ export function buildRootTree(
     walk();
   }
   function walk(): void {
-  while (stack.length > 0) {
-    const frame = stack[stack.length - 1] as (typeof stack)[number];
-    const call = frame.calls[frame.next++];
-    if (call === undefined) {
-      stack.pop();
-      continue;
+    while (stack.length > 0) {
+      const frame = stack[stack.length - 1] as (typeof stack)[number];
+      const call = frame.calls[frame.next++];
+      if (call === undefined) {
+        stack.pop();
+        continue;
+      }
+      if (call.sourceKind === 'registry' || call.sourceKind === 'remote') {
+        remoteCalls.push({ module: frame.path, name: call.name, source: call.source, version: call.version });
+        continue;
+      }
+      if (options.installed?.has(call) === true) {
+        remoteCalls.push({
+          module: frame.path,
+          name: call.name,
+          source: call.source,
+          version: call.version,
+          installed: true,
+        });
+        continue;
+      }
+      const target = localTarget(call, modules);
+      if (target === null) continue;
+      calls.push({ from: frame.path, to: target, name: call.name });
+      if (!seen.has(target)) enter(target);
     }
-    if (call.sourceKind === 'registry' || call.sourceKind === 'remote') {
-      remoteCalls.push({ module: frame.path, name: call.name, source: call.source, version: call.version });
-      continue;
-    }
-    if (options.installed?.has(call) === true) {
-      remoteCalls.push({
-        module: frame.path,
-        name: call.name,
-        source: call.source,
-        version: call.version,
-        installed: true,
-      });
-      continue;
-    }
-    const target = localTarget(call, modules);
-    if (target === null) continue;
-    calls.push({ from: frame.path, to: target, name: call.name });
-    if (!seen.has(target)) enter(target);
-  }
   }
 
   const bySource = new Map<string, ConstraintContribution[]>();
