@@ -484,12 +484,17 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
     if (!list.includes(r.target)) list.push(r.target);
     testHelpers.set(r.module, list);
   }
+  const unitSources = new Map<string, string>();
+  for (const u of signals.units)
+    if (u.target !== null && u.target !== u.dir) unitSources.set(u.dir, u.target);
   const build = (path: string, e: Engine): RootTree => {
     const kind = (modules.get(path) as ModuleInfo).kind;
+    const unitSource = unitSources.get(path);
     return buildRootTree(path, modules, e, {
       kind: kind === 'example' || kind === 'test' ? kind : 'root',
       installed,
       testHelpers: testHelpers.get(path) ?? [],
+      ...(unitSource === undefined ? {} : { unitSource }),
     });
   };
   let roots = entryPoints.map((r) => build(r, engine));

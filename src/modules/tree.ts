@@ -163,6 +163,24 @@ export interface TreeOptions {
   /** Modules that `terraform test` run blocks of the root use: `init` installs them and locks their
    * providers with the root's, so they join the tree. */
   testHelpers?: readonly string[];
+  /** For a Terragrunt unit: the module its `terraform { source }` runs. Terragrunt writes the
+   * unit's generated files into that module's working copy, so the providers the module only
+   * implies (`resource "widget_thing"`) resolve against the `required_providers` the unit declares,
+   * as within one Terraform module. */
+  unitSource?: string;
+}
+
+/** The requirements of a unit's source module as Terraform reads them in the unit's working copy:
+ * an implied provider whose local name the unit's generated files declare takes that source. */
+function asRunByUnit(m: ModuleInfo, unit: ModuleInfo): Pick<ModuleInfo, 'providers' | 'providerConfigs'> {
+  const declared = new Map(unit.providers.filter((p) => p.declared !== null).map((p) => [p.name, p.source]));
+  return {
+    providers: m.providers.map((p) => {
+      const source = p.declared === null ? declared.get(p.name) : undefined;
+      return source === undefined ? p : { ...p, source };
+    }),
+    providerConfigs: m.providerConfigs,
+  };
 }
 
 export function buildRootTree(
@@ -217,8 +235,13 @@ export function buildRootTree(
   }
 
   const bySource = new Map<string, ConstraintContribution[]>();
+  const rootModule = modules.get(root) as ModuleInfo;
   for (const path of order) {
-    const req = moduleRequirements(modules.get(path) as ModuleInfo, engine);
+    const m = modules.get(path) as ModuleInfo;
+    const req = moduleRequirements(
+      path === options.unitSource && path !== root ? asRunByUnit(m, rootModule) : m,
+      engine,
+    );
     for (const source of req.sources) if (!bySource.has(source)) bySource.set(source, []);
     for (const c of req.constraints) {
       (bySource.get(c.source) as ConstraintContribution[]).push({
