@@ -18,7 +18,7 @@ import { instrumented, runtime, type Runtime } from './runtime';
 
 type Operation = (deps: ApiDeps, request: ApiRequest) => Promise<ApiResponse>;
 
-function route(operation: Operation, withSigner: boolean) {
+function route(operation: Operation, signers: { upload: boolean; report: boolean }) {
   return async (
     event: APIGatewayProxyEventV2,
     context?: Context,
@@ -33,7 +33,8 @@ function route(operation: Operation, withSigner: boolean) {
         logger: rt.logger,
         metrics: rt.metrics,
         signal,
-        ...(withSigner ? { signer: rt.uploads } : {}),
+        ...(signers.upload ? { signer: rt.uploads } : {}),
+        ...(signers.report ? { reportSigner: rt.reports } : {}),
       };
       const request = apiRequestFromEvent(event);
       const response = await handleApi(deps, request, (r) => operation(deps, r));
@@ -44,8 +45,8 @@ function route(operation: Operation, withSigner: boolean) {
 }
 
 /** `POST /scans` */
-export const createScan = route(createScanCore, false);
+export const createScan = route(createScanCore, { upload: false, report: true });
 /** `POST /uploads` */
-export const createUpload = route(createUploadCore, true);
+export const createUpload = route(createUploadCore, { upload: true, report: false });
 /** `GET /scans/{id}` */
-export const getScan = route(getScanCore, false);
+export const getScan = route(getScanCore, { upload: false, report: true });

@@ -197,7 +197,16 @@ export async function storeReport(
 }
 
 export type StoredScan =
-  | { status: 'complete'; scanId: string; report: Report; repository: string | null }
+  | {
+      status: 'complete';
+      scanId: string;
+      report: Report;
+      repository: string | null;
+      /** Where its three renderings are stored. */
+      keys: ReportKeys;
+      /** Size of the stored JSON report. */
+      bytes: number;
+    }
   | { status: 'rejected'; scanId: string; record: RejectedRecord };
 
 /** Reads a scan's outcome back; null when there is none (yet). */
@@ -212,6 +221,8 @@ export async function loadScan(
       scanId,
       report: JSON.parse(json.body.toString('utf8')) as Report,
       repository: json.metadata.repository ?? null,
+      keys: ctx.layout.reports(scanId),
+      bytes: json.body.length,
     };
   }
   const rejected = await ctx.reports.get(ctx.layout.rejected(scanId));

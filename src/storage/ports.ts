@@ -1,6 +1,6 @@
 /**
  * Storage-side capabilities the service needs beyond the core `ObjectStore`: reading one exact
- * version of an uploaded object, presigning an upload, and sending queue messages. The S3 and SQS
+ * version of an uploaded object, presigning an upload or a download, and sending queue messages. The S3 and SQS
  * adapters implement them; the service core depends only on these interfaces.
  */
 import type { StoredObject } from './types';
@@ -34,6 +34,11 @@ export interface VersionedObjectSource {
 export interface UploadUrlSigner {
   /** A URL that accepts one HTTP PUT of the object `key` until it expires. */
   presignPut(key: string, options: { expiresInSeconds: number }): Promise<string>;
+}
+
+export interface DownloadUrlSigner {
+  /** A URL that answers HTTP GETs of the object `key` (no other credentials needed) until it expires. */
+  presignGet(key: string, options: { expiresInSeconds: number }): Promise<string>;
 }
 
 export interface MessageQueue {

@@ -16,6 +16,7 @@ import { assertValidKey, assertValidPrefix } from './keys';
 import { decodeMetadata, encodeMetadata } from './metadata';
 import {
   normalizeEtag,
+  type DownloadUrlSigner,
   type ObjectVersion,
   type UploadUrlSigner,
   type VersionedGet,
@@ -95,7 +96,7 @@ export interface S3StoreOptions {
   pageSize?: number;
 }
 
-export class S3ObjectStore implements ObjectStore, VersionedObjectSource, UploadUrlSigner {
+export class S3ObjectStore implements ObjectStore, VersionedObjectSource, UploadUrlSigner, DownloadUrlSigner {
   readonly bucket: string;
   readonly client: S3Client;
   private readonly pageSize: number;
@@ -253,6 +254,13 @@ export class S3ObjectStore implements ObjectStore, VersionedObjectSource, Upload
   async presignPut(key: string, options: { expiresInSeconds: number }): Promise<string> {
     assertValidKey(key);
     return getSignedUrl(this.client, new PutObjectCommand({ Bucket: this.bucket, Key: key }), {
+      expiresIn: options.expiresInSeconds,
+    });
+  }
+
+  async presignGet(key: string, options: { expiresInSeconds: number }): Promise<string> {
+    assertValidKey(key);
+    return getSignedUrl(this.client, new GetObjectCommand({ Bucket: this.bucket, Key: key }), {
       expiresIn: options.expiresInSeconds,
     });
   }
