@@ -125,12 +125,27 @@ function json(statusCode: number, value: unknown, headers: Record<string, string
   };
 }
 
-/** Runs an API operation: `ApiError` → its 4xx; anything else → a 500 that leaks nothing. */
+/** The 500 of the API: names only the request id, under which the error is logged. */
+export function internalError(requestId: string | undefined): ApiResponse {
+  return json(500, {
+    error: 'internal',
+    message: 'internal error',
+    ...(requestId ? { requestId } : {}),
+  });
+}
+
+/**
+ * Runs an API operation: `ApiError` → its 4xx; anything else → a 500 that leaks nothing. Every log
+ * line of the request carries its API Gateway `requestId` (the id a 500 returns), the error line of
+ * a 500 included.
+ */
 export async function handleApi(
   deps: Pick<ApiDeps, 'logger'>,
   request: ApiRequest,
   operation: (request: ApiRequest) => Promise<ApiResponse>,
 ): Promise<ApiResponse> {
+  const requestId = request.requestId;
+  if (requestId) deps.logger.appendKeys?.({ requestId });
   try {
     return await operation(request);
   } catch (err) {
@@ -142,12 +157,10 @@ export async function handleApi(
       });
       return json(err.statusCode, { error: err.code, message: err.message });
     }
-    deps.logger.error('request failed', errorAttributes(err));
-    return json(500, {
-      error: 'internal',
-      message: 'internal error',
-      ...(request.requestId ? { requestId: request.requestId } : {}),
-    });
+    deps.logger.error('request failed', { requestId, ...errorAttributes(err) });
+    return internalError(requestId);
+  } finally {
+    if (requestId) deps.logger.removeKeys?.(['requestId']);
   }
 }
 
