@@ -6,7 +6,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
-import { archiveLimits, environment, parserSettings, scanTimeoutMs } from '../src/config';
+import { archiveLimits, environment, parserSettings, scanTimeoutMs, serviceStage } from '../src/config';
 import { invocationDeadline } from '../src/service/deadline';
 import { ReportLayout } from '../src/service/keys';
 import type { ScanContext } from '../src/service/scans';
@@ -16,6 +16,8 @@ import { createSqsClient, SqsMessageQueue } from '../src/storage/sqs';
 
 export interface Runtime {
   settings: ServiceSettings;
+  /** `TFGUARD_STAGE`: a dimension of every metric. */
+  stage: string;
   logger: Logger;
   metrics: Metrics;
   /** The uploads bucket (versioned reads, presigned PUTs). */
@@ -33,6 +35,7 @@ let cached: Runtime | undefined;
 export function runtime(): Runtime {
   if (cached !== undefined) return cached;
   const settings = loadServiceSettings(environment());
+  const stage = serviceStage();
   const client = createS3Client({
     region: settings.region,
     endpoint: settings.s3.endpoint,
@@ -41,8 +44,10 @@ export function runtime(): Runtime {
   let queue: SqsMessageQueue | undefined;
   cached = {
     settings,
+    stage,
     logger: new Logger({ serviceName: 'tfguard' }),
-    metrics: new Metrics({ namespace: 'tfguard', serviceName: 'tfguard' }),
+    // Every metric has the dimensions service and stage: stages never share a series.
+    metrics: new Metrics({ namespace: 'tfguard', serviceName: 'tfguard', defaultDimensions: { stage } }),
     uploads: new S3ObjectStore({ bucket: settings.uploads.bucket, client }),
     reports: new S3ObjectStore({ bucket: settings.reports.bucket, client }),
     layout: new ReportLayout(settings.reports.prefix),

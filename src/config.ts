@@ -77,6 +77,29 @@ export function archiveLimits(): Partial<ArchiveLimits> {
   return limits;
 }
 
+/** The stage when `TFGUARD_STAGE` is not set (serverless.yml sets it to the deployment's stage). */
+export const DEFAULT_STAGE = 'unknown';
+
+// A CloudWatch dimension value, and what Serverless allows in a stage name.
+const STAGE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/**
+ * `TFGUARD_STAGE`: the deployment's stage (`dev`, `prod` ...), a dimension of every metric so that
+ * stages never share a series. Unset or blank: `unknown`.
+ */
+export function serviceStage(): string {
+  const raw = process.env.TFGUARD_STAGE;
+  if (raw === undefined || raw.trim() === '') return DEFAULT_STAGE;
+  const stage = raw.trim();
+  if (!STAGE.test(stage)) {
+    throw new EnvironmentError(
+      `environment variable TFGUARD_STAGE must be 1 to 64 letters, digits, ".", "_" or "-" (starting ` +
+        `with a letter or digit), got ${JSON.stringify(raw)}`,
+    );
+  }
+  return stage;
+}
+
 /** A snapshot of the environment for settings loaders that take it as a parameter. */
 export function environment(): Readonly<Record<string, string | undefined>> {
   return { ...process.env };

@@ -45,6 +45,12 @@ export interface RegistryClientOptions {
   /** How long an "unavailable" answer is remembered before the registry is asked again (default
    * 60 s), so one scan does not retry a dead registry once per provider. */
   negativeTtlMs?: number;
+  /**
+   * The check's time budget (e.g. what a scan's deadline leaves it): when it fires, requests in
+   * flight are abandoned, no retry or new request starts, and every release not answered by then
+   * is "unavailable" with the signal's reason.
+   */
+  signal?: AbortSignal;
 }
 
 export interface ReleaseQuery {
@@ -117,7 +123,26 @@ function parsePackages(v: unknown): Record<string, string[]> | null {
   return Object.keys(out).length === 0 ? null : out;
 }
 
-const delay = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+/** Waits `ms`, or less when `signal` fires first. */
+function delay(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = (): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+/** The message of an abort reason, for "unavailable" outcomes. */
+function abortReason(signal: AbortSignal): string {
+  const reason: unknown = signal.reason;
+  if (reason instanceof Error && reason.message !== '') return reason.message;
+  return "the registry check's time budget ran out";
+}
 
 /** Resolves a URL from a registry response; only http(s) is followed. */
 function httpUrl(raw: string, base: URL, what: string): URL {
@@ -171,6 +196,7 @@ export class RegistryClient {
   private readonly officialKeys: string[];
   private readonly partnerKeys: string[];
   private readonly negativeTtlMs: number;
+  private readonly signal: AbortSignal | undefined;
   private readonly releases = new Map<string, { promise: Promise<RegistryOutcome>; expires: number }>();
   private readonly discovery = new Map<string, { promise: Promise<URL>; expires: number }>();
   /** Requests sent (for diagnostics and tests of the cache). */
@@ -190,6 +216,14 @@ export class RegistryClient {
     this.officialKeys = options.officialKeys ?? [HASHICORP_PUBLIC_KEY];
     this.partnerKeys = options.partnerKeys ?? [HASHICORP_PARTNERS_KEY];
     this.negativeTtlMs = options.negativeTtlMs ?? 60_000;
+    this.signal = options.signal;
+  }
+
+  /** Throws "unavailable" once the budget ran out. */
+  private checkBudget(what: string, url: URL): void {
+    if (this.signal?.aborted) {
+      throw new RegistryRequestError('unavailable', `${what}: ${url.href}: ${abortReason(this.signal)}`);
+    }
   }
 
   /**
@@ -485,7 +519,8 @@ export class RegistryClient {
   private async getBytes(url: URL, what: string): Promise<Buffer> {
     let lastError: RegistryRequestError | null = null;
     for (let attempt = 0; attempt <= this.retries; attempt++) {
-      if (attempt > 0) await delay(this.backoffMs * 2 ** (attempt - 1));
+      if (attempt > 0) await delay(this.backoffMs * 2 ** (attempt - 1), this.signal);
+      this.checkBudget(what, url);
       const result = await this.attempt(url, what);
       if (Buffer.isBuffer(result)) return result;
       const failure = result as { retry: boolean; error: RegistryRequestError };
@@ -505,10 +540,11 @@ export class RegistryClient {
   ): Promise<Buffer | { retry: boolean; error: RegistryRequestError }> {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), this.timeoutMs);
+    const signal = this.signal ? AbortSignal.any([controller.signal, this.signal]) : controller.signal;
     this.requestCount++;
     try {
       const res = await this.fetchImpl(url, {
-        signal: controller.signal,
+        signal,
         headers: { accept: 'application/json, text/plain, */*' },
         redirect: 'follow',
       });
@@ -561,6 +597,18 @@ export class RegistryClient {
       }
       return Buffer.concat(chunks);
     } catch (err) {
+      if (this.signal?.aborted) {
+        return {
+          retry: false,
+          error: new RegistryRequestError(
+            'unavailable',
+            `${what}: ${url.href}: ${abortReason(this.signal)}`,
+            {
+              cause: err,
+            },
+          ),
+        };
+      }
       const reason = controller.signal.aborted ? `no answer within ${this.timeoutMs} ms` : describeError(err);
       return {
         retry: true,

@@ -114,6 +114,19 @@ export class ScanDeadline {
     return this.controller.signal.aborted;
   }
 
+  /**
+   * Milliseconds until the deadline, when it is known (every `timeLimit` signal and the scan's own
+   * `timeoutMs` are; a plain `AbortSignal` is not); undefined when no known limit applies.
+   */
+  remainingMs(): number | undefined {
+    let at: number | undefined;
+    for (const source of this.sources) {
+      const limit = timeLimits.get(source);
+      if (limit !== undefined) at = at === undefined ? limit.at : Math.min(at, limit.at);
+    }
+    return at === undefined ? undefined : Math.max(0, at - Date.now());
+  }
+
   /** Throws the scan-timeout error when the deadline passed. */
   check(): void {
     if (this.aborted) throw this.timeoutError();
@@ -180,6 +193,26 @@ export class ScanDeadline {
 }
 
 export const PARSING = 'parsing the configuration files';
+
+/**
+ * Time kept back from the registry check for what follows it (the rules and the report): this
+ * share of the time left when the check starts, at least `REGISTRY_RESERVE_MIN_MS`. Measured on the
+ * cloudposse corpus archive five times over (2,540 findings), the rules and the report take 0.17 s;
+ * on 2,000 stacks with 12,000 findings 0.85 s. With the API's 21.75 s the reserve is about 2 s.
+ */
+export const REGISTRY_RESERVE_SHARE = 0.1;
+export const REGISTRY_RESERVE_MIN_MS = 1000;
+
+/**
+ * The registry check's budget, given the time left before the scan's deadline: what is left after
+ * the reserve (never negative). The registry client stops when it runs out, and every provider
+ * version not answered by then is "unavailable" (the `lock-registry-unavailable` notice), so a slow
+ * registry ends in a complete report with that notice instead of a timed-out scan.
+ */
+export function registryBudgetMs(remainingMs: number): number {
+  const reserve = Math.max(REGISTRY_RESERVE_MIN_MS, remainingMs * REGISTRY_RESERVE_SHARE);
+  return Math.max(0, Math.floor(remainingMs - reserve));
+}
 
 /**
  * Runs one scan under its deadline. A scan returns a report only when it finished before the

@@ -21,12 +21,27 @@ import type { ModuleInfo } from '../model';
 import { CONFIG_FILE_NAME, DEFAULT_CONFIG, mergeConfig, parseConfigFile } from './config-file';
 import type { ConfigLayer } from './config-file';
 import type { HclParserSettings, ScanOptions } from './types';
-import { PARSING, withDeadline, type ScanDeadline } from './deadline';
+import {
+  duration,
+  PARSING,
+  registryBudgetMs,
+  timeLimit,
+  withDeadline,
+  type ScanDeadline,
+  type TimeLimit,
+} from './deadline';
 
 export type { ScanOptions } from './types';
 export { EXTRACTOR_VERSION } from './cache';
 export type { CacheStats } from './cache';
-export { timeLimit, TimeLimitReached, type TimeLimit } from './deadline';
+export {
+  timeLimit,
+  TimeLimitReached,
+  registryBudgetMs,
+  REGISTRY_RESERVE_MIN_MS,
+  REGISTRY_RESERVE_SHARE,
+  type TimeLimit,
+} from './deadline';
 
 const KNOWN_RULES: ReadonlySet<string> = new Set(RULES.map((r) => r.id));
 
@@ -187,22 +202,44 @@ async function scanLoaded(
     await deadline.race(cache.save());
     options.onCacheStats?.(cache.stats);
   }
+  deadline.enter(config.registry ? 'checking the lock files (with the registry)' : 'checking the lock files');
+  // The registry check gets what the deadline leaves after a reserve for the rules and the report.
+  const remaining = config.registry ? deadline.remainingMs() : undefined;
+  let budget: TimeLimit | undefined;
+  if (remaining !== undefined) {
+    const ms = registryBudgetMs(remaining);
+    budget = timeLimit(
+      ms,
+      `the registry check's time budget of ${duration(ms)} ran out (the scan's deadline left ` +
+        `${duration(remaining)}, ${duration(remaining - ms)} of it kept for the rules and the report)`,
+    );
+  }
   const registry = config.registry
-    ? new RegistryClient({ hosts: config.registryHosts, ...(options.store ? { cache: options.store } : {}) })
+    ? new RegistryClient({
+        hosts: config.registryHosts,
+        ...(options.store ? { cache: options.store } : {}),
+        ...(budget ? { signal: budget.signal } : {}),
+      })
     : undefined;
-  deadline.enter(registry ? 'checking the lock files (with the registry)' : 'checking the lock files');
-  const lock = await deadline.race(
-    analyzeLocks({
-      archive,
-      modules: loaded.modules,
-      // Lock files are verified for deployable roots (and examples with strict_examples).
-      roots: loaded.roots.filter((r) => r.kind === 'root' || (r.kind === 'example' && config.strictExamples)),
-      config,
-      parser,
-      engine: loaded.engine,
-      ...(registry ? { registry } : {}),
-    }),
-  );
+  let lock;
+  try {
+    lock = await deadline.race(
+      analyzeLocks({
+        archive,
+        modules: loaded.modules,
+        // Lock files are verified for deployable roots (and examples with strict_examples).
+        roots: loaded.roots.filter(
+          (r) => r.kind === 'root' || (r.kind === 'example' && config.strictExamples),
+        ),
+        config,
+        parser,
+        engine: loaded.engine,
+        ...(registry ? { registry } : {}),
+      }),
+    );
+  } finally {
+    budget?.dispose();
+  }
   deadline.enter('reading inline annotations');
   const annotations = readAnnotations(annotatedFiles(archive, loaded.modules, lock), KNOWN_RULES);
   deadline.enter('running the rules');

@@ -6,29 +6,44 @@
  *   GET  /scans/{id}     → the report (by scan id or upload id), 202 while an upload is pending
  *
  * Output format: `?format=json|sarif|markdown`, else the `Accept` header, else JSON. The JSON form
- * wraps the report: `{ scanId, status, verdict, failOn, repository, report }`; SARIF and Markdown
- * are the bare documents. Every report response carries `x-tfguard-scan-id` and
- * `x-tfguard-verdict` headers. Client mistakes get a specific 4xx with `{ error, message }`;
- * anything else a generic 500 that names only the request id.
+ * wraps the report: `{ scanId, status, verdict, failOn, repository, summary, reportInline,
+ * reportKeys, reportUrls, reportUrlsExpireAt, report }`; SARIF and Markdown are the bare documents.
+ * Every report response carries `x-tfguard-scan-id` and `x-tfguard-verdict` headers.
+ *
+ * Responses always fit Lambda's 6 MB response limit: the report is inlined only when the whole
+ * Lambda response payload stays under `MAX_INLINE_RESPONSE_BYTES`; otherwise the JSON form says
+ * `reportInline: false` with `report: null` (the verdict, the summary and short-lived presigned
+ * links to the stored renderings are always there), and a SARIF or Markdown document that does not
+ * fit is a `303 See Other` to its presigned link.
+ *
+ * Client mistakes get a specific 4xx with `{ error, message }`; anything else a generic 500 that
+ * names only the request id (logged with the error).
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { renderReport, verdict as verdictOf, CONTENT_TYPES } from '../report';
 import type { FailOn, Report } from '../report/types';
-import type { UploadUrlSigner } from '../storage/ports';
+import type { DownloadUrlSigner, UploadUrlSigner } from '../storage/ports';
 import type { ObjectStore } from '../storage/types';
 import {
   SCAN_ID_PATTERN,
   UPLOAD_ID_PATTERN,
   apiScanId,
   normalizeRepository,
+  type ReportKeys,
   type ReportLayout,
   type StoredFormat,
 } from './keys';
 import { isScanTimeout } from './deadline';
 import { errorAttributes, type ServiceLogger, type ServiceMetrics } from './observability';
 import { PENDING_GRACE_MS, UPLOAD_FORMATS, type UploadFormat, type UploadRequestRecord } from './requests';
-import { loadScan, scanAndStore, type RejectedRecord, type ScanContext } from './scans';
+import {
+  loadScan,
+  scanAndStore,
+  storedMarkdownOptions,
+  type RejectedRecord,
+  type ScanContext,
+} from './scans';
 import { SettingsError, parseFailOn, type ServiceSettings } from './settings';
 
 export interface ApiRequest {
@@ -50,7 +65,7 @@ export interface ApiResponse {
 export interface ApiDeps {
   settings: Pick<
     ServiceSettings,
-    'uploads' | 'failOn' | 'scanRegistry' | 'apiMaxBodyBytes' | 'uploadUrlTtlSeconds'
+    'uploads' | 'failOn' | 'scanRegistry' | 'apiMaxBodyBytes' | 'uploadUrlTtlSeconds' | 'reportUrlTtlSeconds'
   >;
   reports: ObjectStore;
   layout: ReportLayout;
@@ -61,6 +76,8 @@ export interface ApiDeps {
   signal?: AbortSignal | undefined;
   /** Presigns upload URLs (the uploads bucket); needed by `createUpload` only. */
   signer?: UploadUrlSigner;
+  /** Presigns report links (the reports bucket); needed by `createScan` and `getScan`. */
+  reportSigner?: DownloadUrlSigner;
   now?: () => Date;
   newId?: () => string;
 }
@@ -114,12 +131,27 @@ function json(statusCode: number, value: unknown, headers: Record<string, string
   };
 }
 
-/** Runs an API operation: `ApiError` → its 4xx; anything else → a 500 that leaks nothing. */
+/** The 500 of the API: names only the request id, under which the error is logged. */
+export function internalError(requestId: string | undefined): ApiResponse {
+  return json(500, {
+    error: 'internal',
+    message: 'internal error',
+    ...(requestId ? { requestId } : {}),
+  });
+}
+
+/**
+ * Runs an API operation: `ApiError` → its 4xx; anything else → a 500 that leaks nothing. Every log
+ * line of the request carries its API Gateway `requestId` (the id a 500 returns), the error line of
+ * a 500 included.
+ */
 export async function handleApi(
   deps: Pick<ApiDeps, 'logger'>,
   request: ApiRequest,
   operation: (request: ApiRequest) => Promise<ApiResponse>,
 ): Promise<ApiResponse> {
+  const requestId = request.requestId;
+  if (requestId) deps.logger.appendKeys?.({ requestId });
   try {
     return await operation(request);
   } catch (err) {
@@ -131,12 +163,10 @@ export async function handleApi(
       });
       return json(err.statusCode, { error: err.code, message: err.message });
     }
-    deps.logger.error('request failed', errorAttributes(err));
-    return json(500, {
-      error: 'internal',
-      message: 'internal error',
-      ...(request.requestId ? { requestId: request.requestId } : {}),
-    });
+    deps.logger.error('request failed', { requestId, ...errorAttributes(err) });
+    return internalError(requestId);
+  } finally {
+    if (requestId) deps.logger.removeKeys?.(['requestId']);
   }
 }
 
@@ -245,14 +275,63 @@ function archiveName(request: ApiRequest, extension: string): string {
 // Responses
 // ---------------------------------------------------------------------------------------------
 
-function reportResponse(
-  report: Report,
-  scanId: string,
-  repository: string | null,
+/**
+ * Lambda refuses a synchronous response payload over 6 MB (6,291,556 bytes): API Gateway then
+ * answers 502 and the caller gets nothing.
+ */
+export const LAMBDA_RESPONSE_LIMIT_BYTES = 6_291_556;
+
+/**
+ * The largest Lambda response payload that inlines a report, measured the way Lambda measures it:
+ * the serialized HTTP API result object (status, headers and the body string, whose quotes and
+ * newlines JSON-escaping lengthens once more; UTF-8 bytes). 4,000,000 bytes leaves a third of
+ * Lambda's limit spare, so even a body API Gateway had to carry base64-encoded (4/3 larger:
+ * 5,333,334 bytes) would still fit.
+ */
+export const MAX_INLINE_RESPONSE_BYTES = 4_000_000;
+
+/** Bytes of the payload Lambda returns for `response` (see `MAX_INLINE_RESPONSE_BYTES`). */
+export function lambdaPayloadBytes(response: ApiResponse): number {
+  return Buffer.byteLength(JSON.stringify(toHttpResult(response)), 'utf8');
+}
+
+/** A complete scan, as a report response needs it. */
+interface CompleteScan {
+  scanId: string;
+  repository: string | null;
+  report: Report;
+  keys: ReportKeys;
+  /** Size of the stored JSON report when known (a report larger than the limit is not inlined). */
+  bytes?: number;
+}
+
+interface ReportLinks {
+  urls: Record<StoredFormat, string>;
+  expiresAt: string;
+}
+
+async function reportLinks(deps: ApiDeps, keys: ReportKeys): Promise<ReportLinks> {
+  const signer = deps.reportSigner;
+  if (signer === undefined) throw new Error('report responses need a report URL signer');
+  const ttl = deps.settings.reportUrlTtlSeconds;
+  const now = (deps.now ?? (() => new Date()))();
+  const [json, sarif, markdown] = await Promise.all(
+    [keys.json, keys.sarif, keys.markdown].map((key) => signer.presignGet(key, { expiresInSeconds: ttl })),
+  );
+  return {
+    urls: { json: json!, sarif: sarif!, markdown: markdown! },
+    expiresAt: new Date(now.getTime() + ttl * 1000).toISOString(),
+  };
+}
+
+async function reportResponse(
+  deps: ApiDeps,
+  scan: CompleteScan,
   format: StoredFormat,
   failOn: FailOn,
   extra: Record<string, unknown> = {},
-): ApiResponse {
+): Promise<ApiResponse> {
+  const { report, scanId, repository } = scan;
   const verdict = verdictOf(report, failOn);
   const headers = {
     'cache-control': 'no-store',
@@ -260,16 +339,46 @@ function reportResponse(
     'x-tfguard-verdict': verdict,
     'x-tfguard-fail-on': failOn,
   };
+  const links = await reportLinks(deps, scan.keys);
+  const envelope = {
+    ...extra,
+    scanId,
+    status: 'complete',
+    verdict,
+    failOn,
+    repository,
+    summary: report.summary,
+    reportKeys: scan.keys,
+    reportUrls: links.urls,
+    reportUrlsExpireAt: links.expiresAt,
+  };
   if (format === 'json') {
-    return json(200, { ...extra, scanId, status: 'complete', verdict, failOn, repository, report }, headers);
+    // A stored JSON report already larger than the limit is not even serialized again.
+    if (scan.bytes === undefined || scan.bytes <= MAX_INLINE_RESPONSE_BYTES) {
+      const inline = json(200, { ...envelope, reportInline: true, report }, headers);
+      if (lambdaPayloadBytes(inline) <= MAX_INLINE_RESPONSE_BYTES) return inline;
+    }
+    return json(200, { ...envelope, reportInline: false, report: null }, headers);
   }
-  return {
+  const document: ApiResponse = {
     statusCode: 200,
     headers: { 'content-type': CONTENT_TYPES[format], ...headers },
-    body: renderReport(report, format, {
-      markdown: { fullReport: `\`GET /scans/${scanId}?format=json\`` },
-    }),
+    body: renderReport(report, format, storedMarkdownOptions(scan.keys)),
   };
+  if (lambdaPayloadBytes(document) <= MAX_INLINE_RESPONSE_BYTES) return document;
+  // The bare document cannot be the body: send the caller to the stored copy.
+  return json(
+    303,
+    {
+      ...envelope,
+      reportInline: false,
+      report: null,
+      message:
+        `the ${format} report is larger than the ${MAX_INLINE_RESPONSE_BYTES} bytes a response can carry; ` +
+        'download it from reportUrls (the location header) before reportUrlsExpireAt',
+    },
+    { ...headers, location: links.urls[format] },
+  );
 }
 
 function rejectedResponse(record: RejectedRecord, extra: Record<string, unknown> = {}): ApiResponse {
@@ -353,7 +462,12 @@ export async function createScan(deps: ApiDeps, request: ApiRequest): Promise<Ap
     throw err;
   }
   if (outcome.status === 'rejected') return rejectedResponse(outcome.record);
-  return reportResponse(outcome.report, scanId, repository, format, failOn);
+  return reportResponse(
+    deps,
+    { scanId, repository, report: outcome.report, keys: outcome.keys },
+    format,
+    failOn,
+  );
 }
 
 interface UploadRequestBody {
@@ -454,7 +568,7 @@ export async function getScan(deps: ApiDeps, request: ApiRequest): Promise<ApiRe
     if (stored === null) throw new ApiError(404, 'not-found', `no scan ${id}`);
     if (stored.status === 'rejected') return rejectedResponse(stored.record);
     const failOn = chooseFailOn(request, deps.settings.failOn);
-    return reportResponse(stored.report, id, stored.repository, format, failOn);
+    return reportResponse(deps, stored, format, failOn);
   }
   if (!UPLOAD_ID_PATTERN.test(id)) {
     throw new ApiError(400, 'bad-id', 'the id must be a scan id (32 hex digits) or an upload id (a UUID)');
@@ -484,5 +598,5 @@ export async function getScan(deps: ApiDeps, request: ApiRequest): Promise<ApiRe
   }
   if (stored.status === 'rejected') return rejectedResponse(stored.record, { id });
   const failOn = chooseFailOn(request, record.failOn);
-  return reportResponse(stored.report, record.scanId, record.repository, format, failOn, { id });
+  return reportResponse(deps, { ...stored, repository: record.repository }, format, failOn, { id });
 }

@@ -6,10 +6,11 @@
  */
 import type { InputErrorCode } from '../errors';
 import { isInputError } from '../errors';
-import { CONTENT_TYPES, renderReport } from '../report';
+import { CONTENT_TYPES, renderReport, type RenderOptions } from '../report';
 import type { Report, Summary } from '../report/types';
 import { scanBytes } from '../scan';
 import type { ScanOptions } from '../scan/types';
+import type { ConditionalObjectStore, WriteCondition } from '../storage/ports';
 import { PrefixedObjectStore } from '../storage/prefixed';
 import type { ObjectStore } from '../storage/types';
 import { TOOL_VERSION } from '../version';
@@ -36,6 +37,8 @@ export type ScanSource =
       etag?: string | undefined;
       size?: number | undefined;
       lastModified?: string | undefined;
+      /** When S3 finished writing it (the S3 event's `eventTime`, to the millisecond). */
+      eventTime?: string | undefined;
     }
   | { kind: 'api'; name: string; sha256: string; size: number }
   | { kind: 'local'; name: string };
@@ -172,6 +175,12 @@ function objectMetadata(scanId: string, repository: string | null): Record<strin
   return repository === null ? { 'scan-id': scanId } : { 'scan-id': scanId, repository };
 }
 
+/** How the stored Markdown report (and the API's Markdown answer, which must equal it) names the
+ * full report when it has to cut the findings. */
+export function storedMarkdownOptions(keys: Pick<ReportKeys, 'json'>): RenderOptions {
+  return { markdown: { fullReport: `the JSON report stored beside this one, \`${keys.json}\`` } };
+}
+
 /** Writes SARIF, Markdown, then JSON: a reader that finds `report.json` finds the other two. */
 export async function storeReport(
   ctx: Pick<ScanContext, 'reports' | 'layout'>,
@@ -185,9 +194,7 @@ export async function storeReport(
     contentType: CONTENT_TYPES.sarif,
     metadata,
   });
-  const markdown = renderReport(report, 'markdown', {
-    markdown: { fullReport: `the JSON report stored beside this one, \`${keys.json}\`` },
-  });
+  const markdown = renderReport(report, 'markdown', storedMarkdownOptions(keys));
   await ctx.reports.put(keys.markdown, markdown, {
     contentType: CONTENT_TYPES.markdown,
     metadata,
@@ -200,7 +207,16 @@ export async function storeReport(
 }
 
 export type StoredScan =
-  | { status: 'complete'; scanId: string; report: Report; repository: string | null }
+  | {
+      status: 'complete';
+      scanId: string;
+      report: Report;
+      repository: string | null;
+      /** Where its three renderings are stored. */
+      keys: ReportKeys;
+      /** Size of the stored JSON report. */
+      bytes: number;
+    }
   | { status: 'rejected'; scanId: string; record: RejectedRecord };
 
 /** Reads a scan's outcome back; null when there is none (yet). */
@@ -215,6 +231,8 @@ export async function loadScan(
       scanId,
       report: JSON.parse(json.body.toString('utf8')) as Report,
       repository: json.metadata.repository ?? null,
+      keys: ctx.layout.reports(scanId),
+      bytes: json.body.length,
     };
   }
   const rejected = await ctx.reports.get(ctx.layout.rejected(scanId));
@@ -240,29 +258,76 @@ export interface LatestPointer {
   summary: Summary | null;
 }
 
-function newer(a: LatestPointer, b: LatestPointer): boolean {
-  const at = a.upload.lastModified ?? '';
-  const bt = b.upload.lastModified ?? '';
-  if (at !== bt) return at > bt;
-  return a.scanId >= b.scanId;
+/**
+ * The order of uploads for the pointer: S3's `LastModified` (whole seconds on S3), then the event
+ * time (when S3 finished the write, to the millisecond), then the key and the scan id, so that any
+ * two uploads compare the same way wherever they are compared (a total order: the pointer ends on
+ * the same upload whatever order the events arrive in). Pointers written before the event time was
+ * recorded compare as having none.
+ */
+export function compareUploads(a: LatestPointer, b: LatestPointer): number {
+  const keyOf = (p: LatestPointer): string[] => [
+    p.upload.lastModified ?? '',
+    p.upload.eventTime ?? '',
+    p.upload.key,
+    p.scanId,
+  ];
+  const [x, y] = [keyOf(a), keyOf(b)];
+  for (let i = 0; i < x.length; i++) {
+    if (x[i]! !== y[i]!) return x[i]! < y[i]! ? -1 : 1;
+  }
+  return 0;
 }
+
+/** Conditional writes of one pointer that may lose to concurrent ones before the update fails. */
+export const LATEST_WRITE_ATTEMPTS = 10;
+
+/** The pointer kept losing to concurrent writers: a transient failure (the event is retried). */
+export class LatestPointerConflict extends Error {
+  override readonly name = 'LatestPointerConflict';
+}
+
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
  * Points the repository's `latest` at this scan unless it already points at a newer upload (a
- * redelivered old event must not move it back). Returns whether it was written.
+ * redelivered or late event must not move it back). Returns whether it was written.
+ *
+ * Compare-and-swap: the pointer is read, compared, and written only if it is still the version
+ * read (`If-Match` its ETag, or `If-None-Match: *` when there was none); a concurrent update in
+ * between makes the write fail, and the update reads and decides again. So with any number of
+ * uploads of one repository in flight, the pointer ends on the newest of them.
  */
 export async function updateLatest(
-  ctx: Pick<ScanContext, 'reports' | 'layout'>,
+  ctx: { reports: ConditionalObjectStore; layout: ReportLayout },
   pointer: LatestPointer,
 ): Promise<boolean> {
   const key = ctx.layout.latest(pointer.repository);
-  const existing = await readLatest(ctx, pointer.repository);
-  if (existing !== null && !newer(pointer, existing)) return false;
-  await ctx.reports.put(key, JSON.stringify(pointer, null, 2) + '\n', {
+  const body = JSON.stringify(pointer, null, 2) + '\n';
+  const options = {
     contentType: 'application/json',
     metadata: { repository: pointer.repository, 'scan-id': pointer.scanId },
-  });
-  return true;
+  };
+  for (let attempt = 1; ; attempt++) {
+    const stored = await ctx.reports.get(key);
+    let condition: WriteCondition;
+    if (stored === null) {
+      condition = { ifNoneMatch: '*' };
+    } else {
+      const existing = JSON.parse(stored.body.toString('utf8')) as LatestPointer;
+      if (compareUploads(pointer, existing) < 0) return false;
+      if (stored.etag === undefined) throw new Error(`the store returned ${key} without an ETag`);
+      condition = { ifMatch: stored.etag };
+    }
+    if (await ctx.reports.putIf(key, body, condition, options)) return true;
+    if (attempt >= LATEST_WRITE_ATTEMPTS) {
+      throw new LatestPointerConflict(
+        `${key} changed under ${attempt} conditional writes in a row; the event will be retried`,
+      );
+    }
+    // Concurrent writers of one pointer: back off a little, with jitter, then read again.
+    await pause(Math.round((10 + Math.random() * 40) * attempt));
+  }
 }
 
 export async function readLatest(

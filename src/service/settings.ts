@@ -39,6 +39,8 @@ export interface ServiceSettings {
   apiMaxBodyBytes: number;
   /** `TFGUARD_UPLOAD_URL_TTL_SECONDS`: lifetime of presigned upload URLs. */
   uploadUrlTtlSeconds: number;
+  /** `TFGUARD_REPORT_URL_TTL_SECONDS`: lifetime of the presigned report links the API returns. */
+  reportUrlTtlSeconds: number;
   /** `TFGUARD_AUDIT_MAX_RECEIVE_COUNT`: must equal the audit queue's redrive `maxReceiveCount`. */
   auditMaxReceiveCount: number;
   /** `TFGUARD_AUDIT_SHARD_SIZE`: repositories per aggregation shard (default ~√N, at least 10). */
@@ -63,6 +65,7 @@ export const DEFAULTS = {
   // 4.5 MB of archive is 6 MB once API Gateway base64-encodes it: Lambda's synchronous payload limit.
   apiMaxBodyBytes: 4_500_000,
   uploadUrlTtlSeconds: 900,
+  reportUrlTtlSeconds: 900,
   auditMaxReceiveCount: 3,
   deadlineMarginMs: 10_000,
 };
@@ -208,6 +211,13 @@ export function loadServiceSettings(env: Env): ServiceSettings {
       env,
       'TFGUARD_UPLOAD_URL_TTL_SECONDS',
       DEFAULTS.uploadUrlTtlSeconds,
+      1,
+      604_800,
+    ),
+    reportUrlTtlSeconds: integer(
+      env,
+      'TFGUARD_REPORT_URL_TTL_SECONDS',
+      DEFAULTS.reportUrlTtlSeconds,
       1,
       604_800,
     ),

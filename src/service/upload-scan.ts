@@ -15,8 +15,7 @@
  * goes to the on-failure destination. Retries are safe because every write is deterministic.
  */
 import { StorageKeyError, assertValidKey } from '../storage/keys';
-import type { VersionedObjectSource } from '../storage/ports';
-import type { ObjectStore } from '../storage/types';
+import type { ConditionalObjectStore, VersionedObjectSource } from '../storage/ports';
 import { deadlinePassed } from './deadline';
 import { UPLOAD_ID_PATTERN, uploadScanId, type ReportLayout } from './keys';
 import { METRIC, errorAttributes, type ServiceLogger, type ServiceMetrics } from './observability';
@@ -29,7 +28,8 @@ export interface UploadScanDeps {
   uploads: BucketLocation;
   /** Reads the uploaded objects (the uploads bucket). */
   source: VersionedObjectSource;
-  reports: ObjectStore;
+  /** The reports bucket (conditional writes keep the `latest` pointers from going backwards). */
+  reports: ConditionalObjectStore;
   layout: ReportLayout;
   scanOptions: ScanContext['scanOptions'];
   registry: boolean;
@@ -152,10 +152,11 @@ export async function processUploadRecord(
         etag: object.etag ?? record.etag,
         size: object.size,
         lastModified,
+        eventTime: record.eventTime,
       },
     });
   }
-  const latestUpdated = await updateLatest(ctx, {
+  const latestUpdated = await updateLatest(deps, {
     schemaVersion: 1,
     repository,
     scanId,
@@ -167,6 +168,7 @@ export async function processUploadRecord(
       versionId: record.versionId,
       etag: record.etag,
       ...(lastModified !== undefined ? { lastModified } : {}),
+      ...(record.eventTime !== undefined ? { eventTime: record.eventTime } : {}),
     },
     reports: outcome.status === 'complete' ? outcome.keys : null,
     rejected: outcome.status === 'rejected' ? outcome.key : null,

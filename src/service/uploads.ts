@@ -44,6 +44,8 @@ export interface UploadEventRecord {
   etag: string | undefined;
   versionId: string | undefined;
   sequencer: string | undefined;
+  /** When S3 finished writing the object (the record's `eventTime`, to the millisecond), ISO 8601. */
+  eventTime: string | undefined;
 }
 
 export interface ParsedS3Event {
@@ -54,6 +56,13 @@ export interface ParsedS3Event {
 
 function str(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/** A timestamp as ISO 8601 UTC to the millisecond (so timestamps compare as strings), or undefined. */
+function isoTime(value: unknown): string | undefined {
+  if (typeof value !== 'string' || value === '') return undefined;
+  const ms = Date.parse(value);
+  return Number.isNaN(ms) ? undefined : new Date(ms).toISOString();
 }
 
 /** Reads every record of an S3 notification event (a malformed record does not hide the others). */
@@ -68,6 +77,7 @@ export function parseS3Event(event: unknown): ParsedS3Event {
     const r = record as {
       eventSource?: unknown;
       eventName?: unknown;
+      eventTime?: unknown;
       s3?: { bucket?: { name?: unknown }; object?: Record<string, unknown> };
     } | null;
     const bucket = str(r?.s3?.bucket?.name);
@@ -102,6 +112,7 @@ export function parseS3Event(event: unknown): ParsedS3Event {
       etag: str(object.eTag),
       versionId: str(object.versionId),
       sequencer: str(object.sequencer),
+      eventTime: isoTime(r.eventTime),
     });
   });
   return out;

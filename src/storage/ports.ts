@@ -1,9 +1,10 @@
 /**
  * Storage-side capabilities the service needs beyond the core `ObjectStore`: reading one exact
- * version of an uploaded object, presigning an upload, and sending queue messages. The S3 and SQS
+ * version of an uploaded object, conditional writes, presigning an upload or a download, and
+ * sending queue messages. The S3 and SQS
  * adapters implement them; the service core depends only on these interfaces.
  */
-import type { StoredObject } from './types';
+import type { ObjectStore, PutOptions, StoredObject } from './types';
 
 /** Which version of an object to read: S3 version id (versioned buckets) and/or ETag. */
 export interface ObjectVersion {
@@ -31,9 +32,33 @@ export interface VersionedObjectSource {
   getVersion(key: string, version: ObjectVersion, options?: { maxBytes?: number }): Promise<VersionedGet>;
 }
 
+/** The precondition of a conditional write: the object's current ETag, or that it does not exist. */
+export type WriteCondition = { ifMatch: string } | { ifNoneMatch: '*' };
+
+/**
+ * Compare-and-swap on one object (S3 conditional writes, `If-Match` / `If-None-Match: *` on
+ * `PutObject`): the write happens only if the condition holds when the store applies it, atomically
+ * with respect to other conditional writes of the key.
+ */
+export interface ConditionalObjectStore extends ObjectStore {
+  /** Writes `body` if `condition` holds; false when it did not (or a concurrent conditional write
+   * of the key won): read again and decide again. */
+  putIf(
+    key: string,
+    body: Buffer | string,
+    condition: WriteCondition,
+    options?: PutOptions,
+  ): Promise<boolean>;
+}
+
 export interface UploadUrlSigner {
   /** A URL that accepts one HTTP PUT of the object `key` until it expires. */
   presignPut(key: string, options: { expiresInSeconds: number }): Promise<string>;
+}
+
+export interface DownloadUrlSigner {
+  /** A URL that answers HTTP GETs of the object `key` (no other credentials needed) until it expires. */
+  presignGet(key: string, options: { expiresInSeconds: number }): Promise<string>;
 }
 
 export interface MessageQueue {

@@ -16,12 +16,15 @@ import { assertValidKey, assertValidPrefix } from './keys';
 import { decodeMetadata, encodeMetadata } from './metadata';
 import {
   normalizeEtag,
+  type ConditionalObjectStore,
+  type DownloadUrlSigner,
   type ObjectVersion,
   type UploadUrlSigner,
   type VersionedGet,
   type VersionedObjectSource,
+  type WriteCondition,
 } from './ports';
-import type { ObjectStore, PutOptions, StoredObject } from './types';
+import type { PutOptions, StoredObject } from './types';
 
 export interface S3ClientSettings {
   region?: string | undefined;
@@ -88,6 +91,12 @@ function isPreconditionFailed(err: unknown): boolean {
   return code === 'PreconditionFailed' || status === 412;
 }
 
+/** S3's answer to two conditional writes of one key at once: the loser gets 409 and may retry. */
+function isConditionalConflict(err: unknown): boolean {
+  const { code, status } = describe(err);
+  return code === 'ConditionalRequestConflict' || status === 409;
+}
+
 export interface S3StoreOptions {
   bucket: string;
   client: S3Client;
@@ -95,7 +104,9 @@ export interface S3StoreOptions {
   pageSize?: number;
 }
 
-export class S3ObjectStore implements ObjectStore, VersionedObjectSource, UploadUrlSigner {
+export class S3ObjectStore
+  implements ConditionalObjectStore, VersionedObjectSource, UploadUrlSigner, DownloadUrlSigner
+{
   readonly bucket: string;
   readonly client: S3Client;
   private readonly pageSize: number;
@@ -124,6 +135,40 @@ export class S3ObjectStore implements ObjectStore, VersionedObjectSource, Upload
         }),
       );
     } catch (err) {
+      throw new S3StorageError('PutObject', this.bucket, key, err);
+    }
+  }
+
+  /**
+   * A conditional `PutObject` (S3 conditional writes: `If-Match: "<etag>"` or `If-None-Match: *`).
+   * False when the condition did not hold (412), the object was deleted since (404 for `If-Match`)
+   * or another conditional write of the key was in progress (409). Stores that ignore the headers
+   * (s3rver does) write unconditionally.
+   */
+  async putIf(
+    key: string,
+    body: Buffer | string,
+    condition: WriteCondition,
+    options: PutOptions = {},
+  ): Promise<boolean> {
+    assertValidKey(key);
+    const ifMatch = 'ifMatch' in condition ? normalizeEtag(condition.ifMatch) : undefined;
+    if ('ifMatch' in condition && !ifMatch) throw new Error(`putIf ${key}: empty ETag in If-Match`);
+    try {
+      await this.client.send(
+        new PutObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          Body: typeof body === 'string' ? Buffer.from(body, 'utf8') : body,
+          ...(ifMatch !== undefined ? { IfMatch: `"${ifMatch}"` } : { IfNoneMatch: '*' }),
+          ...(options.contentType !== undefined ? { ContentType: options.contentType } : {}),
+          ...(options.metadata !== undefined ? { Metadata: encodeMetadata(options.metadata) } : {}),
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (isPreconditionFailed(err) || isConditionalConflict(err)) return false;
+      if (ifMatch !== undefined && isMissing(err)) return false;
       throw new S3StorageError('PutObject', this.bucket, key, err);
     }
   }
@@ -253,6 +298,13 @@ export class S3ObjectStore implements ObjectStore, VersionedObjectSource, Upload
   async presignPut(key: string, options: { expiresInSeconds: number }): Promise<string> {
     assertValidKey(key);
     return getSignedUrl(this.client, new PutObjectCommand({ Bucket: this.bucket, Key: key }), {
+      expiresIn: options.expiresInSeconds,
+    });
+  }
+
+  async presignGet(key: string, options: { expiresInSeconds: number }): Promise<string> {
+    assertValidKey(key);
+    return getSignedUrl(this.client, new GetObjectCommand({ Bucket: this.bucket, Key: key }), {
       expiresIn: options.expiresInSeconds,
     });
   }

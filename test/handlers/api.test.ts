@@ -109,6 +109,26 @@ describe('POST /scans', () => {
     expect(JSON.parse(stored!.body.toString())).toEqual(sampleReport);
     expect(await h.reports.get(layout.report(payload.scanId, 'sarif'))).not.toBeNull();
     expect(await h.reports.get(layout.report(payload.scanId, 'markdown'))).not.toBeNull();
+    // A small report is inlined, and the summary, the stored keys and their links come with it.
+    const links = body<{
+      summary: unknown;
+      reportInline: boolean;
+      reportKeys: Record<string, string>;
+      reportUrls: Record<string, string>;
+      reportUrlsExpireAt: string;
+    }>(result);
+    expect(links.reportInline).toBe(true);
+    expect(links.summary).toEqual(sampleReport.summary);
+    expect(links.reportKeys).toEqual(layout.reports(payload.scanId));
+    for (const format of ['json', 'sarif', 'markdown'] as const) {
+      const download = await fetch(links.reportUrls[format]!);
+      expect(download.status).toBe(200);
+      const storedCopy = await h.reports.get(links.reportKeys[format]!);
+      expect(Buffer.from(await download.arrayBuffer()).equals(storedCopy!.body)).toBe(true);
+    }
+    const ttl = Date.parse(links.reportUrlsExpireAt) - Date.now();
+    expect(ttl).toBeGreaterThan(890_000);
+    expect(ttl).toBeLessThanOrEqual(900_000);
     // Posting the same archive again is the same scan.
     const again = body<{ scanId: string }>(await call(createScan, sampleEvent('http-post-scans.json')));
     expect(again.scanId).toBe(payload.scanId);

@@ -8,6 +8,7 @@ import { RegistryClient } from '../../src/lockfile';
 import type { RegistryOutcome } from '../../src/lockfile';
 import { closedPort, generateTestKey, startRegistry, trustSignature } from '../helpers/registry-server';
 import type { FakeRelease, RegistryServer, TestKey } from '../helpers/registry-server';
+import { registryBudgetMs, timeLimit } from '../../src/scan';
 import { MemoryStore } from './memory-store';
 
 const HOST = 'registry.example.test';
@@ -216,6 +217,37 @@ describe('faults', () => {
     const o = await ask(client({ timeoutMs: 150, retries: 1 }), '2.0.0', 'terraform', 'hang');
     expect(o).toEqual({ status: 'unavailable', reason: expect.stringMatching(/no answer within 150 ms/) });
     expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  it('a time budget stops a registry that never answers: unavailable with its reason, no retry after it', async () => {
+    reg.faults.push({ path: /^\/api\/registry\/v1\/providers\/hang\//, kind: 'hang' });
+    const budget = timeLimit(300, 'the test budget of 300 ms ran out');
+    // Without the budget: 10 s per request and two retries.
+    const c = client({ timeoutMs: 10_000, retries: 2, signal: budget.signal });
+    const started = Date.now();
+    const o = await ask(c, '2.0.0', 'terraform', 'hang');
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(o).toEqual({
+      status: 'unavailable',
+      reason: expect.stringMatching(
+        /^the version list of hang\/cloud: http:\/\/127\.0\.0\.1:\d+\/api\/registry\/v1\/providers\/hang\/cloud\/versions: the test budget of 300 ms ran out$/,
+      ),
+    });
+    const sent = c.requestCount;
+    // Once spent, nothing more is asked: another release is unavailable at once.
+    expect(await ask(c, '1.0.0')).toEqual({
+      status: 'unavailable',
+      reason: expect.stringContaining('the test budget of 300 ms ran out'),
+    });
+    expect(c.requestCount).toBe(sent);
+    budget.dispose();
+  });
+
+  it('registryBudgetMs keeps a tenth of the time, at least a second, for the rules and the report', () => {
+    expect(registryBudgetMs(21_000)).toBe(18_900); // POST /scans: 21.75 s minus parsing
+    expect(registryBudgetMs(109_000)).toBe(98_100); // the upload scan
+    expect(registryBudgetMs(5_000)).toBe(4_000);
+    expect(registryBudgetMs(800)).toBe(0);
   });
 
   it('garbage instead of JSON is unavailable, not a verdict', async () => {

@@ -5,12 +5,20 @@
  * answers. Either way the scan completes with a report, and the report is a clearly marked partial
  * result: a `lock-registry-unavailable` notice on the lock entry says which check was skipped and
  * why. Nothing is retried (the next scan asks again).
+ *
+ * Issue 11, gap 4: `POST /scans` gives a scan 21.75 s (29 s timeout, 7.25 s margin), less than the
+ * registry client's own ~31 s of retries; the registry check gets a budget inside the scan's
+ * deadline, so a hung registry gives the same notice there too, never a 504.
  */
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { createScan } from '../../handlers/api';
 import { handler } from '../../handlers/upload-scan';
 import type { Report } from '../../src/report/types';
 import { loadScan } from '../../src/service/scans';
 import { generateTestKey, startRegistry, type RegistryServer } from '../helpers/registry-server';
 import { makeTarGz } from '../helpers/archive';
+import { lambdaContext } from '../helpers/lambda-context';
+import { sampleEvent } from '../handlers/harness';
 import { lockText } from '../lockfile/fixtures';
 import { COMPLETE, layout, startServiceFixture, type ServiceFixture } from './service-fixture';
 
@@ -93,4 +101,37 @@ test('a registry that never answers: bounded by the client timeout, then the sam
       message: expect.stringContaining('no answer within 10000 ms (after 3 attempts)') as string,
     },
   ]);
+}, 60_000);
+
+test('POST /scans with a registry that never answers: 200 with the notice inside the 29 s timeout, never a 504', async () => {
+  reg.faults.splice(0, reg.faults.length, { path: /.*/, kind: 'hang' });
+  const event = sampleEvent<APIGatewayProxyEventV2>('http-post-scans.json');
+  const posted: APIGatewayProxyEventV2 = {
+    ...event,
+    queryStringParameters: { repository: 'faults/registry-hang-api' },
+    body: (await archive()).toString('base64'),
+    isBase64Encoded: true,
+  };
+  const started = Date.now();
+  // createScan's timeout in serverless.yml; the default margin leaves the scan 21.75 s.
+  const result = (await createScan(
+    posted,
+    lambdaContext('createScan', 29_000),
+  )) as APIGatewayProxyStructuredResultV2 & { statusCode: number; body: string };
+  const elapsed = Date.now() - started;
+  expect(JSON.parse(result.body)).toMatchObject({ status: 'complete', reportInline: true });
+  expect(result.statusCode).toBe(200);
+  expect(elapsed).toBeLessThan(21_750);
+  const report = (JSON.parse(result.body) as { report: Report }).report;
+  expect(registryNotices(report)).toEqual([
+    {
+      severity: 'notice',
+      file: '.terraform.lock.hcl',
+      line: 4,
+      message: expect.stringMatching(
+        /^could not check registry\.example\.test\/acme\/cloud 1\.0\.0 against its registry: .*the registry check's time budget of 1\d\.\d s ran out \(the scan's deadline left 2\d\.\d s, \d\.\d s of it kept for the rules and the report\)$/,
+      ) as string,
+    },
+  ]);
+  expect(report.findings.filter((x) => x.ruleId === 'lock-hash-unknown')).toEqual([]);
 }, 60_000);

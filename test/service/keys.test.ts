@@ -154,6 +154,13 @@ describe('S3 event keys', () => {
     expect(parsed.records.map((r) => r.key)).toEqual(['uploads/a b.zip', 'uploads/c.tgz']);
     expect(parsed.records[0]).toMatchObject({ bucket: 'b', size: 3, etag: 'abc', versionId: 'v1' });
     expect(parsed.invalid.map((i) => i.index)).toEqual([1, 2]);
+    // The event time, when usable, is kept (ISO 8601 to the millisecond, so times compare as text).
+    const timed = (eventTime: unknown) =>
+      parseS3Event({ Records: [{ ...good('uploads/t.zip'), eventTime }] }).records[0]!.eventTime;
+    expect(timed('2025-01-01T03:00:00.123Z')).toBe('2025-01-01T03:00:00.123Z');
+    expect(timed('2025-01-01T03:00:00Z')).toBe('2025-01-01T03:00:00.000Z');
+    expect(timed('yesterday')).toBeUndefined();
+    expect(timed(42)).toBeUndefined();
     expect(parseS3Event({}).invalid).toEqual([{ index: -1, reason: 'the event has no Records array' }]);
   });
 });

@@ -17,6 +17,7 @@ describe('loadServiceSettings', () => {
       maxArchiveBytes: 50 * 1024 * 1024,
       apiMaxBodyBytes: 4_500_000,
       uploadUrlTtlSeconds: 900,
+      reportUrlTtlSeconds: 900,
       auditMaxReceiveCount: 3,
       auditShardSize: undefined,
       deadlineMarginMs: 10_000,
@@ -38,6 +39,7 @@ describe('loadServiceSettings', () => {
       TFGUARD_MAX_ARCHIVE_BYTES: '1000',
       TFGUARD_API_MAX_BODY_BYTES: '2000',
       TFGUARD_UPLOAD_URL_TTL_SECONDS: '60',
+      TFGUARD_REPORT_URL_TTL_SECONDS: '120',
       TFGUARD_AUDIT_MAX_RECEIVE_COUNT: '5',
       TFGUARD_AUDIT_SHARD_SIZE: '25',
       TFGUARD_DEADLINE_MARGIN_MS: '2500',
@@ -55,10 +57,11 @@ describe('loadServiceSettings', () => {
       s.maxArchiveBytes,
       s.apiMaxBodyBytes,
       s.uploadUrlTtlSeconds,
+      s.reportUrlTtlSeconds,
       s.auditMaxReceiveCount,
       s.auditShardSize,
       s.deadlineMarginMs,
-    ]).toEqual([1000, 2000, 60, 5, 25, 2500]);
+    ]).toEqual([1000, 2000, 60, 120, 5, 25, 2500]);
   });
 
   test.each([
@@ -81,6 +84,10 @@ describe('loadServiceSettings', () => {
     ],
     [{ TFGUARD_UPLOADS_BUCKET: 'bkt', TFGUARD_MAX_ARCHIVE_BYTES: '10MB' }, /must be an integer/],
     [{ TFGUARD_UPLOADS_BUCKET: 'bkt', TFGUARD_UPLOAD_URL_TTL_SECONDS: '0' }, /between 1 and 604800/],
+    [
+      { TFGUARD_UPLOADS_BUCKET: 'bkt', TFGUARD_REPORT_URL_TTL_SECONDS: '604801' },
+      /TFGUARD_REPORT_URL_TTL_SECONDS must be between 1 and 604800/,
+    ],
     [{ TFGUARD_UPLOADS_BUCKET: 'bkt', TFGUARD_S3_ENDPOINT: 'localhost:4568' }, /TFGUARD_S3_ENDPOINT/],
     [{ TFGUARD_UPLOADS_BUCKET: 'bkt', TFGUARD_AUDIT_SHARD_SIZE: '5000' }, /between 1 and 1000/],
     [

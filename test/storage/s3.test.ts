@@ -1,5 +1,6 @@
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { S3ObjectStore, S3StorageError, createS3Client } from '../../src/storage/s3';
+import { startConditionalS3 } from '../helpers/conditional-s3';
 import { startS3rver, S3RVER_CREDENTIALS, S3RVER_REGION, type RunningS3rver } from '../helpers/s3rver';
 import { objectStoreContract } from './contract';
 
@@ -9,7 +10,7 @@ let bucketCounter = 0;
 const BUCKETS = Array.from({ length: 40 }, (_, i) => `contract-${i}`);
 
 beforeAll(async () => {
-  server = await startS3rver([...BUCKETS, 'versions']);
+  server = await startS3rver([...BUCKETS, 'versions', 'conditional']);
   client = createS3Client({
     endpoint: server.endpoint,
     region: S3RVER_REGION,
@@ -84,6 +85,57 @@ describe('S3ObjectStore specifics', () => {
     expect([...(await store.get(key))!.body]).toEqual([1, 2, 3]);
   });
 
+  test('s3rver itself ignores conditional PUTs (hence test/helpers/conditional-s3.ts)', async () => {
+    const store = new S3ObjectStore({ bucket: 'conditional', client });
+    await store.put('plain/exists', 'first');
+    // On S3 this is a 412; s3rver writes anyway.
+    expect(await store.putIf('plain/exists', 'second', { ifNoneMatch: '*' })).toBe(true);
+    expect((await store.get('plain/exists'))!.body.toString()).toBe('second');
+  });
+
+  test('putIf: If-None-Match / If-Match as S3 applies them; exactly one of concurrent writers wins', async () => {
+    const proxy = await startConditionalS3(server.endpoint, client);
+    const proxied = createS3Client({
+      endpoint: proxy.endpoint,
+      region: S3RVER_REGION,
+      forcePathStyle: true,
+      credentials: S3RVER_CREDENTIALS,
+    });
+    try {
+      const store = new S3ObjectStore({ bucket: 'conditional', client: proxied });
+      const key = 'cas/my repo+x/@latest.json';
+      expect(await store.putIf(key, 'v1', { ifNoneMatch: '*' }, { metadata: { n: '1' } })).toBe(true);
+      expect(await store.putIf(key, 'v1 again', { ifNoneMatch: '*' })).toBe(false);
+      const v1 = (await store.get(key))!;
+      expect([v1.body.toString(), v1.metadata.n]).toEqual(['v1', '1']);
+      expect(await store.putIf(key, 'v2', { ifMatch: v1.etag! }, { contentType: 'application/json' })).toBe(
+        true,
+      );
+      // The ETag read before v2: stale now.
+      expect(await store.putIf(key, 'v3', { ifMatch: v1.etag! })).toBe(false);
+      const v2 = (await store.get(key))!;
+      expect([v2.body.toString(), v2.contentType]).toEqual(['v2', 'application/json']);
+      // Quoted as in an HTTP header, the same ETag.
+      expect(await store.putIf(key, 'v3', { ifMatch: `"${v2.etag!}"` })).toBe(true);
+      // If-Match on an object that does not exist (deleted since it was read).
+      expect(await store.putIf('cas/gone', 'x', { ifMatch: v2.etag! })).toBe(false);
+      expect(await store.get('cas/gone')).toBeNull();
+
+      // Eight writers read the same version and all try to replace it: one wins.
+      const base = (await store.get(key))!.etag!;
+      const results = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => store.putIf(key, `w${i}`, { ifMatch: base })),
+      );
+      expect(results.filter(Boolean)).toHaveLength(1);
+      const winner = results.indexOf(true);
+      expect((await store.get(key))!.body.toString()).toBe(`w${winner}`);
+      expect(proxy.counts.conflict + proxy.counts.preconditionFailed).toBeGreaterThanOrEqual(7);
+    } finally {
+      proxied.destroy();
+      await proxy.close();
+    }
+  });
+
   test('a missing bucket and an unreachable endpoint are errors, not "missing"', async () => {
     const noBucket = new S3ObjectStore({ bucket: 'no-such-bucket', client });
     await expect(noBucket.get('x')).rejects.toBeInstanceOf(S3StorageError);
@@ -99,6 +151,7 @@ describe('S3ObjectStore specifics', () => {
     await expect(store.get('x')).rejects.toThrow(/S3 GetObject s3:\/\/versions\/x failed/);
     await expect(store.getVersion('x', {})).rejects.toBeInstanceOf(S3StorageError);
     await expect(store.put('x', 'y')).rejects.toBeInstanceOf(S3StorageError);
+    await expect(store.putIf('x', 'y', { ifNoneMatch: '*' })).rejects.toBeInstanceOf(S3StorageError);
     down.destroy();
   });
 
