@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import { closeSharedParser } from '../../src/scan';
 import { applySections, corpusSections, README, repositorySections } from '../../scripts/readme-sections';
-import { describeWithCorpus } from '../support/external';
+import { CORPUS_DIR_VAR, describeWithCorpus, REQUIRE_EXTERNAL_VAR } from '../support/external';
 
 afterAll(closeSharedParser);
 
@@ -18,6 +18,14 @@ describe('README', () => {
     expect(text).toMatch(/^npm test\b/m);
     const ci = await fs.readFile(`${__dirname}/../../.ci/run`, 'utf8');
     expect(ci).toMatch(/^npm test$/m);
+  });
+
+  it('says what the tests skip without the corpus or terraform, and CI makes that a failure', async () => {
+    const text = await fs.readFile(README, 'utf8');
+    expect(text).toContain(CORPUS_DIR_VAR);
+    expect(text).toContain(`${REQUIRE_EXTERNAL_VAR}=1`);
+    const ci = await fs.readFile(`${__dirname}/../../.ci/run`, 'utf8');
+    expect(ci).toMatch(new RegExp(`^export ${REQUIRE_EXTERNAL_VAR}=1$`, 'm'));
   });
 });
 
