@@ -3,6 +3,8 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
+  // Closes the shared HCL parser pool after every test file (test/support/setup.ts).
+  setupFilesAfterEnv: ['<rootDir>/test/support/setup.ts'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { diagnostics: false }],
   },

@@ -1,9 +1,10 @@
 /**
  * `npm run bench` — tfguard's performance benchmark (see docs/performance.md for the method).
  *
- * For every corpus archive (`../shared/corpus/*.tar.gz`): files, HCL bytes, full scan time (archive
- * bytes in memory → report; min/median/max over the measured runs), MB/s, peak RSS, the time to
- * read the archive alone, the full-hcl2json baseline (the same scan with every file parsed by
+ * For every corpus archive (`../shared/corpus/*.tar.gz`, or the directory in TFGUARD_CORPUS_DIR;
+ * without a corpus the bench exits 2 at once): files, HCL bytes, full scan time (archive bytes in
+ * memory → report; min/median/max over the measured runs), MB/s, peak RSS, the time to read the
+ * archive alone, the full-hcl2json baseline (the same scan with every file parsed by
  * hcl2json), `terraform fmt -check -recursive` on the same files (when terraform is installed),
  * and a rescan with a warm extraction cache. Then: the scaling table (1×, 2×, 4×, 8× copies of a
  * corpus tree), cache batching (one manifest vs one object per file, on the filesystem adapter and
@@ -33,9 +34,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import * as tar from 'tar-stream';
+import { corpusDir, corpusStatus } from '../test/support/external';
 
 const ROOT = path.resolve(__dirname, '..');
-const CORPUS = path.resolve(ROOT, '..', 'shared', 'corpus');
+const CORPUS = corpusDir();
 const MiB = 1024 * 1024;
 
 // ------------------------------------------------------------------------------------------------
@@ -479,6 +481,12 @@ async function main(): Promise<void> {
     const i = argv.indexOf(name);
     return i === -1 ? undefined : argv[i + 1];
   };
+  const corpus = corpusStatus();
+  if (!corpus.ok) {
+    process.stderr.write(`bench: cannot run: ${corpus.reason}\n`);
+    process.exitCode = 2;
+    return;
+  }
   const quick = flag('--quick');
   const runs = Math.max(5, Number(option('--runs') ?? (quick ? 5 : 7)));
   const only = option('--only')?.split(',');

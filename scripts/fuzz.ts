@@ -3,7 +3,8 @@
  *
  *   npx tsx scripts/fuzz.ts --seconds 60 [--seed N] [--case-timeout-ms 30000] [--out DIR]
  *
- * Each case is a random archive built from real corpus files (`../shared/corpus`), mutated at the
+ * Each case is a random archive built from real corpus files (`../shared/corpus`, or the directory in
+ * TFGUARD_CORPUS_DIR; without a corpus the run stops at once with exit 2), mutated at the
  * file level (bit flips, truncation, insertions of random UTF-8 and bracket runs, nesting bombs,
  * noise) and at the container level (bit flips, truncation, inserted and duplicated byte runs, a
  * mutated tar inside an intact gzip), then scanned with `scanBytes`. The run fails (exit 1) on the
@@ -29,6 +30,7 @@ import {
   type CorpusFile,
   type GeneratedArchive,
 } from '../test/security/generators';
+import { corpusStatus } from '../test/support/external';
 import { checkPaths, checkTarReaders, outcome, PropertyViolation } from '../test/security/scan-properties';
 
 interface Options {
@@ -234,6 +236,11 @@ async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
   if (options.replay !== null) return replay(options);
 
+  const available = corpusStatus();
+  if (!available.ok) {
+    process.stderr.write(`fuzz: cannot run: ${available.reason}\n`);
+    return 2;
+  }
   const corpus: CorpusFile[] = await loadCorpusFiles();
   const arbitrary = fc.record({ archive: archiveArbitrary(corpus, 8), mutation: containerMutation });
   const started = Date.now();

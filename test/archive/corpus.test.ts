@@ -3,10 +3,9 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { readInput } from '../../src/archive';
 import { compareUtf8 } from '../../src/archive/paths';
+import { corpusFile, describeWithCorpus } from '../support/external';
 
-const CORPUS = path.resolve(__dirname, '../../../shared/corpus');
-
-// Counts from /work/shared/corpus/SOURCES.md.
+// Counts from the corpus's SOURCES.md.
 const EXPECTED: [string, number, number][] = [
   ['cloudposse_terraform-aws-components.tar.gz', 1801, 0],
   ['ministryofjustice_modernisation-platform.tar.gz', 1189, 0],
@@ -16,9 +15,9 @@ const EXPECTED: [string, number, number][] = [
   ['hashicorp_learn-terraform-provision-eks-cluster.tar.gz', 4, 1],
 ];
 
-describe('real-world corpus', () => {
+describeWithCorpus('real-world corpus', () => {
   test.each(EXPECTED)('%s: %i .tf files, %i lock files', async (file, tfCount, lockCount) => {
-    const full = path.join(CORPUS, file);
+    const full = corpusFile(file);
     const archive = await readInput(full);
     expect(archive.format).toBe('tar.gz');
     expect(archive.name).toBe(file);

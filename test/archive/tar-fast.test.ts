@@ -6,7 +6,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
@@ -17,10 +17,8 @@ import { defaultShouldLoad } from '../../src/archive/paths';
 import { FAST_PATH_MAX_TAR_BYTES, readTarFast } from '../../src/archive/tar-fast';
 import { isInputError } from '../../src/errors';
 import type { ArchiveLimits } from '../../src/model';
+import { corpusArchives, corpusFile, describeWithCorpus } from '../support/external';
 import { buildTar, paxHeader, rawTar, rawTarHeader, tarData, TAR_END } from './helpers/tar-builder';
-
-const CORPUS = path.resolve(__dirname, '../../../shared/corpus');
-const corpusArchives = readdirSync(CORPUS).filter((f) => f.endsWith('.tar.gz'));
 
 type Outcome =
   | { error: { code: string; message: string; entry: string | undefined } }
@@ -59,9 +57,9 @@ async function expectSameOutcome(bytes: Buffer, limits?: Partial<ArchiveLimits>)
   return fast;
 }
 
-describe('tar fast path: the corpus', () => {
-  test.each(corpusArchives)('%s: taken, and identical to the streaming reader', async (file) => {
-    const bytes = readFileSync(path.join(CORPUS, file));
+describeWithCorpus('tar fast path: the corpus', () => {
+  test.each(corpusArchives())('%s: taken, and identical to the streaming reader', async (file) => {
+    const bytes = readFileSync(corpusFile(file));
     expect(fastPathTakes(bytes, true)).toBe(true);
     const result = await expectSameOutcome(bytes);
     expect('archive' in result).toBe(true);

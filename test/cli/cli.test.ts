@@ -8,6 +8,7 @@ import { runCli } from '../../src/cli/main';
 import type { CliIo } from '../../src/cli/main';
 import { makeTarGz } from '../helpers/archive';
 import { readLockFile, terraformInit, withMirror } from '../helpers/terraform';
+import { describeWithTerraform } from '../support/external';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');
@@ -163,7 +164,7 @@ resource "random_pet" "x" {}
   });
 });
 
-describe('tfguard hash', () => {
+describeWithTerraform('tfguard hash against terraform init', () => {
   it('prints the h1: terraform records and the zh: of the zip, for packed and unpacked packages', async () => {
     const files = (type: string, version: string) => [
       { name: `terraform-provider-${type}_v${version}`, data: '#!/bin/sh\nexit 1\n', mode: 0o755 },
@@ -206,7 +207,9 @@ describe('tfguard hash', () => {
       await mirror.cleanup();
     }
   });
+});
 
+describe('tfguard hash', () => {
   it('exits 2 for a corrupt zip, a missing path and bad usage', async () => {
     const bad = path.join(tmp, 'broken.zip');
     await fs.writeFile(bad, Buffer.from('PK\u0003\u0004 this is not a zip'));

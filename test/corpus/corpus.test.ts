@@ -1,8 +1,6 @@
 import { promises as fs } from 'node:fs';
-import * as path from 'node:path';
 import { closeSharedParser, scanBytes } from '../../src/scan';
-
-const CORPUS = path.resolve(__dirname, '../../../shared/corpus');
+import { corpusFile, describeWithCorpus } from '../support/external';
 
 const ARCHIVES = [
   'cloudposse_terraform-aws-components.tar.gz',
@@ -15,11 +13,11 @@ const ARCHIVES = [
 
 afterAll(closeSharedParser);
 
-describe('real-world corpus', () => {
+describeWithCorpus('real-world corpus', () => {
   it.each(ARCHIVES)(
     '%s scans completely, with no parse-error or internal error',
     async (name) => {
-      const bytes = await fs.readFile(path.join(CORPUS, name));
+      const bytes = await fs.readFile(corpusFile(name));
       const report = await scanBytes(name, bytes);
       const broken = report.findings.filter(
         (f) => f.ruleId === 'parse-error' || f.ruleId === 'internal-error',

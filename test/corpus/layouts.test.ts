@@ -4,12 +4,10 @@
  * (and must not) produce with default settings.
  */
 import { promises as fs } from 'node:fs';
-import * as path from 'node:path';
 import { matchGlob } from '../../src/modules';
 import { closeSharedParser, scanBytes } from '../../src/scan';
+import { corpusFile, describeWithCorpus } from '../support/external';
 import type { Report } from '../../src/report/types';
-
-const CORPUS = path.resolve(__dirname, '../../../shared/corpus');
 
 type Kind = 'root' | 'shared' | 'example' | 'test' | 'fragment';
 
@@ -159,72 +157,74 @@ const reports = new Map<string, Promise<Report>>();
 async function scan(archive: string): Promise<Report> {
   let r = reports.get(archive);
   if (r === undefined) {
-    r = fs.readFile(path.join(CORPUS, archive)).then((bytes) => scanBytes(archive, bytes));
+    r = fs.readFile(corpusFile(archive)).then((bytes) => scanBytes(archive, bytes));
     reports.set(archive, r);
   }
   return r;
 }
 
-describe.each(LAYOUTS)('$archive', (layout) => {
-  test('every directory has the kind LAYOUTS.md gives it', async () => {
-    const report = await scan(layout.archive);
-    const wrong: string[] = [];
-    for (const m of report.modules) {
-      const expected = layout.kinds.find(([glob]) => matchGlob(glob, m.path))?.[1];
-      if (expected !== m.kind) wrong.push(`${m.path}: ${m.kind} (${m.kindReason}), expected ${expected}`);
-    }
-    expect(wrong).toEqual([]);
-    const counts: Partial<Record<Kind, number>> = {};
-    for (const m of report.modules) counts[m.kind] = (counts[m.kind] ?? 0) + 1;
-    expect(counts).toEqual(layout.counts);
-    expect(report.summary.roots).toBe(layout.counts.root ?? 0);
+describeWithCorpus('layout archives of ../shared/corpus', () => {
+  describe.each(LAYOUTS)('$archive', (layout) => {
+    test('every directory has the kind LAYOUTS.md gives it', async () => {
+      const report = await scan(layout.archive);
+      const wrong: string[] = [];
+      for (const m of report.modules) {
+        const expected = layout.kinds.find(([glob]) => matchGlob(glob, m.path))?.[1];
+        if (expected !== m.kind) wrong.push(`${m.path}: ${m.kind} (${m.kindReason}), expected ${expected}`);
+      }
+      expect(wrong).toEqual([]);
+      const counts: Partial<Record<Kind, number>> = {};
+      for (const m of report.modules) counts[m.kind] = (counts[m.kind] ?? 0) + 1;
+      expect(counts).toEqual(layout.counts);
+      expect(report.summary.roots).toBe(layout.counts.root ?? 0);
+    });
+
+    test('findings with default settings', async () => {
+      const report = await scan(layout.archive);
+      const counts: Record<string, number> = {};
+      for (const f of report.findings) {
+        const key = `${f.ruleId} ${f.severity}`;
+        counts[key] = (counts[key] ?? 0) + 1;
+      }
+      expect(counts).toEqual(layout.findings);
+      // A finding that rests on a guess is a notice, says so, and offers no fix.
+      for (const f of report.findings.filter((x) => x.confidence === 'low')) {
+        expect(f.severity).toBe('notice');
+        expect(f.fix).toBeUndefined();
+      }
+    });
   });
 
-  test('findings with default settings', async () => {
-    const report = await scan(layout.archive);
-    const counts: Record<string, number> = {};
-    for (const f of report.findings) {
-      const key = `${f.ruleId} ${f.severity}`;
-      counts[key] = (counts[key] ?? 0) + 1;
-    }
-    expect(counts).toEqual(layout.findings);
-    // A finding that rests on a guess is a notice, says so, and offers no fix.
-    for (const f of report.findings.filter((x) => x.confidence === 'low')) {
-      expect(f.severity).toBe('notice');
-      expect(f.fix).toBeUndefined();
-    }
+  test('Terragrunt units are roots made of the source module and their own lock file', async () => {
+    const report = await scan('cds-snc_scan-files.tar.gz');
+    const unit = report.roots.find((r) => r.path === 'terragrunt/env/staging/api');
+    expect(unit).toMatchObject({
+      kind: 'root',
+      modules: ['terragrunt/env/staging/api', 'terragrunt/aws/api'],
+      lock: { file: 'terragrunt/env/staging/api/.terraform.lock.hcl' },
+    });
+    // aws comes from the file root.hcl's generate block writes (common/provider.tf: ~> 6.0).
+    expect(unit?.providers.find((p) => p.source === 'registry.terraform.io/hashicorp/aws')?.constraints).toBe(
+      '~> 6.0',
+    );
+    const production = report.roots.find((r) => r.path === 'terragrunt/env/production/api');
+    expect(production?.remoteModules).toEqual([
+      {
+        module: 'terragrunt/env/production/api',
+        name: 'terragrunt',
+        source:
+          'git::https://github.com/cds-snc/scan-files//terragrunt/aws/api?ref=${get_env("INFRASTRUCTURE_VERSION")}',
+        version: null,
+      },
+    ]);
   });
-});
 
-test('Terragrunt units are roots made of the source module and their own lock file', async () => {
-  const report = await scan('cds-snc_scan-files.tar.gz');
-  const unit = report.roots.find((r) => r.path === 'terragrunt/env/staging/api');
-  expect(unit).toMatchObject({
-    kind: 'root',
-    modules: ['terragrunt/env/staging/api', 'terragrunt/aws/api'],
-    lock: { file: 'terragrunt/env/staging/api/.terraform.lock.hcl' },
+  test('a repository with OpenTofu lock files: each root runs under OpenTofu', async () => {
+    const report = await scan('keycloak_keycloak-benchmark.tar.gz');
+    expect(report.roots.map((r) => [r.path, r.engine])).toEqual([
+      ['provision/opentofu/modules/aws/accelerator', 'opentofu'],
+      ['provision/opentofu/modules/rosa-hcp', 'opentofu'],
+      ['provision/opentofu/remote-state', 'opentofu'],
+    ]);
   });
-  // aws comes from the file root.hcl's generate block writes (common/provider.tf: ~> 6.0).
-  expect(unit?.providers.find((p) => p.source === 'registry.terraform.io/hashicorp/aws')?.constraints).toBe(
-    '~> 6.0',
-  );
-  const production = report.roots.find((r) => r.path === 'terragrunt/env/production/api');
-  expect(production?.remoteModules).toEqual([
-    {
-      module: 'terragrunt/env/production/api',
-      name: 'terragrunt',
-      source:
-        'git::https://github.com/cds-snc/scan-files//terragrunt/aws/api?ref=${get_env("INFRASTRUCTURE_VERSION")}',
-      version: null,
-    },
-  ]);
-});
-
-test('a repository with OpenTofu lock files: each root runs under OpenTofu', async () => {
-  const report = await scan('keycloak_keycloak-benchmark.tar.gz');
-  expect(report.roots.map((r) => [r.path, r.engine])).toEqual([
-    ['provision/opentofu/modules/aws/accelerator', 'opentofu'],
-    ['provision/opentofu/modules/rosa-hcp', 'opentofu'],
-    ['provision/opentofu/remote-state', 'opentofu'],
-  ]);
 });

@@ -1,14 +1,15 @@
 import { promises as fs } from 'node:fs';
 import { closeSharedParser } from '../../src/scan';
-import { applySections, README, sections } from '../../scripts/readme-sections';
+import { applySections, corpusSections, README, repositorySections } from '../../scripts/readme-sections';
+import { CORPUS_DIR_VAR, describeWithCorpus, REQUIRE_EXTERNAL_VAR } from '../support/external';
 
 afterAll(closeSharedParser);
 
 describe('README', () => {
-  it('shows the current rule table and the current output of the example and corpus scans', async () => {
+  it('shows the current rule table and the current output of the example scan', async () => {
     const text = await fs.readFile(README, 'utf8');
     // On failure: npx tsx scripts/readme-sections.ts --write
-    expect(applySections(text, await sections())).toBe(text);
+    expect(applySections(text, await repositorySections())).toBe(text);
   });
 
   it('gives the two fresh-machine commands that CI and people run', async () => {
@@ -17,5 +18,21 @@ describe('README', () => {
     expect(text).toMatch(/^npm test\b/m);
     const ci = await fs.readFile(`${__dirname}/../../.ci/run`, 'utf8');
     expect(ci).toMatch(/^npm test$/m);
+  });
+
+  it('says what the tests skip without the corpus or terraform, and CI makes that a failure', async () => {
+    const text = await fs.readFile(README, 'utf8');
+    expect(text).toContain(CORPUS_DIR_VAR);
+    expect(text).toContain(`${REQUIRE_EXTERNAL_VAR}=1`);
+    const ci = await fs.readFile(`${__dirname}/../../.ci/run`, 'utf8');
+    expect(ci).toMatch(new RegExp(`^export ${REQUIRE_EXTERNAL_VAR}=1$`, 'm'));
+  });
+});
+
+describeWithCorpus('README (corpus sample)', () => {
+  it('shows the current output of the corpus scan', async () => {
+    const text = await fs.readFile(README, 'utf8');
+    // On failure: npx tsx scripts/readme-sections.ts --write
+    expect(applySections(text, await corpusSections())).toBe(text);
   });
 });

@@ -15,6 +15,7 @@ import { MAX_INLINE_RESPONSE_BYTES } from '../../src/service/api';
 import { ReportLayout } from '../../src/service/keys';
 import { makeTarGz, type FileMap } from '../helpers/archive';
 import { readCorpusArchive, replicateTarGz } from '../helpers/corpus';
+import { describeWithCorpus } from '../support/external';
 import { sampleEvent, startHarness, withEnv, type Harness } from './harness';
 
 const layout = new ReportLayout('reports/');
@@ -178,32 +179,34 @@ test('POST /scans and GET /scans/{id}: a report too large for a response is link
   expect(markdown.result.body).toBe((await h.reports.get(payload.reportKeys.markdown))!.body.toString());
 });
 
-test('an upload of a real configuration five times over: GET /scans/{uploadId} links the report', async () => {
-  const archive = await replicateTarGz(
-    await readCorpusArchive('cloudposse_terraform-aws-components.tar.gz'),
-    5,
-  );
-  const created = await call(createUpload, sampleEvent('http-post-uploads.json'));
-  const upload = JSON.parse(created.result.body) as { id: string; key: string; upload: { url: string } };
-  const put = await fetch(upload.upload.url, { method: 'PUT', body: archive });
-  expect(put.status).toBe(200);
-  const object = await h.uploads.get(upload.key);
-  const outcome = await scanUpload(
-    h.s3Event([{ key: upload.key, etag: object!.etag!, size: archive.length }]),
-    h.context('scanUpload'),
-  );
-  expect(outcome.outcomes[0]!.status).toBe('scanned');
+describeWithCorpus('a real corpus configuration', () => {
+  test('an upload of a real configuration five times over: GET /scans/{uploadId} links the report', async () => {
+    const archive = await replicateTarGz(
+      await readCorpusArchive('cloudposse_terraform-aws-components.tar.gz'),
+      5,
+    );
+    const created = await call(createUpload, sampleEvent('http-post-uploads.json'));
+    const upload = JSON.parse(created.result.body) as { id: string; key: string; upload: { url: string } };
+    const put = await fetch(upload.upload.url, { method: 'PUT', body: archive });
+    expect(put.status).toBe(200);
+    const object = await h.uploads.get(upload.key);
+    const outcome = await scanUpload(
+      h.s3Event([{ key: upload.key, etag: object!.etag!, size: archive.length }]),
+      h.context('scanUpload'),
+    );
+    expect(outcome.outcomes[0]!.status).toBe('scanned');
 
-  const got = await call(getScan, getEvent(upload.id));
-  expect(got.result.statusCode).toBe(200);
-  expect(got.bytes).toBeLessThanOrEqual(LAMBDA_LIMIT);
-  expect(got.bytes).toBeLessThanOrEqual(MAX_INLINE_RESPONSE_BYTES);
-  const payload = envelope(got.result);
-  expect(payload.id).toBe(upload.id);
-  expect(payload.repository).toBe('acme/network');
-  const report = await expectLinked(payload);
-  expect(report.modules.length).toBeGreaterThan(100);
-  expect(inlinedBytes(got.result, payload, report)).toBeGreaterThan(LAMBDA_LIMIT);
+    const got = await call(getScan, getEvent(upload.id));
+    expect(got.result.statusCode).toBe(200);
+    expect(got.bytes).toBeLessThanOrEqual(LAMBDA_LIMIT);
+    expect(got.bytes).toBeLessThanOrEqual(MAX_INLINE_RESPONSE_BYTES);
+    const payload = envelope(got.result);
+    expect(payload.id).toBe(upload.id);
+    expect(payload.repository).toBe('acme/network');
+    const report = await expectLinked(payload);
+    expect(report.modules.length).toBeGreaterThan(100);
+    expect(inlinedBytes(got.result, payload, report)).toBeGreaterThan(LAMBDA_LIMIT);
+  });
 });
 
 test('the report links are short-lived: s3rver refuses them once expired', async () => {

@@ -1,9 +1,8 @@
-import path from 'node:path';
 import { HclParser } from '../../src/hcl';
 import type { HclBody } from '../../src/model';
+import { corpusFile, describeWithCorpus } from '../support/external';
 import { closeReference, hcl2jsonShape, readTarGz, referenceParse } from './helpers';
 
-const corpus = path.resolve(__dirname, '../../../shared/corpus');
 const parser = new HclParser();
 
 afterAll(async () => {
@@ -35,50 +34,52 @@ function referenceHeaders(json: unknown): string[] {
 const headers = (body: HclBody): string[] =>
   body.blocks.map((b) => JSON.stringify([b.type, ...b.labels])).sort();
 
-describe.each([
-  ['terraform-aws-modules_terraform-aws-vpc.tar.gz'],
-  ['hashicorp_learn-terraform-provision-eks-cluster.tar.gz'],
-])('corpus %s', (archive) => {
-  it('every .tf file parses, with the top-level blocks and values hcl2json sees', async () => {
-    const files = await readTarGz(path.join(corpus, archive), /\.tf$/);
-    expect(files.size).toBeGreaterThan(3);
-    let blocks = 0;
-    await Promise.all(
-      [...files].map(async ([name, content]) => {
-        const r = await parser.parse(name, content);
-        if (!r.ok) throw new Error(`${name}: ${JSON.stringify(r.error)}`);
-        const reference = await referenceParse(content.toString('utf8').replace(/^\uFEFF/, ''));
-        expect({ name, headers: headers(r.file.body) }).toEqual({
-          name,
-          headers: referenceHeaders(reference),
-        });
-        // Stronger: the whole tree, regrouped the way hcl2json groups it, is hcl2json's output.
-        expect(hcl2jsonShape(r.file.body)).toEqual(reference);
-        blocks += r.file.body.blocks.length;
-        for (const b of r.file.body.blocks) {
-          expect(b.line).toBeGreaterThanOrEqual(1);
-          expect(b.endLine).toBeGreaterThanOrEqual(b.line);
-        }
-      }),
-    );
-    expect(blocks).toBeGreaterThan(5);
+describeWithCorpus('the HCL parser on the corpus', () => {
+  describe.each([
+    ['terraform-aws-modules_terraform-aws-vpc.tar.gz'],
+    ['hashicorp_learn-terraform-provision-eks-cluster.tar.gz'],
+  ])('corpus %s', (archive) => {
+    it('every .tf file parses, with the top-level blocks and values hcl2json sees', async () => {
+      const files = await readTarGz(corpusFile(archive), /\.tf$/);
+      expect(files.size).toBeGreaterThan(3);
+      let blocks = 0;
+      await Promise.all(
+        [...files].map(async ([name, content]) => {
+          const r = await parser.parse(name, content);
+          if (!r.ok) throw new Error(`${name}: ${JSON.stringify(r.error)}`);
+          const reference = await referenceParse(content.toString('utf8').replace(/^\uFEFF/, ''));
+          expect({ name, headers: headers(r.file.body) }).toEqual({
+            name,
+            headers: referenceHeaders(reference),
+          });
+          // Stronger: the whole tree, regrouped the way hcl2json groups it, is hcl2json's output.
+          expect(hcl2jsonShape(r.file.body)).toEqual(reference);
+          blocks += r.file.body.blocks.length;
+          for (const b of r.file.body.blocks) {
+            expect(b.line).toBeGreaterThanOrEqual(1);
+            expect(b.endLine).toBeGreaterThanOrEqual(b.line);
+          }
+        }),
+      );
+      expect(blocks).toBeGreaterThan(5);
+    });
   });
-});
 
-it('the lock file of the EKS example parses', async () => {
-  const files = await readTarGz(
-    path.join(corpus, 'hashicorp_learn-terraform-provision-eks-cluster.tar.gz'),
-    /\.terraform\.lock\.hcl$/,
-  );
-  expect(files.size).toBe(1);
-  for (const [name, content] of files) {
-    const r = await parser.parse(name, content);
-    if (!r.ok) throw new Error(JSON.stringify(r.error));
-    expect(r.file.body.blocks.length).toBeGreaterThan(0);
-    for (const b of r.file.body.blocks) {
-      expect(b.type).toBe('provider');
-      expect(b.labels[0]).toMatch(/^registry\.terraform\.io\/[^/]+\/[^/]+$/);
-      expect(b.body.attributes.map((a) => a.name)).toEqual(expect.arrayContaining(['version', 'hashes']));
+  it('the lock file of the EKS example parses', async () => {
+    const files = await readTarGz(
+      corpusFile('hashicorp_learn-terraform-provision-eks-cluster.tar.gz'),
+      /\.terraform\.lock\.hcl$/,
+    );
+    expect(files.size).toBe(1);
+    for (const [name, content] of files) {
+      const r = await parser.parse(name, content);
+      if (!r.ok) throw new Error(JSON.stringify(r.error));
+      expect(r.file.body.blocks.length).toBeGreaterThan(0);
+      for (const b of r.file.body.blocks) {
+        expect(b.type).toBe('provider');
+        expect(b.labels[0]).toMatch(/^registry\.terraform\.io\/[^/]+\/[^/]+$/);
+        expect(b.body.attributes.map((a) => a.name)).toEqual(expect.arrayContaining(['version', 'hashes']));
+      }
     }
-  }
+  });
 });

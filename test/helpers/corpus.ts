@@ -1,26 +1,14 @@
-/**
- * The real-configuration corpus (`shared/corpus/` next to the repository, see its SOURCES.md),
- * found by walking up from this directory so it is found from a git worktree too.
- */
-import { existsSync } from 'node:fs';
+/** Reading and replicating real-configuration corpus archives in tests. */
 import { readFile } from 'node:fs/promises';
-import * as path from 'node:path';
 import { createGunzip } from 'node:zlib';
 import * as tar from 'tar-stream';
 import { makeTarGz, type FileMap } from './archive';
+import { corpusFile } from '../support/external';
 
-export function corpusDirectory(): string {
-  for (let dir = __dirname; ; dir = path.dirname(dir)) {
-    const candidate = path.join(dir, 'shared', 'corpus');
-    if (existsSync(path.join(candidate, 'SOURCES.md'))) return candidate;
-    if (path.dirname(dir) === dir) {
-      throw new Error(`no shared/corpus/ above ${__dirname}: the corpus archives are needed here`);
-    }
-  }
-}
-
+/** A corpus archive's bytes (the corpus is found by test/support/external.ts; suites that read
+ * it run inside describeWithCorpus). */
 export function readCorpusArchive(name: string): Promise<Buffer> {
-  return readFile(path.join(corpusDirectory(), name));
+  return readFile(corpusFile(name));
 }
 
 /** The regular files of a .tar.gz, by path. */

@@ -11,11 +11,12 @@
  * directories `VERSION/OS_ARCH/` (unpacked layout) under `MIRROR/HOST/NAMESPACE/TYPE/`; a package
  * only needs an executable whose name starts with `terraform-provider-TYPE` for `init` to succeed.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { terraformStatus } from '../support/external';
 import { S_IFDIR, S_IFREG, writeZip as writeRawZip } from './zip-writer';
 
 // ---------------------------------------------------------------------------------------------
@@ -158,25 +159,20 @@ export async function withMirror(packages: ProviderPackage[]): Promise<Mirror> {
 // Running terraform
 // ---------------------------------------------------------------------------------------------
 
-let cachedBinary: string | null | undefined;
-
-/** Absolute path of `terraform` on PATH, or null. */
+/** Absolute path of a working `terraform` on PATH, or null (test/support/external.ts finds it). */
 export function terraformBinary(): string | null {
-  if (cachedBinary === undefined) {
-    const r = spawnSync('sh', ['-c', 'command -v terraform'], { encoding: 'utf8' });
-    const path = r.status === 0 ? r.stdout.trim() : '';
-    cachedBinary = path !== '' && existsSync(path) ? path : null;
-  }
-  return cachedBinary;
+  const status = terraformStatus();
+  return status.ok ? status.value : null;
 }
 
-/** The terraform binary, or an error that says why the oracle tests cannot run. */
+/**
+ * The terraform binary, or an error that says why the oracle tests cannot run. Suites that use
+ * terraform are wrapped in `describeWithTerraform`, so this only throws outside such a block.
+ */
 export function requireTerraform(): string {
-  const bin = terraformBinary();
-  if (bin === null) {
-    throw new Error('terraform is not on PATH: the oracle tests need the terraform CLI (1.11) installed');
-  }
-  return bin;
+  const status = terraformStatus();
+  if (!status.ok) throw new Error(status.reason);
+  return status.value;
 }
 
 export interface TerraformResult {

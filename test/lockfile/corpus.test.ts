@@ -5,7 +5,6 @@
  * lock findings are exactly those listed here (verified by hand against the sources: two roots
  * without a lock file, and one lock file whose recorded constraints predate the pins in versions.tf).
  */
-import { join } from 'node:path';
 import { readInput } from '../../src/archive';
 import { HclParser } from '../../src/hcl';
 import { analyzeLocks, isProviderPackageZip } from '../../src/lockfile';
@@ -16,37 +15,37 @@ import { ruleContext, runRules } from '../../src/rules';
 import { LOCK_RULES } from '../../src/rules/lock-index';
 import { shouldLoad } from '../../src/scan';
 import { DEFAULT_CONFIG } from '../../src/scan/config-file';
+import { corpusFile, describeWithCorpus } from '../support/external';
 
-const ARCHIVE = join(
-  __dirname,
-  '../../../shared/corpus/ministryofjustice_cloud-platform-infrastructure.tar.gz',
-);
+const ARCHIVE = 'ministryofjustice_cloud-platform-infrastructure.tar.gz';
 const ACCOUNT = 'terraform/aws-accounts/cloud-platform-aws/account';
 
-let analysis: LockAnalysis;
-let findings: Finding[];
-let parser: HclParser;
+describeWithCorpus('corpus: ministryofjustice cloud-platform-infrastructure', () => {
+  let analysis: LockAnalysis;
+  let findings: Finding[];
+  let parser: HclParser;
 
-beforeAll(async () => {
-  parser = new HclParser();
-  const archive = await readInput(ARCHIVE, { shouldLoad: (p) => shouldLoad(p) || isProviderPackageZip(p) });
-  const loaded = await loadModules({ archive, config: DEFAULT_CONFIG, parser });
-  analysis = await analyzeLocks({
-    archive,
-    modules: loaded.modules,
-    roots: loaded.roots,
-    config: DEFAULT_CONFIG,
-    parser,
-    engine: loaded.engine,
+  beforeAll(async () => {
+    parser = new HclParser();
+    const archive = await readInput(corpusFile(ARCHIVE), {
+      shouldLoad: (p) => shouldLoad(p) || isProviderPackageZip(p),
+    });
+    const loaded = await loadModules({ archive, config: DEFAULT_CONFIG, parser });
+    analysis = await analyzeLocks({
+      archive,
+      modules: loaded.modules,
+      roots: loaded.roots,
+      config: DEFAULT_CONFIG,
+      parser,
+      engine: loaded.engine,
+    });
+    findings = runRules(ruleContext(loaded, DEFAULT_CONFIG, analysis), LOCK_RULES);
+  }, 120_000);
+
+  afterAll(async () => {
+    await parser.close();
   });
-  findings = runRules(ruleContext(loaded, DEFAULT_CONFIG, analysis), LOCK_RULES);
-}, 120_000);
 
-afterAll(async () => {
-  await parser.close();
-});
-
-describe('corpus: ministryofjustice cloud-platform-infrastructure', () => {
   it('parses all 12 lock files without an error', () => {
     const locks = analysis.roots.flatMap((r) => (r.lock === null ? [] : [r.lock]));
     expect(locks).toHaveLength(12);

@@ -24,6 +24,7 @@ import {
   writeZip,
 } from '../helpers/terraform';
 import type { LockEntry } from '../helpers/terraform';
+import { describeWithTerraform } from '../support/external';
 import { fakeH1, lockText, tf } from './fixtures';
 import type { LockEntrySpec } from './fixtures';
 
@@ -403,145 +404,149 @@ interface Outcome {
 let outcomes: Outcome[] = [];
 const hashChecks: Array<{ what: string; terraform: string; tfguard: string }> = [];
 
-beforeAll(async () => {
-  work = await mkdtemp(join(tmpdir(), 'tfguard-lockdiff-'));
-  const cli = join(work, 'empty.tfrc');
-  await writeFile(cli, '# implied provider installation: terraform.d/plugins of the working directory\n');
-  // no user plugin directories, no credentials, no cache: only the root's terraform.d/plugins
-  env = { TF_CLI_CONFIG_FILE: cli, HOME: join(work, 'home'), XDG_DATA_HOME: join(work, 'xdg') };
+describeWithTerraform('lock files against terraform init', () => {
+  beforeAll(async () => {
+    work = await mkdtemp(join(tmpdir(), 'tfguard-lockdiff-'));
+    const cli = join(work, 'empty.tfrc');
+    await writeFile(cli, '# implied provider installation: terraform.d/plugins of the working directory\n');
+    // no user plugin directories, no credentials, no cache: only the root's terraform.d/plugins
+    env = { TF_CLI_CONFIG_FILE: cli, HOME: join(work, 'home'), XDG_DATA_HOME: join(work, 'xdg') };
 
-  const zhZip = packageFiles([AWS('5.9.0')]);
-  ZH_AWS_590 = (await hashZip(Object.values(zhZip)[0] as Buffer)).zh;
-  const dirsZip = packageFiles([{ ...AWS('5.9.0'), dirEntries: true }]);
-  H1_DIRS_ZIP = (await hashZip(Object.values(dirsZip)[0] as Buffer)).h1;
+    const zhZip = packageFiles([AWS('5.9.0')]);
+    ZH_AWS_590 = (await hashZip(Object.values(zhZip)[0] as Buffer)).zh;
+    const dirsZip = packageFiles([{ ...AWS('5.9.0'), dirEntries: true }]);
+    H1_DIRS_ZIP = (await hashZip(Object.values(dirsZip)[0] as Buffer)).h1;
 
-  // 1. terraform writes each base's lock file (and its h1: for every package it installed)
-  const written = new Map<string, Written>();
-  await mapLimit(BASES, 5, async (base, i) => {
-    const dir = join(work, `base-${i}`);
-    await materialize(dir, { ...base.config, ...packageFiles(base.packages) });
-    const r = await terraformInit(dir, false);
-    if (r.code !== 0) throw new Error(`terraform init failed for base "${base.name}":\n${r.output}`);
-    const lock = readLockFile(dir);
-    written.set(base.name, lock);
-    for (const [source, entry] of lock) {
-      const [, ns, type] = source.split('/') as [string, string, string];
-      const pkg = base.packages.find(
-        (p) => p.ns === ns && p.type === type && p.version === entry.version,
-      ) as Pkg;
-      const path = Object.keys(pkgFiles(pkg))[0] as string;
-      const onDisk =
-        pkg.layout === 'packed' ? join(dir, ...path.split('/')) : join(dir, ...path.split('/').slice(0, -1));
-      hashChecks.push({
-        what: `${base.name}: ${source} ${entry.version} (${pkg.layout})`,
-        terraform: entry.hashes.join(' '),
-        tfguard: (await hashPackage(onDisk)).h1,
-      });
-    }
+    // 1. terraform writes each base's lock file (and its h1: for every package it installed)
+    const written = new Map<string, Written>();
+    await mapLimit(BASES, 5, async (base, i) => {
+      const dir = join(work, `base-${i}`);
+      await materialize(dir, { ...base.config, ...packageFiles(base.packages) });
+      const r = await terraformInit(dir, false);
+      if (r.code !== 0) throw new Error(`terraform init failed for base "${base.name}":\n${r.output}`);
+      const lock = readLockFile(dir);
+      written.set(base.name, lock);
+      for (const [source, entry] of lock) {
+        const [, ns, type] = source.split('/') as [string, string, string];
+        const pkg = base.packages.find(
+          (p) => p.ns === ns && p.type === type && p.version === entry.version,
+        ) as Pkg;
+        const path = Object.keys(pkgFiles(pkg))[0] as string;
+        const onDisk =
+          pkg.layout === 'packed'
+            ? join(dir, ...path.split('/'))
+            : join(dir, ...path.split('/').slice(0, -1));
+        hashChecks.push({
+          what: `${base.name}: ${source} ${entry.version} (${pkg.layout})`,
+          terraform: entry.hashes.join(' '),
+          tfguard: (await hashPackage(onDisk)).h1,
+        });
+      }
+    });
+
+    // 2. every scenario: terraform init -lockfile=readonly vs the full scan of the same files
+    const scenarios = [
+      ...BASES.flatMap((b) =>
+        mutations(b, written.get(b.name) as Written).map((s) => ({ ...s, name: `${b.name}: ${s.name}` })),
+      ),
+      ...specials(written),
+    ];
+    outcomes = await mapLimit(scenarios, 6, async (s, i) => {
+      const dir = join(work, `s-${i}`);
+      await materialize(dir, s.files);
+      const [tfResult, report, readonlyReport] = await Promise.all([
+        terraformInit(dir, true),
+        scanFiles(s.files),
+        scanFiles(s.files, { config: READONLY_SETTINGS }),
+      ]);
+      return {
+        scenario: s.name,
+        because: s.because,
+        terraformFailed: tfResult.code !== 0,
+        terraformOutput: tfResult.output,
+        scanFailures: lockFailure(report),
+        defaultErrors: lockErrors(report),
+        readonlyErrors: lockErrors(readonlyReport),
+        warns: s.warns ?? [],
+        reported: report.findings.map((f) => f.ruleId),
+      };
+    });
+  }, 240_000);
+
+  afterAll(async () => {
+    await closeSharedParser();
+    await rm(work, { recursive: true, force: true });
   });
 
-  // 2. every scenario: terraform init -lockfile=readonly vs the full scan of the same files
-  const scenarios = [
-    ...BASES.flatMap((b) =>
-      mutations(b, written.get(b.name) as Written).map((s) => ({ ...s, name: `${b.name}: ${s.name}` })),
-    ),
-    ...specials(written),
-  ];
-  outcomes = await mapLimit(scenarios, 6, async (s, i) => {
-    const dir = join(work, `s-${i}`);
-    await materialize(dir, s.files);
-    const [tfResult, report, readonlyReport] = await Promise.all([
-      terraformInit(dir, true),
-      scanFiles(s.files),
-      scanFiles(s.files, { config: READONLY_SETTINGS }),
-    ]);
-    return {
-      scenario: s.name,
-      because: s.because,
-      terraformFailed: tfResult.code !== 0,
-      terraformOutput: tfResult.output,
-      scanFailures: lockFailure(report),
-      defaultErrors: lockErrors(report),
-      readonlyErrors: lockErrors(readonlyReport),
-      warns: s.warns ?? [],
-      reported: report.findings.map((f) => f.ruleId),
-    };
-  });
-}, 240_000);
+  describe('lock verification vs terraform init -lockfile=readonly', () => {
+    it('covers at least 30 scenarios, failing and passing', () => {
+      expect(outcomes.length).toBeGreaterThanOrEqual(30);
+      expect(outcomes.filter((o) => o.terraformFailed).length).toBeGreaterThanOrEqual(10);
+      expect(outcomes.filter((o) => !o.terraformFailed).length).toBeGreaterThanOrEqual(8);
+    });
 
-afterAll(async () => {
-  await closeSharedParser();
-  await rm(work, { recursive: true, force: true });
-});
+    it('the scan reports a failing lock finding exactly when terraform init fails', () => {
+      const disagreements = outcomes
+        .filter((o) => o.terraformFailed !== o.scanFailures.length > 0)
+        .map(
+          (o) =>
+            `${o.scenario}: terraform ${o.terraformFailed ? 'failed' : 'succeeded'}, scan reported [${o.scanFailures.join(', ')}]\n${o.terraformOutput}`,
+        );
+      expect(disagreements).toEqual([]);
+    });
 
-describe('lock verification vs terraform init -lockfile=readonly', () => {
-  it('covers at least 30 scenarios, failing and passing', () => {
-    expect(outcomes.length).toBeGreaterThanOrEqual(30);
-    expect(outcomes.filter((o) => o.terraformFailed).length).toBeGreaterThanOrEqual(10);
-    expect(outcomes.filter((o) => !o.terraformFailed).length).toBeGreaterThanOrEqual(8);
-  });
+    it('with lock_mode = "readonly", the scan reports a lock error exactly when terraform init fails', () => {
+      const disagreements = outcomes
+        .filter((o) => o.terraformFailed !== o.readonlyErrors.length > 0)
+        .map(
+          (o) =>
+            `${o.scenario}: terraform ${o.terraformFailed ? 'failed' : 'succeeded'}, readonly scan errors [${o.readonlyErrors.join(', ')}]\n${o.terraformOutput}`,
+        );
+      expect(disagreements).toEqual([]);
+      // By default the same findings are there, but lock-missing and lock-provider-stale are not errors.
+      const raised = outcomes.filter((o) => o.readonlyErrors.some((r) => FAILING_RULES.has(r)));
+      expect(raised.length).toBeGreaterThanOrEqual(2);
+      for (const o of raised) {
+        expect({ scenario: o.scenario, errors: o.defaultErrors }).toEqual({
+          scenario: o.scenario,
+          errors: o.readonlyErrors.filter((r) => !FAILING_RULES.has(r)),
+        });
+      }
+    });
 
-  it('the scan reports a failing lock finding exactly when terraform init fails', () => {
-    const disagreements = outcomes
-      .filter((o) => o.terraformFailed !== o.scanFailures.length > 0)
-      .map(
-        (o) =>
-          `${o.scenario}: terraform ${o.terraformFailed ? 'failed' : 'succeeded'}, scan reported [${o.scanFailures.join(', ')}]\n${o.terraformOutput}`,
-      );
-    expect(disagreements).toEqual([]);
-  });
+    it('each failure is explained by the expected rule', () => {
+      const unexplained = outcomes
+        .filter(
+          (o) =>
+            o.because.some((r) => !o.scanFailures.includes(r)) ||
+            o.warns.some((r) => !o.reported.includes(r)) ||
+            (o.because.length === 0) !== !o.terraformFailed,
+        )
+        .map(
+          (o) =>
+            `${o.scenario}: expected [${o.because.join(', ')}], got [${o.scanFailures.join(', ')}], terraform ${o.terraformFailed ? 'failed' : 'succeeded'}`,
+        );
+      expect(unexplained).toEqual([]);
+    });
 
-  it('with lock_mode = "readonly", the scan reports a lock error exactly when terraform init fails', () => {
-    const disagreements = outcomes
-      .filter((o) => o.terraformFailed !== o.readonlyErrors.length > 0)
-      .map(
-        (o) =>
-          `${o.scenario}: terraform ${o.terraformFailed ? 'failed' : 'succeeded'}, readonly scan errors [${o.readonlyErrors.join(', ')}]\n${o.terraformOutput}`,
-      );
-    expect(disagreements).toEqual([]);
-    // By default the same findings are there, but lock-missing and lock-provider-stale are not errors.
-    const raised = outcomes.filter((o) => o.readonlyErrors.some((r) => FAILING_RULES.has(r)));
-    expect(raised.length).toBeGreaterThanOrEqual(2);
-    for (const o of raised) {
-      expect({ scenario: o.scenario, errors: o.defaultErrors }).toEqual({
-        scenario: o.scenario,
-        errors: o.readonlyErrors.filter((r) => !FAILING_RULES.has(r)),
-      });
-    }
-  });
+    it('hashPackage (tfguard hash) equals the h1: terraform writes, for every package', () => {
+      expect(hashChecks.length).toBeGreaterThanOrEqual(8);
+      for (const c of hashChecks)
+        expect({ what: c.what, h1: c.tfguard }).toEqual({ what: c.what, h1: c.terraform });
+    });
 
-  it('each failure is explained by the expected rule', () => {
-    const unexplained = outcomes
-      .filter(
-        (o) =>
-          o.because.some((r) => !o.scanFailures.includes(r)) ||
-          o.warns.some((r) => !o.reported.includes(r)) ||
-          (o.because.length === 0) !== !o.terraformFailed,
-      )
-      .map(
-        (o) =>
-          `${o.scenario}: expected [${o.because.join(', ')}], got [${o.scanFailures.join(', ')}], terraform ${o.terraformFailed ? 'failed' : 'succeeded'}`,
-      );
-    expect(unexplained).toEqual([]);
-  });
-
-  it('hashPackage (tfguard hash) equals the h1: terraform writes, for every package', () => {
-    expect(hashChecks.length).toBeGreaterThanOrEqual(8);
-    for (const c of hashChecks)
-      expect({ what: c.what, h1: c.tfguard }).toEqual({ what: c.what, h1: c.terraform });
-  });
-
-  it('h1 of unpacked files in the archive equals the h1 of the zip they came from', async () => {
-    const p = AWS('5.9.0');
-    const zip = Object.values(packageFiles([p]))[0] as Buffer;
-    const z = await hashZip(zip);
-    const { createHash } = await import('node:crypto');
-    const sha = (s: string): string => createHash('sha256').update(s).digest('hex');
-    expect(
-      hashEntries([
-        { path: exeName(p), sha256: sha(exeData(p)) },
-        { path: 'LICENSE.txt', sha256: sha('license of aws') },
-      ]),
-    ).toBe(z.h1);
+    it('h1 of unpacked files in the archive equals the h1 of the zip they came from', async () => {
+      const p = AWS('5.9.0');
+      const zip = Object.values(packageFiles([p]))[0] as Buffer;
+      const z = await hashZip(zip);
+      const { createHash } = await import('node:crypto');
+      const sha = (s: string): string => createHash('sha256').update(s).digest('hex');
+      expect(
+        hashEntries([
+          { path: exeName(p), sha256: sha(exeData(p)) },
+          { path: 'LICENSE.txt', sha256: sha('license of aws') },
+        ]),
+      ).toBe(z.h1);
+    });
   });
 });

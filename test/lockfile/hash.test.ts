@@ -27,6 +27,7 @@ import {
   writeZip,
 } from '../helpers/terraform';
 import type { Mirror, ProviderPackage, ZipEntry } from '../helpers/terraform';
+import { describeWithTerraform } from '../support/external';
 
 const sha = (s: string | Buffer): string => createHash('sha256').update(s).digest('hex');
 
@@ -64,7 +65,7 @@ const PACKAGES: ProviderPackage[] = [
   },
 ];
 
-describe('h1:/zh: against terraform init', () => {
+describeWithTerraform('h1:/zh: against terraform init', () => {
   let mirror: Mirror;
   let work: string;
   let lock: ReturnType<typeof readLockFile>;

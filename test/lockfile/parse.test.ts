@@ -11,6 +11,7 @@ import { hashPackage, parseLockFile } from '../../src/lockfile';
 import type { LockFile } from '../../src/lockfile';
 import { mapLimit, requiredProvidersTf, runTerraform, withMirror, writeTree } from '../helpers/terraform';
 import type { Mirror } from '../helpers/terraform';
+import { describeWithTerraform } from '../support/external';
 
 let parser: HclParser;
 let mirror: Mirror;
@@ -151,7 +152,7 @@ const CASES: Case[] = [
   },
 ];
 
-describe('parseLockFile vs terraform init', () => {
+describeWithTerraform('parseLockFile vs terraform init', () => {
   let results: Array<{ lock: LockFile; tfOk: boolean; output: string }>;
 
   beforeAll(async () => {

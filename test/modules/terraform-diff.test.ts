@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { readDirectory } from '../../src/archive';
 import type { ModuleInfo, RootTree } from '../../src/model';
 import { combineConstraints, moduleRequirements } from '../../src/modules';
@@ -16,11 +16,10 @@ import type { LoadedModules } from '../../src/modules';
 import { loadModules } from '../../src/modules';
 import { buildRootTree } from '../../src/modules/tree';
 import type { Mirror } from '../helpers/terraform';
-import { mapLimit, requireTerraform, withMirror, writeTree } from '../helpers/terraform';
+import { mapLimit, withMirror, writeTree } from '../helpers/terraform';
+import { corpusFile, describeWithExternal } from '../support/external';
 import { BASE_CONFIG, closeParser, sharedParser } from './helpers';
 import { terraformView } from './oracle';
-
-const CORPUS = resolve(__dirname, '../../../shared/corpus');
 
 const rp = (entries: string) => `terraform {\n  required_providers {\n${entries}\n  }\n}\n`;
 
@@ -290,99 +289,106 @@ let work: string;
 let mirror: Mirror;
 const cases: Case[] = [];
 
-beforeAll(async () => {
-  requireTerraform();
-  work = await mkdtemp(join(tmpdir(), 'tfguard-modules-diff-'));
-  mirror = await withMirror([]);
-  const parser = sharedParser();
-  const load = async (dir: string): Promise<LoadedModules> =>
-    loadModules({ archive: await readDirectory(dir), config: BASE_CONFIG, parser });
+describeWithExternal(['terraform', 'corpus'], 'module loading vs terraform', () => {
+  beforeAll(async () => {
+    work = await mkdtemp(join(tmpdir(), 'tfguard-modules-diff-'));
+    mirror = await withMirror([]);
+    const parser = sharedParser();
+    const load = async (dir: string): Promise<LoadedModules> =>
+      loadModules({ archive: await readDirectory(dir), config: BASE_CONFIG, parser });
 
-  for (const [name, files] of Object.entries(OWN_TREES)) {
-    const tree = join(work, 'own', name);
-    await writeTree(tree, files);
-    cases.push({ name, tree, root: '.', loaded: await load(tree) });
-  }
+    for (const [name, files] of Object.entries(OWN_TREES)) {
+      const tree = join(work, 'own', name);
+      await writeTree(tree, files);
+      cases.push({ name, tree, root: '.', loaded: await load(tree) });
+    }
 
-  const corpus: Record<string, string[]> = {
-    'terraform-aws-modules_terraform-aws-vpc': [
-      'examples/simple',
-      'examples/complete',
-      'examples/ipv6-dualstack',
-      'examples/network-acls',
-      'examples/secondary-cidr-blocks',
-    ],
-    'terraform-aws-modules_terraform-aws-eks': [
-      'modules/eks-managed-node-group',
-      'modules/self-managed-node-group',
-      'modules/karpenter',
-    ],
-    'ministryofjustice_cloud-platform-infrastructure': [
-      'terraform/aws-accounts/cloud-platform-aws/vpc/transit-gateway-routes',
-      'terraform/aws-accounts/cloud-platform-dsd',
-    ],
-  };
-  for (const [repo, roots] of Object.entries(corpus)) {
-    const tree = join(work, 'corpus', repo);
-    await mkdir(tree, { recursive: true });
-    const tar = spawnSync('tar', ['-xzf', join(CORPUS, `${repo}.tar.gz`), '-C', tree], { encoding: 'utf8' });
-    if (tar.status !== 0) throw new Error(`cannot extract ${repo}: ${tar.stderr}`);
-    const loaded = await load(tree);
-    for (const root of roots) cases.push({ name: `${repo}:${root}`, tree, root, loaded });
-  }
-}, 60_000);
+    const corpus: Record<string, string[]> = {
+      'terraform-aws-modules_terraform-aws-vpc': [
+        'examples/simple',
+        'examples/complete',
+        'examples/ipv6-dualstack',
+        'examples/network-acls',
+        'examples/secondary-cidr-blocks',
+      ],
+      'terraform-aws-modules_terraform-aws-eks': [
+        'modules/eks-managed-node-group',
+        'modules/self-managed-node-group',
+        'modules/karpenter',
+      ],
+      'ministryofjustice_cloud-platform-infrastructure': [
+        'terraform/aws-accounts/cloud-platform-aws/vpc/transit-gateway-routes',
+        'terraform/aws-accounts/cloud-platform-dsd',
+      ],
+    };
+    for (const [repo, roots] of Object.entries(corpus)) {
+      const tree = join(work, 'corpus', repo);
+      await mkdir(tree, { recursive: true });
+      const tar = spawnSync('tar', ['-xzf', corpusFile(`${repo}.tar.gz`), '-C', tree], {
+        encoding: 'utf8',
+      });
+      if (tar.status !== 0) throw new Error(`cannot extract ${repo}: ${tar.stderr}`);
+      const loaded = await load(tree);
+      for (const root of roots) cases.push({ name: `${repo}:${root}`, tree, root, loaded });
+    }
+  }, 60_000);
 
-afterAll(async () => {
-  await closeParser();
-  await mirror?.cleanup();
-  if (work) await rm(work, { recursive: true, force: true });
-});
-
-describe('module loading agrees with terraform providers / init', () => {
-  test('at least 8 own trees and several corpus roots are compared', () => {
-    expect(Object.keys(OWN_TREES).length).toBeGreaterThanOrEqual(8);
-    expect(cases.filter((c) => c.name.includes(':')).length).toBeGreaterThanOrEqual(8);
+  afterAll(async () => {
+    await closeParser();
+    await mirror?.cleanup();
+    if (work) await rm(work, { recursive: true, force: true });
   });
 
-  test('per module requirements, tree membership and combined constraints', async () => {
-    const results = await mapLimit(cases, 2, async (c, i) => {
-      const view = await terraformView(c.tree, c.root, join(work, 'runs', String(i)), mirror);
-      const modules = new Map(c.loaded.modules.map((m) => [m.path, m]));
-      const tree: RootTree =
-        c.loaded.roots.find((r) => r.root === c.root) ?? buildRootTree(c.root, modules, c.loaded.engine);
-
-      const tfModules = new Map<string, Map<string, string>>();
-      for (const [dir, reqs] of view.modules) {
-        const filtered = new Map([...reqs].filter(([source]) => source !== 'terraform.io/builtin/terraform'));
-        tfModules.set(dir, filtered);
-      }
-      const ours = new Map<string, Map<string, string>>();
-      for (const path of tree.modules)
-        ours.set(path, tfguardModule(modules.get(path) as ModuleInfo, c.loaded));
-
-      const combined = new Map(
-        tree.providers.map((p) => [display(p.source), p.constraints ?? '<invalid>'] as [string, string]),
-      );
-      const sortMap = <V>(m: Map<string, V>) => [...m].sort(([a], [b]) => (a < b ? -1 : 1));
-      return {
-        name: c.name,
-        terraform: {
-          modules: sortMap(tfModules).map(([k, v]) => [k, sortMap(v)]),
-          combined: sortMap(view.combined),
-        },
-        tfguard: {
-          modules: sortMap(ours).map(([k, v]) => [k, sortMap(v)]),
-          combined: sortMap(combined),
-        },
-      };
+  describe('module loading agrees with terraform providers / init', () => {
+    test('at least 8 own trees and several corpus roots are compared', () => {
+      expect(Object.keys(OWN_TREES).length).toBeGreaterThanOrEqual(8);
+      expect(cases.filter((c) => c.name.includes(':')).length).toBeGreaterThanOrEqual(8);
     });
-    // Every disagreement, named by configuration, so a failure says where tfguard differs.
-    const mismatches = results
-      .filter((r) => JSON.stringify(r.tfguard) !== JSON.stringify(r.terraform))
-      .map((r) => ({ name: r.name, tfguard: r.tfguard, terraform: r.terraform }));
-    expect(mismatches).toEqual([]);
-    // The comparison is not vacuous: the trees have modules and constrained providers.
-    expect(results.every((r) => r.terraform.modules.length > 0)).toBe(true);
-    expect(results.filter((r) => r.terraform.combined.some(([, c]) => c !== '')).length).toBeGreaterThan(10);
-  }, 90_000);
+
+    test('per module requirements, tree membership and combined constraints', async () => {
+      const results = await mapLimit(cases, 2, async (c, i) => {
+        const view = await terraformView(c.tree, c.root, join(work, 'runs', String(i)), mirror);
+        const modules = new Map(c.loaded.modules.map((m) => [m.path, m]));
+        const tree: RootTree =
+          c.loaded.roots.find((r) => r.root === c.root) ?? buildRootTree(c.root, modules, c.loaded.engine);
+
+        const tfModules = new Map<string, Map<string, string>>();
+        for (const [dir, reqs] of view.modules) {
+          const filtered = new Map(
+            [...reqs].filter(([source]) => source !== 'terraform.io/builtin/terraform'),
+          );
+          tfModules.set(dir, filtered);
+        }
+        const ours = new Map<string, Map<string, string>>();
+        for (const path of tree.modules)
+          ours.set(path, tfguardModule(modules.get(path) as ModuleInfo, c.loaded));
+
+        const combined = new Map(
+          tree.providers.map((p) => [display(p.source), p.constraints ?? '<invalid>'] as [string, string]),
+        );
+        const sortMap = <V>(m: Map<string, V>) => [...m].sort(([a], [b]) => (a < b ? -1 : 1));
+        return {
+          name: c.name,
+          terraform: {
+            modules: sortMap(tfModules).map(([k, v]) => [k, sortMap(v)]),
+            combined: sortMap(view.combined),
+          },
+          tfguard: {
+            modules: sortMap(ours).map(([k, v]) => [k, sortMap(v)]),
+            combined: sortMap(combined),
+          },
+        };
+      });
+      // Every disagreement, named by configuration, so a failure says where tfguard differs.
+      const mismatches = results
+        .filter((r) => JSON.stringify(r.tfguard) !== JSON.stringify(r.terraform))
+        .map((r) => ({ name: r.name, tfguard: r.tfguard, terraform: r.terraform }));
+      expect(mismatches).toEqual([]);
+      // The comparison is not vacuous: the trees have modules and constrained providers.
+      expect(results.every((r) => r.terraform.modules.length > 0)).toBe(true);
+      expect(results.filter((r) => r.terraform.combined.some(([, c]) => c !== '')).length).toBeGreaterThan(
+        10,
+      );
+    }, 90_000);
+  });
 });

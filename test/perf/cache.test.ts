@@ -17,7 +17,7 @@ import type { ObjectStore, PutOptions, StoredObject } from '../../src/storage/ty
 import type { Report } from '../../src/report/types';
 import { makeTarGz } from '../helpers/archive';
 import { MemoryStore } from '../lockfile/memory-store';
-import { CORPUS } from './helpers';
+import { corpusFile, describeWithCorpus } from '../support/external';
 
 let dir: string;
 
@@ -70,9 +70,9 @@ const MODULE = {
   'broken/main.tf': 'resource "aws_vpc" "v" {\n  cidr_block = \n}\n',
 };
 
-describe('a warm cache', () => {
+describeWithCorpus('a warm cache (corpus archives)', () => {
   it('serves a rescan of the same archive from one object: same report, nothing parsed, no WebAssembly', async () => {
-    const bytes = await readFile(path.join(CORPUS, 'hashicorp_learn-terraform-provision-eks-cluster.tar.gz'));
+    const bytes = await readFile(corpusFile('hashicorp_learn-terraform-provision-eks-cluster.tar.gz'));
     const store = new LocalObjectStore(path.join(dir, 'warm'));
     const cold = await scan('eks.tar.gz', bytes, { cache: store });
     expect(cold.stats).toMatchObject({ source: 'none', hits: 0, gets: 1, puts: 1, failures: 0 });
@@ -102,7 +102,7 @@ describe('a warm cache', () => {
         new S3ObjectStore({ bucket: 'reports', client: server.client() }),
         'cache/',
       );
-      const bytes = await readFile(path.join(CORPUS, 'terraform-aws-modules_terraform-aws-vpc.tar.gz'));
+      const bytes = await readFile(corpusFile('terraform-aws-modules_terraform-aws-vpc.tar.gz'));
       const cold = await scan('vpc.tar.gz', bytes, { cache: store });
       const warm = await scan('vpc.tar.gz', bytes, { cache: store });
       expect(cold.stats).toMatchObject({ source: 'none', hits: 0, puts: 1, failures: 0 });
@@ -119,7 +119,9 @@ describe('a warm cache', () => {
       await server.stop();
     }
   }, 60_000);
+});
 
+describe('a warm cache', () => {
   it('with a lineage, a new commit reuses the results of unchanged files, found by content', async () => {
     const store = new MemoryStore();
     const v1 = await makeTarGz(MODULE);

@@ -3,14 +3,12 @@
  * expected projection, and a seeded random generator for mutations.
  */
 import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { readArchiveBytes } from '../../src/archive';
 import { HclParser, projectBody } from '../../src/hcl';
 import type { BlockSpec } from '../../src/hcl';
 import type { ParseResult } from '../../src/model';
 import { shouldLoad } from '../../src/scan';
-
-export const CORPUS = path.resolve(__dirname, '../../../shared/corpus');
+import { corpusFile } from '../support/external';
 
 export const ARCHIVES = [
   'cloudposse_terraform-aws-components.tar.gz',
@@ -23,7 +21,7 @@ export const ARCHIVES = [
 
 /** Configuration and lock files of a corpus archive (the files a scan parses). */
 export async function corpusFiles(archive: string): Promise<Map<string, Buffer>> {
-  const bytes = await readFile(path.join(CORPUS, archive));
+  const bytes = await readFile(corpusFile(archive));
   const loaded = await readArchiveBytes(archive, bytes, { shouldLoad });
   const out = new Map<string, Buffer>();
   for (const [p, content] of loaded.files) {

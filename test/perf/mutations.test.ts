@@ -9,6 +9,7 @@ import { scanHcl, verifyHcl } from '../../src/hcl';
 import { LOADER_PROJECTION } from '../../src/modules';
 import { ARCHIVES, corpusFiles, mapLimit, projected, referenceParser, render, rng } from './helpers';
 import { HclParser } from '../../src/hcl';
+import { describeWithCorpus } from '../support/external';
 
 const BAD_TOKENS = [
   '}',
@@ -112,35 +113,37 @@ afterAll(async () => {
   await reference.close();
 });
 
-it('mutated corpus files: the fast path gives the full parse verdict, message and position', async () => {
-  const all: Mutant[] = [];
-  for (const [i, archive] of ARCHIVES.entries()) {
-    if (archive.startsWith('hashicorp')) continue;
-    all.push(...mutants(await corpusFiles(archive), 50, 1000 + i));
-  }
-  expect(all.length).toBe(250);
-  let proven = 0;
-  let broken = 0;
-  const mismatches: string[] = [];
-  await mapLimit(all, 4, async (m) => {
-    const content = Buffer.from(m.text, 'utf8');
-    const [got, ref] = await Promise.all([
-      fast.extract('main.tf', content, LOADER_PROJECTION),
-      reference.parse('main.tf', content),
-    ]);
-    const want = projected(ref, LOADER_PROJECTION);
-    if (render(got) !== render(want))
-      mismatches.push(`${m.name}: ${render(got).slice(0, 200)} != ${render(want).slice(0, 200)}`);
-    if (!ref.ok) broken++;
-    if (verifyHcl(m.text).ok) {
-      proven++;
-      if (!ref.ok) {
-        mismatches.push(`${m.name}: proven well-formed, but hcl2json says ${ref.error.message}`);
-      }
+describeWithCorpus('mutated corpus files', () => {
+  it('mutated corpus files: the fast path gives the full parse verdict, message and position', async () => {
+    const all: Mutant[] = [];
+    for (const [i, archive] of ARCHIVES.entries()) {
+      if (archive.startsWith('hashicorp')) continue;
+      all.push(...mutants(await corpusFiles(archive), 50, 1000 + i));
     }
-  });
-  expect(mismatches).toEqual([]);
-  // The mutations exercise both verdicts.
-  expect(broken).toBeGreaterThan(100);
-  expect(proven).toBeGreaterThan(20);
-}, 180_000);
+    expect(all.length).toBe(250);
+    let proven = 0;
+    let broken = 0;
+    const mismatches: string[] = [];
+    await mapLimit(all, 4, async (m) => {
+      const content = Buffer.from(m.text, 'utf8');
+      const [got, ref] = await Promise.all([
+        fast.extract('main.tf', content, LOADER_PROJECTION),
+        reference.parse('main.tf', content),
+      ]);
+      const want = projected(ref, LOADER_PROJECTION);
+      if (render(got) !== render(want))
+        mismatches.push(`${m.name}: ${render(got).slice(0, 200)} != ${render(want).slice(0, 200)}`);
+      if (!ref.ok) broken++;
+      if (verifyHcl(m.text).ok) {
+        proven++;
+        if (!ref.ok) {
+          mismatches.push(`${m.name}: proven well-formed, but hcl2json says ${ref.error.message}`);
+        }
+      }
+    });
+    expect(mismatches).toEqual([]);
+    // The mutations exercise both verdicts.
+    expect(broken).toBeGreaterThan(100);
+    expect(proven).toBeGreaterThan(20);
+  }, 180_000);
+});

@@ -4,14 +4,14 @@
  * assemble.ts / collect.ts start reading something the projection drops, this fails.)
  */
 import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { readArchiveBytes } from '../../src/archive';
 import { HclParser } from '../../src/hcl';
 import { loadModules } from '../../src/modules';
 import { DEFAULT_CONFIG } from '../../src/scan/config-file';
 import { shouldLoad } from '../../src/scan';
 import { makeTarGz } from '../helpers/archive';
-import { ARCHIVES, CORPUS, render } from './helpers';
+import { corpusFile, describeWithCorpus } from '../support/external';
+import { ARCHIVES, render } from './helpers';
 
 const parser = new HclParser({ workers: 1 });
 
@@ -33,15 +33,17 @@ async function both(name: string, bytes: Buffer): Promise<[string, string]> {
   return [essence(projected), essence(whole)];
 }
 
-it.each(ARCHIVES)(
-  '%s: the same modules from projected and from whole bodies',
-  async (archive) => {
-    const [projected, whole] = await both(archive, await readFile(path.join(CORPUS, archive)));
-    expect(projected.length).toBeGreaterThan(100);
-    expect(projected).toBe(whole);
-  },
-  120_000,
-);
+describeWithCorpus('projections on the corpus', () => {
+  it.each(ARCHIVES)(
+    '%s: the same modules from projected and from whole bodies',
+    async (archive) => {
+      const [projected, whole] = await both(archive, await readFile(corpusFile(archive)));
+      expect(projected.length).toBeGreaterThan(100);
+      expect(projected).toBe(whole);
+    },
+    120_000,
+  );
+});
 
 it('overrides, checks, imports, aliases, backends and JSON files load the same from projections', async () => {
   const bytes = await makeTarGz({

@@ -7,15 +7,13 @@ import * as path from 'node:path';
 import { GITHUB_COMMENT_LIMIT, renderReport } from '../../src/report';
 import type { Report } from '../../src/report/types';
 import { closeSharedParser, scanPath } from '../../src/scan';
+import { corpusFile, describeWithCorpus } from '../support/external';
 
-const CORPUS = path.resolve(__dirname, '../../../shared/corpus');
-const LARGE = path.join(CORPUS, 'cloudposse_terraform-aws-components.tar.gz');
 const DEMO = path.resolve(__dirname, '../../examples/platform-demo.tar.gz');
 
 let large: Report;
 let demo: Report;
 beforeAll(async () => {
-  large = await scanPath(LARGE);
   demo = await scanPath(DEMO);
 }, 120_000);
 afterAll(closeSharedParser);
@@ -46,7 +44,11 @@ function perRule(report: Report): Map<string, [string, number]> {
   return out;
 }
 
-describe('a large real scan', () => {
+describeWithCorpus('a large real scan', () => {
+  beforeAll(async () => {
+    large = await scanPath(corpusFile('cloudposse_terraform-aws-components.tar.gz'));
+  }, 120_000);
+
   it('would not fit in a comment uncut (the premise of these tests)', () => {
     const everything = renderReport(large, 'markdown', {
       markdown: { maxBytes: 100_000_000, maxFindings: Number.POSITIVE_INFINITY },

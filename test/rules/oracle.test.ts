@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { closeSharedParser } from '../../src/scan';
 import { scanFiles } from '../helpers/scan';
 import { mapLimit, terraformInit, withMirror, writeTree, type Mirror } from '../helpers/terraform';
+import { describeWithTerraform } from '../support/external';
 import { lines } from './table';
 
 const FAKE_VERSIONS = ['1.0.0', '1.2.0', '1.2.5', '2.0.0', '2.3.1', '3.0.0'];
@@ -153,46 +154,50 @@ const SCENARIOS: Scenario[] = [
 
 let mirror: Mirror;
 
-beforeAll(async () => {
-  mirror = await withMirror(FAKE_VERSIONS.map((version) => ({ source: 'hashicorp/fake', version })));
-});
-
-afterAll(async () => {
-  await mirror?.cleanup();
-  await closeSharedParser();
-});
-
-it('terraform init fails exactly when, and for the reasons, the error rules report', async () => {
-  const results = await mapLimit(SCENARIOS, 4, async (s) => {
-    const work = await mkdtemp(join(mirror.dir, 'work-'));
-    await writeTree(work, s.files);
-    const [tf, report] = await Promise.all([terraformInit(work, mirror), scanFiles(s.files)]);
-    const terraformSays = ORACLE.filter((o) => o.error.test(tf.output))
-      .map((o) => o.rule)
-      .sort();
-    const tfguardSays = [
-      ...new Set(report.findings.filter((f) => ORACLE.some((o) => o.rule === f.ruleId)).map((f) => f.ruleId)),
-    ].sort();
-    return {
-      name: s.name,
-      terraformOk: tf.code === 0,
-      terraformSays,
-      tfguardSays,
-      // Shown only when the comparison fails.
-      output: tf.code === 0 || terraformSays.length > 0 ? '' : tf.output,
-    };
+describeWithTerraform('the error rules against terraform init', () => {
+  beforeAll(async () => {
+    mirror = await withMirror(FAKE_VERSIONS.map((version) => ({ source: 'hashicorp/fake', version })));
   });
-  // Every scenario at once, so one run shows all disagreements. A failure terraform reports must be
-  // one the oracle table knows (else its output is shown).
-  const disagreements = results
-    .filter(
-      (r) =>
-        !(r.terraformOk || r.terraformSays.length > 0) || r.tfguardSays.join() !== r.terraformSays.join(),
-    )
-    .map((r) => ({ name: r.name, terraform: r.terraformSays, tfguard: r.tfguardSays, output: r.output }));
-  expect(disagreements).toEqual([]);
-  // The table exercises both outcomes for every rule it maps.
-  for (const o of ORACLE)
-    expect([o.rule, results.some((r) => r.terraformSays.includes(o.rule))]).toEqual([o.rule, true]);
-  expect(results.filter((r) => r.terraformOk).length).toBeGreaterThanOrEqual(4);
+
+  afterAll(async () => {
+    await mirror?.cleanup();
+    await closeSharedParser();
+  });
+
+  it('terraform init fails exactly when, and for the reasons, the error rules report', async () => {
+    const results = await mapLimit(SCENARIOS, 4, async (s) => {
+      const work = await mkdtemp(join(mirror.dir, 'work-'));
+      await writeTree(work, s.files);
+      const [tf, report] = await Promise.all([terraformInit(work, mirror), scanFiles(s.files)]);
+      const terraformSays = ORACLE.filter((o) => o.error.test(tf.output))
+        .map((o) => o.rule)
+        .sort();
+      const tfguardSays = [
+        ...new Set(
+          report.findings.filter((f) => ORACLE.some((o) => o.rule === f.ruleId)).map((f) => f.ruleId),
+        ),
+      ].sort();
+      return {
+        name: s.name,
+        terraformOk: tf.code === 0,
+        terraformSays,
+        tfguardSays,
+        // Shown only when the comparison fails.
+        output: tf.code === 0 || terraformSays.length > 0 ? '' : tf.output,
+      };
+    });
+    // Every scenario at once, so one run shows all disagreements. A failure terraform reports must be
+    // one the oracle table knows (else its output is shown).
+    const disagreements = results
+      .filter(
+        (r) =>
+          !(r.terraformOk || r.terraformSays.length > 0) || r.tfguardSays.join() !== r.terraformSays.join(),
+      )
+      .map((r) => ({ name: r.name, terraform: r.terraformSays, tfguard: r.tfguardSays, output: r.output }));
+    expect(disagreements).toEqual([]);
+    // The table exercises both outcomes for every rule it maps.
+    for (const o of ORACLE)
+      expect([o.rule, results.some((r) => r.terraformSays.includes(o.rule))]).toEqual([o.rule, true]);
+    expect(results.filter((r) => r.terraformOk).length).toBeGreaterThanOrEqual(4);
+  });
 });

@@ -1,7 +1,7 @@
 /**
  * Random archives for the property tests and the fuzz run: real configuration files from the
- * corpus (`/work/shared/corpus`), mutated (bit flips, truncation, nesting bombs, random UTF-8) or
- * replaced by noise, packed as tar, tar.gz or zip in a chosen entry order.
+ * corpus (located by test/support/external.ts), mutated (bit flips, truncation, nesting bombs,
+ * random UTF-8) or replaced by noise, packed as tar, tar.gz or zip in a chosen entry order.
  */
 import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';

@@ -3,12 +3,10 @@
  * the exact outcome (the `InputError` code, entry and message, or the report).
  */
 import { promises as fs } from 'node:fs';
-import * as path from 'node:path';
 import { InputError, type InputErrorCode } from '../../src/errors';
 import type { Report } from '../../src/report/types';
 import { scanBytes } from '../../src/scan';
-
-export const CORPUS = path.resolve(__dirname, '../../../shared/corpus');
+import { corpusFile } from '../support/external';
 
 export const CORPUS_ARCHIVES = [
   'hashicorp_learn-terraform-provision-eks-cluster.tar.gz',
@@ -20,7 +18,7 @@ export const CORPUS_ARCHIVES = [
 ] as const;
 
 export async function corpusBytes(name: string): Promise<Buffer> {
-  return fs.readFile(path.join(CORPUS, name));
+  return fs.readFile(corpusFile(name));
 }
 
 /** The outcome of a promise that must reject with an `InputError`; anything else fails the test. */

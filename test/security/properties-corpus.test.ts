@@ -4,17 +4,19 @@
  */
 import fc from 'fast-check';
 import { closeSharedParser } from '../../src/scan';
+import { describeWithCorpus } from '../support/external';
 import { loadCorpusFiles, type CorpusFile, type GeneratedArchive } from './generators';
 import { checkArchive } from './scan-properties';
 
-let corpus: CorpusFile[] = [];
-
-beforeAll(async () => {
-  corpus = await loadCorpusFiles();
-});
 afterAll(closeSharedParser);
 
-describe('scan properties over archives of corpus files', () => {
+describeWithCorpus('scan properties over archives of corpus files', () => {
+  let corpus: CorpusFile[] = [];
+
+  beforeAll(async () => {
+    corpus = await loadCorpusFiles();
+  });
+
   test('archives of unmodified corpus files all scan; paths inside; byte-identical on rerun and in any entry order', async () => {
     let scanned = 0;
     await fc.assert(

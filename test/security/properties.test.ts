@@ -11,17 +11,19 @@ import fc from 'fast-check';
 import type { Report } from '../../src/report/types';
 import { closeSharedParser, scanBytes } from '../../src/scan';
 import { makeTarGz } from '../helpers/archive';
+import { describeWithCorpus } from '../support/external';
 import { archiveArbitrary, loadCorpusFiles, type CorpusFile } from './generators';
 import { checkArchive, checkPaths, PropertyViolation } from './scan-properties';
 
-let corpus: CorpusFile[] = [];
-
-beforeAll(async () => {
-  corpus = await loadCorpusFiles();
-});
 afterAll(closeSharedParser);
 
-describe('scan properties over random corpus-based archives', () => {
+describeWithCorpus('scan properties over random corpus-based archives', () => {
+  let corpus: CorpusFile[] = [];
+
+  beforeAll(async () => {
+    corpus = await loadCorpusFiles();
+  });
+
   test('only InputError, paths inside the archive, byte-identical reports on rerun and in any entry order', async () => {
     expect(corpus.length).toBeGreaterThan(100);
     await fc.assert(
