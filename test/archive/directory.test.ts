@@ -68,7 +68,12 @@ describe('readDirectory', () => {
       sha256: sha('terraform {}\n'),
       mode: 0o600,
     });
-    expect([...archive.files.keys()]).toEqual(['.terraform.lock.hcl', 'main.tf', 'modules/vpc/main.tf']);
+    expect([...archive.files.keys()]).toEqual([
+      '.terraform.lock.hcl',
+      'main.tf',
+      'modules/vpc/README.md',
+      'modules/vpc/main.tf',
+    ]);
   });
 
   test('the id is the SHA-256 of the canonical listing, the same for the same tree anywhere', async () => {

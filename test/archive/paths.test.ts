@@ -73,9 +73,16 @@ describe('defaultShouldLoad', () => {
     ['.tfguard.hcl', true],
     ['terraform.tfvars', false],
     ['main.tf.bak', false],
-    ['README.md', false],
+    // What says what a directory is (docs/classification.md): READMEs, Terragrunt and test files.
+    ['README.md', true],
+    ['modules/x/readme.md', true],
+    ['CHANGELOG.md', false],
     ['tf', false],
-    ['x.hcl', false],
+    ['live/app/terragrunt.hcl', true],
+    ['root.hcl', true],
+    ['tests/main.tftest.hcl', true],
+    ['tests/main.tftest.json', true],
+    ['x.hcl', true],
     ['a.tf/readme', false],
   ])('%s -> %s', (p, expected) => {
     expect(defaultShouldLoad(p)).toBe(expected);
