@@ -1,8 +1,10 @@
 /**
  * `osls package` (offline) builds the CloudFormation template and the function zips; this checks
- * the template (every function and event, the IAM statements' resources, bucket encryption, DLQs)
- * and runs a packaged function from its zip against s3rver, which proves the bundle and the
- * unbundled @cdktf/hcl2json (WebAssembly in worker threads) work together.
+ * the template (every function and event, the IAM statements' resources, bucket encryption, public
+ * access and TLS policies of every bucket, DLQs, lifecycle rules, alarms, concurrency and API
+ * throttling, also with every wiring parameter set) and runs a packaged function from its zip
+ * against s3rver, which proves the bundle and the unbundled @cdktf/hcl2json (WebAssembly in worker
+ * threads) work together.
  */
 import { execFile } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
@@ -18,13 +20,22 @@ import { lockText } from '../lockfile/fixtures';
 
 const run = promisify(execFile);
 const REPO = resolve(__dirname, '..', '..');
-let out: string;
-let template: {
-  Resources: Record<string, { Type: string; Properties: Record<string, unknown>; DependsOn?: unknown }>;
-};
 
-beforeAll(async () => {
-  out = await mkdtemp(join(tmpdir(), 'tfguard-package-'));
+type Resource = { Type: string; Properties: Record<string, unknown>; DependsOn?: unknown };
+interface Template {
+  Conditions?: Record<string, unknown>;
+  Resources: Record<string, Resource>;
+}
+
+/**
+ * `osls package` (offline, what `npm run package` runs) into `dir`, with `--param name=value` for
+ * each of `params`; returns the update and the create (first deploy) templates. Runs one at a time:
+ * serverless-esbuild builds in the shared `.esbuild/` directory.
+ */
+async function packageService(
+  dir: string,
+  params: Record<string, string> = {},
+): Promise<{ update: Template; create: Template }> {
   await run(
     process.execPath,
     [
@@ -33,7 +44,8 @@ beforeAll(async () => {
       '--stage',
       'test',
       '--package',
-      out,
+      dir,
+      ...Object.entries(params).flatMap(([name, value]) => ['--param', `${name}=${value}`]),
     ],
     {
       cwd: REPO,
@@ -41,29 +53,48 @@ beforeAll(async () => {
       env: { ...process.env, SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off' },
     },
   );
-  template = JSON.parse(await readFile(join(out, 'cloudformation-template-update-stack.json'), 'utf8'));
+  const read = async (name: string) => JSON.parse(await readFile(join(dir, name), 'utf8')) as Template;
+  return {
+    update: await read('cloudformation-template-update-stack.json'),
+    create: await read('cloudformation-template-create-stack.json'),
+  };
+}
+
+let out: string;
+let template: Template;
+let createTemplate: Template;
+
+beforeAll(async () => {
+  out = await mkdtemp(join(tmpdir(), 'tfguard-package-'));
+  ({ update: template, create: createTemplate } = await packageService(out));
 }, 180_000);
 
 afterAll(async () => {
   if (out) await rm(out, { recursive: true, force: true });
 });
 
-type Resource = { Type: string; Properties: Record<string, unknown>; DependsOn?: unknown };
-const ofType = (type: string): Array<[string, Resource]> =>
-  Object.entries(template.Resources).filter(([, r]) => r.Type === type);
-const res = (id: string): Resource => {
-  const r = template.Resources[id];
+const ofType = (type: string, t: Template = template): Array<[string, Resource]> =>
+  Object.entries(t.Resources).filter(([, r]) => r.Type === type);
+const res = (id: string, t: Template = template): Resource => {
+  const r = t.Resources[id];
   if (r === undefined) throw new Error(`no resource ${id}`);
   return r;
 };
 
-/** CloudFormation values as text: `{ "Fn::GetAtt": ["X", "Arn"] }` → `X.Arn`, `Fn::Sub` → its string. */
+/**
+ * CloudFormation values as text: `{ "Fn::GetAtt": ["X", "Arn"] }` → `X.Arn`, `Fn::Sub` → its
+ * string, `Ref` → `Ref:X`, `Fn::Join` → the parts joined (a `Ref` inside as `${X}`, as in a Sub).
+ */
 function text(value: unknown): string {
   if (typeof value === 'string') return value;
   const v = value as Record<string, unknown>;
   if (Array.isArray(v['Fn::GetAtt'])) return `${(v['Fn::GetAtt'] as string[]).join('.')}`;
   if (typeof v['Fn::Sub'] === 'string') return v['Fn::Sub'];
   if (typeof v.Ref === 'string') return `Ref:${v.Ref}`;
+  if (Array.isArray(v['Fn::Join'])) {
+    const [separator, parts] = v['Fn::Join'] as [string, unknown[]];
+    return parts.map((p) => text(p).replace(/^Ref:(.*)$/, '$${$1}')).join(separator);
+  }
   return JSON.stringify(value);
 }
 
@@ -254,37 +285,89 @@ test('IAM: each role grants only what its function does, on named resources', ()
   }
 });
 
-test('buckets are encrypted, private and TLS-only', () => {
-  for (const id of ['S3BucketUploads', 'ReportsBucket']) {
-    const p = res(id).Properties as Record<string, unknown>;
-    expect(p.BucketEncryption).toEqual({
-      ServerSideEncryptionConfiguration: [
-        { ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' }, BucketKeyEnabled: true },
-      ],
-    });
-    expect(p.PublicAccessBlockConfiguration).toEqual({
-      BlockPublicAcls: true,
-      BlockPublicPolicy: true,
-      IgnorePublicAcls: true,
-      RestrictPublicBuckets: true,
-    });
-    expect(p.OwnershipControls).toEqual({ Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] });
+const PRIVATE = {
+  BlockPublicAcls: true,
+  BlockPublicPolicy: true,
+  IgnorePublicAcls: true,
+  RestrictPublicBuckets: true,
+};
+
+/** The bucket policies of `t`, by the logical id of the bucket each applies to. */
+function bucketPolicies(t: Template): Record<string, { Statement: Record<string, unknown>[] }> {
+  const byName = Object.fromEntries(
+    ofType('AWS::S3::Bucket', t).map(([id, b]) => [String(b.Properties.BucketName ?? `Ref:${id}`), id]),
+  );
+  const out: Record<string, { Statement: Record<string, unknown>[] }> = {};
+  for (const [, p] of ofType('AWS::S3::BucketPolicy', t)) {
+    const target = text(p.Properties.Bucket);
+    const bucket = target.startsWith('Ref:') ? target.slice(4) : byName[target];
+    if (bucket === undefined) throw new Error(`a bucket policy for an unknown bucket ${target}`);
+    out[bucket] = p.Properties.PolicyDocument as { Statement: Record<string, unknown>[] };
   }
+  return out;
+}
+
+/**
+ * The policy denies every action, on the bucket and on its objects, to requests without TLS.
+ * `names`: how the bucket may appear in an ARN (its logical id, its name).
+ */
+function expectTlsOnly(
+  policy: { Statement: Record<string, unknown>[] } | undefined,
+  bucket: string,
+  names: string[],
+): void {
+  const deny = policy?.Statement.find(
+    (s) =>
+      s.Effect === 'Deny' &&
+      String(
+        (s.Condition as { Bool?: Record<string, unknown> } | undefined)?.Bool?.['aws:SecureTransport'],
+      ) === 'false',
+  );
+  expect([bucket, deny?.Principal, deny?.Action]).toEqual([bucket, '*', 's3:*']);
+  // `X.Arn`, `${X.Arn}/*`, `arn:${AWS::Partition}:s3:::name`, `...:::${X}/*` → the bucket part.
+  const targets = ([] as unknown[])
+    .concat(deny!.Resource)
+    .map(text)
+    .map((r) => r.replace(/[${}]/g, '').replace(/\.Arn/, ''))
+    .map((r) => r.slice(r.lastIndexOf(':') + 1))
+    .sort();
+  expect([bucket, targets]).toEqual([bucket, [targets[0], `${targets[0]}/*`]]);
+  expect(names).toContain(targets[0]);
+}
+
+test('every bucket, the deployment bucket included, is encrypted, private, ACL-free and TLS-only', () => {
+  const buckets = ofType('AWS::S3::Bucket').map(([id]) => id);
+  expect(buckets.sort()).toEqual(['ReportsBucket', 'S3BucketUploads', 'ServerlessDeploymentBucket']);
+  const policies = bucketPolicies(template);
+  for (const id of buckets) {
+    const p = res(id).Properties as Record<string, unknown>;
+    expect([id, p.BucketEncryption]).toMatchObject([
+      id,
+      { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
+    ]);
+    if (id !== 'ServerlessDeploymentBucket') {
+      expect(
+        (p.BucketEncryption as { ServerSideEncryptionConfiguration: unknown[] })
+          .ServerSideEncryptionConfiguration,
+      ).toEqual([{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' }, BucketKeyEnabled: true }]);
+    }
+    expect([id, p.PublicAccessBlockConfiguration]).toEqual([id, PRIVATE]);
+    expect([id, p.OwnershipControls]).toEqual([id, { Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] }]);
+    expectTlsOnly(policies[id], id, [id, String(p.BucketName)]);
+  }
+  expect(Object.keys(policies).sort()).toEqual(buckets.sort());
   expect(
     (res('S3BucketUploads').Properties as { VersioningConfiguration: unknown }).VersioningConfiguration,
   ).toEqual({ Status: 'Enabled' });
-  const policies = ofType('AWS::S3::BucketPolicy')
-    .filter(([id]) => id !== 'ServerlessDeploymentBucketPolicy')
-    .map(
-      ([, p]) => p.Properties as { PolicyDocument: { Statement: { Effect: string; Condition: unknown }[] } },
-    );
-  expect(policies).toHaveLength(2);
-  for (const p of policies) {
-    expect(p.PolicyDocument.Statement[0]).toMatchObject({
-      Effect: 'Deny',
-      Condition: { Bool: { 'aws:SecureTransport': 'false' } },
-    });
-  }
+  // The first deploy creates the deployment bucket from the create template alone: private and
+  // TLS-only from the start.
+  expect(ofType('AWS::S3::Bucket', createTemplate).map(([id]) => id)).toEqual(['ServerlessDeploymentBucket']);
+  expect(res('ServerlessDeploymentBucket', createTemplate).Properties.PublicAccessBlockConfiguration).toEqual(
+    PRIVATE,
+  );
+  expectTlsOnly(bucketPolicies(createTemplate).ServerlessDeploymentBucket, 'ServerlessDeploymentBucket', [
+    'ServerlessDeploymentBucket',
+  ]);
 });
 
 test('dead-letter queues, redrive, visibility timeout and async retry settings', () => {
