@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import * as yauzl from 'yauzl';
+import { ReportLayout } from '../../src/service/keys';
 import { makeTarGz } from '../helpers/archive';
 import { generateTestKey, startRegistry } from '../helpers/registry-server';
 import { startS3rver, type RunningS3rver } from '../helpers/s3rver';
@@ -416,6 +417,112 @@ test('dead-letter queues, redrive, visibility timeout and async retry settings',
     TFGUARD_REPORTS_PREFIX: 'reports/',
     TFGUARD_SCAN_REGISTRY: 'true',
     POWERTOOLS_SERVICE_NAME: 'tfguard',
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Production wiring: lifecycle, alarms, concurrency, throttling
+// ---------------------------------------------------------------------------------------------
+
+type Rule = {
+  Id: string;
+  Status: string;
+  Prefix?: string;
+  Filter?: unknown;
+  ExpirationInDays?: number | string;
+  NoncurrentVersionExpirationInDays?: number | string;
+  ExpiredObjectDeleteMarker?: boolean;
+  AbortIncompleteMultipartUpload?: { DaysAfterInitiation: number };
+};
+
+function lifecycleRules(bucket: string, t: Template = template): Rule[] {
+  const rules = (res(bucket, t).Properties as { LifecycleConfiguration?: { Rules: Rule[] } })
+    .LifecycleConfiguration?.Rules;
+  expect(rules?.length).toBeGreaterThan(0);
+  for (const rule of rules!) {
+    expect([rule.Id, rule.Status]).toEqual([rule.Id, 'Enabled']);
+    expect(rule.Filter).toBeUndefined();
+  }
+  return rules!;
+}
+
+/** After how many days the rules of `bucket` expire (current version of) `key`; null: never. */
+function expiresAfter(rules: Rule[], key: string): number | null {
+  const days = rules
+    .filter((r) => r.ExpirationInDays !== undefined && key.startsWith(r.Prefix ?? ''))
+    .map((r) => Number(r.ExpirationInDays));
+  return days.length === 0 ? null : Math.min(...days);
+}
+
+function reportLayout(t: Template): ReportLayout {
+  const env = (
+    res('ScanUploadLambdaFunction', t).Properties as { Environment: { Variables: Record<string, string> } }
+  ).Environment.Variables;
+  return new ReportLayout(env.TFGUARD_REPORTS_PREFIX!);
+}
+
+/** Report keys that are history (expire with reportRetentionDays) and keys that must stay. */
+function expectReportRetention(t: Template, days: number): void {
+  const layout = reportLayout(t);
+  const rules = lifecycleRules('ReportsBucket', t);
+  const scanId = '0123456789abcdef0123456789abcdef';
+  const run = layout.auditRun('20250101T030000000Z-30cfd3b9');
+  const history = [
+    ...Object.values(layout.reports(scanId)),
+    layout.rejected(scanId),
+    layout.uploadRequest('6f1c2b9e-1d2a-4c3b-8e4f-5a6b7c8d9e0f'),
+    run.manifest,
+    run.members(0),
+    run.result('acme/network'),
+    run.done(0, 'acme/network'),
+    run.partial(0),
+    run.summaryJson,
+    run.summaryMarkdown,
+  ];
+  for (const key of history) expect([key, expiresAfter(rules, key)]).toEqual([key, days]);
+  const kept = [
+    layout.latest('acme/network'),
+    layout.latest('scans'),
+    layout.auditLatest,
+    `${layout.registryCachePrefix}registry-sums/v1/registry.terraform.io/hashicorp/aws/5.0.0.json`,
+  ];
+  for (const key of kept) expect([key, expiresAfter(rules, key)]).toEqual([key, null]);
+  expect(rules.some((r) => r.AbortIncompleteMultipartUpload?.DaysAfterInitiation === 1)).toBe(true);
+}
+
+/** Uploads: every object expires (no prefix), old versions a day after, then the delete markers. */
+function expectUploadRetention(t: Template, days: number): void {
+  const rules = lifecycleRules('S3BucketUploads', t);
+  for (const key of ['uploads/acme/network/build 42.tar.gz', 'uploads/x.zip', 'elsewhere.tar'])
+    expect([key, expiresAfter(rules, key)]).toEqual([key, days]);
+  const expiring = rules.find((r) => r.ExpirationInDays !== undefined)!;
+  expect(Number(expiring.NoncurrentVersionExpirationInDays)).toBe(1);
+  expect(rules.filter((r) => r.ExpiredObjectDeleteMarker === true && r.Prefix === undefined)).toHaveLength(1);
+  expect(rules.some((r) => r.AbortIncompleteMultipartUpload?.DaysAfterInitiation === 1)).toBe(true);
+}
+
+test('lifecycle: uploads expire after 90 days, report history after 365, pointers never', () => {
+  expectUploadRetention(template, 90);
+  expectReportRetention(template, 365);
+});
+
+describe('with every wiring parameter set', () => {
+  let dir: string;
+  let t: Template;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'tfguard-package-params-'));
+    ({ update: t } = await packageService(dir, {
+      uploadRetentionDays: '7',
+      reportRetentionDays: '30',
+    }));
+  }, 180_000);
+  afterAll(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  test('retention follows the parameters', () => {
+    expectUploadRetention(t, 7);
+    expectReportRetention(t, 30);
   });
 });
 
