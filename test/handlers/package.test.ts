@@ -506,18 +506,173 @@ test('lifecycle: uploads expire after 90 days, report history after 365, pointer
   expectReportRetention(template, 365);
 });
 
+/**
+ * The few CloudFormation condition functions the alarms use (`Fn::If`, `Fn::Not`, `Fn::Equals` of
+ * literals, `AWS::NoValue`), evaluated; anything else throws rather than guess.
+ */
+function evaluate(t: Template, value: unknown): unknown {
+  if (Array.isArray(value)) return value.map((v) => evaluate(t, v));
+  if (value === null || typeof value !== 'object') return value;
+  const v = value as Record<string, unknown>;
+  if ('Fn::If' in v) {
+    const [name, yes, no] = v['Fn::If'] as [string, unknown, unknown];
+    return evaluate(t, holds(t, t.Conditions?.[name]) ? yes : no);
+  }
+  if (v.Ref === 'AWS::NoValue') return undefined;
+  return value;
+}
+
+function holds(t: Template, condition: unknown): boolean {
+  const c = condition as Record<string, unknown> | undefined;
+  if (c === undefined) throw new Error('an unknown condition');
+  if (Array.isArray(c['Fn::Not'])) return !holds(t, (c['Fn::Not'] as unknown[])[0]);
+  if (Array.isArray(c['Fn::Equals'])) {
+    const [a, b] = c['Fn::Equals'] as unknown[];
+    if (typeof a !== 'string' || typeof b !== 'string') throw new Error(`not literal: ${JSON.stringify(c)}`);
+    return a === b;
+  }
+  if (typeof c.Condition === 'string') return holds(t, t.Conditions?.[c.Condition]);
+  throw new Error(`unsupported condition ${JSON.stringify(c)}`);
+}
+
+type Alarm = {
+  id: string;
+  Namespace: string;
+  MetricName: string;
+  Statistic: string;
+  Threshold: number;
+  ComparisonOperator: string;
+  TreatMissingData: string;
+  AlarmName: string;
+  dimension: string;
+  AlarmActions: unknown;
+  OKActions: unknown;
+};
+
+/** Every alarm, with its condition functions evaluated and its one dimension as `Name=value`. */
+function alarms(t: Template): Alarm[] {
+  return ofType('AWS::CloudWatch::Alarm', t).map(([id, r]) => {
+    const p = r.Properties;
+    const dimensions = p.Dimensions as { Name: string; Value: unknown }[];
+    expect([id, dimensions.length]).toEqual([id, 1]);
+    return {
+      ...(p as Omit<Alarm, 'id' | 'dimension' | 'AlarmActions' | 'OKActions'>),
+      id,
+      dimension: `${dimensions[0]!.Name}=${text(dimensions[0]!.Value)}`,
+      AlarmActions: evaluate(t, p.AlarmActions),
+      OKActions: evaluate(t, p.OKActions),
+    };
+  });
+}
+
+/** The dead-letter queues: every queue some redrive policy or on-failure destination names. */
+function deadLetterQueues(t: Template): string[] {
+  const targets = [
+    ...ofType('AWS::SQS::Queue', t).map(
+      ([, q]) =>
+        (q.Properties.RedrivePolicy as { deadLetterTargetArn?: unknown } | undefined)?.deadLetterTargetArn,
+    ),
+    ...ofType('AWS::Lambda::EventInvokeConfig', t).map(
+      ([, c]) =>
+        (c.Properties.DestinationConfig as { OnFailure: { Destination: unknown } }).OnFailure.Destination,
+    ),
+  ];
+  return [
+    ...new Set(
+      targets
+        .filter((a) => a !== undefined)
+        .map(text)
+        .map((a) => a.replace(/\.Arn$/, '')),
+    ),
+  ].sort();
+}
+
+function expectAlarms(t: Template, stage: string): Alarm[] {
+  const all = alarms(t);
+  const find = (namespace: string, metric: string, dimension: string) => {
+    const found = all.filter(
+      (a) => a.Namespace === namespace && a.MetricName === metric && a.dimension === dimension,
+    );
+    expect([metric, dimension, found.length]).toEqual([metric, dimension, 1]);
+    return found[0]!;
+  };
+  const functions = ofType('AWS::Lambda::Function', t).map(([id]) => id);
+  expect(functions).toHaveLength(6);
+  const expected: Alarm[] = [];
+  for (const fn of functions) {
+    for (const metric of ['Errors', 'Throttles']) {
+      const alarm = find('AWS/Lambda', metric, `FunctionName=Ref:${fn}`);
+      expect([alarm.id, alarm.Statistic, Number(alarm.Threshold)]).toEqual([alarm.id, 'Sum', 0]);
+      expected.push(alarm);
+    }
+  }
+  const dlqs = deadLetterQueues(t);
+  expect(dlqs).toEqual(['AuditDeadLetterQueue', 'AuditStartDeadLetterQueue', 'ScanUploadDeadLetterQueue']);
+  // Every queue is the audit queue or a dead-letter queue: none escapes the alarms.
+  expect(
+    ofType('AWS::SQS::Queue', t)
+      .map(([id]) => id)
+      .sort(),
+  ).toEqual(['AuditQueue', ...dlqs].sort());
+  for (const q of dlqs) {
+    const alarm = find('AWS/SQS', 'ApproximateNumberOfMessagesVisible', `QueueName=${q}.QueueName`);
+    expect([alarm.id, alarm.Statistic, Number(alarm.Threshold)]).toEqual([alarm.id, 'Maximum', 0]);
+    expected.push(alarm);
+  }
+  const consumed = ofType('AWS::Lambda::EventSourceMapping', t).map(([, m]) =>
+    text(m.Properties.EventSourceArn).replace(/\.Arn$/, ''),
+  );
+  expect(consumed).toEqual(['AuditQueue']);
+  const age = find('AWS/SQS', 'ApproximateAgeOfOldestMessage', 'QueueName=AuditQueue.QueueName');
+  expect(age.Statistic).toBe('Maximum');
+  // A message that keeps failing reaches the DLQ (its own alarm) before it trips the age alarm.
+  const queue = res('AuditQueue', t).Properties as {
+    VisibilityTimeout: number;
+    RedrivePolicy: { maxReceiveCount: number };
+  };
+  expect(Number(age.Threshold)).toBeGreaterThanOrEqual(
+    queue.VisibilityTimeout * queue.RedrivePolicy.maxReceiveCount,
+  );
+  expected.push(age);
+  expect(all.map((a) => a.id).sort()).toEqual(expected.map((a) => a.id).sort());
+  for (const a of all) {
+    expect([a.id, a.ComparisonOperator, a.TreatMissingData]).toEqual([
+      a.id,
+      'GreaterThanThreshold',
+      'notBreaching',
+    ]);
+    expect(a.AlarmName.startsWith(`tfguard-${stage}-`)).toBe(true);
+  }
+  expect(new Set(all.map((a) => a.AlarmName)).size).toBe(all.length);
+  return all;
+}
+
+test("alarms on every dead-letter queue, every function's errors and throttles, the audit queue age", () => {
+  const all = expectAlarms(template, 'test');
+  expect(all).toHaveLength(6 * 2 + 3 + 1);
+  // No topic given: the alarms exist, without actions.
+  for (const a of all) expect([a.id, a.AlarmActions, a.OKActions]).toEqual([a.id, undefined, undefined]);
+});
+
 describe('with every wiring parameter set', () => {
+  const TOPIC = 'arn:aws:sns:eu-west-1:123456789012:tfguard-alarms';
   let dir: string;
   let t: Template;
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'tfguard-package-params-'));
     ({ update: t } = await packageService(dir, {
+      alarmTopicArn: TOPIC,
       uploadRetentionDays: '7',
       reportRetentionDays: '30',
     }));
   }, 180_000);
   afterAll(async () => {
     if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  test('every alarm notifies the topic when in alarm and when back to OK', () => {
+    const all = expectAlarms(t, 'test');
+    for (const a of all) expect([a.id, a.AlarmActions, a.OKActions]).toEqual([a.id, [TOPIC], [TOPIC]]);
   });
 
   test('retention follows the parameters', () => {
