@@ -654,6 +654,50 @@ test("alarms on every dead-letter queue, every function's errors and throttles, 
   for (const a of all) expect([a.id, a.AlarmActions, a.OKActions]).toEqual([a.id, undefined, undefined]);
 });
 
+function expectConcurrencyAndThrottling(
+  t: Template,
+  expected: { reserved: number; audit: number; rate: number; burst: number; scanRate: number },
+): void {
+  const reserved = Object.fromEntries(
+    ofType('AWS::Lambda::Function', t)
+      .filter(([, f]) => f.Properties.ReservedConcurrentExecutions !== undefined)
+      .map(([id, f]) => [id, Number(f.Properties.ReservedConcurrentExecutions)]),
+  );
+  expect(reserved).toEqual({ CreateScanLambdaFunction: expected.reserved });
+  const mapping = ofType('AWS::Lambda::EventSourceMapping', t)[0]![1].Properties as {
+    ScalingConfig: { MaximumConcurrency: number };
+  };
+  expect(Number(mapping.ScalingConfig.MaximumConcurrency)).toBe(expected.audit);
+  const stages = ofType('AWS::ApiGatewayV2::Stage', t);
+  expect(stages).toHaveLength(1);
+  const [, stage] = stages[0]!;
+  const p = stage.Properties as {
+    DefaultRouteSettings: Record<string, unknown>;
+    RouteSettings: Record<string, Record<string, unknown>>;
+  };
+  expect(p.DefaultRouteSettings.DetailedMetricsEnabled).toBe(false);
+  expect([
+    Number(p.DefaultRouteSettings.ThrottlingRateLimit),
+    Number(p.DefaultRouteSettings.ThrottlingBurstLimit),
+  ]).toEqual([expected.rate, expected.burst]);
+  // POST /scans: a burst of the function's reserved concurrency, its own rate; the route exists
+  // and the stage waits for it.
+  const routes = Object.fromEntries(
+    ofType('AWS::ApiGatewayV2::Route', t).map(([id, r]) => [r.Properties.RouteKey as string, id]),
+  );
+  expect(Object.keys(p.RouteSettings)).toEqual(['POST /scans']);
+  const scans = p.RouteSettings['POST /scans']!;
+  expect([Number(scans.ThrottlingRateLimit), Number(scans.ThrottlingBurstLimit)]).toEqual([
+    expected.scanRate,
+    expected.reserved,
+  ]);
+  expect(([] as unknown[]).concat(stage.DependsOn)).toContain(routes['POST /scans']);
+}
+
+test('createScan has a reserved concurrency, the audit queue a maximum concurrency, the API throttles', () => {
+  expectConcurrencyAndThrottling(template, { reserved: 10, audit: 5, rate: 20, burst: 40, scanRate: 5 });
+});
+
 describe('with every wiring parameter set', () => {
   const TOPIC = 'arn:aws:sns:eu-west-1:123456789012:tfguard-alarms';
   let dir: string;
@@ -664,6 +708,11 @@ describe('with every wiring parameter set', () => {
       alarmTopicArn: TOPIC,
       uploadRetentionDays: '7',
       reportRetentionDays: '30',
+      apiReservedConcurrency: '3',
+      auditMaxConcurrency: '2',
+      apiThrottleRateLimit: '12.5',
+      apiThrottleBurstLimit: '25',
+      scanThrottleRateLimit: '1',
     }));
   }, 180_000);
   afterAll(async () => {
@@ -675,9 +724,10 @@ describe('with every wiring parameter set', () => {
     for (const a of all) expect([a.id, a.AlarmActions, a.OKActions]).toEqual([a.id, [TOPIC], [TOPIC]]);
   });
 
-  test('retention follows the parameters', () => {
+  test('retention, concurrency and throttling follow the parameters', () => {
     expectUploadRetention(t, 7);
     expectReportRetention(t, 30);
+    expectConcurrencyAndThrottling(t, { reserved: 3, audit: 2, rate: 12.5, burst: 25, scanRate: 1 });
   });
 });
 
