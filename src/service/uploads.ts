@@ -44,6 +44,8 @@ export interface UploadEventRecord {
   etag: string | undefined;
   versionId: string | undefined;
   sequencer: string | undefined;
+  /** `userIdentity.principalId`: who wrote the object (for a presigned upload, the presigner). */
+  principalId: string | undefined;
 }
 
 export interface ParsedS3Event {
@@ -68,6 +70,7 @@ export function parseS3Event(event: unknown): ParsedS3Event {
     const r = record as {
       eventSource?: unknown;
       eventName?: unknown;
+      userIdentity?: { principalId?: unknown };
       s3?: { bucket?: { name?: unknown }; object?: Record<string, unknown> };
     } | null;
     const bucket = str(r?.s3?.bucket?.name);
@@ -102,6 +105,7 @@ export function parseS3Event(event: unknown): ParsedS3Event {
       etag: str(object.eTag),
       versionId: str(object.versionId),
       sequencer: str(object.sequencer),
+      principalId: str(r.userIdentity?.principalId),
     });
   });
   return out;
