@@ -146,6 +146,7 @@ describe('POST /scans', () => {
       verdict: string;
       failOn: string;
       repository: string;
+      uploadedBy: string | null;
       report: Report;
     }>(result);
     expect(payload.scanId).toMatch(SCAN_ID_PATTERN);
@@ -159,6 +160,9 @@ describe('POST /scans', () => {
     expect(payload.report).toEqual(sampleReport);
     const stored = await h.reports.get(layout.report(payload.scanId, 'json'));
     expect(JSON.parse(stored!.body.toString())).toEqual(sampleReport);
+    // Who sent it: the IAM caller API Gateway's authorizer names, in the answer and the report's metadata.
+    expect(payload.uploadedBy).toBe(SAMPLE_CALLER);
+    expect(stored!.metadata['uploaded-by']).toBe(SAMPLE_CALLER);
     expect(await h.reports.get(layout.report(payload.scanId, 'sarif'))).not.toBeNull();
     expect(await h.reports.get(layout.report(payload.scanId, 'markdown'))).not.toBeNull();
     // Posting the same archive again is the same scan.
