@@ -28,6 +28,9 @@ export type InputErrorCode =
   | 'path-too-deep'
   | 'invalid-config'
   | 'scan-timeout'
+  /** Service only: an upload that does not match what `POST /uploads` bound its key to (the
+   * repository or the uploader its metadata claims). */
+  | 'upload-mismatch'
   | 'usage';
 
 export class InputError extends Error {

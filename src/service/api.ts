@@ -2,7 +2,8 @@
  * Entry point 2, the pipeline API (HTTP API with IAM auth; the handlers only adapt the event):
  *
  *   POST /scans          archive in the body → the report, stored, with a pass/fail verdict
- *   POST /uploads        → a presigned PUT URL and an id, for archives too large for a request body
+ *   POST /uploads        → a presigned POST (size, type and metadata bound) and, for older clients, a
+ *                          presigned PUT URL, with an id, for archives too large for a request body
  *   GET  /scans/{id}     → the report (by scan id or upload id), 202 while an upload is pending
  *
  * Output format: `?format=json|sarif|markdown`, else the `Accept` header, else JSON. The JSON form
@@ -36,7 +37,13 @@ import {
 } from './keys';
 import { isScanTimeout } from './deadline';
 import { errorAttributes, type ServiceLogger, type ServiceMetrics } from './observability';
-import { PENDING_GRACE_MS, UPLOAD_FORMATS, type UploadFormat, type UploadRequestRecord } from './requests';
+import {
+  PENDING_GRACE_MS,
+  UPLOAD_CONTENT_TYPES,
+  UPLOAD_FORMATS,
+  type UploadFormat,
+  type UploadRequestRecord,
+} from './requests';
 import {
   loadScan,
   scanAndStore,
@@ -54,6 +61,8 @@ export interface ApiRequest {
   pathParameters: Record<string, string | undefined>;
   body: Buffer | null;
   requestId: string | undefined;
+  /** The caller's IAM ARN, from API Gateway's IAM authorizer; undefined without one. */
+  caller?: string | undefined;
 }
 
 export interface ApiResponse {
@@ -65,7 +74,13 @@ export interface ApiResponse {
 export interface ApiDeps {
   settings: Pick<
     ServiceSettings,
-    'uploads' | 'failOn' | 'scanRegistry' | 'apiMaxBodyBytes' | 'uploadUrlTtlSeconds' | 'reportUrlTtlSeconds'
+    | 'uploads'
+    | 'failOn'
+    | 'scanRegistry'
+    | 'apiMaxBodyBytes'
+    | 'uploadUrlTtlSeconds'
+    | 'reportUrlTtlSeconds'
+    | 'maxArchiveBytes'
   >;
   reports: ObjectStore;
   layout: ReportLayout;
@@ -109,7 +124,15 @@ export function apiRequestFromEvent(event: APIGatewayProxyEventV2): ApiRequest {
     pathParameters: { ...(event.pathParameters ?? {}) },
     body,
     requestId: event.requestContext?.requestId,
+    caller: callerArn(event),
   };
+}
+
+/** `requestContext.authorizer.iam.userArn`, which API Gateway's IAM authorizer sets (SigV4 auth). */
+function callerArn(event: APIGatewayProxyEventV2): string | undefined {
+  const iam = (event.requestContext as { authorizer?: { iam?: { userArn?: unknown } } } | undefined)
+    ?.authorizer?.iam;
+  return typeof iam?.userArn === 'string' && iam.userArn !== '' ? iam.userArn : undefined;
 }
 
 export function toHttpResult(response: ApiResponse): APIGatewayProxyStructuredResultV2 {
@@ -386,6 +409,7 @@ function rejectedResponse(record: RejectedRecord, extra: Record<string, unknown>
     422,
     {
       ...extra,
+      ...(record.source.kind !== 'local' ? { uploadedBy: record.source.uploadedBy ?? null } : {}),
       scanId: record.scanId,
       status: 'rejected',
       error: 'input-rejected',
@@ -441,7 +465,7 @@ export async function createScan(deps: ApiDeps, request: ApiRequest): Promise<Ap
       bytes: body,
       repository,
       registry: deps.settings.scanRegistry,
-      source: { kind: 'api', name, sha256, size: body.length },
+      source: { kind: 'api', name, sha256, size: body.length, uploadedBy: request.caller ?? null },
     });
   } catch (err) {
     // Not the client's fault and not a property of the archive: nothing was stored, no report.
@@ -467,6 +491,7 @@ export async function createScan(deps: ApiDeps, request: ApiRequest): Promise<Ap
     { scanId, repository, report: outcome.report, keys: outcome.keys },
     format,
     failOn,
+    { uploadedBy: request.caller ?? null },
   );
 }
 
@@ -509,7 +534,15 @@ function uploadParameters(request: ApiRequest): { repository?: string; format?: 
   };
 }
 
-/** `POST /uploads`: a presigned PUT URL for `<uploads prefix><repository>/<id>.<format>`. */
+/**
+ * `POST /uploads`: an upload of `<uploads prefix><repository>/<id>.<format>`, bound to the
+ * repository and the caller's IAM principal (recorded in the request record, which the upload scan
+ * checks the object against). Two ways to send it: `post`, a presigned POST the store itself
+ * refuses unless the size is within `TFGUARD_MAX_ARCHIVE_BYTES`, the `Content-Type` is the format's
+ * and the metadata is the bound repository and caller; and `upload`, the presigned PUT of earlier
+ * versions, which S3 does not constrain (the upload scan refuses an oversize or mismatched object
+ * before reading it).
+ */
 export async function createUpload(deps: ApiDeps, request: ApiRequest): Promise<ApiResponse> {
   if (deps.signer === undefined) throw new Error('createUpload needs an upload URL signer');
   const params = uploadParameters(request);
@@ -528,7 +561,16 @@ export async function createUpload(deps: ApiDeps, request: ApiRequest): Promise<
   const now = (deps.now ?? (() => new Date()))();
   const ttl = deps.settings.uploadUrlTtlSeconds;
   const expiresAt = new Date(now.getTime() + ttl * 1000).toISOString();
+  const uploadedBy = request.caller ?? null;
+  const maxBytes = deps.settings.maxArchiveBytes;
+  const contentType = UPLOAD_CONTENT_TYPES[format as UploadFormat];
   const url = await deps.signer.presignPut(key, { expiresInSeconds: ttl });
+  const post = await deps.signer.presignPost(key, {
+    expiresInSeconds: ttl,
+    maxBytes,
+    contentType,
+    metadata: { repository, ...(uploadedBy !== null ? { 'uploaded-by': uploadedBy } : {}) },
+  });
   const record: UploadRequestRecord = {
     schemaVersion: 1,
     id,
@@ -539,12 +581,15 @@ export async function createUpload(deps: ApiDeps, request: ApiRequest): Promise<
     failOn,
     createdAt: now.toISOString(),
     expiresAt,
+    uploadedBy,
+    maxBytes,
+    contentType,
   };
   await deps.reports.put(deps.layout.uploadRequest(id), JSON.stringify(record, null, 2) + '\n', {
     contentType: JSON_TYPE,
-    metadata: { repository },
+    metadata: { repository, ...(uploadedBy !== null ? { 'uploaded-by': uploadedBy } : {}) },
   });
-  deps.logger.info('upload URL issued', { uploadId: id, repository, key });
+  deps.logger.info('upload URL issued', { uploadId: id, repository, key, uploadedBy });
   return json(
     201,
     {
@@ -552,7 +597,9 @@ export async function createUpload(deps: ApiDeps, request: ApiRequest): Promise<
       status: 'pending',
       repository,
       key,
+      uploadedBy,
       upload: { method: 'PUT', url, expiresAt },
+      post: { method: 'POST', url: post.url, fields: post.fields, expiresAt, maxBytes, contentType },
       report: `/scans/${id}`,
     },
     { location: `/scans/${id}` },
@@ -568,7 +615,7 @@ export async function getScan(deps: ApiDeps, request: ApiRequest): Promise<ApiRe
     if (stored === null) throw new ApiError(404, 'not-found', `no scan ${id}`);
     if (stored.status === 'rejected') return rejectedResponse(stored.record);
     const failOn = chooseFailOn(request, deps.settings.failOn);
-    return reportResponse(deps, stored, format, failOn);
+    return reportResponse(deps, stored, format, failOn, { uploadedBy: stored.uploadedBy });
   }
   if (!UPLOAD_ID_PATTERN.test(id)) {
     throw new ApiError(400, 'bad-id', 'the id must be a scan id (32 hex digits) or an upload id (a UUID)');
@@ -587,7 +634,13 @@ export async function getScan(deps: ApiDeps, request: ApiRequest): Promise<ApiRe
     }
     return json(
       202,
-      { id, status: 'pending', repository: record.repository, expiresAt: record.expiresAt },
+      {
+        id,
+        status: 'pending',
+        repository: record.repository,
+        uploadedBy: record.uploadedBy ?? null,
+        expiresAt: record.expiresAt,
+      },
       { 'retry-after': '5' },
     );
   }
@@ -598,5 +651,8 @@ export async function getScan(deps: ApiDeps, request: ApiRequest): Promise<ApiRe
   }
   if (stored.status === 'rejected') return rejectedResponse(stored.record, { id });
   const failOn = chooseFailOn(request, record.failOn);
-  return reportResponse(deps, { ...stored, repository: record.repository }, format, failOn, { id });
+  return reportResponse(deps, { ...stored, repository: record.repository }, format, failOn, {
+    id,
+    uploadedBy: stored.uploadedBy ?? record.uploadedBy ?? null,
+  });
 }

@@ -28,6 +28,12 @@ export interface ScanContext {
   signal?: AbortSignal | undefined;
 }
 
+/**
+ * Where a scanned archive came from. `uploadedBy`: who sent it, as far as the service can tell: the
+ * caller's IAM ARN for `POST /scans` and for uploads through `POST /uploads` (bound when the upload
+ * was requested), the S3 event's principal id for objects written to the bucket directly; null when
+ * unknown (no IAM authorizer in front of the API, an event without one).
+ */
 export type ScanSource =
   | {
       kind: 'upload';
@@ -39,9 +45,14 @@ export type ScanSource =
       lastModified?: string | undefined;
       /** When S3 finished writing it (the S3 event's `eventTime`, to the millisecond). */
       eventTime?: string | undefined;
+      uploadedBy?: string | null | undefined;
     }
-  | { kind: 'api'; name: string; sha256: string; size: number }
+  | { kind: 'api'; name: string; sha256: string; size: number; uploadedBy?: string | null | undefined }
   | { kind: 'local'; name: string };
+
+function uploaderOf(source: ScanSource): string | null {
+  return source.kind === 'local' ? null : (source.uploadedBy ?? null);
+}
 
 export interface RejectedRecord {
   schemaVersion: 1;
@@ -123,7 +134,7 @@ export async function scanAndStore(ctx: ScanContext, input: ScanInput): Promise<
     });
     return { status: 'rejected', scanId: input.scanId, record, key };
   }
-  const keys = await storeReport(ctx, input.scanId, input.repository, report);
+  const keys = await storeReport(ctx, input.scanId, input.repository, report, uploaderOf(input.source));
   ctx.metrics.addMetric(METRIC.scans, 'Count', 1);
   ctx.metrics.addMetric(METRIC.duration, 'Milliseconds', Date.now() - started);
   ctx.metrics.addMetric(METRIC.findings, 'Count', report.summary.total);
@@ -166,13 +177,21 @@ async function storeRejection(ctx: ScanContext, record: RejectedRecord): Promise
   const key = ctx.layout.rejected(record.scanId);
   await ctx.reports.put(key, JSON.stringify(record, null, 2) + '\n', {
     contentType: 'application/json',
-    metadata: objectMetadata(record.scanId, record.repository),
+    metadata: objectMetadata(record.scanId, record.repository, uploaderOf(record.source)),
   });
   return key;
 }
 
-function objectMetadata(scanId: string, repository: string | null): Record<string, string> {
-  return repository === null ? { 'scan-id': scanId } : { 'scan-id': scanId, repository };
+function objectMetadata(
+  scanId: string,
+  repository: string | null,
+  uploadedBy: string | null,
+): Record<string, string> {
+  return {
+    'scan-id': scanId,
+    ...(repository !== null ? { repository } : {}),
+    ...(uploadedBy !== null ? { 'uploaded-by': uploadedBy } : {}),
+  };
 }
 
 /** How the stored Markdown report (and the API's Markdown answer, which must equal it) names the
@@ -181,15 +200,19 @@ export function storedMarkdownOptions(keys: Pick<ReportKeys, 'json'>): RenderOpt
   return { markdown: { fullReport: `the JSON report stored beside this one, \`${keys.json}\`` } };
 }
 
-/** Writes SARIF, Markdown, then JSON: a reader that finds `report.json` finds the other two. */
+/**
+ * Writes SARIF, Markdown, then JSON: a reader that finds `report.json` finds the other two. Each
+ * carries the scan id, the repository and who sent the archive as object metadata.
+ */
 export async function storeReport(
   ctx: Pick<ScanContext, 'reports' | 'layout'>,
   scanId: string,
   repository: string | null,
   report: Report,
+  uploadedBy: string | null = null,
 ): Promise<ReportKeys> {
   const keys = ctx.layout.reports(scanId);
-  const metadata = objectMetadata(scanId, repository);
+  const metadata = objectMetadata(scanId, repository, uploadedBy);
   await ctx.reports.put(keys.sarif, renderReport(report, 'sarif'), {
     contentType: CONTENT_TYPES.sarif,
     metadata,
@@ -216,6 +239,8 @@ export type StoredScan =
       keys: ReportKeys;
       /** Size of the stored JSON report. */
       bytes: number;
+      /** Who sent the archive (the `uploaded-by` metadata), null when not recorded. */
+      uploadedBy: string | null;
     }
   | { status: 'rejected'; scanId: string; record: RejectedRecord };
 
@@ -233,6 +258,7 @@ export async function loadScan(
       repository: json.metadata.repository ?? null,
       keys: ctx.layout.reports(scanId),
       bytes: json.body.length,
+      uploadedBy: json.metadata['uploaded-by'] ?? null,
     };
   }
   const rejected = await ctx.reports.get(ctx.layout.rejected(scanId));

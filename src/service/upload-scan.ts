@@ -7,6 +7,13 @@
  * downloaded. Both are failures like the transient ones below: the event is retried, then goes to
  * the on-failure destination, each attempt ending a margin before the Lambda timeout.
  *
+ * An upload made through `POST /uploads` (key `<repository>/<uploadId>.<ext>` with a request record
+ * naming that key) is checked against what the request bound before anything is read: larger than
+ * the request's limit, or with metadata claiming another repository or uploader, it is rejected
+ * (`total-too-large`, `upload-mismatch`) under the bound repository, whose pointer alone it may
+ * move. Its uploader is the caller recorded at `POST /uploads`; any other upload's is the S3 event's
+ * principal id.
+ *
  * Outcomes per record: `scanned`, `rejected` (an unusable archive: stored as an "input rejected"
  * record, never retried), `skipped` (not an upload this service handles), `missing` (deleted
  * since) or `superseded` (overwritten since: the newer object's own event scans it). Any other
@@ -17,7 +24,7 @@
 import { StorageKeyError, assertValidKey } from '../storage/keys';
 import type { ConditionalObjectStore, VersionedObjectSource } from '../storage/ports';
 import { deadlinePassed } from './deadline';
-import { UPLOAD_ID_PATTERN, uploadScanId, type ReportLayout } from './keys';
+import { UPLOAD_ID_PATTERN, normalizeRepository, uploadScanId, type ReportLayout } from './keys';
 import { METRIC, errorAttributes, type ServiceLogger, type ServiceMetrics } from './observability';
 import type { UploadRequestRecord } from './requests';
 import { scanAndStore, storeRejectionFor, updateLatest, type ScanContext, type ScanOutcome } from './scans';
@@ -94,10 +101,13 @@ export async function processUploadRecord(
   }
   if (deps.signal?.aborted) throw deadlinePassed(`the scan of s3://${bucket}/${key}`);
 
+  const bound = await boundUploadRequest(deps, key);
+  const uploadedBy = bound !== null ? (bound.record.uploadedBy ?? null) : (record.principalId ?? null);
+  const maxBytes = Math.min(deps.maxArchiveBytes, bound?.record.maxBytes ?? Number.POSITIVE_INFINITY);
   const got = await deps.source.getVersion(
     key,
     { versionId: record.versionId, etag: record.etag },
-    { maxBytes: deps.maxArchiveBytes },
+    { maxBytes },
   );
   if (got.status === 'missing' || got.status === 'superseded') {
     const reason =
@@ -113,7 +123,7 @@ export async function processUploadRecord(
   if (got.status === 'too-large') {
     lastModified = got.lastModified;
     // Identity needs the metadata, which a too-large object was not downloaded for.
-    repository = repositoryForUpload(key, {}, deps.uploads.prefix).repository;
+    repository = bound?.record.repository ?? repositoryForUpload(key, {}, deps.uploads.prefix).repository;
     deps.logger.appendKeys?.({ repository });
     outcome = await storeRejectionFor(
       ctx,
@@ -127,34 +137,45 @@ export async function processUploadRecord(
           versionId: record.versionId,
           etag: record.etag,
           size: got.size,
+          uploadedBy,
         },
       },
       'total-too-large',
-      `the upload is ${got.size} bytes, more than the ${deps.maxArchiveBytes} bytes this service accepts`,
+      `the upload is ${got.size} bytes, more than the ${maxBytes} bytes ` +
+        (bound !== null && maxBytes < deps.maxArchiveBytes
+          ? `its POST /uploads request allowed`
+          : 'this service accepts'),
     );
   } else {
     const object = got.object;
     lastModified = object.lastModified;
-    const identity = repositoryForUpload(key, object.metadata, deps.uploads.prefix);
-    repository = identity.repository;
+    const source = {
+      kind: 'upload' as const,
+      bucket,
+      key,
+      versionId: object.versionId ?? record.versionId,
+      etag: object.etag ?? record.etag,
+      size: object.size,
+      lastModified,
+      eventTime: record.eventTime,
+      uploadedBy,
+    };
+    const mismatch = bound === null ? null : boundMismatch(bound.record, object.metadata);
+    repository =
+      bound?.record.repository ?? repositoryForUpload(key, object.metadata, deps.uploads.prefix).repository;
     deps.logger.appendKeys?.({ repository });
-    outcome = await scanAndStore(ctx, {
-      scanId,
-      name: fileName(key),
-      bytes: object.body,
-      repository,
-      registry: deps.registry,
-      source: {
-        kind: 'upload',
-        bucket,
-        key,
-        versionId: object.versionId ?? record.versionId,
-        etag: object.etag ?? record.etag,
-        size: object.size,
-        lastModified,
-        eventTime: record.eventTime,
-      },
-    });
+    if (mismatch !== null) {
+      outcome = await storeRejectionFor(ctx, { scanId, repository, source }, 'upload-mismatch', mismatch);
+    } else {
+      outcome = await scanAndStore(ctx, {
+        scanId,
+        name: fileName(key),
+        bytes: object.body,
+        repository,
+        registry: deps.registry,
+        source,
+      });
+    }
   }
   const latestUpdated = await updateLatest(deps, {
     schemaVersion: 1,
@@ -169,12 +190,13 @@ export async function processUploadRecord(
       etag: record.etag,
       ...(lastModified !== undefined ? { lastModified } : {}),
       ...(record.eventTime !== undefined ? { eventTime: record.eventTime } : {}),
+      uploadedBy,
     },
     reports: outcome.status === 'complete' ? outcome.keys : null,
     rejected: outcome.status === 'rejected' ? outcome.key : null,
     summary: outcome.status === 'complete' ? outcome.report.summary : null,
   });
-  await completeUploadRequest(deps, key, scanId, outcome.status);
+  if (bound !== null) await completeUploadRequest(deps, bound, scanId, outcome.status);
   return {
     status: outcome.status === 'complete' ? 'scanned' : 'rejected',
     bucket,
@@ -185,31 +207,64 @@ export async function processUploadRecord(
   };
 }
 
+interface BoundUpload {
+  requestKey: string;
+  record: UploadRequestRecord;
+}
+
 /**
- * An upload made through `POST /uploads` is named `<repository>/<uploadId>.<ext>`: record which scan
- * answered it, so `GET /scans/<uploadId>` can find the report.
+ * The `POST /uploads` request that issued this key, if any: uploads made through it are named
+ * `<repository>/<uploadId>.<ext>`, and the request record names the exact bucket and key.
  */
-async function completeUploadRequest(
-  deps: UploadScanDeps,
-  key: string,
-  scanId: string,
-  status: ScanOutcome['status'],
-): Promise<void> {
+async function boundUploadRequest(deps: UploadScanDeps, key: string): Promise<BoundUpload | null> {
   const file = fileName(key);
   const suffix = archiveSuffix(file);
   const stem = suffix === null ? file : file.slice(0, -suffix.length);
-  if (!UPLOAD_ID_PATTERN.test(stem)) return;
+  if (!UPLOAD_ID_PATTERN.test(stem)) return null;
   const requestKey = deps.layout.uploadRequest(stem);
   const stored = await deps.reports.get(requestKey);
-  if (stored === null) return;
-  const request = JSON.parse(stored.body.toString('utf8')) as UploadRequestRecord;
-  if (request.key !== key || request.bucket !== deps.uploads.bucket) return;
+  if (stored === null) return null;
+  const record = JSON.parse(stored.body.toString('utf8')) as UploadRequestRecord;
+  if (record.key !== key || record.bucket !== deps.uploads.bucket) return null;
+  return { requestKey, record };
+}
+
+/**
+ * Why an object does not match its request, or null: its metadata names another repository or
+ * another uploader than the ones `POST /uploads` bound to its key. (Metadata it lacks is not a
+ * mismatch: an upload through the presigned PUT carries none.)
+ */
+function boundMismatch(request: UploadRequestRecord, metadata: Record<string, string>): string | null {
+  const claimed = metadata.repository;
+  if (claimed !== undefined && normalizeRepository(claimed) !== request.repository) {
+    return (
+      `the upload's metadata names repository ${JSON.stringify(claimed)}, but its POST /uploads ` +
+      `request ${request.id} was for ${JSON.stringify(request.repository)}`
+    );
+  }
+  const uploader = metadata['uploaded-by'];
+  if (uploader !== undefined && uploader !== (request.uploadedBy ?? null)) {
+    return (
+      `the upload's metadata names uploader ${JSON.stringify(uploader)}, but its POST /uploads ` +
+      `request ${request.id} was made by ${JSON.stringify(request.uploadedBy ?? null)}`
+    );
+  }
+  return null;
+}
+
+/** Records which scan answered a `POST /uploads` request, so `GET /scans/<uploadId>` finds it. */
+async function completeUploadRequest(
+  deps: UploadScanDeps,
+  bound: BoundUpload,
+  scanId: string,
+  status: ScanOutcome['status'],
+): Promise<void> {
   const updated: UploadRequestRecord = {
-    ...request,
+    ...bound.record,
     status: status === 'complete' ? 'complete' : 'rejected',
     scanId,
   };
-  await deps.reports.put(requestKey, JSON.stringify(updated, null, 2) + '\n', {
+  await deps.reports.put(bound.requestKey, JSON.stringify(updated, null, 2) + '\n', {
     contentType: 'application/json',
   });
 }

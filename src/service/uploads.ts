@@ -46,6 +46,8 @@ export interface UploadEventRecord {
   sequencer: string | undefined;
   /** When S3 finished writing the object (the record's `eventTime`, to the millisecond), ISO 8601. */
   eventTime: string | undefined;
+  /** `userIdentity.principalId`: who wrote the object (for a presigned upload, the presigner). */
+  principalId: string | undefined;
 }
 
 export interface ParsedS3Event {
@@ -78,6 +80,7 @@ export function parseS3Event(event: unknown): ParsedS3Event {
       eventSource?: unknown;
       eventName?: unknown;
       eventTime?: unknown;
+      userIdentity?: { principalId?: unknown };
       s3?: { bucket?: { name?: unknown }; object?: Record<string, unknown> };
     } | null;
     const bucket = str(r?.s3?.bucket?.name);
@@ -113,6 +116,7 @@ export function parseS3Event(event: unknown): ParsedS3Event {
       versionId: str(object.versionId),
       sequencer: str(object.sequencer),
       eventTime: isoTime(r.eventTime),
+      principalId: str(r.userIdentity?.principalId),
     });
   });
   return out;

@@ -51,9 +51,29 @@ export interface ConditionalObjectStore extends ObjectStore {
   ): Promise<boolean>;
 }
 
+/** What a presigned POST lets its holder write: one object, within these bounds. */
+export interface UploadPostPolicy {
+  expiresInSeconds: number;
+  /** Largest object accepted (the policy's `content-length-range`, from 1 byte). */
+  maxBytes: number;
+  /** The only `Content-Type` accepted. */
+  contentType: string;
+  /** User metadata the object must carry, exactly (`x-amz-meta-<name>` fields). */
+  metadata: Record<string, string>;
+}
+
+/** An HTML-form upload: POST `fields` (as given), then the file as the last field, to `url`. */
+export interface PresignedPost {
+  url: string;
+  fields: Record<string, string>;
+}
+
 export interface UploadUrlSigner {
-  /** A URL that accepts one HTTP PUT of the object `key` until it expires. */
+  /** A URL that accepts one HTTP PUT of the object `key` until it expires. Unconstrained in size,
+   * type and metadata: the upload scan checks what arrives. */
   presignPut(key: string, options: { expiresInSeconds: number }): Promise<string>;
+  /** A form upload of the object `key` that the store itself refuses outside `policy`. */
+  presignPost(key: string, policy: UploadPostPolicy): Promise<PresignedPost>;
 }
 
 export interface DownloadUrlSigner {

@@ -11,6 +11,7 @@ import {
   S3Client,
   type GetObjectCommandOutput,
 } from '@aws-sdk/client-s3';
+import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { assertValidKey, assertValidPrefix } from './keys';
 import { decodeMetadata, encodeMetadata } from './metadata';
@@ -19,6 +20,8 @@ import {
   type ConditionalObjectStore,
   type DownloadUrlSigner,
   type ObjectVersion,
+  type PresignedPost,
+  type UploadPostPolicy,
   type UploadUrlSigner,
   type VersionedGet,
   type VersionedObjectSource,
@@ -307,5 +310,29 @@ export class S3ObjectStore
     return getSignedUrl(this.client, new GetObjectCommand({ Bucket: this.bucket, Key: key }), {
       expiresIn: options.expiresInSeconds,
     });
+  }
+
+  /**
+   * A presigned POST (SigV4 policy) for exactly `key`: S3 refuses the upload unless its size is in
+   * 1..`maxBytes` (`content-length-range`) and its `Content-Type` and `x-amz-meta-*` fields are
+   * exactly the ones given (every field of the form must match a policy condition). Metadata values
+   * are RFC 2047-encoded like `put`'s, so the fields are ASCII and read back decoded.
+   */
+  async presignPost(key: string, policy: UploadPostPolicy): Promise<PresignedPost> {
+    assertValidKey(key);
+    if (!Number.isSafeInteger(policy.maxBytes) || policy.maxBytes < 1)
+      throw new Error(`presignPost: maxBytes must be a positive integer, got ${policy.maxBytes}`);
+    const fields: Record<string, string> = { 'Content-Type': policy.contentType };
+    for (const [name, value] of Object.entries(encodeMetadata(policy.metadata)))
+      fields[`x-amz-meta-${name}`] = value;
+    const post = await createPresignedPost(this.client, {
+      Bucket: this.bucket,
+      Key: key,
+      // Every entry of `Fields` also becomes an exact-match condition.
+      Fields: fields,
+      Conditions: [['content-length-range', 1, policy.maxBytes]],
+      Expires: policy.expiresInSeconds,
+    });
+    return { url: post.url, fields: post.fields };
   }
 }

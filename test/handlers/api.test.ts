@@ -10,6 +10,15 @@ import type { UploadRequestRecord } from '../../src/service/requests';
 import { scanBytes } from '../../src/scan';
 import type { Report } from '../../src/report/types';
 import { makeTarGz } from '../helpers/archive';
+import {
+  contentLengthRange,
+  decodePolicy,
+  exactConditions,
+  expectedPostSignature,
+  fieldsOutsidePolicy,
+  postForm,
+} from '../helpers/presigned-post';
+import { S3RVER_CREDENTIALS } from '../helpers/s3rver';
 import { SAMPLE_ARCHIVE, UPLOADS_BUCKET, sampleEvent, startHarness, withEnv, type Harness } from './harness';
 
 const layout = new ReportLayout('reports/');
@@ -85,6 +94,49 @@ function body<T = Record<string, unknown>>(result: Result): T {
   return JSON.parse(result.body) as T;
 }
 
+/** The caller API Gateway's IAM authorizer names in the sample POST /uploads event. */
+const SAMPLE_CALLER = 'arn:aws:sts::123456789012:assumed-role/tfguard-ci/github-actions';
+
+interface CreatedUpload {
+  id: string;
+  key: string;
+  repository: string;
+  uploadedBy: string | null;
+  upload: { method: string; url: string; expiresAt: string };
+  post: {
+    method: string;
+    url: string;
+    fields: Record<string, string>;
+    expiresAt: string;
+    maxBytes: number;
+    contentType: string;
+  };
+}
+
+/**
+ * Waits for s3rver's notifications of writes made since `eventsBefore` and hands them to the
+ * upload handler as the S3 event Lambda would receive.
+ */
+async function deliverUploads(eventsBefore: number): Promise<Awaited<ReturnType<typeof scanUpload>>> {
+  for (let waited = 0; h.server.events.length === eventsBefore && waited < 10_000; waited += 50) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const notified = h.server.events
+    .slice(eventsBefore)
+    .map((e) => e.Records[0] as { s3: { object: { key: string; eTag: string; size: number } } });
+  expect(notified.length).toBeGreaterThan(0);
+  return scanUpload(
+    h.s3Event(
+      notified.map((r) => ({
+        key: r.s3.object.key,
+        etag: r.s3.object.eTag.replace(/"/g, ''),
+        size: r.s3.object.size,
+      })),
+    ),
+    h.context('scanUpload'),
+  );
+}
+
 describe('POST /scans', () => {
   test('the sample event returns the report with a verdict and stores it', async () => {
     const result = await call(createScan, sampleEvent('http-post-scans.json'));
@@ -94,6 +146,7 @@ describe('POST /scans', () => {
       verdict: string;
       failOn: string;
       repository: string;
+      uploadedBy: string | null;
       report: Report;
     }>(result);
     expect(payload.scanId).toMatch(SCAN_ID_PATTERN);
@@ -107,6 +160,9 @@ describe('POST /scans', () => {
     expect(payload.report).toEqual(sampleReport);
     const stored = await h.reports.get(layout.report(payload.scanId, 'json'));
     expect(JSON.parse(stored!.body.toString())).toEqual(sampleReport);
+    // Who sent it: the IAM caller API Gateway's authorizer names, in the answer and the report's metadata.
+    expect(payload.uploadedBy).toBe(SAMPLE_CALLER);
+    expect(stored!.metadata['uploaded-by']).toBe(SAMPLE_CALLER);
     expect(await h.reports.get(layout.report(payload.scanId, 'sarif'))).not.toBeNull();
     expect(await h.reports.get(layout.report(payload.scanId, 'markdown'))).not.toBeNull();
     // A small report is inlined, and the summary, the stored keys and their links come with it.
@@ -253,14 +309,10 @@ describe('POST /uploads and GET /scans/{id}', () => {
   test('the presigned URL accepts a real PUT, whose upload event produces the report the id returns', async () => {
     const created = await call(createUpload, sampleEvent('http-post-uploads.json'));
     expect(created.statusCode).toBe(201);
-    const upload = body<{
-      id: string;
-      key: string;
-      repository: string;
-      upload: { method: string; url: string; expiresAt: string };
-    }>(created);
+    const upload = body<CreatedUpload>(created);
     expect(upload.id).toMatch(UPLOAD_ID_PATTERN);
     expect(upload.key).toBe(`uploads/acme/network/${upload.id}.tar.gz`);
+    expect(upload.uploadedBy).toBe(SAMPLE_CALLER);
     expect(created.headers.location).toBe(`/scans/${upload.id}`);
     const record = JSON.parse(
       (await h.reports.get(layout.uploadRequest(upload.id)))!.body.toString(),
@@ -270,6 +322,9 @@ describe('POST /uploads and GET /scans/{id}', () => {
       repository: 'acme/network',
       key: upload.key,
       failOn: 'error',
+      uploadedBy: SAMPLE_CALLER,
+      maxBytes: 52428800,
+      contentType: 'application/gzip',
     });
 
     const pending = await call(getScan, getEvent(upload.id));
@@ -300,8 +355,12 @@ describe('POST /uploads and GET /scans/{id}', () => {
 
     const done = await call(getScan, getEvent(upload.id));
     expect(done.statusCode).toBe(200);
-    const payload = body<{ id: string; scanId: string; verdict: string; report: Report }>(done);
+    const payload = body<{ id: string; scanId: string; verdict: string; uploadedBy: string; report: Report }>(
+      done,
+    );
     expect(payload.id).toBe(upload.id);
+    // The caller bound at POST /uploads, not the S3 event's principal (the presigner).
+    expect(payload.uploadedBy).toBe(SAMPLE_CALLER);
     expect(payload.scanId).toBe(outcome.outcomes[0]!.status === 'scanned' ? outcome.outcomes[0]!.scanId : '');
     expect(payload.verdict).toBe('fail');
     expect(payload.report.summary).toEqual(sampleReport.summary);
@@ -314,6 +373,172 @@ describe('POST /uploads and GET /scans/{id}', () => {
     // And by scan id.
     const byScan = await call(getScan, getEvent(payload.scanId));
     expect(body<{ scanId: string }>(byScan).scanId).toBe(payload.scanId);
+  });
+
+  test('the presigned POST uploads a real multipart form; the report records the bound caller', async () => {
+    // A repository of its own: the pointer checked below is not another test's.
+    const created = await call(
+      createUpload,
+      postUploads(JSON.stringify({ repository: 'acme/post-form' }), { 'content-type': 'application/json' }),
+    );
+    const upload = body<CreatedUpload>(created);
+    expect(upload.post).toMatchObject({
+      method: 'POST',
+      url: `${h.server.endpoint}/${UPLOADS_BUCKET}`,
+      expiresAt: upload.upload.expiresAt,
+      maxBytes: 52428800,
+      contentType: 'application/gzip',
+    });
+    // The policy S3 enforces: this key, at most TFGUARD_MAX_ARCHIVE_BYTES, the format's content
+    // type, the bound repository and caller as metadata; signed as the SDK's signer would.
+    const policy = decodePolicy(upload.post.fields);
+    expect(contentLengthRange(policy)).toEqual([1, 52428800]);
+    expect(exactConditions(policy)).toMatchObject({
+      key: upload.key,
+      bucket: UPLOADS_BUCKET,
+      'content-type': 'application/gzip',
+      'x-amz-meta-repository': 'acme/post-form',
+      'x-amz-meta-uploaded-by': SAMPLE_CALLER,
+    });
+    expect(fieldsOutsidePolicy(policy, upload.post.fields)).toEqual([]);
+    expect(upload.post.fields['X-Amz-Signature']).toBe(
+      await expectedPostSignature(upload.post.fields, S3RVER_CREDENTIALS, h.client.config.sha256),
+    );
+
+    const eventsBefore = h.server.events.length;
+    const response = await postForm(upload.post, SAMPLE_ARCHIVE);
+    expect(response.status).toBe(204);
+    const stored = (await h.uploads.get(upload.key))!;
+    expect(stored.body.equals(SAMPLE_ARCHIVE)).toBe(true);
+    expect(stored.contentType).toBe('application/gzip');
+    const outcome = await deliverUploads(eventsBefore);
+    expect(outcome.outcomes).toEqual([
+      expect.objectContaining({ status: 'scanned', repository: 'acme/post-form' }),
+    ]);
+    const scanId = (outcome.outcomes[0] as { scanId: string }).scanId;
+
+    const done = await call(getScan, getEvent(upload.id));
+    expect(done.statusCode).toBe(200);
+    expect(body(done)).toMatchObject({ id: upload.id, scanId, uploadedBy: SAMPLE_CALLER, verdict: 'fail' });
+    const byScan = await call(getScan, getEvent(scanId));
+    expect(body(byScan)).toMatchObject({ scanId, uploadedBy: SAMPLE_CALLER });
+    expect((await h.reports.get(layout.report(scanId, 'json')))!.metadata).toEqual({
+      'scan-id': scanId,
+      repository: 'acme/post-form',
+      'uploaded-by': SAMPLE_CALLER,
+    });
+    const latest = JSON.parse((await h.reports.get(layout.latest('acme/post-form')))!.body.toString()) as {
+      scanId: string;
+      upload: { uploadedBy: string };
+    };
+    expect(latest).toMatchObject({ scanId, upload: { uploadedBy: SAMPLE_CALLER } });
+  });
+
+  test('an upload over the size its POST /uploads allowed is rejected without being read', async () => {
+    // Issued while the limit was 400 bytes; the sample archive is 475.
+    expect(SAMPLE_ARCHIVE.length).toBeGreaterThan(400);
+    const created = await withEnv({ TFGUARD_MAX_ARCHIVE_BYTES: '400' }, () =>
+      call(createUpload, sampleEvent('http-post-uploads.json')),
+    );
+    const upload = body<CreatedUpload>(created);
+    expect(upload.post.maxBytes).toBe(400);
+    expect(contentLengthRange(decodePolicy(upload.post.fields))).toEqual([1, 400]);
+    // s3rver does not enforce content-length-range (S3 would answer 400 EntityTooLarge): the
+    // upload scan is the second line, with the request's own limit, checked before any read.
+    const eventsBefore = h.server.events.length;
+    expect((await postForm(upload.post, SAMPLE_ARCHIVE)).status).toBe(204);
+    const outcome = await deliverUploads(eventsBefore);
+    expect(outcome.outcomes).toEqual([
+      expect.objectContaining({ status: 'rejected', repository: 'acme/network', key: upload.key }),
+    ]);
+    const scanId = (outcome.outcomes[0] as { scanId: string }).scanId;
+    const rejected = JSON.parse((await h.reports.get(layout.rejected(scanId)))!.body.toString()) as {
+      error: { code: string; message: string; entry: null };
+      source: { size: number; uploadedBy: string };
+    };
+    expect(rejected.error).toEqual({
+      code: 'total-too-large',
+      message: `the upload is ${SAMPLE_ARCHIVE.length} bytes, more than the 400 bytes its POST /uploads request allowed`,
+      entry: null,
+    });
+    expect(rejected.source).toMatchObject({ size: SAMPLE_ARCHIVE.length, uploadedBy: SAMPLE_CALLER });
+    expect(await h.reports.get(layout.report(scanId, 'json'))).toBeNull();
+    const answer = await call(getScan, getEvent(upload.id));
+    expect(answer.statusCode).toBe(422);
+    expect(body(answer)).toMatchObject({ id: upload.id, code: 'total-too-large', uploadedBy: SAMPLE_CALLER });
+  });
+
+  test.each([
+    ['a POST form whose repository field was changed', 'post'],
+    ['a PUT with its own repository metadata header', 'put'],
+  ])('%s is rejected as a mismatch, under the bound repository', async (_label, how) => {
+    const created = await call(createUpload, sampleEvent('http-post-uploads.json'));
+    const upload = body<CreatedUpload>(created);
+    const victim = `victim/prod-${how}`;
+    const eventsBefore = h.server.events.length;
+    if (how === 'post') {
+      const spoofed = { 'x-amz-meta-repository': victim };
+      // S3 itself would refuse this form (the field differs from its condition); s3rver does not.
+      expect(
+        fieldsOutsidePolicy(decodePolicy(upload.post.fields), { ...upload.post.fields, ...spoofed }),
+      ).toEqual(['x-amz-meta-repository']);
+      expect((await postForm(upload.post, SAMPLE_ARCHIVE, spoofed)).status).toBe(204);
+    } else {
+      const put = await fetch(upload.upload.url, {
+        method: 'PUT',
+        body: SAMPLE_ARCHIVE,
+        headers: { 'x-amz-meta-repository': victim },
+      });
+      expect(put.status).toBe(200);
+    }
+    expect((await h.uploads.get(upload.key))!.metadata.repository).toBe(victim);
+    const outcome = await deliverUploads(eventsBefore);
+    expect(outcome.outcomes).toEqual([
+      expect.objectContaining({ status: 'rejected', repository: 'acme/network' }),
+    ]);
+    const scanId = (outcome.outcomes[0] as { scanId: string }).scanId;
+    const rejected = JSON.parse((await h.reports.get(layout.rejected(scanId)))!.body.toString()) as {
+      repository: string;
+      error: { code: string; message: string };
+    };
+    expect(rejected.repository).toBe('acme/network');
+    expect(rejected.error.code).toBe('upload-mismatch');
+    expect(rejected.error.message).toBe(
+      `the upload's metadata names repository "${victim}", but its POST /uploads request ${upload.id} ` +
+        'was for "acme/network"',
+    );
+    // The claimed repository got nothing: no report, no pointer.
+    expect(await h.reports.get(layout.latest(victim))).toBeNull();
+    expect(await h.reports.get(layout.report(scanId, 'json'))).toBeNull();
+    const answer = await call(getScan, getEvent(upload.id));
+    expect(answer.statusCode).toBe(422);
+    expect(body(answer)).toMatchObject({ id: upload.id, code: 'upload-mismatch', uploadedBy: SAMPLE_CALLER });
+  });
+
+  test('without an IAM authorizer the upload is bound to no caller, and says so', async () => {
+    const event = sampleEvent<APIGatewayProxyEventV2>('http-post-uploads.json');
+    const { authorizer: _authorizer, ...requestContext } =
+      event.requestContext as typeof event.requestContext & {
+        authorizer?: unknown;
+      };
+    const created = await call(createUpload, { ...event, requestContext });
+    const upload = body<CreatedUpload>(created);
+    expect(upload.uploadedBy).toBeNull();
+    const conditions = exactConditions(decodePolicy(upload.post.fields));
+    expect(conditions['x-amz-meta-uploaded-by']).toBeUndefined();
+    // A form that claims an uploader anyway does not match the request.
+    const eventsBefore = h.server.events.length;
+    const claimed = { 'x-amz-meta-uploaded-by': SAMPLE_CALLER };
+    expect((await postForm(upload.post, SAMPLE_ARCHIVE, claimed)).status).toBe(204);
+    const outcome = await deliverUploads(eventsBefore);
+    const scanId = (outcome.outcomes[0] as { scanId: string }).scanId;
+    const rejected = JSON.parse((await h.reports.get(layout.rejected(scanId)))!.body.toString()) as {
+      error: { code: string; message: string };
+    };
+    expect(rejected.error).toMatchObject({
+      code: 'upload-mismatch',
+      message: `the upload's metadata names uploader "${SAMPLE_CALLER}", but its POST /uploads request ${upload.id} was made by null`,
+    });
   });
 
   test('an expired URL that never received an upload is reported as such', async () => {

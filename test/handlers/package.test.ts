@@ -1,8 +1,10 @@
 /**
  * `osls package` (offline) builds the CloudFormation template and the function zips; this checks
- * the template (every function and event, the IAM statements' resources, bucket encryption, DLQs)
- * and runs a packaged function from its zip against s3rver, which proves the bundle and the
- * unbundled @cdktf/hcl2json (WebAssembly in worker threads) work together.
+ * the template (every function and event, the IAM statements' resources, bucket encryption, public
+ * access and TLS policies of every bucket, DLQs, lifecycle rules, alarms, concurrency and API
+ * throttling, also with every wiring parameter set) and runs a packaged function from its zip
+ * against s3rver, which proves the bundle and the unbundled @cdktf/hcl2json (WebAssembly in worker
+ * threads) work together.
  */
 import { execFile } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
@@ -11,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import * as yauzl from 'yauzl';
+import { ReportLayout } from '../../src/service/keys';
 import { makeTarGz } from '../helpers/archive';
 import { generateTestKey, startRegistry } from '../helpers/registry-server';
 import { startS3rver, type RunningS3rver } from '../helpers/s3rver';
@@ -18,13 +21,22 @@ import { lockText } from '../lockfile/fixtures';
 
 const run = promisify(execFile);
 const REPO = resolve(__dirname, '..', '..');
-let out: string;
-let template: {
-  Resources: Record<string, { Type: string; Properties: Record<string, unknown>; DependsOn?: unknown }>;
-};
 
-beforeAll(async () => {
-  out = await mkdtemp(join(tmpdir(), 'tfguard-package-'));
+type Resource = { Type: string; Properties: Record<string, unknown>; DependsOn?: unknown };
+interface Template {
+  Conditions?: Record<string, unknown>;
+  Resources: Record<string, Resource>;
+}
+
+/**
+ * `osls package` (offline, what `npm run package` runs) into `dir`, with `--param name=value` for
+ * each of `params`; returns the update and the create (first deploy) templates. Runs one at a time:
+ * serverless-esbuild builds in the shared `.esbuild/` directory.
+ */
+async function packageService(
+  dir: string,
+  params: Record<string, string> = {},
+): Promise<{ update: Template; create: Template }> {
   await run(
     process.execPath,
     [
@@ -33,7 +45,8 @@ beforeAll(async () => {
       '--stage',
       'test',
       '--package',
-      out,
+      dir,
+      ...Object.entries(params).flatMap(([name, value]) => ['--param', `${name}=${value}`]),
     ],
     {
       cwd: REPO,
@@ -41,29 +54,48 @@ beforeAll(async () => {
       env: { ...process.env, SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off' },
     },
   );
-  template = JSON.parse(await readFile(join(out, 'cloudformation-template-update-stack.json'), 'utf8'));
+  const read = async (name: string) => JSON.parse(await readFile(join(dir, name), 'utf8')) as Template;
+  return {
+    update: await read('cloudformation-template-update-stack.json'),
+    create: await read('cloudformation-template-create-stack.json'),
+  };
+}
+
+let out: string;
+let template: Template;
+let createTemplate: Template;
+
+beforeAll(async () => {
+  out = await mkdtemp(join(tmpdir(), 'tfguard-package-'));
+  ({ update: template, create: createTemplate } = await packageService(out));
 }, 180_000);
 
 afterAll(async () => {
   if (out) await rm(out, { recursive: true, force: true });
 });
 
-type Resource = { Type: string; Properties: Record<string, unknown>; DependsOn?: unknown };
-const ofType = (type: string): Array<[string, Resource]> =>
-  Object.entries(template.Resources).filter(([, r]) => r.Type === type);
-const res = (id: string): Resource => {
-  const r = template.Resources[id];
+const ofType = (type: string, t: Template = template): Array<[string, Resource]> =>
+  Object.entries(t.Resources).filter(([, r]) => r.Type === type);
+const res = (id: string, t: Template = template): Resource => {
+  const r = t.Resources[id];
   if (r === undefined) throw new Error(`no resource ${id}`);
   return r;
 };
 
-/** CloudFormation values as text: `{ "Fn::GetAtt": ["X", "Arn"] }` → `X.Arn`, `Fn::Sub` → its string. */
+/**
+ * CloudFormation values as text: `{ "Fn::GetAtt": ["X", "Arn"] }` → `X.Arn`, `Fn::Sub` → its
+ * string, `Ref` → `Ref:X`, `Fn::Join` → the parts joined (a `Ref` inside as `${X}`, as in a Sub).
+ */
 function text(value: unknown): string {
   if (typeof value === 'string') return value;
   const v = value as Record<string, unknown>;
   if (Array.isArray(v['Fn::GetAtt'])) return `${(v['Fn::GetAtt'] as string[]).join('.')}`;
   if (typeof v['Fn::Sub'] === 'string') return v['Fn::Sub'];
   if (typeof v.Ref === 'string') return `Ref:${v.Ref}`;
+  if (Array.isArray(v['Fn::Join'])) {
+    const [separator, parts] = v['Fn::Join'] as [string, unknown[]];
+    return parts.map((p) => text(p).replace(/^Ref:(.*)$/, '$${$1}')).join(separator);
+  }
   return JSON.stringify(value);
 }
 
@@ -209,7 +241,8 @@ test('IAM: each role grants only what its function does, on named resources', ()
   expect(grants('CreateScanRole')).toEqual({
     'logs:CreateLogStream': logs('CreateScan'),
     'logs:PutLogEvents': logs('CreateScan'),
-    's3:GetObject': [`${REPORTS}/reports/cache/*`],
+    // GetObject on scans/*: the presigned report links POST /scans returns act with this role.
+    's3:GetObject': [`${REPORTS}/reports/cache/*`, `${REPORTS}/reports/scans/*`],
     's3:ListBucket': ['ReportsBucket.Arn'],
     's3:PutObject': [`${REPORTS}/reports/cache/*`, `${REPORTS}/reports/scans/*`],
   });
@@ -254,37 +287,89 @@ test('IAM: each role grants only what its function does, on named resources', ()
   }
 });
 
-test('buckets are encrypted, private and TLS-only', () => {
-  for (const id of ['S3BucketUploads', 'ReportsBucket']) {
-    const p = res(id).Properties as Record<string, unknown>;
-    expect(p.BucketEncryption).toEqual({
-      ServerSideEncryptionConfiguration: [
-        { ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' }, BucketKeyEnabled: true },
-      ],
-    });
-    expect(p.PublicAccessBlockConfiguration).toEqual({
-      BlockPublicAcls: true,
-      BlockPublicPolicy: true,
-      IgnorePublicAcls: true,
-      RestrictPublicBuckets: true,
-    });
-    expect(p.OwnershipControls).toEqual({ Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] });
+const PRIVATE = {
+  BlockPublicAcls: true,
+  BlockPublicPolicy: true,
+  IgnorePublicAcls: true,
+  RestrictPublicBuckets: true,
+};
+
+/** The bucket policies of `t`, by the logical id of the bucket each applies to. */
+function bucketPolicies(t: Template): Record<string, { Statement: Record<string, unknown>[] }> {
+  const byName = Object.fromEntries(
+    ofType('AWS::S3::Bucket', t).map(([id, b]) => [String(b.Properties.BucketName ?? `Ref:${id}`), id]),
+  );
+  const out: Record<string, { Statement: Record<string, unknown>[] }> = {};
+  for (const [, p] of ofType('AWS::S3::BucketPolicy', t)) {
+    const target = text(p.Properties.Bucket);
+    const bucket = target.startsWith('Ref:') ? target.slice(4) : byName[target];
+    if (bucket === undefined) throw new Error(`a bucket policy for an unknown bucket ${target}`);
+    out[bucket] = p.Properties.PolicyDocument as { Statement: Record<string, unknown>[] };
   }
+  return out;
+}
+
+/**
+ * The policy denies every action, on the bucket and on its objects, to requests without TLS.
+ * `names`: how the bucket may appear in an ARN (its logical id, its name).
+ */
+function expectTlsOnly(
+  policy: { Statement: Record<string, unknown>[] } | undefined,
+  bucket: string,
+  names: string[],
+): void {
+  const deny = policy?.Statement.find(
+    (s) =>
+      s.Effect === 'Deny' &&
+      String(
+        (s.Condition as { Bool?: Record<string, unknown> } | undefined)?.Bool?.['aws:SecureTransport'],
+      ) === 'false',
+  );
+  expect([bucket, deny?.Principal, deny?.Action]).toEqual([bucket, '*', 's3:*']);
+  // `X.Arn`, `${X.Arn}/*`, `arn:${AWS::Partition}:s3:::name`, `...:::${X}/*` → the bucket part.
+  const targets = ([] as unknown[])
+    .concat(deny!.Resource)
+    .map(text)
+    .map((r) => r.replace(/[${}]/g, '').replace(/\.Arn/, ''))
+    .map((r) => r.slice(r.lastIndexOf(':') + 1))
+    .sort();
+  expect([bucket, targets]).toEqual([bucket, [targets[0], `${targets[0]}/*`]]);
+  expect(names).toContain(targets[0]);
+}
+
+test('every bucket, the deployment bucket included, is encrypted, private, ACL-free and TLS-only', () => {
+  const buckets = ofType('AWS::S3::Bucket').map(([id]) => id);
+  expect(buckets.sort()).toEqual(['ReportsBucket', 'S3BucketUploads', 'ServerlessDeploymentBucket']);
+  const policies = bucketPolicies(template);
+  for (const id of buckets) {
+    const p = res(id).Properties as Record<string, unknown>;
+    expect([id, p.BucketEncryption]).toMatchObject([
+      id,
+      { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
+    ]);
+    if (id !== 'ServerlessDeploymentBucket') {
+      expect(
+        (p.BucketEncryption as { ServerSideEncryptionConfiguration: unknown[] })
+          .ServerSideEncryptionConfiguration,
+      ).toEqual([{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' }, BucketKeyEnabled: true }]);
+    }
+    expect([id, p.PublicAccessBlockConfiguration]).toEqual([id, PRIVATE]);
+    expect([id, p.OwnershipControls]).toEqual([id, { Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] }]);
+    expectTlsOnly(policies[id], id, [id, String(p.BucketName)]);
+  }
+  expect(Object.keys(policies).sort()).toEqual(buckets.sort());
   expect(
     (res('S3BucketUploads').Properties as { VersioningConfiguration: unknown }).VersioningConfiguration,
   ).toEqual({ Status: 'Enabled' });
-  const policies = ofType('AWS::S3::BucketPolicy')
-    .filter(([id]) => id !== 'ServerlessDeploymentBucketPolicy')
-    .map(
-      ([, p]) => p.Properties as { PolicyDocument: { Statement: { Effect: string; Condition: unknown }[] } },
-    );
-  expect(policies).toHaveLength(2);
-  for (const p of policies) {
-    expect(p.PolicyDocument.Statement[0]).toMatchObject({
-      Effect: 'Deny',
-      Condition: { Bool: { 'aws:SecureTransport': 'false' } },
-    });
-  }
+  // The first deploy creates the deployment bucket from the create template alone: private and
+  // TLS-only from the start.
+  expect(ofType('AWS::S3::Bucket', createTemplate).map(([id]) => id)).toEqual(['ServerlessDeploymentBucket']);
+  expect(res('ServerlessDeploymentBucket', createTemplate).Properties.PublicAccessBlockConfiguration).toEqual(
+    PRIVATE,
+  );
+  expectTlsOnly(bucketPolicies(createTemplate).ServerlessDeploymentBucket, 'ServerlessDeploymentBucket', [
+    'ServerlessDeploymentBucket',
+  ]);
 });
 
 test('dead-letter queues, redrive, visibility timeout and async retry settings', () => {
@@ -333,6 +418,319 @@ test('dead-letter queues, redrive, visibility timeout and async retry settings',
     TFGUARD_REPORTS_PREFIX: 'reports/',
     TFGUARD_SCAN_REGISTRY: 'true',
     POWERTOOLS_SERVICE_NAME: 'tfguard',
+    // The stage is a metric dimension (src/config.ts reads it).
+    TFGUARD_STAGE: 'test',
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Production wiring: lifecycle, alarms, concurrency, throttling
+// ---------------------------------------------------------------------------------------------
+
+type Rule = {
+  Id: string;
+  Status: string;
+  Prefix?: string;
+  Filter?: unknown;
+  ExpirationInDays?: number | string;
+  NoncurrentVersionExpirationInDays?: number | string;
+  ExpiredObjectDeleteMarker?: boolean;
+  AbortIncompleteMultipartUpload?: { DaysAfterInitiation: number };
+};
+
+function lifecycleRules(bucket: string, t: Template = template): Rule[] {
+  const rules = (res(bucket, t).Properties as { LifecycleConfiguration?: { Rules: Rule[] } })
+    .LifecycleConfiguration?.Rules;
+  expect(rules?.length).toBeGreaterThan(0);
+  for (const rule of rules!) {
+    expect([rule.Id, rule.Status]).toEqual([rule.Id, 'Enabled']);
+    expect(rule.Filter).toBeUndefined();
+  }
+  return rules!;
+}
+
+/** After how many days the rules of `bucket` expire (current version of) `key`; null: never. */
+function expiresAfter(rules: Rule[], key: string): number | null {
+  const days = rules
+    .filter((r) => r.ExpirationInDays !== undefined && key.startsWith(r.Prefix ?? ''))
+    .map((r) => Number(r.ExpirationInDays));
+  return days.length === 0 ? null : Math.min(...days);
+}
+
+function reportLayout(t: Template): ReportLayout {
+  const env = (
+    res('ScanUploadLambdaFunction', t).Properties as { Environment: { Variables: Record<string, string> } }
+  ).Environment.Variables;
+  return new ReportLayout(env.TFGUARD_REPORTS_PREFIX!);
+}
+
+/** Report keys that are history (expire with reportRetentionDays) and keys that must stay. */
+function expectReportRetention(t: Template, days: number): void {
+  const layout = reportLayout(t);
+  const rules = lifecycleRules('ReportsBucket', t);
+  const scanId = '0123456789abcdef0123456789abcdef';
+  const run = layout.auditRun('20250101T030000000Z-30cfd3b9');
+  const history = [
+    ...Object.values(layout.reports(scanId)),
+    layout.rejected(scanId),
+    layout.uploadRequest('6f1c2b9e-1d2a-4c3b-8e4f-5a6b7c8d9e0f'),
+    run.manifest,
+    run.members(0),
+    run.result('acme/network'),
+    run.done(0, 'acme/network'),
+    run.partial(0),
+    run.summaryJson,
+    run.summaryMarkdown,
+  ];
+  for (const key of history) expect([key, expiresAfter(rules, key)]).toEqual([key, days]);
+  const kept = [
+    layout.latest('acme/network'),
+    layout.latest('scans'),
+    layout.auditLatest,
+    `${layout.registryCachePrefix}registry-sums/v1/registry.terraform.io/hashicorp/aws/5.0.0.json`,
+  ];
+  for (const key of kept) expect([key, expiresAfter(rules, key)]).toEqual([key, null]);
+  expect(rules.some((r) => r.AbortIncompleteMultipartUpload?.DaysAfterInitiation === 1)).toBe(true);
+}
+
+/** Uploads: every object expires (no prefix), old versions a day after, then the delete markers. */
+function expectUploadRetention(t: Template, days: number): void {
+  const rules = lifecycleRules('S3BucketUploads', t);
+  for (const key of ['uploads/acme/network/build 42.tar.gz', 'uploads/x.zip', 'elsewhere.tar'])
+    expect([key, expiresAfter(rules, key)]).toEqual([key, days]);
+  const expiring = rules.find((r) => r.ExpirationInDays !== undefined)!;
+  expect(Number(expiring.NoncurrentVersionExpirationInDays)).toBe(1);
+  expect(rules.filter((r) => r.ExpiredObjectDeleteMarker === true && r.Prefix === undefined)).toHaveLength(1);
+  expect(rules.some((r) => r.AbortIncompleteMultipartUpload?.DaysAfterInitiation === 1)).toBe(true);
+}
+
+test('lifecycle: uploads expire after 90 days, report history after 365, pointers never', () => {
+  expectUploadRetention(template, 90);
+  expectReportRetention(template, 365);
+});
+
+/**
+ * The few CloudFormation condition functions the alarms use (`Fn::If`, `Fn::Not`, `Fn::Equals` of
+ * literals, `AWS::NoValue`), evaluated; anything else throws rather than guess.
+ */
+function evaluate(t: Template, value: unknown): unknown {
+  if (Array.isArray(value)) return value.map((v) => evaluate(t, v));
+  if (value === null || typeof value !== 'object') return value;
+  const v = value as Record<string, unknown>;
+  if ('Fn::If' in v) {
+    const [name, yes, no] = v['Fn::If'] as [string, unknown, unknown];
+    return evaluate(t, holds(t, t.Conditions?.[name]) ? yes : no);
+  }
+  if (v.Ref === 'AWS::NoValue') return undefined;
+  return value;
+}
+
+function holds(t: Template, condition: unknown): boolean {
+  const c = condition as Record<string, unknown> | undefined;
+  if (c === undefined) throw new Error('an unknown condition');
+  if (Array.isArray(c['Fn::Not'])) return !holds(t, (c['Fn::Not'] as unknown[])[0]);
+  if (Array.isArray(c['Fn::Equals'])) {
+    const [a, b] = c['Fn::Equals'] as unknown[];
+    if (typeof a !== 'string' || typeof b !== 'string') throw new Error(`not literal: ${JSON.stringify(c)}`);
+    return a === b;
+  }
+  if (typeof c.Condition === 'string') return holds(t, t.Conditions?.[c.Condition]);
+  throw new Error(`unsupported condition ${JSON.stringify(c)}`);
+}
+
+type Alarm = {
+  id: string;
+  Namespace: string;
+  MetricName: string;
+  Statistic: string;
+  Threshold: number;
+  ComparisonOperator: string;
+  TreatMissingData: string;
+  AlarmName: string;
+  dimension: string;
+  AlarmActions: unknown;
+  OKActions: unknown;
+};
+
+/** Every alarm, with its condition functions evaluated and its one dimension as `Name=value`. */
+function alarms(t: Template): Alarm[] {
+  return ofType('AWS::CloudWatch::Alarm', t).map(([id, r]) => {
+    const p = r.Properties;
+    const dimensions = p.Dimensions as { Name: string; Value: unknown }[];
+    expect([id, dimensions.length]).toEqual([id, 1]);
+    return {
+      ...(p as Omit<Alarm, 'id' | 'dimension' | 'AlarmActions' | 'OKActions'>),
+      id,
+      dimension: `${dimensions[0]!.Name}=${text(dimensions[0]!.Value)}`,
+      AlarmActions: evaluate(t, p.AlarmActions),
+      OKActions: evaluate(t, p.OKActions),
+    };
+  });
+}
+
+/** The dead-letter queues: every queue some redrive policy or on-failure destination names. */
+function deadLetterQueues(t: Template): string[] {
+  const targets = [
+    ...ofType('AWS::SQS::Queue', t).map(
+      ([, q]) =>
+        (q.Properties.RedrivePolicy as { deadLetterTargetArn?: unknown } | undefined)?.deadLetterTargetArn,
+    ),
+    ...ofType('AWS::Lambda::EventInvokeConfig', t).map(
+      ([, c]) =>
+        (c.Properties.DestinationConfig as { OnFailure: { Destination: unknown } }).OnFailure.Destination,
+    ),
+  ];
+  return [
+    ...new Set(
+      targets
+        .filter((a) => a !== undefined)
+        .map(text)
+        .map((a) => a.replace(/\.Arn$/, '')),
+    ),
+  ].sort();
+}
+
+function expectAlarms(t: Template, stage: string): Alarm[] {
+  const all = alarms(t);
+  const find = (namespace: string, metric: string, dimension: string) => {
+    const found = all.filter(
+      (a) => a.Namespace === namespace && a.MetricName === metric && a.dimension === dimension,
+    );
+    expect([metric, dimension, found.length]).toEqual([metric, dimension, 1]);
+    return found[0]!;
+  };
+  const functions = ofType('AWS::Lambda::Function', t).map(([id]) => id);
+  expect(functions).toHaveLength(6);
+  const expected: Alarm[] = [];
+  for (const fn of functions) {
+    for (const metric of ['Errors', 'Throttles']) {
+      const alarm = find('AWS/Lambda', metric, `FunctionName=Ref:${fn}`);
+      expect([alarm.id, alarm.Statistic, Number(alarm.Threshold)]).toEqual([alarm.id, 'Sum', 0]);
+      expected.push(alarm);
+    }
+  }
+  const dlqs = deadLetterQueues(t);
+  expect(dlqs).toEqual(['AuditDeadLetterQueue', 'AuditStartDeadLetterQueue', 'ScanUploadDeadLetterQueue']);
+  // Every queue is the audit queue or a dead-letter queue: none escapes the alarms.
+  expect(
+    ofType('AWS::SQS::Queue', t)
+      .map(([id]) => id)
+      .sort(),
+  ).toEqual(['AuditQueue', ...dlqs].sort());
+  for (const q of dlqs) {
+    const alarm = find('AWS/SQS', 'ApproximateNumberOfMessagesVisible', `QueueName=${q}.QueueName`);
+    expect([alarm.id, alarm.Statistic, Number(alarm.Threshold)]).toEqual([alarm.id, 'Maximum', 0]);
+    expected.push(alarm);
+  }
+  const consumed = ofType('AWS::Lambda::EventSourceMapping', t).map(([, m]) =>
+    text(m.Properties.EventSourceArn).replace(/\.Arn$/, ''),
+  );
+  expect(consumed).toEqual(['AuditQueue']);
+  const age = find('AWS/SQS', 'ApproximateAgeOfOldestMessage', 'QueueName=AuditQueue.QueueName');
+  expect(age.Statistic).toBe('Maximum');
+  // A message that keeps failing reaches the DLQ (its own alarm) before it trips the age alarm.
+  const queue = res('AuditQueue', t).Properties as {
+    VisibilityTimeout: number;
+    RedrivePolicy: { maxReceiveCount: number };
+  };
+  expect(Number(age.Threshold)).toBeGreaterThanOrEqual(
+    queue.VisibilityTimeout * queue.RedrivePolicy.maxReceiveCount,
+  );
+  expected.push(age);
+  expect(all.map((a) => a.id).sort()).toEqual(expected.map((a) => a.id).sort());
+  for (const a of all) {
+    expect([a.id, a.ComparisonOperator, a.TreatMissingData]).toEqual([
+      a.id,
+      'GreaterThanThreshold',
+      'notBreaching',
+    ]);
+    expect(a.AlarmName.startsWith(`tfguard-${stage}-`)).toBe(true);
+  }
+  expect(new Set(all.map((a) => a.AlarmName)).size).toBe(all.length);
+  return all;
+}
+
+test("alarms on every dead-letter queue, every function's errors and throttles, the audit queue age", () => {
+  const all = expectAlarms(template, 'test');
+  expect(all).toHaveLength(6 * 2 + 3 + 1);
+  // No topic given: the alarms exist, without actions.
+  for (const a of all) expect([a.id, a.AlarmActions, a.OKActions]).toEqual([a.id, undefined, undefined]);
+});
+
+function expectConcurrencyAndThrottling(
+  t: Template,
+  expected: { reserved: number; audit: number; rate: number; burst: number; scanRate: number },
+): void {
+  const reserved = Object.fromEntries(
+    ofType('AWS::Lambda::Function', t)
+      .filter(([, f]) => f.Properties.ReservedConcurrentExecutions !== undefined)
+      .map(([id, f]) => [id, Number(f.Properties.ReservedConcurrentExecutions)]),
+  );
+  expect(reserved).toEqual({ CreateScanLambdaFunction: expected.reserved });
+  const mapping = ofType('AWS::Lambda::EventSourceMapping', t)[0]![1].Properties as {
+    ScalingConfig: { MaximumConcurrency: number };
+  };
+  expect(Number(mapping.ScalingConfig.MaximumConcurrency)).toBe(expected.audit);
+  const stages = ofType('AWS::ApiGatewayV2::Stage', t);
+  expect(stages).toHaveLength(1);
+  const [, stage] = stages[0]!;
+  const p = stage.Properties as {
+    DefaultRouteSettings: Record<string, unknown>;
+    RouteSettings: Record<string, Record<string, unknown>>;
+  };
+  expect(p.DefaultRouteSettings.DetailedMetricsEnabled).toBe(false);
+  expect([
+    Number(p.DefaultRouteSettings.ThrottlingRateLimit),
+    Number(p.DefaultRouteSettings.ThrottlingBurstLimit),
+  ]).toEqual([expected.rate, expected.burst]);
+  // POST /scans: a burst of the function's reserved concurrency, its own rate; the route exists
+  // and the stage waits for it.
+  const routes = Object.fromEntries(
+    ofType('AWS::ApiGatewayV2::Route', t).map(([id, r]) => [r.Properties.RouteKey as string, id]),
+  );
+  expect(Object.keys(p.RouteSettings)).toEqual(['POST /scans']);
+  const scans = p.RouteSettings['POST /scans']!;
+  expect([Number(scans.ThrottlingRateLimit), Number(scans.ThrottlingBurstLimit)]).toEqual([
+    expected.scanRate,
+    expected.reserved,
+  ]);
+  expect(([] as unknown[]).concat(stage.DependsOn)).toContain(routes['POST /scans']);
+}
+
+test('createScan has a reserved concurrency, the audit queue a maximum concurrency, the API throttles', () => {
+  expectConcurrencyAndThrottling(template, { reserved: 10, audit: 5, rate: 20, burst: 40, scanRate: 5 });
+});
+
+describe('with every wiring parameter set', () => {
+  const TOPIC = 'arn:aws:sns:eu-west-1:123456789012:tfguard-alarms';
+  let dir: string;
+  let t: Template;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'tfguard-package-params-'));
+    ({ update: t } = await packageService(dir, {
+      alarmTopicArn: TOPIC,
+      uploadRetentionDays: '7',
+      reportRetentionDays: '30',
+      apiReservedConcurrency: '3',
+      auditMaxConcurrency: '2',
+      apiThrottleRateLimit: '12.5',
+      apiThrottleBurstLimit: '25',
+      scanThrottleRateLimit: '1',
+    }));
+  }, 180_000);
+  afterAll(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  test('every alarm notifies the topic when in alarm and when back to OK', () => {
+    const all = expectAlarms(t, 'test');
+    for (const a of all) expect([a.id, a.AlarmActions, a.OKActions]).toEqual([a.id, [TOPIC], [TOPIC]]);
+  });
+
+  test('retention, concurrency and throttling follow the parameters', () => {
+    expectUploadRetention(t, 7);
+    expectReportRetention(t, 30);
+    expectConcurrencyAndThrottling(t, { reserved: 3, audit: 2, rate: 12.5, burst: 25, scanRate: 1 });
   });
 });
 

@@ -87,9 +87,13 @@ test('the sample event scans the sample archive and stores JSON, SARIF, Markdown
   const markdown = (await h.reports.get(keys.markdown))!;
   expect(markdown.contentType).toBe('text/markdown; charset=utf-8');
   expect(markdown.body.toString()).toContain('release 42.tar.gz');
+  // Written to the bucket directly: the uploader is the principal the S3 event names.
+  const principal = event.Records[0]!.userIdentity.principalId;
+  expect(principal).toBe('AWS:AROAEXAMPLE:ci');
   expect((await h.reports.get(keys.json))!.metadata).toEqual({
     repository: 'acme/network',
     'scan-id': scanId,
+    'uploaded-by': principal,
   });
 
   const latest = await json<LatestPointer>(layout.latest('acme/network'));
@@ -97,7 +101,7 @@ test('the sample event scans the sample archive and stores JSON, SARIF, Markdown
     repository: 'acme/network',
     scanId,
     status: 'complete',
-    upload: { bucket: UPLOADS_BUCKET, key, etag: uploaded.etag },
+    upload: { bucket: UPLOADS_BUCKET, key, etag: uploaded.etag, uploadedBy: principal },
     reports: keys,
     summary: direct.summary,
   });

@@ -2,6 +2,15 @@ import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { S3ObjectStore, S3StorageError, createS3Client } from '../../src/storage/s3';
 import { startConditionalS3 } from '../helpers/conditional-s3';
 import { startS3rver, S3RVER_CREDENTIALS, S3RVER_REGION, type RunningS3rver } from '../helpers/s3rver';
+import { encodeMetadataValue } from '../../src/storage/metadata';
+import {
+  contentLengthRange,
+  decodePolicy,
+  exactConditions,
+  expectedPostSignature,
+  fieldsOutsidePolicy,
+  postForm,
+} from '../helpers/presigned-post';
 import { objectStoreContract } from './contract';
 
 let server: RunningS3rver;
@@ -134,6 +143,70 @@ describe('S3ObjectStore specifics', () => {
       proxied.destroy();
       await proxy.close();
     }
+  });
+
+  test('a presigned POST uploads a real multipart form within a policy that bounds it', async () => {
+    const store = new S3ObjectStore({ bucket: 'versions', client });
+    const key = 'uploads/équipe/dépôt/6f1c2b9e-1d2a-4c3b-8e4f-5a6b7c8d9e0f.tar.gz';
+    const metadata = {
+      repository: 'équipe/dépôt',
+      'uploaded-by': 'arn:aws:sts::123456789012:assumed-role/ci/s',
+    };
+    const before = Date.now();
+    const post = await store.presignPost(key, {
+      expiresInSeconds: 60,
+      maxBytes: 1000,
+      contentType: 'application/gzip',
+      metadata,
+    });
+    expect(post.url).toBe(`${server.endpoint}/versions`);
+
+    const policy = decodePolicy(post.fields);
+    expect(contentLengthRange(policy)).toEqual([1, 1000]);
+    expect(exactConditions(policy)).toMatchObject({
+      key,
+      bucket: 'versions',
+      'content-type': 'application/gzip',
+      'x-amz-meta-repository': encodeMetadataValue('équipe/dépôt'),
+      'x-amz-meta-uploaded-by': metadata['uploaded-by'],
+    });
+    const expires = Date.parse(policy.expiration);
+    expect(expires).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000 + 60_000);
+    expect(expires).toBeLessThanOrEqual(Date.now() + 60_000);
+    // Real S3 refuses a form with a field no condition names: every field is covered, and a
+    // changed repository, content type or an extra field is not.
+    expect(fieldsOutsidePolicy(policy, post.fields)).toEqual([]);
+    expect(
+      fieldsOutsidePolicy(policy, {
+        ...post.fields,
+        'x-amz-meta-repository': 'victim/prod',
+        'Content-Type': 'text/html',
+        'x-amz-meta-other': 'x',
+      }),
+    ).toEqual(['Content-Type', 'x-amz-meta-other', 'x-amz-meta-repository']);
+    // The signature is what the SDK's own SigV4 signer computes for the policy.
+    expect(post.fields['X-Amz-Signature']).toBe(
+      await expectedPostSignature(post.fields, S3RVER_CREDENTIALS, client.config.sha256),
+    );
+    expect(post.fields['X-Amz-Credential']).toMatch(
+      new RegExp(`^S3RVER/\\d{8}/${S3RVER_REGION}/s3/aws4_request$`),
+    );
+
+    const response = await postForm(post, Buffer.from([1, 2, 3]));
+    expect(response.status).toBe(204);
+    const stored = (await store.get(key))!;
+    expect([...stored.body]).toEqual([1, 2, 3]);
+    expect(stored.contentType).toBe('application/gzip');
+    expect(stored.metadata).toEqual(metadata);
+  });
+
+  test('presignPost refuses an unusable size bound or key', async () => {
+    const store = new S3ObjectStore({ bucket: 'versions', client });
+    const policy = { expiresInSeconds: 60, maxBytes: 0, contentType: 'application/zip', metadata: {} };
+    await expect(store.presignPost('u/a.zip', policy)).rejects.toThrow(/maxBytes must be a positive integer/);
+    await expect(store.presignPost('../a.zip', { ...policy, maxBytes: 1 })).rejects.toThrow(
+      /invalid storage key/,
+    );
   });
 
   test('a missing bucket and an unreachable endpoint are errors, not "missing"', async () => {
