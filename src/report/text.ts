@@ -67,7 +67,16 @@ export function renderText(report: Report, options: TextOptions): string {
   for (const [module, findings] of [...byModule.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     const info = kinds.get(module);
     out.push('');
-    out.push(paint(c, '1', module) + (info ? paint(c, '2', `  (${info.kind}: ${info.kindReason})`) : ''));
+    out.push(
+      paint(c, '1', module) +
+        (info
+          ? paint(
+              c,
+              '2',
+              `  (${info.kind}${info.kindEvidence === 'weak' ? ', a guess' : ''}: ${info.kindReason})`,
+            )
+          : ''),
+    );
     for (const group of noteGroups(findings)) {
       for (const f of group.findings) {
         const sev = paint(c, COLOR[f.severity], f.severity.padEnd(7));
