@@ -13,6 +13,8 @@ export { REPORT_FORMATS } from './types';
 export interface RenderOptions {
   /** ANSI colour in text output. */
   color?: boolean;
+  /** Base URL of the documentation that rule links point to (SARIF); default `DOCS_URL`. */
+  docsUrl?: string;
 }
 
 export const CONTENT_TYPES: Record<ReportFormat, string> = {
@@ -27,7 +29,7 @@ export function renderReport(report: Report, format: ReportFormat, options: Rend
     case 'json':
       return JSON.stringify(report, null, 2) + '\n';
     case 'sarif':
-      return renderSarif(report, RULES);
+      return renderSarif(report, RULES, options.docsUrl !== undefined ? { docsUrl: options.docsUrl } : {});
     case 'markdown':
       return renderMarkdown(report);
     case 'text':

@@ -163,6 +163,44 @@ resource "random_pet" "x" {}
   });
 });
 
+describe('TFGUARD_DOCS_URL', () => {
+  async function withDocsUrl<T>(value: string | undefined, work: () => Promise<T>): Promise<T> {
+    const saved = process.env.TFGUARD_DOCS_URL;
+    if (value === undefined) delete process.env.TFGUARD_DOCS_URL;
+    else process.env.TFGUARD_DOCS_URL = value;
+    try {
+      return await work();
+    } finally {
+      if (saved === undefined) delete process.env.TFGUARD_DOCS_URL;
+      else process.env.TFGUARD_DOCS_URL = saved;
+    }
+  }
+  const helpUris = (sarif: string): string[] =>
+    JSON.parse(sarif).runs[0].tool.driver.rules.map((r: { helpUri: string }) => r.helpUri);
+
+  it('moves the SARIF rule links; unset, they point at this version of the project docs', async () => {
+    const moved = await withDocsUrl('https://wiki.example.com/tfguard/', () =>
+      cli(['scan', DEMO, '--format', 'sarif']),
+    );
+    expect(moved.code).toBe(1);
+    expect(helpUris(moved.stdout)).toContain('https://wiki.example.com/tfguard/rules/lock-missing.md');
+    const plain = await withDocsUrl(undefined, () => cli(['scan', DEMO, '--format', 'sarif']));
+    expect(helpUris(plain.stdout)).toContain(
+      'https://github.com/tfguard/tfguard/blob/v0.1.0/docs/rules/lock-missing.md',
+    );
+  });
+
+  it('must be an absolute http(s) URL (exit 2, the variable named)', async () => {
+    for (const bad of ['docs/', 'file:///srv/docs', 'ftp://example.com/docs']) {
+      const r = await withDocsUrl(bad, () => cli(['scan', DEMO, '--format', 'sarif']));
+      expect([r.code, r.stdout]).toEqual([2, '']);
+      expect(r.stderr).toContain(
+        `environment variable TFGUARD_DOCS_URL must be an absolute http(s) URL, got ${JSON.stringify(bad)}`,
+      );
+    }
+  });
+});
+
 describe('tfguard hash', () => {
   it('prints the h1: terraform records and the zh: of the zip, for packed and unpacked packages', async () => {
     const files = (type: string, version: string) => [

@@ -6,7 +6,8 @@ import { renderReport, verdict } from '../../src/report';
 import type { Report } from '../../src/report/types';
 import { RULES } from '../../src/rules';
 import { closeSharedParser, scanPath } from '../../src/scan';
-import { TOOL_VERSION } from '../../src/version';
+import { existsSync } from 'node:fs';
+import { DOCS_URL, REPOSITORY_URL, TOOL_VERSION } from '../../src/version';
 import reportSchema from '../../docs/report.schema.json';
 import pkg from '../../package.json';
 
@@ -86,6 +87,38 @@ describe('SARIF', () => {
         if (f.line !== null) expect(r.locations[0].physicalLocation.region.startLine).toBe(f.line);
       }
     });
+  });
+});
+
+describe('SARIF rule help links', () => {
+  it('are absolute, versioned, and name a rule page that exists in this version of the repository', () => {
+    const log = JSON.parse(renderReport(report, 'sarif'));
+    const driver = log.runs[0].tool.driver;
+    expect(driver.informationUri).toBe(REPOSITORY_URL);
+    expect(driver.rules.length).toBe(RULES.length);
+    const prefix = `${REPOSITORY_URL}/blob/v${TOOL_VERSION}/`;
+    for (const rule of driver.rules as Array<{ id: string; helpUri: string; help: Record<string, string> }>) {
+      expect(rule.helpUri).toBe(`${prefix}docs/rules/${rule.id}.md`);
+      expect(existsSync(path.resolve(__dirname, '../..', rule.helpUri.slice(prefix.length)))).toBe(true);
+      expect(rule.help.text).toContain(rule.helpUri);
+      expect(rule.help.markdown).toContain(`](${rule.helpUri})`);
+      // No relative link is left anywhere in the rule's help.
+      expect(JSON.stringify(rule)).not.toMatch(/\]\((?!https:\/\/)|See docs\//);
+    }
+  });
+
+  it('follow the repository named in package.json', () => {
+    expect(pkg.homepage).toBe(`${REPOSITORY_URL}#readme`);
+    expect(pkg.repository).toEqual({ type: 'git', url: `git+${REPOSITORY_URL}.git` });
+    expect(DOCS_URL).toBe(`${REPOSITORY_URL}/blob/v${pkg.version}/docs`);
+  });
+
+  it('point under another base URL when one is given, with or without a trailing slash', () => {
+    for (const docsUrl of ['https://docs.example.com/tfguard', 'https://docs.example.com/tfguard/']) {
+      const log = JSON.parse(renderReport(report, 'sarif', { docsUrl }));
+      const uris = log.runs[0].tool.driver.rules.map((r: { helpUri: string }) => r.helpUri);
+      expect(uris).toEqual(RULES.map((r) => `https://docs.example.com/tfguard/rules/${r.id}.md`));
+    }
   });
 });
 
