@@ -41,7 +41,7 @@ export const EXIT_INPUT = 2;
 const FAIL_ON: readonly FailOn[] = ['error', 'warning', 'notice', 'never'];
 
 export const USAGE = `Usage:
-  tfguard scan <dir|archive> [--format text|json|sarif|markdown] [--output FILE]
+  tfguard scan <dir|archive> [--format text|json|sarif|markdown|codequality] [--output FILE]
                              [--config FILE] [--fail-on error|warning|notice|never]
                              [--registry] [--no-color] [--timeout SECONDS]
   tfguard audit <dir-of-archives> [--store DIR] [--format markdown|json] [--registry]

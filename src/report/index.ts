@@ -1,6 +1,7 @@
 import type { Severity } from '../model';
 import { SEVERITIES } from '../model';
 import { RULES } from '../rules';
+import { renderCodeQuality } from './codequality';
 import { renderMarkdown } from './markdown';
 import { renderSarif } from './sarif';
 import { renderText } from './text';
@@ -22,6 +23,7 @@ export const CONTENT_TYPES: Record<ReportFormat, string> = {
   sarif: 'application/sarif+json',
   markdown: 'text/markdown; charset=utf-8',
   text: 'text/plain; charset=utf-8',
+  codequality: 'application/json',
 };
 
 export function renderReport(report: Report, format: ReportFormat, options: RenderOptions = {}): string {
@@ -34,6 +36,8 @@ export function renderReport(report: Report, format: ReportFormat, options: Rend
       return renderMarkdown(report);
     case 'text':
       return renderText(report, { color: options.color ?? false });
+    case 'codequality':
+      return renderCodeQuality(report);
   }
 }
 

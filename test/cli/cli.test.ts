@@ -156,6 +156,21 @@ resource "random_pet" "x" {}
     expect(b.stderr).toMatch(/bad\.hcl:1: unknown rule id "no-such-rule"/);
   });
 
+  it('writes GitLab Code Quality JSON with --format codequality; the exit code still follows --fail-on', async () => {
+    const out = path.join(tmp, 'gl-code-quality-report.json');
+    const r = await cli(['scan', DEMO, '--format', 'codequality', '--output', out]);
+    expect([r.code, r.stdout, r.stderr]).toEqual([1, '', '']);
+    const issues = JSON.parse(await fs.readFile(out, 'utf8'));
+    const json = JSON.parse((await cli(['scan', DEMO, '--format', 'json'])).stdout);
+    expect(issues.map((i: { check_name: string }) => i.check_name)).toEqual(
+      json.findings.map((f: { ruleId: string }) => f.ruleId),
+    );
+    expect((await cli(['scan', DEMO, '--format', 'codequality', '--fail-on', 'never'])).code).toBe(0);
+    const bad = await cli(['scan', DEMO, '--format', 'gitlab']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--format must be one of text, json, sarif, markdown, codequality');
+  });
+
   it('colours text only on a TTY', async () => {
     expect((await cli(['scan', DEMO])).stdout).not.toContain('\u001b[');
     expect((await cli(['scan', DEMO], true)).stdout).toContain('\u001b[');

@@ -122,6 +122,104 @@ describe('SARIF rule help links', () => {
   });
 });
 
+/** GitLab's Code Quality report format (https://docs.gitlab.com/ci/testing/code_quality/): the fields
+ * GitLab requires, their types and the five severities. */
+const CODE_QUALITY_SCHEMA = {
+  type: 'array',
+  items: {
+    type: 'object',
+    required: ['description', 'check_name', 'fingerprint', 'severity', 'location'],
+    properties: {
+      description: { type: 'string', minLength: 1 },
+      check_name: { type: 'string', minLength: 1 },
+      fingerprint: { type: 'string', minLength: 1 },
+      severity: { enum: ['info', 'minor', 'major', 'critical', 'blocker'] },
+      location: {
+        type: 'object',
+        required: ['path', 'lines'],
+        properties: {
+          path: { type: 'string', minLength: 1, not: { pattern: '^(/|\\./)' } },
+          lines: {
+            type: 'object',
+            required: ['begin'],
+            properties: { begin: { type: 'integer', minimum: 1 } },
+          },
+        },
+      },
+    },
+  },
+};
+
+describe('GitLab Code Quality', () => {
+  const validate = new Ajv({ allErrors: true, strict: true }).compile(CODE_QUALITY_SCHEMA);
+
+  it("has GitLab's shape: one issue per finding, with check, severity, path and line", () => {
+    const issues = JSON.parse(renderReport(report, 'codequality'));
+    expect(validate(issues)).toBe(true);
+    expect(validate.errors ?? []).toEqual([]);
+    expect(issues).toHaveLength(report.findings.length);
+    report.findings.forEach((f, i) => {
+      expect(issues[i]).toEqual({
+        description: f.fix ? `${f.message} Suggested: ${f.fix.replacement}` : f.message,
+        check_name: f.ruleId,
+        fingerprint: expect.stringMatching(/^[0-9a-f]{64}$/),
+        severity: { error: 'major', warning: 'minor', notice: 'info' }[f.severity],
+        location: { path: f.file, lines: { begin: f.line } },
+      });
+    });
+    expect(new Set(issues.map((x: { fingerprint: string }) => x.fingerprint)).size).toBe(issues.length);
+  });
+
+  it('the schema is not vacuous', () => {
+    type Issue = {
+      fingerprint?: string;
+      severity: string;
+      location: { path?: string; lines: { begin: number } };
+    };
+    const issues = JSON.parse(renderReport(report, 'codequality')) as Issue[];
+    for (const breakIt of [
+      (x: Issue) => delete x.fingerprint,
+      (x: Issue) => (x.severity = 'error'),
+      (x: Issue) => (x.location.lines.begin = 0),
+      (x: Issue) => delete x.location.path,
+    ]) {
+      const broken = structuredClone(issues);
+      breakIt(broken[0]!);
+      expect(validate(broken)).toBe(false);
+    }
+  });
+
+  it('is deterministic, and fingerprints survive moved lines but not changed findings', async () => {
+    const again = await scanPath(DEMO);
+    expect(renderReport(again, 'codequality')).toBe(renderReport(report, 'codequality'));
+    const fingerprints = (r: Report) =>
+      JSON.parse(renderReport(r, 'codequality')).map((x: { fingerprint: string }) => x.fingerprint);
+    const moved: Report = {
+      ...report,
+      findings: report.findings.map((f) => ({ ...f, line: (f.line ?? 0) + 7 })),
+    };
+    expect(fingerprints(moved)).toEqual(fingerprints(report));
+    const reworded: Report = {
+      ...report,
+      findings: report.findings.map((f, i) => (i === 0 ? { ...f, message: `${f.message}!` } : f)),
+    };
+    expect(fingerprints(reworded)[0]).not.toBe(fingerprints(report)[0]);
+    expect(fingerprints(reworded).slice(1)).toEqual(fingerprints(report).slice(1));
+  });
+
+  it('keeps findings that differ only in their line apart, and places file-less findings at their module', () => {
+    const f = report.findings[0]!;
+    const twins: Report = {
+      ...report,
+      findings: [f, { ...f, line: 99 }, { ...f, file: null, line: null }],
+    };
+    const issues = JSON.parse(renderReport(twins, 'codequality'));
+    expect(validate(issues)).toBe(true);
+    expect(new Set(issues.map((x: { fingerprint: string }) => x.fingerprint)).size).toBe(3);
+    expect(issues[2].location).toEqual({ path: f.module, lines: { begin: 1 } });
+  });
+});
+
 describe('Markdown and text', () => {
   it('Markdown has one table row per finding and the summary line', () => {
     const md = renderReport(report, 'markdown');
