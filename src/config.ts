@@ -100,6 +100,28 @@ export function serviceStage(): string {
   return stage;
 }
 
+/**
+ * `TFGUARD_DOCS_URL`: base URL of the documentation that report links point to (rule pages are
+ * `<url>/rules/<rule-id>.md`); unset or blank = the project's own (`DOCS_URL`). Must be an absolute
+ * http(s) URL: a relative link breaks wherever the report is shown.
+ */
+export function docsUrl(): string | undefined {
+  const value = process.env.TFGUARD_DOCS_URL;
+  if (value === undefined || value.trim() === '') return undefined;
+  let url: URL | null = null;
+  try {
+    url = new URL(value.trim());
+  } catch {
+    url = null;
+  }
+  if (url === null || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+    throw new EnvironmentError(
+      `environment variable TFGUARD_DOCS_URL must be an absolute http(s) URL, got ${JSON.stringify(value)}`,
+    );
+  }
+  return value.trim().replace(/\/+$/, '');
+}
+
 /** A snapshot of the environment for settings loaders that take it as a parameter. */
 export function environment(): Readonly<Record<string, string | undefined>> {
   return { ...process.env };

@@ -3,17 +3,30 @@
 #
 #   tfguard-scan.sh <archive.tar.gz|.tgz|.tar|.zip>
 #
+# Self-contained: copy it into your repository, take it from the npm package
+# (package/docs/ci/tfguard-scan.sh in tfguard-<version>.tgz), or use the GitHub Action (action.yml at
+# the root of the tfguard repository), which runs it.
+#
 # Environment:
 #   TFGUARD_API            base URL of the HTTP API (the stack's HttpApiUrl output)
 #   TFGUARD_REPOSITORY     repository name (for example $GITHUB_REPOSITORY or $CI_PROJECT_PATH)
 #   TFGUARD_FAIL_ON        error (default) | warning | notice | never
-#   TFGUARD_MAX_POST_BYTES archives up to this size are posted directly (default 4500000); larger
-#                          ones go through POST /uploads and a presigned PUT
+#   TFGUARD_MAX_POST_BYTES archives up to this size are posted to POST /scans (default 4500000); larger
+#                          ones, and any that POST /scans answers 413 (too large) or 504 (the scan did
+#                          not finish in the API's time), go through POST /uploads and the returned
+#                          presigned upload (PUT, or POST with form fields), then GET /scans/{id}
 #   TFGUARD_WAIT_SECONDS   how long to wait for an uploaded archive's report (default 300)
 #   TFGUARD_POLL_SECONDS   pause between polls while the report is pending (default 5)
+#   TFGUARD_RETRIES        attempts per API request on network failures, 429 and 5xx (default 4; a 504
+#                          of POST /scans is not retried but uploaded)
+#   TFGUARD_RETRY_SECONDS  pause before the first retry, doubled before each next one (default 2)
 #   AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN
-#                          credentials allowed to execute-api:Invoke the API (requests are SigV4-signed
-#                          by curl >= 7.75)
+#                          credentials allowed to execute-api:Invoke the API
+#
+# Requests are SigV4-signed by curl (>= 7.75, --aws-sigv4). SigV4 signs the query string in canonical
+# order (names sorted, names and values percent-encoded except A-Z a-z 0-9 - _ . ~); curl 7 signs it
+# as written (curl issue #9717), so API Gateway would answer 403 to any other order. Every query
+# below is therefore built in canonical order by `query`.
 #
 # Writes tfguard.json (the API's JSON answer: scanId, verdict, report), tfguard.sarif and tfguard.md.
 # Exit status: 0 pass, 1 fail (findings at or above TFGUARD_FAIL_ON), 2 the scan could not be done.
@@ -30,34 +43,75 @@ archive=$1
 [ -n "${TFGUARD_REPOSITORY:-}" ] || die "TFGUARD_REPOSITORY is not set"
 [ -n "${AWS_REGION:-}" ] || die "AWS_REGION is not set"
 [ -n "${AWS_ACCESS_KEY_ID:-}" ] && [ -n "${AWS_SECRET_ACCESS_KEY:-}" ] || die "AWS credentials are not set"
+case "$(curl --help all 2>/dev/null || true)" in
+  *--aws-sigv4*) ;;
+  *) die "curl >= 7.75 (with --aws-sigv4) is needed" ;;
+esac
+jq -n --args '$ARGS.positional' >/dev/null 2>&1 || die "jq >= 1.6 is needed"
 api=${TFGUARD_API%/}
 repository=$TFGUARD_REPOSITORY
 fail_on=${TFGUARD_FAIL_ON:-error}
 max_post=${TFGUARD_MAX_POST_BYTES:-4500000}
 wait_seconds=${TFGUARD_WAIT_SECONDS:-300}
 poll_seconds=${TFGUARD_POLL_SECONDS:-5}
+retries=${TFGUARD_RETRIES:-4}
+retry_seconds=${TFGUARD_RETRY_SECONDS:-2}
 
 response=$(mktemp)
-trap 'rm -f "$response"' EXIT
+errors=$(mktemp)
+trap 'rm -f "$response" "$errors"' EXIT
 
-uri() { jq -rn --arg v "$1" '$v | @uri'; }
-
-# signed METHOD URL [curl options...]: the response body goes to $response, the status to stdout.
-signed() {
-  local method=$1 url=$2
-  shift 2
-  local token=()
-  if [ -n "${AWS_SESSION_TOKEN:-}" ]; then token=(-H "x-amz-security-token: ${AWS_SESSION_TOKEN}"); fi
-  curl -sS -o "$response" -w '%{http_code}' -X "$method" \
-    --aws-sigv4 "aws:amz:${AWS_REGION}:execute-api" --user "${AWS_ACCESS_KEY_ID}:${AWS_SECRET_ACCESS_KEY}" \
-    ${token[@]+"${token[@]}"} "$@" "$url" || true
+# query NAME VALUE [NAME VALUE ...]: the SigV4 canonical query string. jq's @uri leaves !*'() alone
+# before jq 1.7, so those are encoded here too.
+query() {
+  jq -rn --arg apos "'" '
+    def enc: @uri | gsub("!"; "%21") | gsub("\\*"; "%2A") | gsub($apos; "%27") | gsub("\\("; "%28")
+      | gsub("\\)"; "%29");
+    $ARGS.positional as $a
+    | [range(0; $a | length; 2) | {name: ($a[.] | enc), value: ($a[. + 1] | enc)}]
+    | sort_by(.name, .value) | map("\(.name)=\(.value)") | join("&")' --args "$@"
 }
 
-explain() { # status → message on stderr
-  [ "$1" != 000 ] || die "cannot reach $api"
-  local message
-  message=$(jq -r '(.message // empty) + (if .code then " (" + .code + ")" else "" end)' "$response" 2>/dev/null || true)
-  die "HTTP $1 ${message:-$(head -c 300 "$response")}"
+token=()
+if [ -n "${AWS_SESSION_TOKEN:-}" ]; then token=(-H "x-amz-security-token: ${AWS_SESSION_TOKEN}"); fi
+
+# The API's message for the response in $response: `message (code)`, else its first 300 bytes.
+message() {
+  local text
+  text=$(jq -r '(.message // empty) + ((.code // .error) as $c | if $c then " (\($c))" else "" end)' \
+    "$response" 2>/dev/null || true)
+  printf '%s' "${text:-$(head -c 300 "$response")}"
+}
+
+curl_error() { head -n 1 "$errors" | head -c 300; }
+
+# call METHOD URL [curl options...]: a signed request; the body goes to $response, the status to
+# stdout (000: no answer, curl's message in $errors). Network failures, 429 and 5xx are retried with
+# exponential backoff, except the statuses listed in $no_retry, which the caller handles.
+call() {
+  local method=$1 url=$2 status attempt=1 pause=$retry_seconds what path
+  shift 2
+  path=${url#"$api"}
+  path=${path%%\?*}
+  while :; do
+    status=$(curl -sS -o "$response" -w '%{http_code}' -X "$method" \
+      --aws-sigv4 "aws:amz:${AWS_REGION}:execute-api" --user "${AWS_ACCESS_KEY_ID}:${AWS_SECRET_ACCESS_KEY}" \
+      ${token[@]+"${token[@]}"} "$@" "$url" 2>"$errors") || true
+    case " ${no_retry:-} " in *" $status "*) break ;; esac
+    case $status in 000 | 429 | 500 | 502 | 503 | 504) ;; *) break ;; esac
+    [ "$attempt" -lt "$retries" ] || break
+    if [ "$status" = 000 ]; then what=": no answer ($(curl_error))"; else what=" answered $status ($(message))"; fi
+    echo "tfguard: $method $path${what}; retry $attempt of $((retries - 1)) in ${pause}s" >&2
+    sleep "$pause"
+    pause=$(awk -v p="$pause" 'BEGIN { print p * 2 }')
+    attempt=$((attempt + 1))
+  done
+  printf '%s' "$status"
+}
+
+explain() { # status → message on stderr, exit 2
+  [ "$1" != 000 ] || die "cannot reach $api: $(curl_error)"
+  die "HTTP $1 $(message)"
 }
 
 case "$archive" in
@@ -67,39 +121,65 @@ case "$archive" in
 esac
 [ -f "$archive" ] || die "no such archive: $archive"
 size=$(wc -c <"$archive" | tr -d ' ')
-query="repository=$(uri "$repository")&failOn=$(uri "$fail_on")"
 
-if [ "$size" -le "$max_post" ]; then
-  status=$(signed POST "$api/scans?$query&format=json" -H "content-type: $type" --data-binary "@$archive")
-  [ "$status" = 200 ] || explain "$status"
-  cp "$response" tfguard.json
-else
+# POST /uploads, the presigned upload, then GET /scans/{id} until the report is there.
+upload_and_wait() {
+  local body status id method url deadline form=() name value
   body=$(jq -n --arg r "$repository" --arg f "$fail_on" --arg x "${archive##*.}" \
     '{repository: $r, failOn: $f, format: (if $x == "gz" then "tar.gz" else $x end)}')
-  status=$(signed POST "$api/uploads" -H 'content-type: application/json' --data "$body")
+  status=$(call POST "$api/uploads" -H 'content-type: application/json' --data "$body")
   [ "$status" = 201 ] || explain "$status"
   id=$(jq -r .id "$response")
+  method=$(jq -r '.upload.method // "PUT"' "$response")
   url=$(jq -r .upload.url "$response")
-  curl -sS --fail -X PUT --upload-file "$archive" "$url" >/dev/null || die "the upload of $archive failed"
+  if [ "$method" = POST ]; then
+    # A presigned POST: the policy's fields as literal strings (--form-string: no @file or <file
+    # interpretation), the file last.
+    while IFS= read -r -d '' name && IFS= read -r -d '' value; do
+      form+=(--form-string "$name=$value")
+    done < <(jq -j '.upload.fields // {} | to_entries[] | "\(.key)\u0000\(.value)\u0000"' "$response")
+    curl -sS --fail --retry "$((retries - 1))" -o /dev/null ${form[@]+"${form[@]}"} \
+      -F "file=@$archive;type=$type" "$url" 2>"$errors" ||
+      die "the upload of $archive failed: $(curl_error)"
+  else
+    curl -sS --fail --retry "$((retries - 1))" -o /dev/null -X PUT --upload-file "$archive" "$url" 2>"$errors" ||
+      die "the upload of $archive failed: $(curl_error)"
+  fi
   deadline=$((SECONDS + wait_seconds))
   while :; do
-    status=$(signed GET "$api/scans/$id?$query&format=json" -H 'accept: application/json')
+    status=$(call GET "$api/scans/$id?$(query failOn "$fail_on" format json)" -H 'accept: application/json')
     [ "$status" = 200 ] && break
     [ "$status" = 202 ] || explain "$status"
     [ "$SECONDS" -lt "$deadline" ] || die "no report for upload $id after ${wait_seconds}s"
     sleep "$poll_seconds"
   done
   cp "$response" tfguard.json
+}
+
+if [ "$size" -le "$max_post" ]; then
+  status=$(no_retry=504 call POST "$api/scans?$(query failOn "$fail_on" format json repository "$repository")" \
+    -H "content-type: $type" --data-binary "@$archive")
+  case $status in
+    200) cp "$response" tfguard.json ;;
+    413 | 504)
+      echo "tfguard: POST /scans answered $status ($(message)); uploading it instead" >&2
+      upload_and_wait
+      ;;
+    *) explain "$status" ;;
+  esac
+else
+  upload_and_wait
 fi
 
 scan_id=$(jq -r .scanId tfguard.json)
 verdict=$(jq -r .verdict tfguard.json)
-status=$(signed GET "$api/scans/$scan_id?$query&format=sarif")
+status=$(call GET "$api/scans/$scan_id?$(query failOn "$fail_on" format sarif)")
 [ "$status" = 200 ] || explain "$status"
 cp "$response" tfguard.sarif
-status=$(signed GET "$api/scans/$scan_id?$query&format=markdown")
+status=$(call GET "$api/scans/$scan_id?$(query failOn "$fail_on" format markdown)")
 [ "$status" = 200 ] || explain "$status"
 cp "$response" tfguard.md
 
-jq -r '"tfguard: \(.report.summary.error) errors, \(.report.summary.warning) warnings, \(.report.summary.notice) notices; verdict \(.verdict) (fail on \(.failOn)), scan \(.scanId)"' tfguard.json
+jq -r '(.summary // .report.summary) as $s
+  | "tfguard: \($s.error) errors, \($s.warning) warnings, \($s.notice) notices; verdict \(.verdict) (fail on \(.failOn)), scan \(.scanId)"' tfguard.json
 [ "$verdict" = pass ] || exit 1

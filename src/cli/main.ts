@@ -7,7 +7,14 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { archiveLimits, colorMode, EnvironmentError, parserSettings, scanTimeoutMs } from '../config';
+import {
+  archiveLimits,
+  colorMode,
+  docsUrl,
+  EnvironmentError,
+  parserSettings,
+  scanTimeoutMs,
+} from '../config';
 import { isInputError, InputError } from '../errors';
 import type { Severity } from '../model';
 import { renderReport, REPORT_FORMATS, verdict } from '../report';
@@ -34,7 +41,7 @@ export const EXIT_INPUT = 2;
 const FAIL_ON: readonly FailOn[] = ['error', 'warning', 'notice', 'never'];
 
 export const USAGE = `Usage:
-  tfguard scan <dir|archive> [--format text|json|sarif|markdown] [--output FILE]
+  tfguard scan <dir|archive> [--format text|json|sarif|markdown|codequality] [--output FILE]
                              [--config FILE] [--fail-on error|warning|notice|never]
                              [--registry] [--no-color] [--timeout SECONDS]
   tfguard audit <dir-of-archives> [--store DIR] [--format markdown|json] [--registry]
@@ -53,7 +60,7 @@ Exit codes: 0 nothing at or above --fail-on (default error); 1 findings at or ab
 Environment: TFGUARD_SCAN_TIMEOUT_MS (default for --timeout), TFGUARD_PARSER_WORKERS,
   TFGUARD_PARSER_TIMEOUT_MS, archive limits TFGUARD_MAX_ENTRIES, TFGUARD_MAX_TOTAL_BYTES,
   TFGUARD_MAX_FILE_BYTES, TFGUARD_MAX_COMPRESSION_RATIO, TFGUARD_MAX_PATH_LENGTH,
-  TFGUARD_MAX_PATH_DEPTH; NO_COLOR, FORCE_COLOR.
+  TFGUARD_MAX_PATH_DEPTH; TFGUARD_DOCS_URL (base of the rule links in SARIF); NO_COLOR, FORCE_COLOR.
 `;
 
 function usage(message: string): never {
@@ -82,6 +89,16 @@ function operatorScanOptions(
       limits: archiveLimits(),
       timeoutMs: timeoutMs ?? scanTimeoutMs(),
     };
+  } catch (err) {
+    if (err instanceof EnvironmentError) throw new InputError('usage', err.message, { cause: err });
+    throw err;
+  }
+}
+
+/** `TFGUARD_DOCS_URL` (report links); a bad value is a usage error naming it (exit 2). */
+function operatorDocsUrl(): string | undefined {
+  try {
+    return docsUrl();
   } catch (err) {
     if (err instanceof EnvironmentError) throw new InputError('usage', err.message, { cause: err });
     throw err;
@@ -122,6 +139,7 @@ async function scanCommand(args: string[], io: CliIo): Promise<number> {
   const failOn = (values['fail-on'] ?? 'error') as FailOn;
   if (!FAIL_ON.includes(failOn)) usage(`--fail-on must be one of ${FAIL_ON.join(', ')}`);
   const operator = operatorScanOptions(values.timeout);
+  const docs = operatorDocsUrl();
 
   let configText: { name: string; text: string } | undefined;
   if (values.config !== undefined) {
@@ -145,7 +163,7 @@ async function scanCommand(args: string[], io: CliIo): Promise<number> {
     !values['no-color'] &&
     values.output === undefined &&
     (mode === 'always' || (mode === 'auto' && io.isTTY));
-  const text = renderReport(report, format, { color });
+  const text = renderReport(report, format, { color, ...(docs !== undefined ? { docsUrl: docs } : {}) });
   if (values.output !== undefined) await writeAtomically(values.output, text);
   else io.stdout(text);
   return verdict(report, failOn) === 'fail' ? EXIT_FINDINGS : EXIT_OK;

@@ -1,6 +1,7 @@
 import type { Severity } from '../model';
 import { SEVERITIES } from '../model';
 import { RULES } from '../rules';
+import { renderCodeQuality } from './codequality';
 import { renderMarkdown, type MarkdownOptions } from './markdown';
 import { renderSarif } from './sarif';
 import { renderText } from './text';
@@ -16,6 +17,8 @@ export interface RenderOptions {
   color?: boolean;
   /** Size limits of the Markdown report and where it says the full report is. */
   markdown?: MarkdownOptions;
+  /** Base URL of the documentation that rule links point to (SARIF); default `DOCS_URL`. */
+  docsUrl?: string;
 }
 
 export const CONTENT_TYPES: Record<ReportFormat, string> = {
@@ -23,6 +26,7 @@ export const CONTENT_TYPES: Record<ReportFormat, string> = {
   sarif: 'application/sarif+json',
   markdown: 'text/markdown; charset=utf-8',
   text: 'text/plain; charset=utf-8',
+  codequality: 'application/json',
 };
 
 export function renderReport(report: Report, format: ReportFormat, options: RenderOptions = {}): string {
@@ -30,11 +34,13 @@ export function renderReport(report: Report, format: ReportFormat, options: Rend
     case 'json':
       return JSON.stringify(report, null, 2) + '\n';
     case 'sarif':
-      return renderSarif(report, RULES);
+      return renderSarif(report, RULES, options.docsUrl !== undefined ? { docsUrl: options.docsUrl } : {});
     case 'markdown':
       return renderMarkdown(report, options.markdown);
     case 'text':
       return renderText(report, { color: options.color ?? false });
+    case 'codequality':
+      return renderCodeQuality(report);
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Location, Log, ReportingDescriptor, Result } from 'sarif';
 import type { Finding, Severity } from '../model';
 import type { Report } from './types';
+import { DOCS_URL, REPOSITORY_URL } from '../version';
 
 export interface RuleDescriptor {
   id: string;
@@ -15,7 +16,13 @@ function fingerprint(f: Finding): string {
   return [f.ruleId, f.module, f.file ?? '', f.message].join('|');
 }
 
-function ruleDescriptor(rule: RuleDescriptor): ReportingDescriptor {
+/** The absolute URL of a rule's documentation page under `docsUrl` (see `DOCS_URL`). */
+export function ruleHelpUri(ruleId: string, docsUrl: string = DOCS_URL): string {
+  return `${docsUrl.replace(/\/+$/, '')}/rules/${encodeURIComponent(ruleId)}.md`;
+}
+
+function ruleDescriptor(rule: RuleDescriptor, docsUrl: string): ReportingDescriptor {
+  const uri = ruleHelpUri(rule.id, docsUrl);
   return {
     id: rule.id,
     name: rule.id
@@ -24,9 +31,10 @@ function ruleDescriptor(rule: RuleDescriptor): ReportingDescriptor {
       .join(''),
     shortDescription: { text: rule.summary },
     fullDescription: { text: rule.summary },
+    helpUri: uri,
     help: {
-      text: `${rule.summary} See docs/rules/${rule.id}.md.`,
-      markdown: `${rule.summary} See [docs/rules/${rule.id}.md](docs/rules/${rule.id}.md).`,
+      text: `${rule.summary} See ${uri}`,
+      markdown: `${rule.summary} See [${rule.id}](${uri}).`,
     },
     defaultConfiguration: { level: LEVEL[rule.defaultSeverity] },
     properties: { tags: ['terraform', 'opentofu', 'providers'] },
@@ -43,14 +51,20 @@ function physicalLocation(file: string, line: number | null): Location {
 }
 
 /** SARIF 2.1.0 for code-scanning uploads. Paths are relative to the archive root (the repository
- * root when the archive is a repository snapshot), which is what code scanning expects. A finding an
- * inline annotation suppressed is a result with `suppressions: [{ kind: 'inSource', ... }]`. */
-export function renderSarif(report: Report, rules: readonly RuleDescriptor[]): string {
+ * root when the archive is a repository snapshot), which is what code scanning expects. Rule help
+ * links are absolute (`docsUrl`, default `DOCS_URL`), so they work outside this repository. A finding
+ * an inline annotation suppressed is a result with `suppressions: [{ kind: 'inSource', ... }]`. */
+export function renderSarif(
+  report: Report,
+  rules: readonly RuleDescriptor[],
+  options: { docsUrl?: string } = {},
+): string {
+  const docsUrl = options.docsUrl ?? DOCS_URL;
   const known = new Map(rules.map((r) => [r.id, r]));
   const used = [...new Set(report.findings.map((f) => f.ruleId))].filter((id) => !known.has(id));
   const descriptors = [
-    ...rules.map(ruleDescriptor),
-    ...used.map((id) => ruleDescriptor({ id, summary: id, defaultSeverity: 'error' })),
+    ...rules.map((r) => ruleDescriptor(r, docsUrl)),
+    ...used.map((id) => ruleDescriptor({ id, summary: id, defaultSeverity: 'error' }, docsUrl)),
   ];
   const index = new Map(descriptors.map((d, i) => [d.id, i]));
   const results: Result[] = report.findings.map((f) => {
@@ -86,7 +100,7 @@ export function renderSarif(report: Report, rules: readonly RuleDescriptor[]): s
             name: 'tfguard',
             version: report.tool.version,
             semanticVersion: report.tool.version,
-            informationUri: 'https://developer.hashicorp.com/terraform/language/providers/requirements',
+            informationUri: REPOSITORY_URL,
             rules: descriptors,
           },
         },

@@ -80,8 +80,9 @@ export interface RootReport {
   lock: { file: string; providers: { source: string; version: string | null }[] } | null;
 }
 
-export type ReportFormat = 'text' | 'json' | 'sarif' | 'markdown';
-export const REPORT_FORMATS: readonly ReportFormat[] = ['text', 'json', 'sarif', 'markdown'];
+/** `codequality`: GitLab Code Quality JSON (`artifacts:reports:codequality`). */
+export type ReportFormat = 'text' | 'json' | 'sarif' | 'markdown' | 'codequality';
+export const REPORT_FORMATS: readonly ReportFormat[] = ['text', 'json', 'sarif', 'markdown', 'codequality'];
 export type FailOn = Severity | 'never';
 
 export type { ArchiveLimits };

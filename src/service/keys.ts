@@ -86,7 +86,8 @@ export function repositoryFromKey(repoKey: string): string {
     .join('/');
 }
 
-export type StoredFormat = Exclude<ReportFormat, 'text'>;
+/** The formats the service stores and serves (GitLab Code Quality is a CLI format). */
+export type StoredFormat = Exclude<ReportFormat, 'text' | 'codequality'>;
 
 const REPORT_FILES: Record<StoredFormat, string> = {
   json: 'report.json',

@@ -157,10 +157,63 @@ resource "random_pet" "x" {}
     expect(b.stderr).toMatch(/bad\.hcl:1: unknown rule id "no-such-rule"/);
   });
 
+  it('writes GitLab Code Quality JSON with --format codequality; the exit code still follows --fail-on', async () => {
+    const out = path.join(tmp, 'gl-code-quality-report.json');
+    const r = await cli(['scan', DEMO, '--format', 'codequality', '--output', out]);
+    expect([r.code, r.stdout, r.stderr]).toEqual([1, '', '']);
+    const issues = JSON.parse(await fs.readFile(out, 'utf8'));
+    const json = JSON.parse((await cli(['scan', DEMO, '--format', 'json'])).stdout);
+    expect(issues.map((i: { check_name: string }) => i.check_name)).toEqual(
+      json.findings.map((f: { ruleId: string }) => f.ruleId),
+    );
+    expect((await cli(['scan', DEMO, '--format', 'codequality', '--fail-on', 'never'])).code).toBe(0);
+    const bad = await cli(['scan', DEMO, '--format', 'gitlab']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--format must be one of text, json, sarif, markdown, codequality');
+  });
+
   it('colours text only on a TTY', async () => {
     expect((await cli(['scan', DEMO])).stdout).not.toContain('\u001b[');
     expect((await cli(['scan', DEMO], true)).stdout).toContain('\u001b[');
     expect((await cli(['scan', DEMO, '--no-color'], true)).stdout).not.toContain('\u001b[');
+  });
+});
+
+describe('TFGUARD_DOCS_URL', () => {
+  async function withDocsUrl<T>(value: string | undefined, work: () => Promise<T>): Promise<T> {
+    const saved = process.env.TFGUARD_DOCS_URL;
+    if (value === undefined) delete process.env.TFGUARD_DOCS_URL;
+    else process.env.TFGUARD_DOCS_URL = value;
+    try {
+      return await work();
+    } finally {
+      if (saved === undefined) delete process.env.TFGUARD_DOCS_URL;
+      else process.env.TFGUARD_DOCS_URL = saved;
+    }
+  }
+  const helpUris = (sarif: string): string[] =>
+    JSON.parse(sarif).runs[0].tool.driver.rules.map((r: { helpUri: string }) => r.helpUri);
+
+  it('moves the SARIF rule links; unset, they point at this version of the project docs', async () => {
+    const moved = await withDocsUrl('https://wiki.example.com/tfguard/', () =>
+      cli(['scan', DEMO, '--format', 'sarif']),
+    );
+    expect(moved.code).toBe(1);
+    expect(helpUris(moved.stdout)).toContain('https://wiki.example.com/tfguard/rules/lock-missing.md');
+    const plain = await withDocsUrl(undefined, () => cli(['scan', DEMO, '--format', 'sarif']));
+    expect(helpUris(plain.stdout)).toContain(
+      'https://github.com/tfguard/tfguard/blob/v0.1.0/docs/rules/lock-missing.md',
+    );
+  });
+
+  it('must be an absolute http(s) URL (exit 2, the variable named)', async () => {
+    for (const bad of ['docs/', 'file:///srv/docs', 'ftp://example.com/docs']) {
+      const r = await withDocsUrl(bad, () => cli(['scan', DEMO, '--format', 'sarif']));
+      expect([r.code, r.stdout]).toEqual([2, '']);
+      expect(r.stderr).toContain(
+        `environment variable TFGUARD_DOCS_URL must be an absolute http(s) URL, got ${JSON.stringify(bad)}`,
+      );
+    }
   });
 });
 

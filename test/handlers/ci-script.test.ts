@@ -1,208 +1,251 @@
 /**
- * docs/ci/tfguard-scan.sh run for real (bash, curl --aws-sigv4, jq) against the real API handlers,
- * served by a small local HTTP API that, like API Gateway's IAM authorizer, refuses requests without
- * a SigV4 Authorization header, and against s3rver, whose upload notifications are delivered to the
- * upload handler as S3 events.
+ * docs/ci/tfguard-scan.sh run for real (bash, curl --aws-sigv4, jq) against the real API handlers
+ * behind a stand-in for API Gateway that verifies every request's SigV4 signature with the AWS
+ * SDK's own signer (test/helpers/sigv4-gateway.ts, checked in sigv4-gateway.test.ts), and against
+ * s3rver, whose upload notifications reach the real upload handler. Every flow the script has is
+ * run: POST /scans; POST /uploads + upload + polling GET /scans/{id}; the fallback to uploads on a
+ * 413 or a 504 of POST /scans; retries; fail-on, format and repository parameters. The last test
+ * checks that every request the script sent in this file verified.
  */
 import { execFile } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { createScan, createUpload, getScan } from '../../handlers/api';
-import { handler as scanUpload } from '../../handlers/upload-scan';
-import { SAMPLE_ARCHIVE, startHarness, type Harness } from './harness';
+import { makeTarGz } from '../helpers/archive';
+import { lambdaContext, slowToParse } from '../helpers/lambda-context';
+import type { GatewayRecord } from '../helpers/sigv4-gateway';
+import { CI_AWS_ENV, startApiStandIn, type ApiStandIn } from './api-stand-in';
+import { SAMPLE_ARCHIVE, UPLOADS_BUCKET, startHarness, withEnv, type Harness } from './harness';
 
-const SCRIPT = resolve(__dirname, '..', '..', 'docs', 'ci', 'tfguard-scan.sh');
-const SIGV4 =
-  /^AWS4-HMAC-SHA256 Credential=[^/]+\/\d{8}\/[a-z0-9-]+\/execute-api\/aws4_request, ?SignedHeaders=[a-z0-9;-]+, ?Signature=[0-9a-f]{64}$/;
+export const SCRIPT = resolve(__dirname, '..', '..', 'docs', 'ci', 'tfguard-scan.sh');
 
 let h: Harness;
-let server: Server;
-let api: string;
+let api: ApiStandIn;
 let work: string;
-let pump: NodeJS.Timeout;
-const requests: string[] = [];
-
-type Route = (e: APIGatewayProxyEventV2, c?: Context) => Promise<APIGatewayProxyStructuredResultV2>;
-
-function route(
-  method: string,
-  path: string,
-): { fn: Route; key: string; params: Record<string, string> } | null {
-  if (method === 'POST' && path === '/scans') return { fn: createScan, key: 'POST /scans', params: {} };
-  if (method === 'POST' && path === '/uploads') return { fn: createUpload, key: 'POST /uploads', params: {} };
-  const m = /^\/scans\/([^/]+)$/.exec(path);
-  if (method === 'GET' && m)
-    return { fn: getScan, key: 'GET /scans/{id}', params: { id: decodeURIComponent(m[1]!) } };
-  return null;
-}
-
-async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
+let sample: string;
 
 beforeAll(async () => {
   h = await startHarness();
-  server = createServer(async (req, res) => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    requests.push(`${req.method} ${url.pathname}`);
-    const reply = (status: number, body: unknown) => {
-      res.writeHead(status, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(body));
-    };
-    if (!SIGV4.test(String(req.headers.authorization ?? ''))) return reply(403, { message: 'Forbidden' });
-    const target = route(req.method ?? 'GET', url.pathname);
-    if (target === null) return reply(404, { message: 'Not Found' });
-    const body = await readBody(req);
-    const headers = Object.fromEntries(
-      Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(',') : (v ?? '')]),
-    );
-    const event = {
-      version: '2.0',
-      routeKey: target.key,
-      rawPath: url.pathname,
-      rawQueryString: url.search.slice(1),
-      headers,
-      queryStringParameters: Object.fromEntries(url.searchParams),
-      pathParameters: target.params,
-      body: body.length > 0 ? body.toString('base64') : undefined,
-      isBase64Encoded: body.length > 0,
-      requestContext: {
-        http: { method: req.method, path: url.pathname },
-        requestId: randomUUID(),
-        routeKey: target.key,
-      },
-    } as unknown as APIGatewayProxyEventV2;
-    const result = (await target.fn(event, h.context('api'))) as {
-      statusCode: number;
-      headers: Record<string, string>;
-      body: string;
-    };
-    res.writeHead(result.statusCode, result.headers);
-    res.end(result.body);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  api = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  // S3 → Lambda: deliver each upload notification s3rver emits to the upload handler.
-  let delivered = 0;
-  let busy = false;
-  pump = setInterval(() => {
-    if (busy || delivered >= h.server.events.length) return;
-    busy = true;
-    const fresh = h.server.events.slice(delivered);
-    delivered = h.server.events.length;
-    const objects = fresh
-      .map(
-        (e) =>
-          e.Records[0] as {
-            eventName: string;
-            s3: { bucket: { name: string }; object: { key: string; eTag?: string; size?: number } };
-          },
-      )
-      .filter(
-        (r) =>
-          r.eventName.startsWith('ObjectCreated') &&
-          r.s3.bucket.name === 'tfguard-uploads-local' &&
-          r.s3.object.key.startsWith('uploads/'),
-      )
-      .map((r) => ({ key: r.s3.object.key, etag: r.s3.object.eTag ?? '', size: r.s3.object.size ?? 0 }));
-    const done =
-      objects.length > 0 ? scanUpload(h.s3Event(objects), h.context('scanUpload')) : Promise.resolve();
-    void done.finally(() => (busy = false));
-  }, 100);
+  api = await startApiStandIn(h);
   work = await mkdtemp(join(tmpdir(), 'tfguard-ci-'));
+  sample = join(work, 'config.tar.gz');
+  await writeFile(sample, SAMPLE_ARCHIVE);
 });
 
 afterAll(async () => {
-  clearInterval(pump);
-  await new Promise((r) => server?.close(r));
+  await api?.stop();
   await h?.stop();
   if (work) await rm(work, { recursive: true, force: true });
 });
 
-async function runScript(
-  archive: string,
-  env: Record<string, string>,
-): Promise<{ code: number; stdout: string; stderr: string; dir: string }> {
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+  dir: string;
+  /** What the stand-in received during this run. */
+  calls: GatewayRecord[];
+}
+
+async function runScript(archive: string, env: Record<string, string>): Promise<Run> {
   const dir = await mkdtemp(join(work, 'run-'));
+  const before = api.gateway.records.length;
   return new Promise((resolvePromise) => {
     execFile(
       'bash',
       [SCRIPT, archive],
       {
         cwd: dir,
-        timeout: 60_000,
+        timeout: 90_000,
         env: {
           PATH: process.env.PATH,
-          TFGUARD_API: api,
+          TFGUARD_API: api.gateway.url,
           TFGUARD_REPOSITORY: 'acme/network',
-          AWS_REGION: 'eu-west-1',
-          AWS_ACCESS_KEY_ID: 'ASIAEXAMPLEEXAMPLE',
-          AWS_SECRET_ACCESS_KEY: 'example-secret',
-          AWS_SESSION_TOKEN: 'example-session-token',
+          ...CI_AWS_ENV,
           TFGUARD_POLL_SECONDS: '0.2',
+          TFGUARD_RETRY_SECONDS: '0.1',
           ...env,
         },
       },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
-        resolvePromise({ code, stdout, stderr, dir });
+        resolvePromise({ code, stdout, stderr, dir, calls: api.gateway.records.slice(before) });
       },
     );
   });
 }
 
-test('a small archive is posted; the failing verdict exits 1 with JSON, SARIF and Markdown written', async () => {
-  const archive = join(work, 'config.tar.gz');
-  await writeFile(archive, SAMPLE_ARCHIVE);
-  const run = await runScript(archive, {});
+const json = async (run: Run, name = 'tfguard.json') =>
+  JSON.parse(await readFile(join(run.dir, name), 'utf8')) as Record<string, unknown> & {
+    scanId: string;
+    report: { summary: Record<string, number> };
+  };
+const call = (r: GatewayRecord) => `${r.status} ${r.method} ${r.path}${r.query ? `?${r.query}` : ''}`;
+
+test('POST /scans: a failing verdict exits 1 with JSON, SARIF and Markdown written', async () => {
+  const run = await runScript(sample, {});
   expect(run.stderr).toBe('');
   expect(run.code).toBe(1);
-  const result = JSON.parse(await readFile(join(run.dir, 'tfguard.json'), 'utf8'));
+  const result = await json(run);
   expect(result).toMatchObject({
     status: 'complete',
     verdict: 'fail',
     failOn: 'error',
     repository: 'acme/network',
   });
+  const s = result.report.summary;
   expect(run.stdout).toBe(
-    `tfguard: ${result.report.summary.error} errors, ${result.report.summary.warning} warnings, ${result.report.summary.notice} notices; verdict fail (fail on error), scan ${result.scanId}\n`,
+    `tfguard: ${s.error} errors, ${s.warning} warnings, ${s.notice} notices; verdict fail (fail on error), scan ${result.scanId}\n`,
   );
   expect(JSON.parse(await readFile(join(run.dir, 'tfguard.sarif'), 'utf8')).version).toBe('2.1.0');
   expect(await readFile(join(run.dir, 'tfguard.md'), 'utf8')).toContain('## tfguard');
-  expect(requests.slice(-3)).toEqual([
-    'POST /scans',
-    `GET /scans/${result.scanId}`,
-    `GET /scans/${result.scanId}`,
+  // Every query in canonical order: names sorted, RFC 3986 encoding.
+  expect(run.calls.map(call)).toEqual([
+    '200 POST /scans?failOn=error&format=json&repository=acme%2Fnetwork',
+    `200 GET /scans/${result.scanId}?failOn=error&format=sarif`,
+    `200 GET /scans/${result.scanId}?failOn=error&format=markdown`,
   ]);
+  expect(run.calls.every((c) => c.verified)).toBe(true);
+});
 
-  const lenient = await runScript(archive, { TFGUARD_FAIL_ON: 'never' });
-  expect(lenient.code).toBe(0);
+test('fail-on and an unusual repository name: parameters encoded canonically, still verified', async () => {
+  const lenient = await runScript(sample, { TFGUARD_FAIL_ON: 'never' });
+  expect([lenient.code, lenient.stderr]).toEqual([0, '']);
   expect(lenient.stdout).toContain('verdict pass (fail on never)');
+  expect(lenient.calls[0]!.query).toBe('failOn=never&format=json&repository=acme%2Fnetwork');
+
+  // jq before 1.7 leaves !*'() unencoded; SigV4 encodes everything but A-Z a-z 0-9 - _ . ~
+  const repository = "team (eu)/it's a repo!*~+&=é";
+  const strict = await runScript(sample, { TFGUARD_FAIL_ON: 'warning', TFGUARD_REPOSITORY: repository });
+  expect([strict.code, strict.stderr]).toEqual([1, '']);
+  expect((await json(strict)).repository).toBe(repository);
+  expect(strict.calls[0]!.query).toBe(
+    'failOn=warning&format=json&repository=team%20%28eu%29%2Fit%27s%20a%20repo%21%2A~%2B%26%3D%C3%A9',
+  );
+  expect([...lenient.calls, ...strict.calls].every((c) => c.verified)).toBe(true);
 });
 
 test('a large archive goes through POST /uploads, a presigned PUT and polling', async () => {
-  const archive = join(work, 'large.tar.gz');
-  await writeFile(archive, SAMPLE_ARCHIVE);
-  const before = requests.length;
-  const run = await runScript(archive, { TFGUARD_MAX_POST_BYTES: '100' });
+  const run = await runScript(sample, { TFGUARD_MAX_POST_BYTES: '100' });
   expect(run.stderr).toBe('');
   expect(run.code).toBe(1);
-  const result = JSON.parse(await readFile(join(run.dir, 'tfguard.json'), 'utf8'));
+  const result = await json(run);
   expect(result.id).toMatch(/^[0-9a-f-]{36}$/);
   expect(result.verdict).toBe('fail');
-  const calls = requests.slice(before);
-  expect(calls[0]).toBe('POST /uploads');
-  expect(calls).toContain(`GET /scans/${result.id}`);
-  expect(calls).not.toContain('POST /scans');
-  expect(calls.slice(-2)).toEqual([`GET /scans/${result.scanId}`, `GET /scans/${result.scanId}`]);
+  const calls = run.calls.map(call);
+  expect(calls[0]).toBe('201 POST /uploads');
+  expect(calls).toContain(`200 GET /scans/${String(result.id)}?failOn=error&format=json`);
+  expect(calls.some((c) => c.startsWith('202 GET /scans/'))).toBe(true);
+  expect(calls.some((c) => c.includes('POST /scans'))).toBe(false);
+  expect(calls.slice(-2)).toEqual([
+    `200 GET /scans/${result.scanId}?failOn=error&format=sarif`,
+    `200 GET /scans/${result.scanId}?failOn=error&format=markdown`,
+  ]);
+  expect(run.calls.every((c) => c.verified)).toBe(true);
   expect(JSON.parse(await readFile(join(run.dir, 'tfguard.sarif'), 'utf8')).version).toBe('2.1.0');
+});
+
+test('POST /scans answering 413 (a lower API limit): the archive is uploaded instead', async () => {
+  const run = await withEnv({ TFGUARD_API_MAX_BODY_BYTES: '100' }, () => runScript(sample, {}));
+  expect(run.code).toBe(1);
+  expect(run.stderr).toMatch(
+    /^tfguard: POST \/scans answered 413 \(the archive is \d+ bytes; at most 100 .*\(body-too-large\)\); uploading it instead\n$/,
+  );
+  const calls = run.calls.map(call);
+  expect(calls.slice(0, 2)).toEqual([
+    '413 POST /scans?failOn=error&format=json&repository=acme%2Fnetwork',
+    '201 POST /uploads',
+  ]);
+  expect((await json(run)).verdict).toBe('fail');
+  expect(run.calls.every((c) => c.verified)).toBe(true);
+}, 90_000);
+
+test('POST /scans answering 504 (the scan hit the function deadline): uploaded instead, not retried', async () => {
+  const slow = join(work, 'slow.tar.gz');
+  await writeFile(
+    slow,
+    await makeTarGz({
+      'main.tf': 'terraform {}\n',
+      'slow/main.tf': slowToParse('terraform {}\n', 1_500_000),
+    }),
+  );
+  // 1.2 s left in the createScan invocation: the real handler stops the scan and answers 504.
+  api.contexts.set('POST /scans', () => lambdaContext('createScan', 1200));
+  try {
+    const run = await runScript(slow, { TFGUARD_REPOSITORY: 'acme/slow' });
+    expect(run.stderr).toMatch(
+      /^tfguard: POST \/scans answered 504 \(scan timed out .*\(scan-timeout\)\); uploading it instead\n$/,
+    );
+    expect(run.code).toBe(1);
+    const calls = run.calls.map(call);
+    expect(calls.filter((c) => c.includes('POST /scans'))).toEqual([
+      '504 POST /scans?failOn=error&format=json&repository=acme%2Fslow',
+    ]);
+    expect(calls[1]).toBe('201 POST /uploads');
+    const result = await json(run);
+    expect(result.verdict).toBe('fail');
+    expect(JSON.stringify(result.report)).toContain('parse-error');
+    expect(run.calls.every((c) => c.verified)).toBe(true);
+  } finally {
+    api.contexts.delete('POST /scans');
+  }
+}, 90_000);
+
+test('throttling and server errors are retried with backoff; persistent ones end in exit 2', async () => {
+  const scans = (m: string, p: string) => m === 'POST' && p === '/scans';
+  const gets = (m: string, p: string) => m === 'GET' && p.startsWith('/scans/');
+  api.gateway.faults.push(
+    { match: scans, statusCode: 503, body: { message: 'Service Unavailable' } },
+    { match: scans, statusCode: 429, body: { message: 'Too Many Requests' } },
+    { match: gets, statusCode: 502, body: { message: 'Internal Server Error' } },
+  );
+  const run = await runScript(sample, {});
+  expect(run.code).toBe(1);
+  expect(run.stderr.split('\n')).toEqual([
+    'tfguard: POST /scans answered 503 (Service Unavailable); retry 1 of 3 in 0.1s',
+    'tfguard: POST /scans answered 429 (Too Many Requests); retry 2 of 3 in 0.2s',
+    expect.stringMatching(
+      /^tfguard: GET \/scans\/[0-9a-f]{32} answered 502 \(Internal Server Error\); retry 1 of 3 in 0\.1s$/,
+    ),
+    '',
+  ]);
+  expect(run.calls.map((c) => c.status)).toEqual([503, 429, 200, 502, 200, 200]);
+  expect(run.calls.every((c) => c.verified)).toBe(true);
+
+  for (let i = 0; i < 3; i++)
+    api.gateway.faults.push({ match: scans, statusCode: 500, body: { message: 'boom' } });
+  const failed = await runScript(sample, { TFGUARD_RETRIES: '3' });
+  expect(failed.code).toBe(2);
+  expect(failed.stderr.split('\n').slice(-2)).toEqual(['tfguard: HTTP 500 boom', '']);
+  expect(failed.calls.map((c) => c.status)).toEqual([500, 500, 500]);
+  expect(api.gateway.faults).toEqual([]);
+});
+
+test('an upload URL for a presigned POST (form fields + file) is followed as well', async () => {
+  // What POST /uploads answers when it hands out a presigned POST instead of a PUT URL.
+  api.rewrites.set('POST /uploads', (body) => {
+    const upload = body.upload as { expiresAt: string };
+    return {
+      ...body,
+      upload: {
+        method: 'POST',
+        url: `${h.server.endpoint}/${UPLOADS_BUCKET}`,
+        fields: { key: body.key, 'Content-Type': 'application/gzip', 'x-amz-meta-note': '@not-a-file' },
+        expiresAt: upload.expiresAt,
+      },
+    };
+  });
+  try {
+    const run = await runScript(sample, { TFGUARD_MAX_POST_BYTES: '100', TFGUARD_REPOSITORY: 'acme/form' });
+    expect([run.code, run.stderr]).toEqual([1, '']);
+    const result = await json(run);
+    expect(result).toMatchObject({ verdict: 'fail', repository: 'acme/form' });
+    const stored = await h.uploads.get(`uploads/acme/form/${String(result.id)}.tar.gz`);
+    expect(stored?.body.equals(SAMPLE_ARCHIVE)).toBe(true);
+    expect(run.calls.every((c) => c.verified)).toBe(true);
+  } finally {
+    api.rewrites.delete('POST /uploads');
+  }
 });
 
 test('an unusable archive, missing credentials or an unreachable API exit 2 with the reason', async () => {
@@ -211,15 +254,30 @@ test('an unusable archive, missing credentials or an unreachable API exit 2 with
   const rejected = await runScript(archive, {});
   expect(rejected.code).toBe(2);
   expect(rejected.stderr).toMatch(/^tfguard: HTTP 422 .*\(unsupported-format\)\n$/);
+  const badGate = await runScript(sample, { TFGUARD_FAIL_ON: 'sometimes' });
+  expect(badGate.code).toBe(2);
+  expect(badGate.stderr).toMatch(/^tfguard: HTTP 400 failOn must be .*\(bad-fail-on\)\n$/);
   const unsigned = await runScript(archive, { AWS_ACCESS_KEY_ID: '' });
   expect(unsigned.code).toBe(2);
-  expect(unsigned.stderr).toContain('AWS credentials are not set');
-  const down = await runScript(archive, { TFGUARD_API: 'http://127.0.0.1:9' });
+  expect(unsigned.stderr).toBe('tfguard: AWS credentials are not set\n');
+  const down = await runScript(archive, { TFGUARD_API: 'http://127.0.0.1:9', TFGUARD_RETRIES: '2' });
   expect(down.code).toBe(2);
-  expect(down.stderr).toContain('tfguard: cannot reach http://127.0.0.1:9');
+  expect(down.stderr).toMatch(
+    /^tfguard: POST \/scans: no answer \(curl: \(7\) [^\n]*\); retry 1 of 1 in 0\.1s\ntfguard: cannot reach http:\/\/127\.0\.0\.1:9: curl: \(7\) [^\n]*\n$/,
+  );
   const missing = await runScript(join(work, 'nope.tar.gz'), {});
   expect([missing.code, missing.stderr]).toEqual([
     2,
     `tfguard: no such archive: ${join(work, 'nope.tar.gz')}\n`,
   ]);
+  expect([...rejected.calls, ...badGate.calls].every((c) => c.verified)).toBe(true);
+});
+
+test('every request the script sent in these runs verified against the AWS SDK signer', () => {
+  const records = api.gateway.records;
+  expect(records.length).toBeGreaterThan(30);
+  expect(records.filter((r) => !r.verified).map((r) => `${call(r)}: ${r.reason}`)).toEqual([]);
+  // All flows were exercised.
+  const kinds = new Set(records.map((r) => `${r.method} ${r.path.replace(/[0-9a-f-]{32,36}$/, '{id}')}`));
+  expect([...kinds].sort()).toEqual(['GET /scans/{id}', 'POST /scans', 'POST /uploads']);
 });

@@ -8,7 +8,7 @@
  */
 import { execFile } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -918,4 +918,13 @@ describe('packaged functions', () => {
       await reg.close();
     }
   });
+});
+
+test("the README's bundle size is what osls package builds (the upload handler's zip, within 3%)", async () => {
+  const readme = await readFile(join(REPO, 'README.md'), 'utf8');
+  const stated = /Bundled upload handler: ([0-9.]+) MB zipped as `npm run package` builds it/.exec(readme);
+  expect(stated).not.toBeNull();
+  const { size } = await stat(join(out, 'scanUpload.zip'));
+  const mb = size / 1e6;
+  expect(Math.abs(mb - Number(stated![1])) / mb).toBeLessThan(0.03);
 });

@@ -6,7 +6,8 @@ import { renderReport, verdict } from '../../src/report';
 import type { Report } from '../../src/report/types';
 import { RULES } from '../../src/rules';
 import { closeSharedParser, scanPath } from '../../src/scan';
-import { TOOL_VERSION } from '../../src/version';
+import { existsSync } from 'node:fs';
+import { DOCS_URL, REPOSITORY_URL, TOOL_VERSION } from '../../src/version';
 import reportSchema from '../../docs/report.schema.json';
 import pkg from '../../package.json';
 
@@ -86,6 +87,136 @@ describe('SARIF', () => {
         if (f.line !== null) expect(r.locations[0].physicalLocation.region.startLine).toBe(f.line);
       }
     });
+  });
+});
+
+describe('SARIF rule help links', () => {
+  it('are absolute, versioned, and name a rule page that exists in this version of the repository', () => {
+    const log = JSON.parse(renderReport(report, 'sarif'));
+    const driver = log.runs[0].tool.driver;
+    expect(driver.informationUri).toBe(REPOSITORY_URL);
+    expect(driver.rules.length).toBe(RULES.length);
+    const prefix = `${REPOSITORY_URL}/blob/v${TOOL_VERSION}/`;
+    for (const rule of driver.rules as Array<{ id: string; helpUri: string; help: Record<string, string> }>) {
+      expect(rule.helpUri).toBe(`${prefix}docs/rules/${rule.id}.md`);
+      expect(existsSync(path.resolve(__dirname, '../..', rule.helpUri.slice(prefix.length)))).toBe(true);
+      expect(rule.help.text).toContain(rule.helpUri);
+      expect(rule.help.markdown).toContain(`](${rule.helpUri})`);
+      // No relative link is left anywhere in the rule's help.
+      expect(JSON.stringify(rule)).not.toMatch(/\]\((?!https:\/\/)|See docs\//);
+    }
+  });
+
+  it('follow the repository named in package.json', () => {
+    expect(pkg.homepage).toBe(`${REPOSITORY_URL}#readme`);
+    expect(pkg.repository).toEqual({ type: 'git', url: `git+${REPOSITORY_URL}.git` });
+    expect(DOCS_URL).toBe(`${REPOSITORY_URL}/blob/v${pkg.version}/docs`);
+  });
+
+  it('point under another base URL when one is given, with or without a trailing slash', () => {
+    for (const docsUrl of ['https://docs.example.com/tfguard', 'https://docs.example.com/tfguard/']) {
+      const log = JSON.parse(renderReport(report, 'sarif', { docsUrl }));
+      const uris = log.runs[0].tool.driver.rules.map((r: { helpUri: string }) => r.helpUri);
+      expect(uris).toEqual(RULES.map((r) => `https://docs.example.com/tfguard/rules/${r.id}.md`));
+    }
+  });
+});
+
+/** GitLab's Code Quality report format (https://docs.gitlab.com/ci/testing/code_quality/): the fields
+ * GitLab requires, their types and the five severities. */
+const CODE_QUALITY_SCHEMA = {
+  type: 'array',
+  items: {
+    type: 'object',
+    required: ['description', 'check_name', 'fingerprint', 'severity', 'location'],
+    properties: {
+      description: { type: 'string', minLength: 1 },
+      check_name: { type: 'string', minLength: 1 },
+      fingerprint: { type: 'string', minLength: 1 },
+      severity: { enum: ['info', 'minor', 'major', 'critical', 'blocker'] },
+      location: {
+        type: 'object',
+        required: ['path', 'lines'],
+        properties: {
+          path: { type: 'string', minLength: 1, not: { pattern: '^(/|\\./)' } },
+          lines: {
+            type: 'object',
+            required: ['begin'],
+            properties: { begin: { type: 'integer', minimum: 1 } },
+          },
+        },
+      },
+    },
+  },
+};
+
+describe('GitLab Code Quality', () => {
+  const validate = new Ajv({ allErrors: true, strict: true }).compile(CODE_QUALITY_SCHEMA);
+
+  it("has GitLab's shape: one issue per finding, with check, severity, path and line", () => {
+    const issues = JSON.parse(renderReport(report, 'codequality'));
+    expect(validate(issues)).toBe(true);
+    expect(validate.errors ?? []).toEqual([]);
+    expect(issues).toHaveLength(report.findings.length);
+    report.findings.forEach((f, i) => {
+      expect(issues[i]).toEqual({
+        description: f.fix ? `${f.message} Suggested: ${f.fix.replacement}` : f.message,
+        check_name: f.ruleId,
+        fingerprint: expect.stringMatching(/^[0-9a-f]{64}$/),
+        severity: { error: 'major', warning: 'minor', notice: 'info' }[f.severity],
+        location: { path: f.file, lines: { begin: f.line } },
+      });
+    });
+    expect(new Set(issues.map((x: { fingerprint: string }) => x.fingerprint)).size).toBe(issues.length);
+  });
+
+  it('the schema is not vacuous', () => {
+    type Issue = {
+      fingerprint?: string;
+      severity: string;
+      location: { path?: string; lines: { begin: number } };
+    };
+    const issues = JSON.parse(renderReport(report, 'codequality')) as Issue[];
+    for (const breakIt of [
+      (x: Issue) => delete x.fingerprint,
+      (x: Issue) => (x.severity = 'error'),
+      (x: Issue) => (x.location.lines.begin = 0),
+      (x: Issue) => delete x.location.path,
+    ]) {
+      const broken = structuredClone(issues);
+      breakIt(broken[0]!);
+      expect(validate(broken)).toBe(false);
+    }
+  });
+
+  it('is deterministic, and fingerprints survive moved lines but not changed findings', async () => {
+    const again = await scanPath(DEMO);
+    expect(renderReport(again, 'codequality')).toBe(renderReport(report, 'codequality'));
+    const fingerprints = (r: Report) =>
+      JSON.parse(renderReport(r, 'codequality')).map((x: { fingerprint: string }) => x.fingerprint);
+    const moved: Report = {
+      ...report,
+      findings: report.findings.map((f) => ({ ...f, line: (f.line ?? 0) + 7 })),
+    };
+    expect(fingerprints(moved)).toEqual(fingerprints(report));
+    const reworded: Report = {
+      ...report,
+      findings: report.findings.map((f, i) => (i === 0 ? { ...f, message: `${f.message}!` } : f)),
+    };
+    expect(fingerprints(reworded)[0]).not.toBe(fingerprints(report)[0]);
+    expect(fingerprints(reworded).slice(1)).toEqual(fingerprints(report).slice(1));
+  });
+
+  it('keeps findings that differ only in their line apart, and places file-less findings at their module', () => {
+    const f = report.findings[0]!;
+    const twins: Report = {
+      ...report,
+      findings: [f, { ...f, line: 99 }, { ...f, file: null, line: null }],
+    };
+    const issues = JSON.parse(renderReport(twins, 'codequality'));
+    expect(validate(issues)).toBe(true);
+    expect(new Set(issues.map((x: { fingerprint: string }) => x.fingerprint)).size).toBe(3);
+    expect(issues[2].location).toEqual({ path: f.module, lines: { begin: 1 } });
   });
 });
 

@@ -219,3 +219,12 @@ describe('CLI', () => {
     expect((await cli(['scan', failing])).code).toBe(1);
   });
 });
+
+describe('GitLab Code Quality', () => {
+  it('leaves suppressed findings out (GitLab has no suppressed issue) and keeps the others', () => {
+    const issues = JSON.parse(renderReport(report, 'codequality')) as { check_name: string }[];
+    const active = report.findings.filter((f) => f.suppressed === undefined);
+    expect(active.length).toBeLessThan(report.findings.length);
+    expect(issues.map((i) => i.check_name)).toEqual(active.map((f) => f.ruleId));
+  });
+});

@@ -1,0 +1,244 @@
+/**
+ * The CLI as users get it from npm: `npm pack` of a clean copy of the package (its `prepare` script
+ * builds dist/), the tarball installed into an empty project and run with `npx tfguard`, and the
+ * pre-commit hook (.pre-commit-hooks.yaml) run the way pre-commit runs a `language: node` hook: the
+ * package installed into the hook's own environment, whose bin directory comes first on the PATH,
+ * then `entry` + `args` (+ file names when `pass_filenames`) run in the repository being committed.
+ *
+ * No network: the installs are `npm ci --offline` from a lock file that pins the tarball and the
+ * production dependencies this repository's package-lock.json resolves (the entries not marked
+ * `dev`), all in the npm cache that `npm ci` of this repository filled.
+ */
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { load } from 'js-yaml';
+import { RULES } from '../../src/rules';
+import pkg from '../../package.json';
+
+const exec = promisify(execFile);
+const REPO = resolve(__dirname, '..', '..');
+const DEMO = join(REPO, 'examples', 'platform-demo.tar.gz');
+
+let work: string;
+let tarball: string;
+let packed: string[];
+
+/** npm without the network: everything comes from the local cache that `npm ci` filled. */
+const NPM_ENV = {
+  ...process.env,
+  npm_config_offline: 'true',
+  npm_config_audit: 'false',
+  npm_config_fund: 'false',
+  npm_config_update_notifier: 'false',
+};
+
+async function run(
+  command: string,
+  args: string[],
+  options: { cwd: string; env?: NodeJS.ProcessEnv },
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await exec(command, args, {
+      cwd: options.cwd,
+      env: options.env ?? NPM_ENV,
+      timeout: 240_000,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
+
+/** An empty project that depends on the packed tarball, installed offline (see the file comment). */
+async function installTarball(dir: string): Promise<{ code: number; stderr: string }> {
+  await mkdir(dir, { recursive: true });
+  const lock = JSON.parse(await readFile(join(REPO, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, { dev?: boolean }>;
+  };
+  const integrity = `sha512-${createHash('sha512')
+    .update(await readFile(tarball))
+    .digest('base64')}`;
+  const packages: Record<string, unknown> = {
+    '': { name: 'consumer', dependencies: { tfguard: `file:${tarball}` } },
+    'node_modules/tfguard': {
+      version: pkg.version,
+      resolved: `file:${tarball}`,
+      integrity,
+      license: pkg.license,
+      dependencies: pkg.dependencies,
+      bin: pkg.bin,
+      engines: pkg.engines,
+    },
+  };
+  for (const [path, entry] of Object.entries(lock.packages)) {
+    if (path !== '' && entry.dev !== true) packages[path] = entry;
+  }
+  await writeFile(
+    join(dir, 'package.json'),
+    JSON.stringify({ name: 'consumer', private: true, dependencies: { tfguard: `file:${tarball}` } }),
+  );
+  await writeFile(
+    join(dir, 'package-lock.json'),
+    JSON.stringify({ name: 'consumer', lockfileVersion: 3, requires: true, packages }, null, 2),
+  );
+  return run('npm', ['ci'], { cwd: dir });
+}
+
+beforeAll(async () => {
+  work = await mkdtemp(join(tmpdir(), 'tfguard-npm-'));
+  // A clean copy of what the package is built from (no dist/, no build output of this checkout).
+  const source = join(work, 'source');
+  await mkdir(source);
+  for (const entry of [
+    'package.json',
+    'tsconfig.json',
+    'tsconfig.build.json',
+    'README.md',
+    'bin',
+    'src',
+    'handlers',
+    'docs',
+  ]) {
+    await cp(join(REPO, entry), join(source, entry), { recursive: true });
+  }
+  await symlink(join(REPO, 'node_modules'), join(source, 'node_modules'), 'dir');
+  const pack = await run('npm', ['pack', '--json', '--pack-destination', work], { cwd: source });
+  if (pack.code !== 0) throw new Error(`npm pack failed: ${pack.stderr}`);
+  const [info] = JSON.parse(pack.stdout.slice(pack.stdout.indexOf('['))) as Array<{
+    filename: string;
+    files: Array<{ path: string }>;
+  }>;
+  tarball = join(work, info!.filename);
+  packed = info!.files.map((f) => f.path).sort();
+}, 300_000);
+
+afterAll(async () => {
+  if (work) await rm(work, { recursive: true, force: true });
+});
+
+test('the package is publishable and holds the CLI, its docs and the CI script, nothing else', () => {
+  expect(pkg).not.toHaveProperty('private');
+  expect(tarball).toBe(join(work, `tfguard-${pkg.version}.tgz`));
+  expect(pkg.bin).toEqual({ tfguard: 'bin/tfguard.js' });
+  expect(packed).toEqual(
+    expect.arrayContaining([
+      'package.json',
+      'README.md',
+      'bin/tfguard.js',
+      'dist/src/cli/entry.js',
+      'dist/src/cli/main.js',
+      'docs/ci/tfguard-scan.sh',
+      'docs/report.schema.json',
+      ...RULES.map((r) => `docs/rules/${r.id}.md`),
+    ]),
+  );
+  const unexpected = packed.filter(
+    (p) =>
+      !/^(package\.json|README\.md|bin\/tfguard\.js|dist\/src\/.+\.js|docs\/.+)$/.test(p) ||
+      p.startsWith('dist/handlers') ||
+      p.endsWith('.ts') ||
+      p.endsWith('.map'),
+  );
+  expect(unexpected).toEqual([]);
+  // The Lambda runtime libraries are bundled into the functions, not installed with the CLI.
+  expect(Object.keys(pkg.dependencies).filter((d) => /^@aws-(sdk|lambda-powertools)\//.test(d))).toEqual([]);
+});
+
+test('installed from the tarball (offline), `npx tfguard scan` scans the example as the README shows', async () => {
+  const project = join(work, 'project');
+  const install = await installTarball(project);
+  expect(install.stderr.split('\n').filter((l) => /npm error/.test(l))).toEqual([]);
+  expect(install.code).toBe(0);
+  // The CLI runs without the AWS SDK and the Lambda libraries: they are not installed with it.
+  expect(existsSync(join(project, 'node_modules', '@aws-sdk'))).toBe(false);
+  expect(existsSync(join(project, 'node_modules', '@aws-lambda-powertools'))).toBe(false);
+
+  const version = await run('npx', ['--offline', 'tfguard', '--version'], { cwd: project });
+  expect([version.code, version.stdout]).toEqual([0, `${pkg.version}\n`]);
+
+  const scan = await run('npx', ['--offline', 'tfguard', 'scan', DEMO, '--no-color'], { cwd: project });
+  expect(scan.code).toBe(1);
+  const readme = await readFile(join(REPO, 'README.md'), 'utf8');
+  const demo = /<!-- BEGIN demo-output -->\n```text\n([\s\S]*?)```\n<!-- END demo-output -->/.exec(
+    readme,
+  )?.[1];
+  expect(scan.stdout).toBe(demo);
+
+  const gitlab = await run('npx', ['--offline', 'tfguard', 'scan', DEMO, '--format', 'codequality'], {
+    cwd: project,
+  });
+  expect(gitlab.code).toBe(1);
+  expect(JSON.parse(gitlab.stdout).length).toBeGreaterThan(0);
+}, 300_000);
+
+interface HookDefinition {
+  id: string;
+  name: string;
+  entry: string;
+  language: string;
+  pass_filenames?: boolean;
+  files?: string;
+  args?: string[];
+  require_serial?: boolean;
+  minimum_pre_commit_version?: string;
+  description?: string;
+}
+
+test('the pre-commit hook is a valid definition and runs the installed CLI on the repository', async () => {
+  const hooks = load(await readFile(join(REPO, '.pre-commit-hooks.yaml'), 'utf8')) as HookDefinition[];
+  expect(Array.isArray(hooks)).toBe(true);
+  expect(hooks.map((h) => h.id)).toEqual(['tfguard']);
+  const hook = hooks[0]!;
+  // pre-commit's manifest schema: required keys and their types.
+  for (const key of ['id', 'name', 'entry', 'language'] as const) expect(typeof hook[key]).toBe('string');
+  expect(hook.language).toBe('node');
+  expect(hook.pass_filenames).toBe(false);
+  const files = new RegExp(hook.files!);
+  for (const name of [
+    'main.tf',
+    'x/variables.tf.json',
+    'a.tofu',
+    'b.tofu.json',
+    'live/.terraform.lock.hcl',
+    '.tfguard.hcl',
+  ]) {
+    expect(`${name} ${files.test(name)}`).toBe(`${name} true`);
+  }
+  for (const name of ['README.md', 'main.tfvars', 'x.hcl', 'tf'])
+    expect(`${name} ${files.test(name)}`).toBe(`${name} false`);
+
+  // What pre-commit does for a node hook: the package installed into the hook's environment (with
+  // `npm install -g` and npm_config_prefix there; here offline, see the file comment), whose bin
+  // directory is put first on the PATH.
+  const env = join(work, 'hook-env');
+  const install = await installTarball(env);
+  expect(install.code).toBe(0);
+  const repository = join(work, 'committed-repo');
+  await mkdir(repository);
+  await exec('tar', ['-xzf', DEMO, '-C', repository]);
+  const hookEnv = {
+    ...process.env,
+    PATH: `${join(env, 'node_modules', '.bin')}:${process.env.PATH}`,
+    NO_COLOR: '1',
+  };
+  const [command, ...entryArgs] = hook.entry.split(' ');
+  const failing = await run(command!, [...entryArgs, ...(hook.args ?? [])], {
+    cwd: repository,
+    env: hookEnv,
+  });
+  expect(failing.code).toBe(1);
+  expect(failing.stdout).toContain('[shared-module-upper-bound]');
+  // Arguments from .pre-commit-config.yaml are appended to the entry.
+  const lenient = await run(command!, [...entryArgs, '--fail-on', 'never'], {
+    cwd: repository,
+    env: hookEnv,
+  });
+  expect(lenient.code).toBe(0);
+}, 300_000);

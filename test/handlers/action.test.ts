@@ -1,0 +1,289 @@
+/**
+ * The reusable GitHub Action (action.yml at the repository root), its steps run as the Actions
+ * runner runs a composite action (test/helpers/github-actions.ts): bash for `run` steps, step
+ * outputs, conditions, `uses` steps recorded. The scan step runs docs/ci/tfguard-scan.sh with the
+ * real curl against the real API handlers behind the SigV4-verifying stand-in for API Gateway;
+ * the pull-request comment goes to a stand-in for GitHub's REST API on 127.0.0.1.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { load } from 'js-yaml';
+import {
+  condition,
+  evaluate,
+  runCompositeAction,
+  type ActionDefinition,
+  type StepResult,
+  type Value,
+} from '../helpers/github-actions';
+import { CI_AWS_ENV, startApiStandIn, type ApiStandIn } from './api-stand-in';
+import { EVENTS_DIR, startHarness, type Harness } from './harness';
+
+const exec = promisify(execFile);
+const REPO = resolve(__dirname, '..', '..');
+const TOKEN = 'ghs_example_token';
+
+let h: Harness;
+let api: ApiStandIn;
+let action: ActionDefinition;
+let work: string;
+let github: Server;
+let githubUrl: string;
+const comments: Array<{ id: number; body: string }> = [];
+const githubCalls: string[] = [];
+
+/** GitHub's REST API, the three calls the action makes, for pull request 7 of acme/network. */
+function startGitHub(): Promise<void> {
+  github = createServer((req, res) => {
+    let body = '';
+    req.on('data', (d: Buffer) => (body += d.toString()));
+    req.on('end', () => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      githubCalls.push(`${req.method} ${url.pathname}${url.search}`);
+      const reply = (status: number, value: unknown) => {
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(value));
+      };
+      if (req.headers.authorization !== `Bearer ${TOKEN}`) return reply(401, { message: 'Bad credentials' });
+      if (url.pathname === '/repos/acme/network/issues/7/comments' && req.method === 'GET') {
+        return reply(200, comments);
+      }
+      if (url.pathname === '/repos/acme/network/issues/7/comments' && req.method === 'POST') {
+        const comment = { id: 1000 + comments.length, body: (JSON.parse(body) as { body: string }).body };
+        comments.push(comment);
+        return reply(201, comment);
+      }
+      const m = /^\/repos\/acme\/network\/issues\/comments\/(\d+)$/.exec(url.pathname);
+      const existing = m ? comments.find((c) => c.id === Number(m[1])) : undefined;
+      if (existing && req.method === 'PATCH') {
+        existing.body = (JSON.parse(body) as { body: string }).body;
+        return reply(200, existing);
+      }
+      return reply(404, { message: 'Not Found' });
+    });
+  });
+  return new Promise((r) =>
+    github.listen(0, '127.0.0.1', () => {
+      githubUrl = `http://127.0.0.1:${(github.address() as AddressInfo).port}`;
+      r();
+    }),
+  );
+}
+
+beforeAll(async () => {
+  action = load(await readFile(join(REPO, 'action.yml'), 'utf8')) as ActionDefinition;
+  h = await startHarness();
+  api = await startApiStandIn(h);
+  await startGitHub();
+  work = await mkdtemp(join(tmpdir(), 'tfguard-action-test-'));
+});
+
+afterAll(async () => {
+  await new Promise((r) => github?.close(r));
+  await api?.stop();
+  await h?.stop();
+  if (work) await rm(work, { recursive: true, force: true });
+});
+
+/** A checked-out repository: the sample configuration, committed. */
+async function checkout(name: string): Promise<string> {
+  const dir = join(work, name);
+  await mkdir(dir);
+  await exec('tar', ['-xzf', join(EVENTS_DIR, 'archives', 'acme-network.tar.gz'), '-C', dir]);
+  const git = (...args: string[]) =>
+    exec('git', ['-c', 'user.name=ci', '-c', 'user.email=ci@example.com', ...args], { cwd: dir });
+  await git('init', '-q');
+  await git('add', '-A');
+  await git('commit', '-q', '-m', 'configuration');
+  return dir;
+}
+
+interface Job {
+  event: string;
+  payload?: { [key: string]: Value };
+  with?: Record<string, string>;
+  env?: Record<string, string>;
+}
+
+async function runAction(job: Job) {
+  const workspace = await checkout(`ws-${Math.random().toString(36).slice(2)}`);
+  const temp = await mkdtemp(join(work, 'runner-temp-'));
+  const before = api.gateway.records.length;
+  const uploads: StepResult[] = [];
+  const run = await runCompositeAction(action, {
+    with: { 'api-url': api.gateway.url, ...job.with },
+    github: {
+      event_name: job.event,
+      repository: 'acme/network',
+      run_id: '4242',
+      token: TOKEN,
+      event: job.payload ?? {},
+    },
+    env: {
+      PATH: process.env.PATH!,
+      HOME: process.env.HOME ?? work,
+      ...CI_AWS_ENV,
+      GITHUB_ACTION_PATH: REPO,
+      GITHUB_WORKSPACE: workspace,
+      GITHUB_REPOSITORY: 'acme/network',
+      GITHUB_API_URL: githubUrl,
+      RUNNER_TEMP: temp,
+      TFGUARD_POLL_SECONDS: '0.2',
+      TFGUARD_RETRY_SECONDS: '0.1',
+      ...job.env,
+    },
+    workspace,
+    onUses: async (step) => {
+      if (step.uses?.startsWith('github/codeql-action/upload-sarif@')) {
+        const sarif = JSON.parse(await readFile(join(workspace, step.with!.sarif_file!), 'utf8'));
+        expect(sarif.version).toBe('2.1.0');
+        uploads.push(step);
+      }
+    },
+  });
+  return { run, workspace, uploads, calls: api.gateway.records.slice(before) };
+}
+
+const ran = (steps: StepResult[]) => steps.filter((s) => s.ran).map((s) => s.id ?? s.uses ?? s.name ?? 'run');
+const SAME_REPO_PR = {
+  pull_request: { number: 7, head: { repo: { full_name: 'acme/network' } } },
+};
+
+test("the runner's expressions follow GitHub's rules (loose equality, ||, implicit success())", () => {
+  const contexts = { steps: { scan: { outputs: {} } }, inputs: { x: 'True' }, github: { event: {} } };
+  const cases: Array<[string, Value]> = [
+    ["'abc' == 'ABC'", true],
+    ["1 == '1'", true],
+    // Missing values are null, and null coerces to 0: the trap conditions must avoid.
+    ["steps.scan.outputs.exit-code == '0'", true],
+    ["steps.scan.outputs.verdict == 'fail'", false],
+    ["steps.scan.outputs.reported == 'true'", false],
+    ["inputs.x == 'true'", true],
+    ['github.event.pull_request.number != null', false],
+    ["inputs.missing || 'fallback'", 'fallback'],
+    ["!(inputs.x == 'true') && true", false],
+  ];
+  for (const [expression, expected] of cases)
+    expect([expression, evaluate(expression, contexts)]).toEqual([expression, expected]);
+  expect(condition("inputs.x == 'true'", contexts, { failed: true })).toBe(false);
+  expect(condition("always() && inputs.x == 'true'", contexts, { failed: true })).toBe(true);
+  expect(() => evaluate("contains(inputs.x, 'T')", contexts)).toThrow(/unknown context contains|unsupported/);
+});
+
+test('the action is a composite action with the inputs CI users set, and no expressions inside scripts', () => {
+  expect(action.runs.using).toBe('composite');
+  expect(Object.keys(action.inputs)).toEqual(
+    expect.arrayContaining(['api-url', 'repository', 'fail-on', 'sarif-upload', 'pr-comment']),
+  );
+  expect(action.inputs['api-url']!.required).toBe(true);
+  for (const step of action.runs.steps) {
+    if (step.run === undefined) continue;
+    expect(step.shell).toBe('bash');
+    // Inputs and event data reach scripts only through env: no script injection from a PR title.
+    expect(step.run).not.toContain('${{');
+  }
+});
+
+test('push, passing gate: scans HEAD through the API, uploads SARIF, writes the job summary', async () => {
+  const { run, uploads, calls } = await runAction({ event: 'push', with: { 'fail-on': 'never' } });
+  expect(run.failed).toBe(false);
+  expect(ran(run.steps)).toEqual(['guard', 'scan', 'github/codeql-action/upload-sarif@v3']);
+  expect(run.outputs).toEqual({
+    verdict: 'pass',
+    'scan-id': expect.stringMatching(/^[0-9a-f]{32}$/),
+    skipped: 'false',
+  });
+  expect(uploads[0]!.with).toEqual({ sarif_file: 'tfguard.sarif', category: 'tfguard' });
+  expect(run.summary).toContain('## tfguard');
+  expect(calls.map((c) => `${c.status} ${c.method} ${c.path}`)).toEqual([
+    '200 POST /scans',
+    `200 GET /scans/${run.outputs['scan-id']}`,
+    `200 GET /scans/${run.outputs['scan-id']}`,
+  ]);
+  expect(calls.every((c) => c.verified)).toBe(true);
+  expect(calls[0]!.query).toBe('failOn=never&format=json&repository=acme%2Fnetwork');
+});
+
+test('pull request, failing gate: SARIF and one PR comment (updated on the next run), then the job fails', async () => {
+  const job: Job = { event: 'pull_request', payload: SAME_REPO_PR, with: { 'pr-comment': 'true' } };
+  const first = await runAction(job);
+  expect(first.run.failed).toBe(true);
+  expect(ran(first.run.steps)).toEqual([
+    'guard',
+    'scan',
+    'github/codeql-action/upload-sarif@v3',
+    'run',
+    'run',
+  ]);
+  const gate = first.run.steps[first.run.steps.length - 1]!;
+  expect([gate.exitCode, gate.stdout]).toEqual([
+    1,
+    "::error title=tfguard::findings at or above 'error': see the job summary and the code scanning alerts\n",
+  ]);
+  expect(first.run.outputs.verdict).toBe('fail');
+  const report = await readFile(join(first.workspace, 'tfguard.md'), 'utf8');
+  expect(comments).toEqual([{ id: 1000, body: `<!-- tfguard:pr-comment -->\n${report}` }]);
+  expect(first.calls.every((c) => c.verified)).toBe(true);
+
+  const second = await runAction(job);
+  expect(second.run.failed).toBe(true);
+  expect(comments).toHaveLength(1);
+  expect(githubCalls.slice(-2)).toEqual([
+    'GET /repos/acme/network/issues/7/comments?per_page=100',
+    'PATCH /repos/acme/network/issues/comments/1000',
+  ]);
+});
+
+test('a pull request from a fork is skipped with a notice: no API call, no upload, no comment', async () => {
+  const before = { comments: comments.length, github: githubCalls.length };
+  const { run, calls, uploads } = await runAction({
+    event: 'pull_request',
+    payload: { pull_request: { number: 7, head: { repo: { full_name: 'mallory/network' } } } },
+    with: { 'pr-comment': 'true' },
+    env: { AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: '', AWS_SESSION_TOKEN: '' },
+  });
+  expect(run.failed).toBe(false);
+  expect(ran(run.steps)).toEqual(['guard']);
+  expect(run.steps[0]!.stdout).toMatch(
+    /^::notice title=tfguard::pull request from the fork mallory\/network: /,
+  );
+  expect(run.outputs).toEqual({ verdict: '', 'scan-id': '', skipped: 'true' });
+  expect([calls, uploads, comments.length, githubCalls.length]).toEqual([
+    [],
+    [],
+    before.comments,
+    before.github,
+  ]);
+});
+
+test('role-to-assume configures credentials first; no scan possible (exit 2) fails the scan step, nothing else runs', async () => {
+  const { run } = await runAction({
+    event: 'push',
+    with: {
+      'role-to-assume': 'arn:aws:iam::123456789012:role/tfguard-ci',
+      'aws-region': 'eu-west-1',
+      archive: '/nonexistent.tar.gz',
+    },
+  });
+  expect(run.failed).toBe(true);
+  const credentials = run.steps[1]!;
+  expect([credentials.uses, credentials.with]).toEqual([
+    'aws-actions/configure-aws-credentials@v4',
+    {
+      'role-to-assume': 'arn:aws:iam::123456789012:role/tfguard-ci',
+      'aws-region': 'eu-west-1',
+      'role-session-name': 'tfguard-4242',
+    },
+  ]);
+  expect(ran(run.steps)).toEqual(['guard', 'aws-actions/configure-aws-credentials@v4', 'scan']);
+  const scan = run.steps.find((s) => s.id === 'scan')!;
+  expect([scan.exitCode, scan.stderr]).toEqual([1, 'tfguard: no such archive: /nonexistent.tar.gz\n']);
+  expect(run.outputs.verdict).toBe('');
+  expect(existsSync(join(REPO, 'tfguard.json'))).toBe(false);
+});
