@@ -9,7 +9,8 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { createScan, createUpload, getScan } from '../../handlers/api';
 import { handler as scanUpload } from '../../handlers/upload-scan';
 import { startGateway, type Credentials, type Gateway, type ReceivedRequest } from '../helpers/sigv4-gateway';
-import { UPLOADS_BUCKET, type Harness } from './harness';
+import { setEnv, UPLOADS_BUCKET, type Harness } from './harness';
+import { startConditionalS3 } from '../helpers/conditional-s3';
 
 export const CI_REGION = 'eu-west-1';
 export const CI_CREDENTIALS: Credentials = {
@@ -49,6 +50,12 @@ export interface ApiStandIn {
 }
 
 export async function startApiStandIn(h: Harness): Promise<ApiStandIn> {
+  // The handlers reach s3rver through a proxy that gives S3's all-or-nothing visibility of writes
+  // (s3rver writes in place: a GET racing a PUT can read a truncated report, which real S3 never
+  // shows) and S3's conditional writes.
+  const proxy = await startConditionalS3(h.server.endpoint, h.client);
+  const previousEndpoint = process.env.TFGUARD_S3_ENDPOINT;
+  setEnv({ TFGUARD_S3_ENDPOINT: proxy.endpoint });
   const contexts = new Map<string, () => Context>();
   const rewrites = new Map<string, (body: Record<string, unknown>) => Record<string, unknown>>();
   const backend = async (req: ReceivedRequest) => {
@@ -145,6 +152,8 @@ export async function startApiStandIn(h: Harness): Promise<ApiStandIn> {
     async stop() {
       clearInterval(pump);
       await gateway.close();
+      setEnv({ TFGUARD_S3_ENDPOINT: previousEndpoint });
+      await proxy.close();
     },
   };
 }
