@@ -7,6 +7,10 @@
  * provider, so in-process every truncated listing would fail with a 500. The child exits when its
  * stdin closes, so a crashed test run cannot leak it. s3rver accepts SigV4 requests without
  * verifying the signature; the access key must be its built-in `S3RVER` pair.
+ *
+ * `options.directory` and `options.port` start it on a given directory and port, so a server
+ * stopped with `crash()` (SIGKILL, a real crash) can be started again on the same data and
+ * address (scripts/soak.ts); a directory given by the caller is the caller's to remove.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -26,13 +30,24 @@ export interface RunningS3rver {
   client(): S3Client;
   /** The notification events s3rver emitted for writes so far (s3rver's own record shape). */
   events: Array<{ Records: unknown[] }>;
+  /** The server's process id. */
+  pid: number;
+  /** Kills the server process with SIGKILL (no clean shutdown), keeping its directory. */
+  crash(): Promise<void>;
   stop(): Promise<void>;
+}
+
+export interface S3rverOptions {
+  /** Store the data here (kept on stop) instead of a new temporary directory (removed on stop). */
+  directory?: string;
+  /** Listen on this port instead of a random one. */
+  port?: number;
 }
 
 const CHILD = `
 const S3rver = require('s3rver');
-const [directory, bucketsJson] = process.argv.slice(1);
-const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory,
+const [directory, bucketsJson, port] = process.argv.slice(1);
+const server = new S3rver({ address: '127.0.0.1', port: Number(port), silent: true, directory,
   vhostBuckets: false, configureBuckets: JSON.parse(bucketsJson).map((name) => ({ name })) });
 server.on('event', (event) => process.stdout.write(JSON.stringify({ event }) + '\\n'));
 server.run().then((address) => process.stdout.write(JSON.stringify({ port: address.port }) + '\\n'),
@@ -44,11 +59,11 @@ process.on('SIGTERM', () => process.exit(0));
 
 const REPO_ROOT = resolve(__dirname, '..', '..');
 
-export async function startS3rver(buckets: string[]): Promise<RunningS3rver> {
-  const directory = await mkdtemp(join(tmpdir(), 'tfguard-s3rver-'));
+export async function startS3rver(buckets: string[], options: S3rverOptions = {}): Promise<RunningS3rver> {
+  const directory = options.directory ?? (await mkdtemp(join(tmpdir(), 'tfguard-s3rver-')));
   const child: ChildProcess = spawn(
     process.execPath,
-    ['--openssl-legacy-provider', '-e', CHILD, directory, JSON.stringify(buckets)],
+    ['--openssl-legacy-provider', '-e', CHILD, directory, JSON.stringify(buckets), String(options.port ?? 0)],
     { cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'pipe'] },
   );
   const events: Array<{ Records: unknown[] }> = [];
@@ -77,6 +92,7 @@ export async function startS3rver(buckets: string[]): Promise<RunningS3rver> {
     port,
     directory,
     events,
+    pid: child.pid!,
     client() {
       const client = new S3Client({
         endpoint,
@@ -89,15 +105,22 @@ export async function startS3rver(buckets: string[]): Promise<RunningS3rver> {
       clients.push(client);
       return client;
     },
+    async crash() {
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGKILL');
+        await exited;
+      }
+    },
     async stop() {
       for (const client of clients) client.destroy();
-      if (child.exitCode === null) {
+      if (child.exitCode === null && child.signalCode === null) {
         const exited = new Promise((r) => child.once('exit', r));
         child.stdin?.end();
         child.kill('SIGTERM');
         await exited;
       }
-      await rm(directory, { recursive: true, force: true });
+      if (options.directory === undefined) await rm(directory, { recursive: true, force: true });
     },
   };
 }
