@@ -94,3 +94,11 @@ export function selectConfigFiles(fileNames: string[], engine: Engine): FileSele
   });
   return { selected, ignored, overrides };
 }
+
+/**
+ * Directories that hold tool state, not configuration: `.terraform/` (where `init` installs remote
+ * modules, which are loaded only through their calls, never as modules of the archive) and `.git/`.
+ */
+export function inToolDirectory(path: string): boolean {
+  return path.split('/').some((segment) => segment === '.terraform' || segment === '.git');
+}

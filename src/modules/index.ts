@@ -25,7 +25,7 @@ import { readRepositorySignals } from './repository';
 import type { RepositorySignals } from './repository';
 import { collectModule } from './collect';
 import { basename, compareUtf8, dirname } from '../archive/paths';
-import { isIgnoredName, selectConfigFiles } from './files';
+import { inToolDirectory, isIgnoredName, selectConfigFiles } from './files';
 import { buildRootTree, localCallers, missingModules, moduleCycles } from './tree';
 
 export { matchGlob } from './glob';
@@ -108,14 +108,6 @@ export function detectEngine(archive: LoadedArchive, config: ScanConfig): Engine
   return 'terraform';
 }
 
-/**
- * Directories that hold tool state, not configuration: `.terraform/` (where `init` installs remote
- * modules, which are loaded only through their calls, never as modules of the archive) and `.git/`.
- */
-function inToolDirectory(path: string): boolean {
-  return path.split('/').some((segment) => segment === '.terraform' || segment === '.git');
-}
-
 /** Regular files, and links whose target file the archive reader loaded, grouped by directory:
  * outside tool directories, or (`installed`) only those under `.terraform/modules/`. */
 function filesByDirectory(archive: LoadedArchive, installed = false): Map<string, string[]> {
@@ -184,6 +176,8 @@ function compareDiagnostics(a: LoadDiagnostic, b: LoadDiagnostic): number {
 }
 
 const INSTALLED_MODULES = /(^|\/)\.terraform\/modules\//;
+/** The remote module a path under `.terraform/modules/<name>/…` belongs to. */
+const INSTALLED_MODULE_NAME = /(?:^|\/)\.terraform\/modules\/([^/]+)/;
 
 /** Local calls into `.terraform/modules/…` from loaded modules, with the remote module each
  * belongs to (for an installed module's own calls: the module it was installed for). */
@@ -197,7 +191,7 @@ function installedTargets(
       if (call.sourceKind !== 'local' || call.target === null || !INSTALLED_MODULES.test(`${call.target}/`))
         continue;
       const inherited = copies.get(m.path);
-      const name = /(?:^|\/)\.terraform\/modules\/([^/]+)/.exec(call.target)?.[1] ?? call.name;
+      const name = INSTALLED_MODULE_NAME.exec(call.target)?.[1] ?? call.name;
       const remote = m.moduleCalls.find((c) => c.name === name && c.sourceKind !== 'local');
       const from = inherited ?? `"${name}"${remote?.source ? ` (${remote.source})` : ''}`;
       out.push({ dir: call.target, from });
@@ -209,7 +203,7 @@ function installedTargets(
 /** Why a local call that points at a directory the archive does not hold is an installed copy of
  * a remote module (created by `terraform init` or a vendoring script), or null. */
 export function installedCopyReason(source: string, caller: ModuleInfo): string | null {
-  const m = /(?:^|\/)\.terraform\/modules\/([^/]+)/.exec(source);
+  const m = INSTALLED_MODULE_NAME.exec(source);
   if (m !== null) {
     const name = m[1] as string;
     const remote = caller.moduleCalls.find((c) => c.name === name && c.sourceKind !== 'local');

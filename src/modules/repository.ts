@@ -11,7 +11,8 @@
 import type { HclParser, BlockSpec } from '../hcl';
 import type { HclBlock, HclBody, LoadedArchive, ParseResult, SourceLocation } from '../model';
 import { basename, compareUtf8, dirname } from '../archive/paths';
-import { cleanRelativePath, classifyModuleSource, isOutsideArchive } from './sources';
+import { inToolDirectory } from './files';
+import { classifyModuleSource, isOutsideArchive, resolveLocalTarget } from './sources';
 import type { ModuleSourceKind } from '../model';
 
 export const TERRAGRUNT_FILE = 'terragrunt.hcl';
@@ -108,10 +109,6 @@ function singleCallArgument(value: string, fn: string): string | null | undefine
   return m[1] === undefined ? null : m[1].replace(/\\(.)/g, '$1');
 }
 
-function join(dir: string, rel: string): string {
-  return cleanRelativePath(dir === '.' ? rel : `${dir}/${rel}`);
-}
-
 /** Terragrunt's `find_in_parent_folders(name)`: the nearest ancestor of `dir` (not `dir`
  * itself) holding `name`; the default name is `terragrunt.hcl` (older Terragrunt) or `root.hcl`. */
 function findInParentFolders(dir: string, name: string | null, files: ReadonlySet<string>): string | null {
@@ -131,7 +128,7 @@ function findInParentFolders(dir: string, name: string | null, files: ReadonlySe
 function localTerragruntTarget(dir: string, source: string): string | null {
   const [pkg = '', ...rest] = source.split('//');
   const sub = rest.join('/');
-  const target = join(dir, sub === '' ? pkg : `${pkg}/${sub}`);
+  const target = resolveLocalTarget(dir, sub === '' ? pkg : `${pkg}/${sub}`);
   return isOutsideArchive(target) ? null : target;
 }
 
@@ -152,13 +149,12 @@ export async function readRepositorySignals(
 ): Promise<RepositorySignals> {
   const filePaths = new Set<string>();
   for (const e of archive.entries) if (e.type !== 'directory') filePaths.add(e.path);
-  const inTool = (p: string): boolean => p.split('/').some((s) => s === '.terraform' || s === '.git');
 
   const hclFiles: { path: string; spec: BlockSpec }[] = [];
   const readmes: string[] = [];
   const generatedMarkers = new Set<string>();
   for (const [path, content] of archive.files) {
-    if (inTool(path)) continue;
+    if (inToolDirectory(path)) continue;
     const name = basename(path);
     if (name === TERRAGRUNT_FILE || (name.endsWith('.hcl') && !name.startsWith('.') && !isTestFile(name))) {
       hclFiles.push({ path, spec: TERRAGRUNT_PROJECTION });
@@ -218,7 +214,7 @@ export async function readRepositorySignals(
       for (const mod of blocksOf(run.body, 'module')) {
         const source = stringAttr(mod.body, 'source');
         if (source === null || classifyModuleSource(source.value) !== 'local') continue;
-        const target = join(module, source.value);
+        const target = resolveLocalTarget(module, source.value);
         if (isOutsideArchive(target)) continue;
         testRuns.push({
           file: path,
@@ -275,7 +271,7 @@ function readUnit(
         ? findInParentFolders(dir, call, files)
         : p.value.includes('${')
           ? null
-          : join(dir, p.value);
+          : resolveLocalTarget(dir, p.value);
     if (resolved !== null && files.has(resolved)) includes.push(resolved);
   }
   // The unit's own blocks win over included ones (Terragrunt's shallow merge).
@@ -308,7 +304,9 @@ function readUnit(
       const fileArg = singleCallArgument(contents.value, 'file');
       if (fileArg !== undefined && fileArg !== null) {
         // `file()` is relative to the configuration that calls it; fall back to the unit's directory.
-        const from = [join(layerDir, fileArg), join(dir, fileArg)].find((p) => files.has(p));
+        const from = [resolveLocalTarget(layerDir, fileArg), resolveLocalTarget(dir, fileArg)].find((p) =>
+          files.has(p),
+        );
         if (from !== undefined) generated.set(name.value, { name: name.value, from, inline: null, location });
       } else if (!contents.value.includes('${')) {
         generated.set(name.value, { name: name.value, from: null, inline: contents.value, location });
