@@ -118,12 +118,19 @@ interface CreatedUpload {
  * upload handler as the S3 event Lambda would receive.
  */
 async function deliverUploads(eventsBefore: number): Promise<Awaited<ReturnType<typeof scanUpload>>> {
-  for (let waited = 0; h.server.events.length === eventsBefore && waited < 10_000; waited += 50) {
+  // As S3 → Lambda: only the uploads bucket notifies the upload handler. s3rver emits events for
+  // every bucket, and a write to the reports bucket just before (the upload request record) can be
+  // emitted after `eventsBefore` was taken.
+  type Notified = { s3: { bucket: { name: string }; object: { key: string; eTag: string; size: number } } };
+  const uploaded = (): Notified[] =>
+    h.server.events
+      .slice(eventsBefore)
+      .map((e) => e.Records[0] as Notified)
+      .filter((r) => r.s3.bucket.name === UPLOADS_BUCKET);
+  for (let waited = 0; uploaded().length === 0 && waited < 10_000; waited += 50) {
     await new Promise((r) => setTimeout(r, 50));
   }
-  const notified = h.server.events
-    .slice(eventsBefore)
-    .map((e) => e.Records[0] as { s3: { object: { key: string; eTag: string; size: number } } });
+  const notified = uploaded();
   expect(notified.length).toBeGreaterThan(0);
   return scanUpload(
     h.s3Event(
