@@ -15,11 +15,39 @@ export interface SourceLocation {
   line: number;
 }
 
+/**
+ * A point in a source file, as Terraform's `hcl.Pos`: `line` and `column` are 1-based, `column`
+ * counts Unicode code points from the start of the line, `byte` is the 0-based offset into the
+ * file's bytes as uploaded (UTF-8, a BOM included).
+ */
+export interface SourcePos {
+  line: number;
+  column: number;
+  byte: number;
+}
+
+/** A span of one source file, `start` inclusive and `end` exclusive (as `hcl.Range`). `file` is the
+ * archive-relative path. An empty range (`start` equal to `end`) marks an insertion point. */
+export interface SourceRange {
+  file: string;
+  start: SourcePos;
+  end: SourcePos;
+}
+
+/** Replace the text of `range` with `text` (an empty range inserts). */
+export interface TextEdit {
+  range: SourceRange;
+  text: string;
+}
+
 /** A mechanical fix a finding can offer (for example the replacement constraint string). */
 export interface Fix {
   description: string;
   /** The replacement text for the offending value (e.g. a constraint string). */
   replacement: string;
+  /** The edits that apply the fix to the files, when the fix is safe to apply mechanically.
+   * Edits of one fix never overlap; applying them all leaves every file syntactically valid. */
+  edits?: TextEdit[];
 }
 
 /** One finding in a report. */
@@ -96,6 +124,21 @@ export interface HclAttribute {
   value: unknown;
   line: number;
   endLine: number;
+  /** From the name to the end of the expression (native syntax); the property, key to value (JSON). */
+  range?: SourceRange;
+  /** The expression alone (native syntax) or the JSON value. */
+  valueRange?: SourceRange;
+  /** When the expression is an object constructor (`{ k = v, ... }`) or a JSON object: its items,
+   * one level deep, in source order (what a fix of `required_providers` entries edits). */
+  items?: HclObjectItem[];
+}
+
+/** One item of an object constructor (`key = value` / `key: value`) or JSON object. */
+export interface HclObjectItem {
+  /** The key as text (quoted keys unescaped). */
+  key: string;
+  keyRange: SourceRange;
+  valueRange: SourceRange;
 }
 
 export interface HclBlock {
@@ -103,6 +146,11 @@ export interface HclBlock {
   labels: string[];
   line: number;
   endLine: number;
+  /** From the block type name to the closing brace (native); the enclosing property (JSON). */
+  range?: SourceRange;
+  /** The `{` that opens the body and the `}` that closes it (JSON: the object's braces). */
+  openBraceRange?: SourceRange;
+  closeBraceRange?: SourceRange;
   body: HclBody;
 }
 
