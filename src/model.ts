@@ -125,9 +125,9 @@ export interface HclAttribute {
   line: number;
   endLine: number;
   /** From the name to the end of the expression (native syntax); the property, key to value (JSON). */
-  range?: SourceRange;
+  range: SourceRange;
   /** The expression alone (native syntax) or the JSON value. */
-  valueRange?: SourceRange;
+  valueRange: SourceRange;
   /** When the expression is an object constructor (`{ k = v, ... }`) or a JSON object: its items,
    * one level deep, in source order (what a fix of `required_providers` entries edits). */
   items?: HclObjectItem[];
@@ -147,10 +147,10 @@ export interface HclBlock {
   line: number;
   endLine: number;
   /** From the block type name to the closing brace (native); the enclosing property (JSON). */
-  range?: SourceRange;
+  range: SourceRange;
   /** The `{` that opens the body and the `}` that closes it (JSON: the object's braces). */
-  openBraceRange?: SourceRange;
-  closeBraceRange?: SourceRange;
+  openBraceRange: SourceRange;
+  closeBraceRange: SourceRange;
   body: HclBody;
 }
 

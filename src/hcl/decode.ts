@@ -9,7 +9,10 @@
 import { isUtf8 } from 'node:buffer';
 import type { ParseErrorInfo } from '../model';
 
-export type DecodeResult = { ok: true; text: string } | { ok: false; error: ParseErrorInfo };
+/** `bomBytes`: bytes stripped before `text` (3 for a leading UTF-8 BOM, else 0), so positions can
+ * count bytes in the file as uploaded. */
+export type DecodeResult =
+  { ok: true; text: string; bomBytes: number } | { ok: false; error: ParseErrorInfo };
 
 const BOM = 0xfeff;
 
@@ -127,5 +130,5 @@ export function decodeSource(path: string, content: Buffer): DecodeResult {
       },
     };
   }
-  return { ok: true, text };
+  return { ok: true, text, bomBytes: start };
 }

@@ -13,23 +13,37 @@
  * attributes with their JSON value).
  */
 import type { HclAttribute, HclBlock, HclBody, ParseErrorInfo, ParseResult } from '../model';
+import { itemRanges, PositionMap } from './positions';
 
 // ---------------------------------------------------------------------------------------------
 // Position-tracking JSON parser
 // ---------------------------------------------------------------------------------------------
 
+/** Where a node is: 1-based line/column of its first character, the line of its last, and its
+ * UTF-16 offsets [start, end). */
+interface JsonSpan {
+  line: number;
+  column: number;
+  endLine: number;
+  start: number;
+  end: number;
+}
+
 export type JsonNode =
-  | { kind: 'object'; line: number; column: number; endLine: number; props: JsonProperty[] }
-  | { kind: 'array'; line: number; column: number; endLine: number; items: JsonNode[] }
-  | { kind: 'string'; line: number; column: number; endLine: number; value: string }
-  | { kind: 'number'; line: number; column: number; endLine: number; value: number }
-  | { kind: 'boolean'; line: number; column: number; endLine: number; value: boolean }
-  | { kind: 'null'; line: number; column: number; endLine: number };
+  | (JsonSpan & { kind: 'object'; props: JsonProperty[] })
+  | (JsonSpan & { kind: 'array'; items: JsonNode[] })
+  | (JsonSpan & { kind: 'string'; value: string })
+  | (JsonSpan & { kind: 'number'; value: number })
+  | (JsonSpan & { kind: 'boolean'; value: boolean })
+  | (JsonSpan & { kind: 'null' });
 
 export interface JsonProperty {
   key: string;
   line: number;
   column: number;
+  /** UTF-16 offsets of the quoted key. */
+  keyStart: number;
+  keyEnd: number;
   value: JsonNode;
 }
 
@@ -152,6 +166,7 @@ export function parseJsonWithPositions(text: string, maxDepth: number): JsonNode
     if (i >= n) throw error('invalid JSON: unexpected end of file, expected a value');
     const startLine = line;
     const startCol = column(i);
+    const startOff = i;
     const c = text[i];
     if (c === '{' || c === '[') {
       if (depth >= maxDepth) throw error(`nesting depth ${depth + 1} exceeds the limit of ${maxDepth}`);
@@ -162,7 +177,15 @@ export function parseJsonWithPositions(text: string, maxDepth: number): JsonNode
         skipWs();
         if (text[i] === '}') {
           i++;
-          return { kind: 'object', line: startLine, column: startCol, endLine: line, props };
+          return {
+            kind: 'object',
+            line: startLine,
+            column: startCol,
+            endLine: line,
+            start: startOff,
+            end: i,
+            props,
+          };
         }
         while (true) {
           skipWs();
@@ -170,7 +193,9 @@ export function parseJsonWithPositions(text: string, maxDepth: number): JsonNode
             throw error(`invalid JSON: expected a property name string, found ${describe(i)}`);
           const keyLine = line;
           const keyCol = column(i);
+          const keyStart = i;
           const key = parseString();
+          const keyEnd = i;
           const first = seen.get(key);
           if (first !== undefined) {
             throw new JsonSyntaxError(
@@ -185,7 +210,7 @@ export function parseJsonWithPositions(text: string, maxDepth: number): JsonNode
             throw error(`invalid JSON: expected ":" after a property name, found ${describe(i)}`);
           i++;
           const value = parseValue(depth + 1);
-          props.push({ key, line: keyLine, column: keyCol, value });
+          props.push({ key, line: keyLine, column: keyCol, keyStart, keyEnd, value });
           skipWs();
           if (text[i] === ',') {
             i++;
@@ -193,7 +218,15 @@ export function parseJsonWithPositions(text: string, maxDepth: number): JsonNode
           }
           if (text[i] === '}') {
             i++;
-            return { kind: 'object', line: startLine, column: startCol, endLine: line, props };
+            return {
+              kind: 'object',
+              line: startLine,
+              column: startCol,
+              endLine: line,
+              start: startOff,
+              end: i,
+              props,
+            };
           }
           throw error(`invalid JSON: expected "," or "}" in an object, found ${describe(i)}`);
         }
@@ -202,7 +235,15 @@ export function parseJsonWithPositions(text: string, maxDepth: number): JsonNode
       skipWs();
       if (text[i] === ']') {
         i++;
-        return { kind: 'array', line: startLine, column: startCol, endLine: line, items };
+        return {
+          kind: 'array',
+          line: startLine,
+          column: startCol,
+          endLine: line,
+          start: startOff,
+          end: i,
+          items,
+        };
       }
       while (true) {
         items.push(parseValue(depth + 1));
@@ -213,14 +254,30 @@ export function parseJsonWithPositions(text: string, maxDepth: number): JsonNode
         }
         if (text[i] === ']') {
           i++;
-          return { kind: 'array', line: startLine, column: startCol, endLine: line, items };
+          return {
+            kind: 'array',
+            line: startLine,
+            column: startCol,
+            endLine: line,
+            start: startOff,
+            end: i,
+            items,
+          };
         }
         throw error(`invalid JSON: expected "," or "]" in an array, found ${describe(i)}`);
       }
     }
     if (c === '"') {
       const value = parseString();
-      return { kind: 'string', line: startLine, column: startCol, endLine: line, value };
+      return {
+        kind: 'string',
+        line: startLine,
+        column: startCol,
+        endLine: line,
+        start: startOff,
+        end: i,
+        value,
+      };
     }
     for (const [word, node] of [
       ['true', { kind: 'boolean', value: true }],
@@ -229,14 +286,29 @@ export function parseJsonWithPositions(text: string, maxDepth: number): JsonNode
     ] as const) {
       if (text.startsWith(word, i)) {
         i += word.length;
-        return { ...node, line: startLine, column: startCol, endLine: line } as JsonNode;
+        return {
+          ...node,
+          line: startLine,
+          column: startCol,
+          endLine: line,
+          start: startOff,
+          end: i,
+        } as JsonNode;
       }
     }
     NUMBER.lastIndex = i;
     const m = NUMBER.exec(text);
     if (m !== null && m[0] !== '-') {
       i += m[0].length;
-      return { kind: 'number', line: startLine, column: startCol, endLine: line, value: Number(m[0]) };
+      return {
+        kind: 'number',
+        line: startLine,
+        column: startCol,
+        endLine: line,
+        start: startOff,
+        end: i,
+        value: Number(m[0]),
+      };
     }
     throw error(`invalid JSON: unexpected ${describe(i)}, expected a value`);
   };
@@ -362,7 +434,13 @@ function bodyObjects(node: JsonNode, what: string): Extract<JsonNode, { kind: 'o
   );
 }
 
-function convertBody(node: JsonNode, schema: BodySchema, depth: number, maxDepth: number): HclBody {
+function convertBody(
+  node: JsonNode,
+  schema: BodySchema,
+  depth: number,
+  maxDepth: number,
+  positions: PositionMap,
+): HclBody {
   if (depth > maxDepth) {
     throw new JsonConfigError(
       `nesting depth ${depth} exceeds the limit of ${maxDepth}`,
@@ -377,7 +455,8 @@ function convertBody(node: JsonNode, schema: BodySchema, depth: number, maxDepth
       if (prop.key === '//') continue;
       const blockSchema = schema.justAttributes ? undefined : schema.blocks.get(prop.key);
       if (blockSchema !== undefined) {
-        unpackBlock(prop.value, prop.key, blockSchema, [], prop.line, out.blocks, depth, maxDepth);
+        const at = { line: prop.line, start: prop.keyStart };
+        unpackBlock(prop.value, prop.key, blockSchema, [], at, out.blocks, depth, maxDepth, positions);
         continue;
       }
       const first = attrLines.get(prop.key);
@@ -394,7 +473,21 @@ function convertBody(node: JsonNode, schema: BodySchema, depth: number, maxDepth
         value: jsonValue(prop.value),
         line: prop.line,
         endLine: prop.value.endLine,
+        range: positions.range(prop.keyStart, prop.value.end),
+        valueRange: positions.range(prop.value.start, prop.value.end),
       };
+      if (prop.value.kind === 'object') {
+        attr.items = itemRanges(
+          prop.value.props.map((p) => ({
+            key: p.key,
+            keyStart: p.keyStart,
+            keyEnd: p.keyEnd,
+            valueStart: p.value.start,
+            valueEnd: p.value.end,
+          })),
+          positions,
+        );
+      }
       out.attributes.push(attr);
     }
   }
@@ -406,10 +499,11 @@ function unpackBlock(
   type: string,
   schema: BlockSchema,
   labels: string[],
-  keyLine: number,
+  key: { line: number; start: number },
   out: HclBlock[],
   depth: number,
   maxDepth: number,
+  positions: PositionMap,
 ): void {
   if (labels.length < schema.labels) {
     const which = `to specify the labels of this "${type}" block`;
@@ -423,29 +517,33 @@ function unpackBlock(
       );
     }
     for (const prop of props) {
-      unpackBlock(prop.value, type, schema, [...labels, prop.key], prop.line, out, depth, maxDepth);
+      const at = { line: prop.line, start: prop.keyStart };
+      unpackBlock(prop.value, type, schema, [...labels, prop.key], at, out, depth, maxDepth, positions);
     }
     return;
   }
-  const add = (bodyNode: JsonNode, line: number): void => {
+  const add = (bodyNode: JsonNode, line: number, start: number): void => {
     out.push({
       type,
       labels,
       line,
       endLine: bodyNode.endLine,
-      body: convertBody(bodyNode, schema.body, depth + 1, maxDepth),
+      range: positions.range(start, bodyNode.end),
+      openBraceRange: positions.range(bodyNode.start, bodyNode.start + 1),
+      closeBraceRange: positions.range(bodyNode.end - 1, bodyNode.end),
+      body: convertBody(bodyNode, schema.body, depth + 1, maxDepth, positions),
     });
   };
   switch (node.kind) {
     case 'null':
       return;
     case 'object':
-      add(node, keyLine);
+      add(node, key.line, key.start);
       return;
     case 'array':
       for (const item of node.items) {
         // Several blocks with the same header: each one is located at its own opening brace.
-        add(item, item.line);
+        add(item, item.line, item.start);
       }
       return;
     default:
@@ -465,8 +563,9 @@ function unpackBlock(
 export function parseJsonConfig(
   path: string,
   text: string,
-  options: { maxNestingDepth?: number } = {},
+  options: { maxNestingDepth?: number; positions?: PositionMap } = {},
 ): ParseResult {
+  const positions = options.positions ?? new PositionMap(path, text, 0);
   const maxDepth = options.maxNestingDepth ?? 128;
   const fail = (message: string, line: number, column: number): ParseResult => {
     const error: ParseErrorInfo = { path, message, line, column };
@@ -485,7 +584,7 @@ export function parseJsonConfig(
   try {
     return {
       ok: true,
-      file: { path, syntax: 'json', body: convertBody(root, TERRAFORM_JSON_SCHEMA, 0, maxDepth) },
+      file: { path, syntax: 'json', body: convertBody(root, TERRAFORM_JSON_SCHEMA, 0, maxDepth, positions) },
     };
   } catch (err) {
     if (err instanceof JsonConfigError) return fail(err.message, err.line, err.column);

@@ -7,8 +7,11 @@
  * the same name. Blocks of one type with different label counts make it fail without a position
  * (or worse). `checkStructure` finds both situations first and reports them with a line.
  */
-import type { HclAttribute, HclBlock, HclBody } from '../model';
+import type { HclAttribute, HclBlock, HclBody, HclObjectItem } from '../model';
+import { itemRanges } from './positions';
+import type { PositionMap } from './positions';
 import type { ScanBlock, ScanBody } from './scanner';
+import { objectItems, verifyHcl } from './verify';
 
 export interface StructureIssue {
   message: string;
@@ -72,7 +75,12 @@ export class MergeError extends Error {
  * Builds the `HclBody` for a file from the scanner's body and hcl2json's JSON. Throws `MergeError`
  * when the two disagree (which means one of them misread the file). Iterative.
  */
-export function mergeBody(scanRoot: ScanBody, jsonRoot: unknown): HclBody {
+export function mergeBody(
+  scanRoot: ScanBody,
+  jsonRoot: unknown,
+  text: string,
+  positions: PositionMap,
+): HclBody {
   const outRoot: HclBody = { attributes: [], blocks: [] };
   const pending: { scan: ScanBody; json: unknown; out: HclBody; line: number }[] = [
     { scan: scanRoot, json: jsonRoot, out: outRoot, line: 1 },
@@ -86,7 +94,17 @@ export function mergeBody(scanRoot: ScanBody, jsonRoot: unknown): HclBody {
       if (!hasOwn(json, a.name)) {
         throw new MergeError(`hcl2json has no value for the argument "${a.name}"`, a.line);
       }
-      const attr: HclAttribute = { name: a.name, value: json[a.name], line: a.line, endLine: a.endLine };
+      const valueStart = expressionStart(text, a.start, a.end);
+      const attr: HclAttribute = {
+        name: a.name,
+        value: json[a.name],
+        line: a.line,
+        endLine: a.endLine,
+        range: positions.range(a.start, a.end),
+        valueRange: positions.range(valueStart, a.end),
+      };
+      const items = snippetItems(text, valueStart, a.end, positions);
+      if (items !== null) attr.items = items;
       out.attributes.push(attr);
     }
     // Next unused index per `type\0label1\0...` path.
@@ -112,6 +130,9 @@ export function mergeBody(scanRoot: ScanBody, jsonRoot: unknown): HclBody {
         labels: [...b.labels],
         line: b.line,
         endLine: b.endLine,
+        range: positions.range(b.start, b.end),
+        openBraceRange: positions.range(b.bodyStart - 1, b.bodyStart),
+        closeBraceRange: positions.range(b.end - 1, b.end),
         body: { attributes: [], blocks: [] },
       };
       out.blocks.push(block);
@@ -151,4 +172,74 @@ export function parseHcl2JsonError(
     .trim()
     .replace(/input\.hcl:(\d+)/g, (_m, l: string) => `${path}:${l}`);
   return { line: Number(first[1]), column: Number(first[2]), message };
+}
+
+/**
+ * Offset of the expression of the attribute spanning [start, end): past the name, the `=` and the
+ * white space and inline comments around it (a scanned attribute is lexically valid, so this is a
+ * plain walk).
+ */
+function expressionStart(text: string, start: number, end: number): number {
+  let i = start;
+  while (i < end && text[i] !== '=' && !isSpaceOrComment(text, i)) i++;
+  for (;;) {
+    i = skipSpace(text, i, end);
+    if (text[i] === '=') {
+      i++;
+      return skipSpace(text, i, end);
+    }
+    if (i >= end) return end;
+    i++;
+  }
+}
+
+function isSpaceOrComment(text: string, i: number): boolean {
+  const c = text[i];
+  return c === ' ' || c === '\t' || (c === '/' && text[i + 1] === '*');
+}
+
+function skipSpace(text: string, i: number, end: number): number {
+  while (i < end) {
+    const c = text[i];
+    if (c === ' ' || c === '\t') i++;
+    else if (c === '/' && text[i + 1] === '*') {
+      const close = text.indexOf('*/', i + 2);
+      i = close === -1 ? end : close + 2;
+    } else break;
+  }
+  return i;
+}
+
+/** The object items of the expression [from, to), read by the verifier from the expression alone;
+ * null when it is no object constructor or the verifier gives up on it. */
+function snippetItems(
+  text: string,
+  from: number,
+  to: number,
+  positions: PositionMap,
+): HclObjectItem[] | null {
+  if (text[from] !== '{') return null;
+  const prefix = '_ = ';
+  const verified = verifyHcl(`${prefix}${text.slice(from, to)}\n`);
+  if (!verified.ok) return null;
+  const attr = verified.body.attributes[0];
+  if (attr === undefined) return null;
+  const items = objectItems(
+    `${prefix}${text.slice(from, to)}\n`,
+    verified.tokens,
+    attr.exprStart,
+    attr.exprEnd,
+  );
+  if (items === null) return null;
+  const shift = from - prefix.length;
+  return itemRanges(
+    items.map((it) => ({
+      key: it.key,
+      keyStart: it.keyStart + shift,
+      keyEnd: it.keyEnd + shift,
+      valueStart: it.valueStart + shift,
+      valueEnd: it.valueEnd + shift,
+    })),
+    positions,
+  );
 }

@@ -24,7 +24,8 @@ import { Hcl2JsonPool } from './pool';
 import { attributeMode, FULL_SPEC, nestedSpec, projectBody } from './projection';
 import type { BlockSpec } from './projection';
 import { scanHcl } from './scanner';
-import { verifyHcl } from './verify';
+import { itemRanges, PositionMap } from './positions';
+import { expressionOffset, objectItems, verifyHcl } from './verify';
 import type { VerifiedBody, Tokens } from './verify';
 
 export interface HclParserOptions {
@@ -175,15 +176,16 @@ export class HclParser {
     const decoded = decodeSource(path, content);
     if (!decoded.ok) return decoded;
     const text = decoded.text;
+    const positions = new PositionMap(path, text, decoded.bomBytes);
     const full = spec === FULL_SPEC;
     if (path.endsWith('.json')) {
-      const result = parseJsonConfig(path, text, { maxNestingDepth: this.maxNestingDepth });
+      const result = parseJsonConfig(path, text, { maxNestingDepth: this.maxNestingDepth, positions });
       return full || !result.ok
         ? result
         : { ok: true, file: { ...result.file, body: projectBody(result.file.body, spec) } };
     }
 
-    const fast = this.fastPath ? fastParse(path, text, spec, this.maxNestingDepth) : null;
+    const fast = this.fastPath ? fastParse(path, text, spec, this.maxNestingDepth, positions) : null;
     if (fast !== null && 'result' in fast) {
       this.stats.verified++;
       return fast.result;
@@ -203,7 +205,7 @@ export class HclParser {
       }
     }
     this.stats.fullParses++;
-    const result = await this.fullParse(path, text, content.length, signal);
+    const result = await this.fullParse(path, text, content.length, positions, signal);
     return full || !result.ok
       ? result
       : { ok: true, file: { ...result.file, body: projectBody(result.file.body, spec) } };
@@ -257,6 +259,7 @@ export class HclParser {
     path: string,
     text: string,
     bytes: number,
+    positions: PositionMap,
     signal: AbortSignal | undefined,
   ): Promise<ParseResult> {
     const scan = scanHcl(path, text, { depthLimit: this.maxNestingDepth });
@@ -299,7 +302,10 @@ export class HclParser {
     if (lexical !== undefined) return failure(path, lexical.message, lexical.line, lexical.column);
     if (structureIssue !== null) return failure(path, structureIssue.message, structureIssue.line, 1);
     try {
-      return { ok: true, file: { path, syntax: 'hcl', body: mergeBody(scan.body, outcome.json) } };
+      return {
+        ok: true,
+        file: { path, syntax: 'hcl', body: mergeBody(scan.body, outcome.json, text, positions) },
+      };
     } catch (err) {
       if (err instanceof MergeError) {
         return failure(path, `internal parser error: ${err.message}`, err.line, 1);
@@ -328,12 +334,13 @@ export function fastParse(
   text: string,
   spec: BlockSpec,
   maxNestingDepth: number = DEFAULT_MAX_NESTING_DEPTH,
+  positions: PositionMap = new PositionMap(path, text, 0),
 ): { result: ParseResult } | { body: HclBody; pending: PendingValue[] } | null {
   // A proven file is accepted by hcl2json and passes the full path's structure checks too (the
   // verifier gives up on a structure problem, so its message comes from the full path).
   const verified = verifyHcl(text, { depthLimit: maxNestingDepth });
   if (!verified.ok) return null;
-  const built = buildBody(text, verified.body, verified.tokens, spec);
+  const built = buildBody(text, verified.body, verified.tokens, spec, positions);
   if (built.pending.length === 0)
     return { result: { ok: true, file: { path, syntax: 'hcl', body: built.body } } };
   return built;
@@ -355,6 +362,7 @@ function buildBody(
   root: VerifiedBody,
   tokens: Tokens,
   spec: BlockSpec,
+  positions: PositionMap,
 ): { body: HclBody; pending: PendingValue[] } {
   const out: HclBody = { attributes: [], blocks: [] };
   const pending: PendingValue[] = [];
@@ -364,8 +372,13 @@ function buildBody(
     for (const a of from.attributes) {
       const mode = attributeMode(s, a.name);
       if (mode === null) continue;
+      const valueStart = expressionOffset(tokens, a.exprStart, a.exprEnd);
+      const ranges = {
+        range: positions.range(a.start, a.end),
+        valueRange: positions.range(valueStart, a.end),
+      };
       if (mode === 'name') {
-        to.attributes.push({ name: a.name, value: null, line: a.line, endLine: a.endLine });
+        to.attributes.push({ name: a.name, value: null, line: a.line, endLine: a.endLine, ...ranges });
         continue;
       }
       const value = evaluateExpression(text, tokens, a.exprStart, a.exprEnd);
@@ -374,7 +387,10 @@ function buildBody(
         value: value === NOT_EVALUABLE ? undefined : value,
         line: a.line,
         endLine: a.endLine,
+        ...ranges,
       };
+      const items = objectItems(text, tokens, a.exprStart, a.exprEnd);
+      if (items !== null) attr.items = itemRanges(items, positions);
       if (value === NOT_EVALUABLE) pending.push({ text: text.slice(a.start, a.end), name: a.name, attr });
       to.attributes.push(attr);
     }
@@ -386,6 +402,9 @@ function buildBody(
         labels: b.labels,
         line: b.line,
         endLine: b.endLine,
+        range: positions.range(b.start, b.end),
+        openBraceRange: positions.range(b.openBrace, b.openBrace + 1),
+        closeBraceRange: positions.range(b.end - 1, b.end),
         body: { attributes: [], blocks: [] },
       };
       to.blocks.push(block);

@@ -56,21 +56,19 @@ export function projectBody(body: HclBody, spec: BlockSpec): HclBody {
     for (const a of from.attributes) {
       const mode = attributeMode(s, a.name);
       if (mode !== null) {
-        const value = mode === 'value' ? a.value : null;
-        const attr: HclAttribute = { name: a.name, value, line: a.line, endLine: a.endLine };
+        let attr: HclAttribute = { ...a };
+        if (mode !== 'value') {
+          // Read by name only: no value, so no object items either.
+          const { items: _items, ...located } = a;
+          attr = { ...located, value: null };
+        }
         to.attributes.push(attr);
       }
     }
     for (const b of from.blocks) {
       const inner = nestedSpec(s, b.type);
       if (inner === null) continue;
-      const block: HclBlock = {
-        type: b.type,
-        labels: [...b.labels],
-        line: b.line,
-        endLine: b.endLine,
-        body: { attributes: [], blocks: [] },
-      };
+      const block: HclBlock = { ...b, labels: [...b.labels], body: { attributes: [], blocks: [] } };
       to.blocks.push(block);
       pending.push({ from: b.body, to: block.body, spec: inner });
     }

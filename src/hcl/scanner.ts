@@ -47,6 +47,8 @@ export interface ScanBlock {
   start: number;
   /** UTF-16 offset just past the closing brace. */
   end: number;
+  /** UTF-16 offset just past the opening brace. */
+  bodyStart: number;
   body: ScanBody;
 }
 
@@ -554,6 +556,7 @@ export function scanHcl(path: string, text: string, options: ScanOptions = {}): 
           endLine: nameLine,
           start: nameStart,
           end: i + 1,
+          bodyStart: i + 1,
           body: { attributes: [], blocks: [] },
         };
         currentBody().blocks.push(block);

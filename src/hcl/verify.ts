@@ -133,6 +133,8 @@ export interface VerifiedBlock {
   endLine: number;
   start: number;
   end: number;
+  /** Offset of the `{` that opens the body (the closing `}` is the character before `end`). */
+  openBrace: number;
   body: VerifiedBody;
 }
 
@@ -1209,10 +1211,14 @@ class Verifier {
   parseBlock(identTok: number): VerifiedBlock {
     const { text, type, start, end } = this;
     const labels: string[] = [];
+    let openBrace = 0;
     for (;;) {
       const k = this.take();
       const t = type[k];
-      if (t === T_OBRACE) break;
+      if (t === T_OBRACE) {
+        openBrace = start[k] as number;
+        break;
+      }
       if (t === T_IDENT) {
         labels.push(detach(text.slice(start[k], end[k])));
         continue;
@@ -1238,6 +1244,7 @@ class Verifier {
       endLine: 0,
       start: s,
       end: 0,
+      openBrace,
       body: { attributes: [], blocks: [] },
     };
     const p = this.peek();
@@ -1311,4 +1318,108 @@ export function unescapeLiteral(raw: string): string {
   if (raw.indexOf('\\') === -1 && raw.indexOf('{') === -1) return raw;
   // On the escapes the verifier accepts, the scanner's unescaping is exactly this.
   return unescapeQuoted(raw);
+}
+
+/** One item of an object constructor, as UTF-16 offsets into the verified text. */
+export interface ObjectItemOffsets {
+  key: string;
+  keyStart: number;
+  keyEnd: number;
+  valueStart: number;
+  valueEnd: number;
+}
+
+const OPENERS = new Set([T_OBRACE, T_OBRACK, T_OPAREN, T_INTERP, T_CONTROL, T_OQUOTE, T_OHEREDOC]);
+const CLOSERS = new Set([T_CBRACE, T_CBRACK, T_CPAREN, T_SEQ_END, T_CQUOTE, T_CHEREDOC]);
+
+function isTrivia(t: number): boolean {
+  return t === T_COMMENT || t === T_COMMENT_NL || t === T_NEWLINE;
+}
+
+/** Offset of the first token of [from, to) that is no comment or newline (the expression's start:
+ * `a = /* c *\/ 1` starts at `1`); `to`'s start when there is none. */
+export function expressionOffset(tokens: Tokens, from: number, to: number): number {
+  let i = from;
+  while (i < to - 1 && isTrivia(tokens.type[i] as number)) i++;
+  return tokens.start[i] as number;
+}
+
+/** End offset of token `k`; a heredoc's closing token ends at its marker, not after the newline. */
+function tokenEnd(text: string, tokens: Tokens, k: number): number {
+  let e = tokens.end[k] as number;
+  if (tokens.type[k] === T_CHEREDOC) {
+    const s = tokens.start[k] as number;
+    while (e > s && isGoSpace(text.charCodeAt(e - 1))) e--;
+  }
+  return e;
+}
+
+/**
+ * The items of the expression in tokens [from, to) when it is an object constructor (`{ k = v }`),
+ * else null. Keys are the identifier or the unescaped quoted literal; any other key expression (a
+ * template with interpolations, a parenthesised expression) keeps its source text. Only valid on a
+ * verified file (the token stream is known to be well nested).
+ */
+export function objectItems(
+  text: string,
+  tokens: Tokens,
+  from: number,
+  to: number,
+): ObjectItemOffsets[] | null {
+  const { type, start } = tokens;
+  let i = from;
+  while (i < to && isTrivia(type[i] as number)) i++;
+  let last = to - 1;
+  while (last > i && isTrivia(type[last] as number)) last--;
+  if (type[i] !== T_OBRACE || type[last] !== T_CBRACE) return null;
+  const items: ObjectItemOffsets[] = [];
+  i++;
+  for (;;) {
+    while (i < last && (isTrivia(type[i] as number) || type[i] === T_COMMA)) i++;
+    if (i >= last) return items;
+    // Key: tokens up to `=` or `:` at this level.
+    const keyFirst = i;
+    let depth = 0;
+    while (i < last) {
+      const t = type[i] as number;
+      if (depth === 0 && (t === T_EQUAL || t === T_COLON)) break;
+      if (OPENERS.has(t)) depth++;
+      else if (CLOSERS.has(t)) depth--;
+      i++;
+    }
+    if (i >= last) return null;
+    let keyLast = i - 1;
+    while (keyLast > keyFirst && isTrivia(type[keyLast] as number)) keyLast--;
+    const keyStart = start[keyFirst] as number;
+    const keyEnd = tokenEnd(text, tokens, keyLast);
+    let key = text.slice(keyStart, keyEnd);
+    if (keyLast === keyFirst && type[keyFirst] === T_IDENT) key = text.slice(keyStart, keyEnd);
+    else if (type[keyFirst] === T_OQUOTE && type[keyLast] === T_CQUOTE) {
+      if (keyLast === keyFirst + 1) key = '';
+      else if (keyLast === keyFirst + 2 && type[keyFirst + 1] === T_QUOTED_LIT) {
+        key = unescapeLiteral(text.slice(start[keyFirst + 1], tokens.end[keyFirst + 1]));
+      }
+    }
+    i++; // `=` or `:`
+    while (i < last && isTrivia(type[i] as number) && type[i] !== T_NEWLINE) i++;
+    const valueFirst = i;
+    depth = 0;
+    while (i < last) {
+      const t = type[i] as number;
+      if (depth === 0 && (t === T_COMMA || t === T_NEWLINE || t === T_COMMENT_NL)) break;
+      if (OPENERS.has(t)) depth++;
+      else if (CLOSERS.has(t)) depth--;
+      i++;
+    }
+    let valueLast = i - 1;
+    while (valueLast > valueFirst && isTrivia(type[valueLast] as number)) valueLast--;
+    if (valueLast < valueFirst) return null;
+    items.push({
+      key: detach(key),
+      keyStart,
+      keyEnd,
+      valueStart: start[valueFirst] as number,
+      valueEnd: tokenEnd(text, tokens, valueLast),
+    });
+  }
 }

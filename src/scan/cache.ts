@@ -21,12 +21,12 @@
  */
 import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import type { HclAttribute, HclBlock, HclBody, ParseResult } from '../model';
+import type { HclAttribute, HclBlock, HclBody, HclObjectItem, ParseResult, SourceRange } from '../model';
 import type { ObjectStore } from '../storage/types';
 
 /** Bump when anything about extraction changes what a file yields (parser, verifier, projection
  * semantics): old entries are then never read again. */
-export const EXTRACTOR_VERSION = 1;
+export const EXTRACTOR_VERSION = 2;
 
 const FORMAT = 'tfguard-extract-manifest';
 /** Largest manifest accepted, uncompressed. */
@@ -55,10 +55,15 @@ export interface CacheStats {
   failures: number;
 }
 
-/** Compact encoding: body = [attributes, blocks]; attribute = [name, value, line, endLine];
- * block = [type, labels, line, endLine, body?] (body omitted when empty). */
-type CompactAttr = [string, unknown, number, number];
-type CompactBlock = [string, string[], number, number, CompactBody?];
+/** Compact encoding: body = [attributes, blocks]; attribute = [name, value, line, endLine, spans,
+ * items?] where spans = the 12 numbers of `range` and `valueRange` (each start and end as line,
+ * column, byte) and items = [key, 12 numbers of keyRange and valueRange][]; block = [type, labels,
+ * line, endLine, spans (18 numbers: range, openBraceRange, closeBraceRange), body?] (body omitted
+ * when empty). Ranges are stored without a file name: entries are found by content, so a renamed
+ * file reuses them under its own path. */
+type CompactItem = [string, number[]];
+type CompactAttr = [string, unknown, number, number, number[], CompactItem[]?];
+type CompactBlock = [string, string[], number, number, number[], CompactBody?];
 type CompactBody = [CompactAttr[], CompactBlock[]];
 /** An entry: a body (`b`, the syntax), or a parse error (`e`: path, message, line, column). */
 type Entry = { s: 'hcl' | 'json'; b: CompactBody } | { e: [string, string, number, number] };
@@ -71,14 +76,32 @@ interface Manifest {
   files: Record<string, Entry>;
 }
 
+function spans(...ranges: SourceRange[]): number[] {
+  const out: number[] = [];
+  for (const r of ranges) {
+    out.push(r.start.line, r.start.column, r.start.byte, r.end.line, r.end.column, r.end.byte);
+  }
+  return out;
+}
+
 function encodeBody(body: HclBody): CompactBody {
   const root: CompactBody = [[], []];
   const work: { from: HclBody; to: CompactBody }[] = [{ from: body, to: root }];
   while (work.length > 0) {
     const { from, to } = work.pop() as (typeof work)[number];
-    for (const a of from.attributes) to[0].push([a.name, a.value, a.line, a.endLine]);
+    for (const a of from.attributes) {
+      const attr: CompactAttr = [a.name, a.value, a.line, a.endLine, spans(a.range, a.valueRange)];
+      if (a.items !== undefined) attr.push(a.items.map((it) => [it.key, spans(it.keyRange, it.valueRange)]));
+      to[0].push(attr);
+    }
     for (const b of from.blocks) {
-      const block: CompactBlock = [b.type, b.labels, b.line, b.endLine];
+      const block: CompactBlock = [
+        b.type,
+        b.labels,
+        b.line,
+        b.endLine,
+        spans(b.range, b.openBraceRange, b.closeBraceRange),
+      ];
       if (b.body.attributes.length > 0 || b.body.blocks.length > 0) {
         const inner: CompactBody = [[], []];
         block.push(inner);
@@ -94,8 +117,27 @@ function isLine(v: unknown): v is number {
   return typeof v === 'number' && Number.isInteger(v) && v >= 1;
 }
 
-/** Decodes and validates a compact body; null when anything is off. Iterative. */
-function decodeBody(raw: unknown): HclBody | null {
+/** `count` ranges of `file` from their compact numbers; null when malformed. */
+function decodeRanges(file: string, raw: unknown, count: number): SourceRange[] | null {
+  if (!Array.isArray(raw) || raw.length !== count * 6) return null;
+  const n = raw as unknown[];
+  if (!n.every((v) => typeof v === 'number' && Number.isInteger(v) && v >= 0)) return null;
+  const out: SourceRange[] = [];
+  for (let k = 0; k < count; k++) {
+    const [sl, sc, sb, el, ec, eb] = n.slice(k * 6, k * 6 + 6) as number[];
+    if (!isLine(sl) || !isLine(sc) || !isLine(el) || !isLine(ec)) return null;
+    if ((eb as number) < (sb as number) || (el as number) < sl) return null;
+    out.push({
+      file,
+      start: { line: sl, column: sc, byte: sb as number },
+      end: { line: el, column: ec, byte: eb as number },
+    });
+  }
+  return out;
+}
+
+/** Decodes and validates a compact body of `file`; null when anything is off. Iterative. */
+function decodeBody(file: string, raw: unknown): HclBody | null {
   const root: HclBody = { attributes: [], blocks: [] };
   const work: { from: unknown; to: HclBody }[] = [{ from: raw, to: root }];
   while (work.length > 0) {
@@ -104,27 +146,52 @@ function decodeBody(raw: unknown): HclBody | null {
     const [attrs, blocks] = from as unknown[];
     if (!Array.isArray(attrs) || !Array.isArray(blocks)) return null;
     for (const a of attrs as unknown[]) {
-      if (!Array.isArray(a) || a.length !== 4) return null;
-      const [name, value, line, endLine] = a as unknown[];
+      if (!Array.isArray(a) || (a.length !== 5 && a.length !== 6)) return null;
+      const [name, value, line, endLine, rawSpans, rawItems] = a as unknown[];
       if (typeof name !== 'string' || !isLine(line) || !isLine(endLine) || endLine < line) return null;
       if (value === undefined) return null;
-      const attr: HclAttribute = { name, value, line, endLine };
+      const ranges = decodeRanges(file, rawSpans, 2);
+      if (ranges === null) return null;
+      const attr: HclAttribute = {
+        name,
+        value,
+        line,
+        endLine,
+        range: ranges[0] as SourceRange,
+        valueRange: ranges[1] as SourceRange,
+      };
+      if (a.length === 6) {
+        if (!Array.isArray(rawItems)) return null;
+        const items: HclObjectItem[] = [];
+        for (const it of rawItems as unknown[]) {
+          if (!Array.isArray(it) || it.length !== 2 || typeof it[0] !== 'string') return null;
+          const r = decodeRanges(file, it[1], 2);
+          if (r === null) return null;
+          items.push({ key: it[0], keyRange: r[0] as SourceRange, valueRange: r[1] as SourceRange });
+        }
+        attr.items = items;
+      }
       to.attributes.push(attr);
     }
     for (const b of blocks as unknown[]) {
-      if (!Array.isArray(b) || (b.length !== 4 && b.length !== 5)) return null;
-      const [type, labels, line, endLine, body] = b as unknown[];
+      if (!Array.isArray(b) || (b.length !== 5 && b.length !== 6)) return null;
+      const [type, labels, line, endLine, rawSpans, body] = b as unknown[];
       if (typeof type !== 'string' || !isLine(line) || !isLine(endLine) || endLine < line) return null;
       if (!Array.isArray(labels) || !labels.every((l) => typeof l === 'string')) return null;
+      const ranges = decodeRanges(file, rawSpans, 3);
+      if (ranges === null) return null;
       const block: HclBlock = {
         type,
         labels: labels as string[],
         line,
         endLine,
+        range: ranges[0] as SourceRange,
+        openBraceRange: ranges[1] as SourceRange,
+        closeBraceRange: ranges[2] as SourceRange,
         body: { attributes: [], blocks: [] },
       };
       to.blocks.push(block);
-      if (b.length === 5) work.push({ from: body, to: block.body });
+      if (b.length === 6) work.push({ from: body, to: block.body });
     }
   }
   return root;
@@ -144,7 +211,7 @@ function decodeEntry(path: string, raw: unknown): ParseResult | null | 'other-pa
     return { ok: false, error: { path, message, line, column } };
   }
   if (entry.s !== 'hcl' && entry.s !== 'json') return null;
-  const body = decodeBody(entry.b);
+  const body = decodeBody(path, entry.b);
   if (body === null) return null;
   return { ok: true, file: { path, syntax: entry.s, body } };
 }

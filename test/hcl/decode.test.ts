@@ -9,11 +9,16 @@ describe('decodeSource', () => {
     expect(decodeSource('a.tf', bytes('a = "héllo 😀 中"\n'))).toEqual({
       ok: true,
       text: 'a = "héllo 😀 中"\n',
+      bomBytes: 0,
     });
   });
 
   it('strips one leading BOM', () => {
-    expect(decodeSource('a.tf', bytes([0xef, 0xbb, 0xbf], 'a = 1\n'))).toEqual({ ok: true, text: 'a = 1\n' });
+    expect(decodeSource('a.tf', bytes([0xef, 0xbb, 0xbf], 'a = 1\n'))).toEqual({
+      ok: true,
+      text: 'a = 1\n',
+      bomBytes: 3,
+    });
   });
 
   it('rejects a BOM in the middle of the file, with its position', () => {
@@ -35,6 +40,7 @@ describe('decodeSource', () => {
     expect(decodeSource('a.tf', bytes('a = 1\r\nb = 2\r\n'))).toEqual({
       ok: true,
       text: 'a = 1\r\nb = 2\r\n',
+      bomBytes: 0,
     });
   });
 
@@ -76,7 +82,12 @@ describe('decodeSource', () => {
         } else {
           const withoutBom = expected.startsWith('\uFEFF') ? expected.slice(1) : expected;
           if (withoutBom.includes('\uFEFF')) expect(r.ok).toBe(false);
-          else expect(r).toEqual({ ok: true, text: withoutBom });
+          else
+            expect(r).toEqual({
+              ok: true,
+              text: withoutBom,
+              bomBytes: withoutBom.length < expected.length ? 3 : 0,
+            });
         }
       }),
       { numRuns: 1000 },

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { HclParser } from '../../src/hcl';
 import type { HclBlock, HclBody, ParseResult } from '../../src/model';
 import { closeReference, hcl2jsonShape, referenceParse } from './helpers';
+import { withoutRanges } from '../support/ranges';
 
 const parser = new HclParser();
 afterAll(async () => {
@@ -83,10 +84,12 @@ describe('HclParser: native syntax merge', () => {
     );
     const tf = body.blocks[0] as HclBlock;
     expect(tf).toMatchObject({ type: 'terraform', labels: [], line: 1, endLine: 14 });
-    expect(tf.body.attributes).toEqual([{ name: 'required_version', value: '>= 1.5', line: 2, endLine: 2 }]);
+    expect(withoutRanges(tf.body.attributes)).toEqual([
+      { name: 'required_version', value: '>= 1.5', line: 2, endLine: 2 },
+    ]);
     const [rp, backend] = tf.body.blocks as [HclBlock, HclBlock];
     expect(rp).toMatchObject({ type: 'required_providers', labels: [], line: 3, endLine: 10 });
-    expect(rp.body.attributes).toEqual([
+    expect(withoutRanges(rp.body.attributes)).toEqual([
       {
         name: 'aws',
         value: { source: 'hashicorp/aws', version: '~> 5.0', configuration_aliases: ['${aws.east}'] },
@@ -95,7 +98,7 @@ describe('HclParser: native syntax merge', () => {
       },
       { name: 'random', value: '>= 3.0', line: 9, endLine: 9 },
     ]);
-    expect(backend).toEqual({
+    expect(withoutRanges(backend)).toEqual({
       type: 'backend',
       labels: ['s3'],
       line: 11,
@@ -128,20 +131,24 @@ describe('HclParser: native syntax merge', () => {
       ].join('\n'),
     );
     const sg = body.blocks[0] as HclBlock;
-    expect(sg.body.attributes).toEqual([{ name: 'provider', value: '${aws.east}', line: 2, endLine: 2 }]);
+    expect(withoutRanges(sg.body.attributes)).toEqual([
+      { name: 'provider', value: '${aws.east}', line: 2, endLine: 2 },
+    ]);
     expect(headers(sg.body.blocks)).toEqual(['dynamic ingress', 'dynamic ingress', 'lifecycle']);
     const [d1, d2, lc] = sg.body.blocks as [HclBlock, HclBlock, HclBlock];
     expect([d1.line, d1.endLine, d2.line, d2.endLine, lc.line, lc.endLine]).toEqual([3, 12, 13, 16, 17, 17]);
-    expect(d1.body.attributes).toEqual([{ name: 'for_each', value: '${var.rules}', line: 4, endLine: 4 }]);
+    expect(withoutRanges(d1.body.attributes)).toEqual([
+      { name: 'for_each', value: '${var.rules}', line: 4, endLine: 4 },
+    ]);
     const content = d1.body.blocks[0] as HclBlock;
     expect(content).toMatchObject({ type: 'content', line: 5, endLine: 11 });
     const inner = content.body.blocks[0] as HclBlock;
     expect(inner).toMatchObject({ type: 'dynamic', labels: ['cidr'], line: 7, endLine: 10 });
-    expect((inner.body.blocks[0] as HclBlock).body.attributes).toEqual([
+    expect(withoutRanges((inner.body.blocks[0] as HclBlock).body.attributes)).toEqual([
       { name: 'block', value: '${cidr.value}', line: 9, endLine: 9 },
     ]);
     expect(d2.body.attributes[0]?.value).toEqual([]);
-    expect(lc.body.attributes).toEqual([
+    expect(withoutRanges(lc.body.attributes)).toEqual([
       { name: 'ignore_changes', value: ['${tags}'], line: 17, endLine: 17 },
     ]);
   });
@@ -177,7 +184,7 @@ describe('HclParser: native syntax merge', () => {
     expect(crlf.blocks[0]?.body.attributes[0]).toMatchObject({ name: 'c', line: 3, endLine: 5 });
     // hcl2json keeps the CR of a heredoc line, as Terraform does.
     expect(crlf.blocks[0]?.body.attributes[0]?.value).toBe('z\r\n');
-    expect({ ...lf, blocks: [] }).toEqual({ ...crlf, blocks: [] });
+    expect(withoutRanges({ ...lf, blocks: [] })).toEqual(withoutRanges({ ...crlf, blocks: [] }));
   });
 
   it('parses lock files and .tfguard.hcl as plain HCL', async () => {
@@ -194,7 +201,7 @@ describe('HclParser: native syntax merge', () => {
       '',
     ].join('\n');
     const body = await parseOk(lock, 'envs/prod/.terraform.lock.hcl');
-    expect(body.blocks).toEqual([
+    expect(withoutRanges(body.blocks)).toEqual([
       {
         type: 'provider',
         labels: ['registry.terraform.io/hashicorp/aws'],
@@ -214,7 +221,9 @@ describe('HclParser: native syntax merge', () => {
       'engine = "opentofu"\nrule "root-module-unbounded" {\n  severity = "warning"\n}\n',
       '.tfguard.hcl',
     );
-    expect(cfg.attributes).toEqual([{ name: 'engine', value: 'opentofu', line: 1, endLine: 1 }]);
+    expect(withoutRanges(cfg.attributes)).toEqual([
+      { name: 'engine', value: 'opentofu', line: 1, endLine: 1 },
+    ]);
     expect(headers(cfg.blocks)).toEqual(['rule root-module-unbounded']);
   });
 
@@ -295,9 +304,16 @@ describe('HclParser: errors', () => {
       message: expect.stringMatching(/invalid UTF-8/),
     });
     expect(await parseErr('a = 1\nb = "\uFEFF"\n')).toMatchObject({ line: 2, column: 6 });
-    expect(await parseOk('\uFEFFa = 1\n')).toEqual({
+    const withBom = await parseOk('\uFEFFa = 1\n');
+    expect(withoutRanges(withBom)).toEqual({
       attributes: [{ name: 'a', value: 1, line: 1, endLine: 1 }],
       blocks: [],
+    });
+    // Bytes count the BOM; columns do not (as hcl.Pos).
+    expect(withBom.attributes[0]?.range).toEqual({
+      file: 'main.tf',
+      start: { line: 1, column: 1, byte: 3 },
+      end: { line: 1, column: 6, byte: 8 },
     });
   });
 });

@@ -131,8 +131,13 @@ describeWithCorpus('mutated corpus files', () => {
         reference.parse('main.tf', content),
       ]);
       const want = projected(ref, LOADER_PROJECTION);
-      if (render(got) !== render(want))
-        mismatches.push(`${m.name}: ${render(got).slice(0, 200)} != ${render(want).slice(0, 200)}`);
+      const [a, b] = [render(got), render(want)];
+      if (a !== b) {
+        let d = 0;
+        while (a[d] === b[d]) d++;
+        const at = Math.max(0, d - 150);
+        mismatches.push(`${m.name}: …${a.slice(at, d + 80)} != …${b.slice(at, d + 80)}`);
+      }
       if (!ref.ok) broken++;
       if (verifyHcl(m.text).ok) {
         proven++;

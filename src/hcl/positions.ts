@@ -1,0 +1,84 @@
+/**
+ * Source positions as Terraform's `hcl.Pos` gives them: 1-based line, 1-based column counted in
+ * Unicode code points, 0-based byte offset into the file as uploaded (so a leading UTF-8 byte order
+ * mark, which `decodeSource` strips from the text, still counts 3 bytes).
+ *
+ * The parsers work on the decoded text and know UTF-16 offsets; one `PositionMap` per file turns
+ * those into positions. For the common ASCII-only file that is a binary search over line starts and
+ * two subtractions; for a file with other characters the byte and column counts walk the line.
+ */
+import type { HclObjectItem, SourcePos, SourceRange } from '../model';
+
+export class PositionMap {
+  private readonly lineStarts: number[] = [0];
+  private readonly ascii: boolean;
+  /** For non-ASCII text: the byte offset of each line start (BOM included). */
+  private lineBytes: number[] | null = null;
+
+  constructor(
+    readonly file: string,
+    private readonly text: string,
+    /** Bytes before the text in the file: 3 when a BOM was stripped, else 0. */
+    private readonly bomBytes: number,
+  ) {
+    for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', nl + 1))
+      this.lineStarts.push(nl + 1);
+    // eslint-disable-next-line no-control-regex
+    this.ascii = /^[\x00-\x7f]*$/.test(text);
+  }
+
+  /** The position of UTF-16 offset `offset` (clamped to the text). */
+  pos(offset: number): SourcePos {
+    const at = Math.min(Math.max(0, offset), this.text.length);
+    const starts = this.lineStarts;
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if ((starts[mid] as number) <= at) lo = mid;
+      else hi = mid - 1;
+    }
+    const lineStart = starts[lo] as number;
+    if (this.ascii) return { line: lo + 1, column: at - lineStart + 1, byte: at + this.bomBytes };
+    const lineBytes = this.lineByteStarts();
+    let column = 1;
+    let byte = lineBytes[lo] as number;
+    for (let i = lineStart; i < at; i++) {
+      const c = this.text.charCodeAt(i);
+      if (c >= 0xdc00 && c <= 0xdfff) continue; // low surrogate: counted with its high half
+      column++;
+      byte += c < 0x80 ? 1 : c < 0x800 ? 2 : c >= 0xd800 && c <= 0xdbff ? 4 : 3;
+    }
+    return { line: lo + 1, column, byte };
+  }
+
+  /** The range of UTF-16 offsets [start, end). */
+  range(start: number, end: number): SourceRange {
+    return { file: this.file, start: this.pos(start), end: this.pos(end) };
+  }
+
+  private lineByteStarts(): number[] {
+    if (this.lineBytes !== null) return this.lineBytes;
+    const out = [this.bomBytes];
+    const starts = this.lineStarts;
+    for (let l = 1; l < starts.length; l++) {
+      const from = starts[l - 1] as number;
+      const to = starts[l] as number;
+      out.push((out[l - 1] as number) + Buffer.byteLength(this.text.slice(from, to), 'utf8'));
+    }
+    this.lineBytes = out;
+    return out;
+  }
+}
+
+/** Object items located by their UTF-16 offsets, as `HclObjectItem`s. */
+export function itemRanges(
+  items: readonly { key: string; keyStart: number; keyEnd: number; valueStart: number; valueEnd: number }[],
+  positions: PositionMap,
+): HclObjectItem[] {
+  return items.map((it) => ({
+    key: it.key,
+    keyRange: positions.range(it.keyStart, it.keyEnd),
+    valueRange: positions.range(it.valueStart, it.valueEnd),
+  }));
+}
