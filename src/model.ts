@@ -13,6 +13,8 @@ export type Engine = 'terraform' | 'opentofu';
 export interface SourceLocation {
   file: string;
   line: number;
+  /** The exact span, when the parser located it (findings copy it: `Finding.range`). */
+  range?: SourceRange;
 }
 
 /**
@@ -59,6 +61,9 @@ export interface Finding {
   module: string;
   file: string | null;
   line: number | null;
+  /** The exact span the finding is about (start and end line, column and byte), when known. Its
+   * `start.line` equals `line`. */
+  range?: SourceRange;
   fix?: Fix;
   /** Extra advice that is not a mechanical fix. */
   note?: string;

@@ -17,7 +17,7 @@
  *   drops the original entry's `source`); entries of other names are kept. `required_version` in an
  *   override file replaces every original one; a `backend` or `cloud` block replaces either.
  */
-import type { HclBody, SourceLocation } from '../model';
+import type { HclBody, HclObjectItem, SourceLocation, SourceRange } from '../model';
 
 /** An attribute with the file it came from. */
 export interface SrcAttr {
@@ -26,6 +26,9 @@ export interface SrcAttr {
   line: number;
   endLine: number;
   file: string;
+  range: SourceRange;
+  valueRange: SourceRange;
+  items?: HclObjectItem[];
 }
 
 /** A block with the file it came from; nested content keeps per-item files after a merge. */
@@ -35,6 +38,7 @@ export interface SrcBlock {
   line: number;
   endLine: number;
   file: string;
+  range: SourceRange;
   attrs: SrcAttr[];
   blocks: SrcBlock[];
 }
@@ -50,7 +54,17 @@ export function tagBody(body: HclBody, file: string): { attrs: SrcAttr[]; blocks
   // block of every file of a monorepo.
   const attrs: SrcAttr[] = [];
   for (const a of body.attributes) {
-    attrs.push({ name: a.name, value: a.value, line: a.line, endLine: a.endLine, file });
+    const tagged: SrcAttr = {
+      name: a.name,
+      value: a.value,
+      line: a.line,
+      endLine: a.endLine,
+      file,
+      range: a.range,
+      valueRange: a.valueRange,
+    };
+    if (a.items !== undefined) tagged.items = a.items;
+    attrs.push(tagged);
   }
   const blocks: SrcBlock[] = [];
   for (const b of body.blocks) {
@@ -61,6 +75,7 @@ export function tagBody(body: HclBody, file: string): { attrs: SrcAttr[]; blocks
       line: b.line,
       endLine: b.endLine,
       file,
+      range: b.range,
       attrs: inner.attrs,
       blocks: inner.blocks,
     });
@@ -72,8 +87,10 @@ export function attr(block: { attrs: SrcAttr[] }, name: string): SrcAttr | undef
   return block.attrs.find((a) => a.name === name);
 }
 
-export function loc(item: { file: string; line: number }): SourceLocation {
-  return { file: item.file, line: item.line };
+export function loc(item: { file: string; line: number; range?: SourceRange }): SourceLocation {
+  return item.range === undefined
+    ? { file: item.file, line: item.line }
+    : { file: item.file, line: item.line, range: item.range };
 }
 
 /** Override semantics for an ordinary block: attributes replaced, nested block types replaced. */

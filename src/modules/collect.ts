@@ -81,6 +81,15 @@ function versionLine(text: string[] | undefined, entry: SrcAttr): number {
   return entry.line;
 }
 
+/** Where the `version` of an entry is: its value's range, from the parser's object items. */
+function versionLocation(entry: SrcAttr, lines: (file: string) => string[] | undefined): SourceLocation {
+  const item = entry.items?.find((it) => it.key === 'version');
+  if (item !== undefined) {
+    return { file: entry.file, line: item.valueRange.start.line, range: item.valueRange };
+  }
+  return { file: entry.file, line: versionLine(lines(entry.file), entry) };
+}
+
 function requirement(
   entry: RequiredProviderEntry,
   engine: Engine,
@@ -100,7 +109,7 @@ function requirement(
       source: impliedProviderSource(entry.name, engine),
       sourceExplicit: false,
       constraints: String(entry.value),
-      constraintLocation: declared,
+      constraintLocation: { file: entry.file, line: entry.line, range: entry.valueRange },
       legacyString: true,
     };
   }
@@ -135,8 +144,7 @@ function requirement(
     source,
     sourceExplicit: rawSource !== null,
     constraints,
-    constraintLocation:
-      constraints === null ? null : { file: entry.file, line: versionLine(lines(entry.file), entry) },
+    constraintLocation: constraints === null ? null : versionLocation(entry, lines),
     legacyString: false,
   };
 }

@@ -57,7 +57,11 @@ export function moduleReport(m: ModuleInfo): ModuleReport {
       file: c.location.file,
       line: c.location.line,
     })),
-    backend: m.backend,
+    // Report locations are file and line (the schema's `location`); ranges are for findings.
+    backend: m.backend && {
+      ...m.backend,
+      location: { file: m.backend.location.file, line: m.backend.location.line },
+    },
     requiredVersion: m.requiredVersions.map((r) => r.value),
     lockFile: m.lockFile,
   };

@@ -1,5 +1,5 @@
-import type { Location, Log, ReportingDescriptor, Result } from 'sarif';
-import type { Finding, Severity } from '../model';
+import type { Location, Log, Region, ReportingDescriptor, Result } from 'sarif';
+import type { Finding, Severity, SourceRange } from '../model';
 import type { Report } from './types';
 import { DOCS_URL, REPOSITORY_URL } from '../version';
 
@@ -41,11 +41,28 @@ function ruleDescriptor(rule: RuleDescriptor, docsUrl: string): ReportingDescrip
   };
 }
 
-function physicalLocation(file: string, line: number | null): Location {
+/** The region of a finding: its full range when the parser located it (columns in code points,
+ * as the run's `columnKind` says, and the byte span), else its line. */
+function region(line: number | null, range: SourceRange | undefined): Region | undefined {
+  if (range !== undefined) {
+    return {
+      startLine: range.start.line,
+      startColumn: range.start.column,
+      endLine: range.end.line,
+      endColumn: range.end.column,
+      byteOffset: range.start.byte,
+      byteLength: range.end.byte - range.start.byte,
+    };
+  }
+  return line !== null ? { startLine: line } : undefined;
+}
+
+function physicalLocation(file: string, line: number | null, range?: SourceRange): Location {
+  const r = region(line, range?.file === file ? range : undefined);
   return {
     physicalLocation: {
       artifactLocation: { uri: encodeURI(file), uriBaseId: '%SRCROOT%' },
-      ...(line !== null ? { region: { startLine: line } } : {}),
+      ...(r !== undefined ? { region: r } : {}),
     },
   };
 }
@@ -76,7 +93,7 @@ export function renderSarif(
       partialFingerprints: { tfguardFinding: fingerprint(f) },
       properties: { module: f.module, ...(f.fix ? { fix: f.fix } : {}), ...(f.note ? { note: f.note } : {}) },
     };
-    if (f.file !== null) result.locations = [physicalLocation(f.file, f.line)];
+    if (f.file !== null) result.locations = [physicalLocation(f.file, f.line, f.range)];
     // Only suppressed results carry `suppressions`: some consumers treat the mere presence of the
     // property (even an empty array) as "suppressed".
     if (f.suppressed !== undefined) {
@@ -105,6 +122,7 @@ export function renderSarif(
           },
         },
         originalUriBaseIds: { '%SRCROOT%': { description: { text: `Root of ${report.source.name}` } } },
+        columnKind: 'unicodeCodePoints',
         results,
         properties: { source: report.source, summary: report.summary },
       },

@@ -2,7 +2,14 @@
  * Small helpers shared by the provider-version rules. Not a rule itself.
  */
 import { validateConstraints } from '../constraints';
-import type { LoadDiagnostic, ModuleInfo, ProviderRequirement, RootTree, SourceLocation } from '../model';
+import type {
+  LoadDiagnostic,
+  ModuleInfo,
+  ProviderRequirement,
+  RootTree,
+  SourceLocation,
+  SourceRange,
+} from '../model';
 import { kindLabel } from '../modules';
 import type { RuleContext } from './types';
 
@@ -70,9 +77,16 @@ export function diagnosticsOf<K extends LoadDiagnostic['kind']>(
   return ctx.diagnostics.filter((d): d is Extract<LoadDiagnostic, { kind: K }> => d.kind === kind);
 }
 
-/** `file`/`line` of a finding from an optional location. */
-export function at(loc: SourceLocation | null | undefined): { file: string | null; line: number | null } {
-  return loc ? { file: loc.file, line: loc.line } : { file: null, line: null };
+/** `file`/`line` (and `range` when the parser located it) of a finding from an optional location. */
+export function at(loc: SourceLocation | null | undefined): {
+  file: string | null;
+  line: number | null;
+  range?: SourceRange;
+} {
+  if (!loc) return { file: null, line: null };
+  return loc.range === undefined
+    ? { file: loc.file, line: loc.line }
+    : { file: loc.file, line: loc.line, range: loc.range };
 }
 
 /** Where a module-level finding with no better anchor goes: its first file, line 1. */

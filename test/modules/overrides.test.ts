@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { closeParser, load, moduleAt, provider } from './helpers';
+import { withoutRanges } from '../support/ranges';
 
 afterAll(closeParser);
 
@@ -44,7 +45,7 @@ describe('override files', () => {
       declared: { file: 'versions.tf', line: 8 },
     });
     // Only primary files' required_providers blocks count (an override's is no duplicate).
-    expect(m.requiredProvidersBlocks).toEqual([{ file: 'versions.tf', line: 3 }]);
+    expect(withoutRanges(m.requiredProvidersBlocks)).toEqual([{ file: 'versions.tf', line: 3 }]);
     expect(loaded.diagnostics).toEqual([]);
   });
 
@@ -68,7 +69,7 @@ describe('override files', () => {
       'b.tf': 'terraform {\n  required_version = "< 2.0"\n}\n',
       'override.tf': 'terraform {\n  required_version = ">= 1.5"\n}\n',
     });
-    expect(moduleAt(loaded, '.').requiredVersions).toEqual([
+    expect(withoutRanges(moduleAt(loaded, '.').requiredVersions)).toEqual([
       { value: '>= 1.5', location: { file: 'override.tf', line: 2 } },
     ]);
     const plain = await load({
@@ -83,7 +84,7 @@ describe('override files', () => {
       'main.tf': versions,
       'override.tf': 'terraform {\n  cloud {\n    organization = "acme"\n  }\n}\n',
     });
-    expect(moduleAt(toCloud, '.').backend).toEqual({
+    expect(withoutRanges(moduleAt(toCloud, '.').backend)).toEqual({
       kind: 'cloud',
       type: 'cloud',
       location: { file: 'override.tf', line: 2 },
@@ -92,7 +93,7 @@ describe('override files', () => {
       'main.tf': 'terraform {\n  cloud {\n    organization = "acme"\n  }\n}\n',
       'override.tf': 'terraform {\n  backend "gcs" {}\n}\n',
     });
-    expect(moduleAt(toBackend, '.').backend).toEqual({
+    expect(withoutRanges(moduleAt(toBackend, '.').backend)).toEqual({
       kind: 'backend',
       type: 'gcs',
       location: { file: 'override.tf', line: 2 },
@@ -101,7 +102,7 @@ describe('override files', () => {
       'main.tf': versions,
       'override.tf': 'terraform {\n  required_version = ">= 1.6"\n}\n',
     });
-    expect(moduleAt(untouched, '.').backend).toEqual({
+    expect(withoutRanges(moduleAt(untouched, '.').backend)).toEqual({
       kind: 'backend',
       type: 's3',
       location: { file: 'main.tf', line: 10 },
@@ -160,7 +161,7 @@ module "net" {
     const use = m.providerUses.find((u) => u.address === 'aws_instance.web');
     expect(use).toMatchObject({ name: 'aws', alias: 'east', explicit: true });
     expect(use?.location.file).toBe('override.tf.json');
-    expect(m.moduleCalls).toEqual([
+    expect(withoutRanges(m.moduleCalls)).toEqual([
       expect.objectContaining({
         name: 'net',
         source: './net2',
@@ -217,7 +218,7 @@ module "ghost" {
 `,
     });
     const m = moduleAt(loaded, '.');
-    expect(m.providerConfigs).toEqual([
+    expect(withoutRanges(m.providerConfigs)).toEqual([
       { name: 'aws', alias: null, configured: true, location: { file: 'main.tf', line: 1 } },
       {
         name: 'aws',
@@ -236,7 +237,7 @@ module "ghost" {
     expect(m.providerUses.filter((u) => u.kind === 'resource').map((u) => [u.address, u.alias])).toEqual([
       ['aws_instance.web', 'east'],
     ]);
-    expect(m.moduleCalls).toEqual([
+    expect(withoutRanges(m.moduleCalls)).toEqual([
       {
         name: 'vpc',
         source: 'terraform-aws-modules/vpc/aws',

@@ -2,6 +2,8 @@ import * as path from 'node:path';
 import Ajv from 'ajv';
 import AjvDraft04 from 'ajv-draft-04';
 import addFormats from 'ajv-formats';
+import { readInput } from '../../src/archive';
+import type { Finding } from '../../src/model';
 import { renderReport, verdict } from '../../src/report';
 import type { Report } from '../../src/report/types';
 import { RULES } from '../../src/rules';
@@ -87,6 +89,47 @@ describe('SARIF', () => {
         if (f.line !== null) expect(r.locations[0].physicalLocation.region.startLine).toBe(f.line);
       }
     });
+  });
+});
+
+describe('source ranges in reports', () => {
+  it('locate the exact text of each finding, and become SARIF regions with columns', async () => {
+    const archive = await readInput(DEMO);
+    const log = JSON.parse(renderReport(report, 'sarif'));
+    expect(log.runs[0].columnKind).toBe('unicodeCodePoints');
+    const located = report.findings.filter((f) => f.range !== undefined);
+    // Constraint and block findings are located; lock-file findings are not (yet).
+    expect(located.map((f) => f.ruleId)).toEqual(
+      expect.arrayContaining([
+        'root-module-unbounded',
+        'shared-module-upper-bound',
+        'module-version-missing',
+      ]),
+    );
+    for (const f of located) {
+      const range = f.range as NonNullable<Finding['range']>;
+      expect(range.file).toBe(f.file);
+      expect(range.start.line).toBe(f.line);
+      const content = archive.files.get(range.file) as Buffer;
+      const text = content.subarray(range.start.byte, range.end.byte).toString('utf8');
+      // Line and column agree with the byte offset.
+      const before = content.subarray(0, range.start.byte).toString('utf8').split('\n');
+      expect([before.length, [...(before.at(-1) as string)].length + 1]).toEqual([
+        range.start.line,
+        range.start.column,
+      ]);
+      if (/unbounded|upper-bound|incompatible/.test(f.ruleId)) expect(text).toMatch(/^"[^"]*"$/);
+      if (f.ruleId === 'module-version-missing') expect(text).toMatch(/^module "[^"]+" \{[\s\S]*\}$/);
+      const region = log.runs[0].results[report.findings.indexOf(f)].locations[0].physicalLocation.region;
+      expect(region).toEqual({
+        startLine: range.start.line,
+        startColumn: range.start.column,
+        endLine: range.end.line,
+        endColumn: range.end.column,
+        byteOffset: range.start.byte,
+        byteLength: range.end.byte - range.start.byte,
+      });
+    }
   });
 });
 

@@ -2,11 +2,13 @@
 const RANGE_KEYS = new Set(['range', 'valueRange', 'items', 'openBraceRange', 'closeBraceRange']);
 
 function isNode(v: Record<string, unknown>): boolean {
+  if (typeof v.file === 'string' && typeof v.line === 'number') return true; // a location or finding
   return typeof v.line === 'number' && typeof v.endLine === 'number' && ('name' in v || 'type' in v);
 }
 
 /**
- * A deep copy of `value` without the source ranges of attributes and blocks, for tests about
+ * A deep copy of `value` without the source ranges of attributes, blocks, locations and findings
+ * (`range`, `valueRange`, `items`, brace ranges), for tests about
  * structure and values (ranges have their own tests: test/hcl/ranges.test.ts). Attribute values are
  * kept as they are, whatever keys they have.
  */
