@@ -11,7 +11,7 @@
  */
 import type { ArchiveEntry, LoadedArchive } from '../model';
 import { parseVersion, formatVersion } from '../constraints';
-import { parseProviderSource } from '../modules/sources';
+import { parseProviderSource } from '../addrs';
 import type { PackageLocation, ProviderPackage } from './types';
 import { compareUtf8 } from './hash';
 

@@ -11,7 +11,7 @@
  */
 import { formatVersion, isNormalized, parseConstraints, parseVersion } from '../constraints';
 import type { HclAttribute, HclBlock, ParseResult } from '../model';
-import { parseProviderSource } from '../modules/sources';
+import { parseProviderSource } from '../addrs';
 import type { LockFile, LockHash, LockParseError, LockProviderEntry } from './types';
 
 const BUILTIN_HOST = 'terraform.io';

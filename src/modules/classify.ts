@@ -10,7 +10,7 @@ import type { KindEvidence, ModuleInfo, ModuleKind, ScanConfig } from '../model'
 import { compareUtf8, dirname } from '../archive/paths';
 import { matchGlob } from './glob';
 import type { RepositorySignals } from './repository';
-import { cleanRelativePath } from './sources';
+import { cleanRelativePath } from '../addrs';
 
 /** Path segments that mark the working directory of a deployment. */
 export const ROOT_SEGMENTS: readonly string[] = ['environments', 'envs', 'live', 'stacks', 'deployments'];

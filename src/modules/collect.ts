@@ -23,14 +23,14 @@ import type { AssembledModule, RequiredProviderEntry, SrcAttr } from './assemble
 import { attr, loc } from './assemble';
 import { compareUtf8 } from '../archive/paths';
 import {
-  BUILTIN_TERRAFORM_PROVIDER,
+  isBuiltinProviderSource,
   classifyModuleSource,
   impliedProviderName,
   impliedProviderSource,
   isValidProviderName,
   parseProviderSource,
   resolveLocalTarget,
-} from './sources';
+} from '../addrs';
 
 export interface CollectedModule {
   providers: ProviderRequirement[];
@@ -292,7 +292,7 @@ export function collectModule(
   for (const name of implying) {
     if (declared.has(name) || implicitNames.has(name)) continue;
     const source = impliedProviderSource(name, engine);
-    if (source === BUILTIN_TERRAFORM_PROVIDER || declaredSources.has(source)) continue;
+    if (isBuiltinProviderSource(source) || declaredSources.has(source)) continue;
     implicitNames.add(name);
     providers.push(implicitRequirement(name, source));
   }

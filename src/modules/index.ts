@@ -39,8 +39,8 @@ export {
   impliedProviderSource,
   parseProviderSource,
   resolveLocalTarget,
-} from './sources';
-export type { ProviderSourceResult } from './sources';
+} from '../addrs';
+export type { ProviderSourceResult } from '../addrs';
 export { combineConstraints, moduleRequirements } from './tree';
 export { classifyModules, kindLabel } from './classify';
 export type { KindDecision } from './classify';

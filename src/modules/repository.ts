@@ -12,7 +12,7 @@ import type { HclParser, BlockSpec } from '../hcl';
 import type { HclBlock, HclBody, LoadedArchive, ParseResult, SourceLocation } from '../model';
 import { basename, compareUtf8, dirname } from '../archive/paths';
 import { inToolDirectory } from './files';
-import { classifyModuleSource, isOutsideArchive, resolveLocalTarget } from './sources';
+import { classifyModuleSource, isOutsideArchive, resolveLocalTarget } from '../addrs';
 import type { ModuleSourceKind } from '../model';
 
 export const TERRAGRUNT_FILE = 'terragrunt.hcl';

@@ -14,7 +14,7 @@ import type {
   SourceLocation,
 } from '../model';
 import { compareUtf8 } from '../archive/paths';
-import { BUILTIN_TERRAFORM_PROVIDER, impliedProviderSource } from './sources';
+import { impliedProviderSource, isBuiltinProviderSource } from '../addrs';
 import type { CallerRef } from './classify';
 
 /** The module a local call points to, if the archive has it. */
@@ -43,7 +43,7 @@ export function moduleRequirements(
   const sources = new Set<string>();
   const constraints: ModuleConstraint[] = [];
   for (const p of m.providers) {
-    if (p.source === BUILTIN_TERRAFORM_PROVIDER) continue;
+    if (isBuiltinProviderSource(p.source)) continue;
     sources.add(p.source);
     if (p.constraints !== null) {
       constraints.push({ source: p.source, constraints: p.constraints, location: p.constraintLocation });
@@ -52,7 +52,7 @@ export function moduleRequirements(
   for (const c of m.providerConfigs) {
     const source =
       m.providers.find((p) => p.name === c.name)?.source ?? impliedProviderSource(c.name, engine);
-    if (source === BUILTIN_TERRAFORM_PROVIDER) continue;
+    if (isBuiltinProviderSource(source)) continue;
     sources.add(source);
     if (c.version !== undefined) {
       constraints.push({ source, constraints: c.version.value, location: c.version.location });

@@ -1,5 +1,6 @@
+import { shortSource } from '../addrs';
 import type { RuleFinding } from '../model';
-import { at, displaySource, isLegacyTerraformProvider } from './helpers';
+import { at, isLegacyTerraformProvider } from './helpers';
 import type { Rule } from './types';
 
 /**
@@ -21,7 +22,7 @@ export const builtinTerraformProvider: Rule = {
           module: m.path,
           ...at(p.declared),
           message:
-            `required_providers entry "${p.name}" declares the legacy provider "${displaySource(p.source)}"; ` +
+            `required_providers entry "${p.name}" declares the legacy provider "${shortSource(p.source)}"; ` +
             'the terraform_remote_state data source comes from the built-in provider terraform.io/builtin/terraform, which needs no declaration',
           note: 'Remove the entry.',
         });

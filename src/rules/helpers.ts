@@ -1,6 +1,7 @@
 /**
  * Small helpers shared by the provider-version rules. Not a rule itself.
  */
+import { isBuiltinProviderSource, shortSource } from '../addrs';
 import { validateConstraints } from '../constraints';
 import type {
   LoadDiagnostic,
@@ -13,22 +14,9 @@ import type {
 import { kindLabel } from '../modules';
 import type { RuleContext } from './types';
 
-/** Public registries whose hostname Terraform/OpenTofu leave out when displaying a source address. */
-const DEFAULT_REGISTRY_HOSTS = ['registry.terraform.io', 'registry.opentofu.org'];
-
-/** `registry.terraform.io/hashicorp/aws` → `hashicorp/aws`; other hosts are kept. */
-export function displaySource(source: string): string {
-  const slash = source.indexOf('/');
-  if (slash > 0 && source.split('/').length === 3) {
-    const host = source.slice(0, slash).toLowerCase();
-    if (DEFAULT_REGISTRY_HOSTS.includes(host)) return source.slice(slash + 1);
-  }
-  return source;
-}
-
 /** The provider as it appears in messages: `"aws" (hashicorp/aws)`. */
 export function describeProvider(p: Pick<ProviderRequirement, 'name' | 'source'>): string {
-  return `"${p.name}" (${displaySource(p.source)})`;
+  return `"${p.name}" (${shortSource(p.source)})`;
 }
 
 /**
@@ -39,7 +27,7 @@ export function describeProvider(p: Pick<ProviderRequirement, 'name' | 'source'>
 export function isBuiltinProvider(
   p: Pick<ProviderRequirement, 'name' | 'source' | 'sourceExplicit'>,
 ): boolean {
-  if (p.source.toLowerCase().startsWith('terraform.io/builtin/')) return true;
+  if (isBuiltinProviderSource(p.source)) return true;
   return !p.sourceExplicit && p.name === 'terraform';
 }
 
@@ -47,7 +35,7 @@ export function isBuiltinProvider(
 export function isLegacyTerraformProvider(
   p: Pick<ProviderRequirement, 'source' | 'sourceExplicit'>,
 ): boolean {
-  return p.sourceExplicit && displaySource(p.source).toLowerCase() === 'hashicorp/terraform';
+  return p.sourceExplicit && shortSource(p.source).toLowerCase() === 'hashicorp/terraform';
 }
 
 /**

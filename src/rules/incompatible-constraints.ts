@@ -1,6 +1,7 @@
+import { shortSource } from '../addrs';
 import { findConflict, validateConstraints } from '../constraints';
 import type { ConstraintContribution, RootTree, RuleFinding, SourceLocation } from '../model';
-import { at, displaySource, moduleAnchor } from './helpers';
+import { at, moduleAnchor } from './helpers';
 import type { Rule, RuleContext } from './types';
 
 /**
@@ -17,7 +18,7 @@ export const incompatibleConstraints: Rule = {
     const out: RuleFinding[] = [];
     for (const tree of ctx.roots) {
       for (const rp of tree.providers) {
-        const shown = displaySource(rp.source);
+        const shown = shortSource(rp.source);
         const lower = shown.toLowerCase();
         if (lower === 'hashicorp/terraform' || lower.startsWith('terraform.io/builtin/')) continue;
         // Invalid strings are `invalid-version-constraint`'s; judge the rest.

@@ -1,13 +1,13 @@
+import { shortSource } from '../addrs';
 import {
   cliName,
   constraintPieces,
   liveEntries,
   lockRoots,
-  shortSource,
   treeCallsModules,
   treeHasRemoteModules,
   treeOf,
-} from '../lockfile/checks';
+} from './lock-helpers';
 import type { RuleFinding } from '../model';
 import type { Rule } from './types';
 

@@ -1,5 +1,6 @@
 import { PACKAGE_NOT_LOADED } from '../lockfile/analyze';
-import { cliName, liveEntries, pathFromRoot, lockRoots, shortSource } from '../lockfile/checks';
+import { shortSource } from '../addrs';
+import { cliName, liveEntries, pathFromRoot, lockRoots } from './lock-helpers';
 import type { RuleFinding } from '../model';
 import type { Rule } from './types';
 

@@ -1,5 +1,6 @@
 import { isWellFormedH1, isWellFormedZh } from '../lockfile/hash';
-import { cliName, registryChecks, shortSource } from '../lockfile/checks';
+import { shortSource } from '../addrs';
+import { cliName, registryChecks } from './lock-helpers';
 import type { RuleFinding } from '../model';
 import type { Rule } from './types';
 

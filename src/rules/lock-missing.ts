@@ -1,4 +1,5 @@
-import { cliName, readonlySeverity, requiredProviders, shortSource } from '../lockfile/checks';
+import { shortSource } from '../addrs';
+import { cliName, readonlySeverity, requiredProviders } from './lock-helpers';
 import type { RuleFinding } from '../model';
 import { deployableTrees, kindCaveat, moduleAnchor } from './helpers';
 import type { Rule } from './types';

@@ -1,4 +1,4 @@
-import { lockRoots } from '../lockfile/checks';
+import { lockRoots } from './lock-helpers';
 import type { RuleFinding } from '../model';
 import type { Rule } from './types';
 

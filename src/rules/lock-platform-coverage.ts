@@ -1,5 +1,6 @@
 import { isWellFormedH1 } from '../lockfile/hash';
-import { cliName, liveEntries, lockRoots, registryCheckFor, shortSource } from '../lockfile/checks';
+import { shortSource } from '../addrs';
+import { cliName, liveEntries, lockRoots, registryCheckFor } from './lock-helpers';
 import type { RuleFinding } from '../model';
 import type { Rule, RuleContext } from './types';
 

@@ -1,4 +1,5 @@
-import { cliName, lockRoots, requiredProviders, shortSource, treeOf } from '../lockfile/checks';
+import { shortSource } from '../addrs';
+import { cliName, lockRoots, requiredProviders, treeOf } from './lock-helpers';
 import type { RuleFinding } from '../model';
 import type { Rule } from './types';
 

@@ -1,14 +1,14 @@
+import { shortSource } from '../addrs';
 import {
   cliName,
   isLockable,
   liveEntries,
   lockRoots,
   readonlySeverity,
-  shortSource,
   treeHasParseErrors,
   treeHasRemoteModules,
   treeOf,
-} from '../lockfile/checks';
+} from './lock-helpers';
 import type { RuleFinding } from '../model';
 import type { Rule } from './types';
 

@@ -1,4 +1,5 @@
-import { registryChecks, shortSource } from '../lockfile/checks';
+import { shortSource } from '../addrs';
+import { registryChecks } from './lock-helpers';
 import type { RuleFinding } from '../model';
 import type { Rule } from './types';
 

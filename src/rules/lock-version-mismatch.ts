@@ -1,5 +1,6 @@
 import { satisfies } from '../constraints';
-import { cliName, liveEntries, lockRoots, shortSource, treeOf } from '../lockfile/checks';
+import { shortSource } from '../addrs';
+import { cliName, liveEntries, lockRoots, treeOf } from './lock-helpers';
 import type { RuleFinding } from '../model';
 import type { Rule } from './types';
 

@@ -1,5 +1,6 @@
+import { shortSource } from '../addrs';
 import type { RuleFinding } from '../model';
-import { at, displaySource, isBuiltinProvider, isLegacyTerraformProvider } from './helpers';
+import { at, isBuiltinProvider, isLegacyTerraformProvider } from './helpers';
 import type { Rule } from './types';
 
 /**
@@ -16,7 +17,7 @@ export const missingProviderSource: Rule = {
       for (const p of m.providers) {
         if (p.implicit || p.declared === null || p.sourceExplicit) continue;
         if (isBuiltinProvider(p) || isLegacyTerraformProvider(p)) continue;
-        const implied = displaySource(p.source);
+        const implied = shortSource(p.source);
         const replacement = p.legacyString
           ? `${p.name} = { source = "${implied}", version = ${JSON.stringify(p.constraints ?? '')} }`
           : `source = "${implied}"`;

@@ -1,11 +1,6 @@
+import { shortSource } from '../addrs';
 import type { RuleFinding } from '../model';
-import {
-  compareLocations,
-  displaySource,
-  isBuiltinProvider,
-  modulesWithParseErrors,
-  plural,
-} from './helpers';
+import { compareLocations, isBuiltinProvider, modulesWithParseErrors, plural } from './helpers';
 import type { Rule } from './types';
 
 /**
@@ -32,7 +27,7 @@ export const undeclaredProvider: Rule = {
           .filter((u) => u.name === p.name)
           .sort((a, b) => compareLocations(a.location, b.location));
         const first = uses[0];
-        const implied = displaySource(p.source);
+        const implied = shortSource(p.source);
         // Aliases the module refers to: a shared module must also declare them (the
         // missing-configuration-alias finding is folded into this one for an undeclared provider).
         const aliases =

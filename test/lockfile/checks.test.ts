@@ -1,9 +1,10 @@
 /**
- * The message helpers of the lock rules (src/lockfile/checks.ts): how a provider is named (the
+ * The message helpers of the lock rules (src/rules/lock-helpers.ts and src/addrs): how a provider is named (the
  * hostname is left out only for the default registry of the engine that applies) and which
  * command-line program notes name.
  */
-import { cliName, pathFromRoot, shortSource } from '../../src/lockfile/checks';
+import { shortSource } from '../../src/addrs';
+import { cliName, pathFromRoot } from '../../src/rules/lock-helpers';
 import type { Engine } from '../../src/model';
 
 describe('shortSource', () => {

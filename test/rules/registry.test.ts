@@ -15,6 +15,7 @@ const NOT_RULES = new Set([
   'index.ts',
   'types.ts',
   'helpers.ts',
+  'lock-helpers.ts',
   'lock-index.ts',
   'context.ts',
   'suppress.ts',

@@ -1,9 +1,10 @@
 /**
- * Provider source addresses and module source addresses, parsed the way Terraform does
- * (hashicorp/terraform internal/addrs/provider.go `ParseProviderSourceString` and
- * internal/addrs/module_source.go `ParseModuleSource`), checked against `terraform providers` 1.11.
+ * Provider source addresses, parsed the way Terraform does (hashicorp/terraform
+ * internal/addrs/provider.go `ParseProviderSourceString`, `ImpliedProviderForUnqualifiedType`,
+ * `IsBuiltIn`), checked against `terraform providers` 1.11. The one place that decides what a
+ * provider address is, how it is shortened for messages and whether it is built in.
  */
-import type { Engine, ModuleSourceKind } from '../model';
+import type { Engine } from '../model';
 
 export const TERRAFORM_REGISTRY_HOST = 'registry.terraform.io';
 export const OPENTOFU_REGISTRY_HOST = 'registry.opentofu.org';
@@ -115,70 +116,26 @@ export function impliedProviderName(resourceType: string): string {
   return (under === -1 ? resourceType : resourceType.slice(0, under)).toLowerCase();
 }
 
-const LOCAL_PREFIXES = ['./', '../', '.\\', '..\\'];
-const REGISTRY_NAME = /^[0-9A-Za-z](?:[0-9A-Za-z_-]{0,62}[0-9A-Za-z])?$/;
-const REGISTRY_TARGET_SYSTEM = /^[0-9a-z]{1,64}$/;
+/** Namespace of Terraform's built-in providers (`terraform.io/builtin/NAME`), as `IsBuiltIn`. */
+const BUILTIN_PREFIX = 'terraform.io/builtin/';
 
-export function isLocalModuleSource(raw: string): boolean {
-  return LOCAL_PREFIXES.some((p) => raw.startsWith(p));
-}
-
-/** Splits go-getter's `//subdir` suffix off a package address (ignoring the `://` of a scheme). */
-function splitSubdir(raw: string): string {
-  let start = 0;
-  const scheme = raw.indexOf('://');
-  if (scheme !== -1) start = scheme + 3;
-  const sub = raw.indexOf('//', start);
-  return sub === -1 ? raw : raw.slice(0, sub);
-}
-
-function isRegistryModuleSource(raw: string): boolean {
-  const pkg = splitSubdir(raw);
-  const parts = pkg.split('/');
-  if (parts.length !== 3 && parts.length !== 4) return false;
-  if (parts.length === 4) {
-    const host = (parts.shift() as string).toLowerCase();
-    if (!host.includes('.') || host.includes('--') || host === 'github.com' || host === 'bitbucket.org')
-      return false;
-    if (!/^[\p{L}\p{N}.-]+(?::[0-9]+)?$/u.test(host)) return false;
-  }
-  const [namespace, name, system] = parts as [string, string, string];
-  return REGISTRY_NAME.test(namespace) && REGISTRY_NAME.test(name) && REGISTRY_TARGET_SYSTEM.test(system);
-}
-
-/** `local` for `./`/`../` paths, `registry` for `[host/]namespace/name/system[//subdir]`, else `remote`. */
-export function classifyModuleSource(raw: string | null): ModuleSourceKind {
-  if (raw === null || raw === '') return 'unknown';
-  if (isLocalModuleSource(raw)) return 'local';
-  if (isRegistryModuleSource(raw)) return 'registry';
-  return 'remote';
+/** Whether a normalized source is a built-in provider: never installed, never locked. */
+export function isBuiltinProviderSource(source: string): boolean {
+  return source.toLowerCase().startsWith(BUILTIN_PREFIX);
 }
 
 /**
- * Normalizes a `/`-separated path the way Go's `path.Clean` does, for a relative path. Returns
- * `"."` for the top directory; a result starting with `..` lies above the top directory.
+ * A source as messages show it, the way Terraform's `ForDisplay` does: the default registry host
+ * left out (`registry.terraform.io/hashicorp/aws` → `hashicorp/aws`), any other host kept. With an
+ * engine, only that engine's registry is the default (so in a repository with Terraform and OpenTofu
+ * lock files two messages never name different providers the same way); without one, both public
+ * registries are. Hosts compare case-insensitively.
  */
-export function cleanRelativePath(p: string): string {
-  const out: string[] = [];
-  for (const seg of p.split('/')) {
-    if (seg === '' || seg === '.') continue;
-    if (seg === '..') {
-      if (out.length > 0 && out[out.length - 1] !== '..') out.pop();
-      else out.push('..');
-    } else {
-      out.push(seg);
-    }
-  }
-  return out.length === 0 ? '.' : out.join('/');
-}
-
-/** The archive-relative directory a local module source points to, from the caller's directory. */
-export function resolveLocalTarget(callerDir: string, raw: string): string {
-  const rel = raw.replace(/\\/g, '/');
-  return cleanRelativePath(callerDir === '.' ? rel : `${callerDir}/${rel}`);
-}
-
-/** True when a cleaned path leaves the archive (`..` or `../x`). */
-export function isOutsideArchive(cleaned: string): boolean {
-  return cleaned === '..' || cleaned.startsWith('../');
+export function shortSource(source: string, engine?: Engine): string {
+  const parts = source.split('/');
+  if (parts.length !== 3) return source;
+  const host = (parts[0] as string).toLowerCase();
+  const defaults =
+    engine === undefined ? [TERRAFORM_REGISTRY_HOST, OPENTOFU_REGISTRY_HOST] : [defaultRegistryHost(engine)];
+  return defaults.includes(host) ? parts.slice(1).join('/') : source;
 }

@@ -1,27 +1,11 @@
 /**
- * Helpers shared by the `lock-*` rules (src/rules/lock-*.ts): which providers a root needs, which
+ * Helpers shared by the `lock-*` rules: which providers a root needs, which
  * lock entries count, and how to tell whether the loaded tree is complete enough to judge an entry.
  */
 import { posix } from 'node:path';
 import type { Engine, RootProvider, RootTree, ScanConfig, Severity } from '../model';
-import { defaultRegistryHost } from '../modules/sources';
-import type { RuleContext } from '../rules/types';
-import type { LockProviderEntry, RegistryCheck, RootLockAnalysis } from './types';
-
-/**
- * How lock messages name a provider: without the hostname only when it is the default registry of
- * `engine` (`registry.terraform.io/hashicorp/aws` → `hashicorp/aws` under Terraform,
- * `registry.opentofu.org/hashicorp/aws` → `hashicorp/aws` under OpenTofu); any other host stays, so
- * in a repository with both Terraform and OpenTofu lock files two messages never name different
- * providers the same way.
- */
-export function shortSource(source: string, engine: Engine): string {
-  const parts = source.split('/');
-  if (parts.length === 3 && (parts[0] as string).toLowerCase() === defaultRegistryHost(engine)) {
-    return parts.slice(1).join('/');
-  }
-  return source;
-}
+import type { LockProviderEntry, RegistryCheck, RootLockAnalysis } from '../lockfile';
+import type { RuleContext } from './types';
 
 /** The command-line program of `engine`, as the commands in notes name it: `terraform` or `tofu`. */
 export function cliName(engine: Engine): string {

@@ -1,0 +1,116 @@
+/**
+ * src/addrs: provider source addresses and module source addresses, the behaviour of Terraform's
+ * internal/addrs (`ParseProviderSourceString`, `ParseModuleSource`, `IsBuiltIn`, `ForDisplay`);
+ * the parsing cases were checked with `terraform providers` / `terraform get` 1.11.
+ */
+import {
+  classifyModuleSource,
+  cleanRelativePath,
+  impliedProviderName,
+  impliedProviderSource,
+  isBuiltinProviderSource,
+  parseProviderSource,
+  resolveLocalTarget,
+  shortSource,
+} from '../../src/addrs';
+
+describe('provider source addresses', () => {
+  test.each([
+    ['hashicorp/aws', 'terraform', 'registry.terraform.io/hashicorp/aws'],
+    ['hashicorp/aws', 'opentofu', 'registry.opentofu.org/hashicorp/aws'],
+    ['AWS', 'terraform', 'registry.terraform.io/hashicorp/aws'],
+    ['HashiCorp/AWS', 'terraform', 'registry.terraform.io/hashicorp/aws'],
+    ['Registry.Terraform.IO/HashiCorp/AWS', 'terraform', 'registry.terraform.io/hashicorp/aws'],
+    ['registry.terraform.io:443/hashicorp/aws', 'opentofu', 'registry.terraform.io/hashicorp/aws'],
+    ['example.com:8443/Acme/Foo', 'terraform', 'example.com:8443/acme/foo'],
+    ['terraform.io/builtin/terraform', 'terraform', 'terraform.io/builtin/terraform'],
+    ['BÜCHER.example/a/b', 'terraform', 'bücher.example/a/b'],
+  ] as const)('%s (%s) → %s', (raw, engine, expected) => {
+    expect(parseProviderSource(raw, engine)).toEqual({ ok: true, source: expected });
+  });
+
+  test.each([
+    ['a/b/c/d', /format/],
+    ['', /format/],
+    [' hashicorp/aws', /namespace/],
+    ['hashicorp/terraform-provider-aws', /terraform-provider-/],
+    ['acme/foo_bar', /type "foo_bar"/],
+    ['acme/-x', /type "-x"/],
+    ['xn--bcher-kva.example/a/b', /punycode/],
+  ])('%s is rejected', (raw, message) => {
+    const r = parseProviderSource(raw, 'terraform');
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.error).toMatch(message);
+  });
+
+  test('resource types imply the lowercased first word', () => {
+    expect(impliedProviderName('aws_instance')).toBe('aws');
+    expect(impliedProviderName('AWS_instance')).toBe('aws');
+    expect(impliedProviderName('null')).toBe('null');
+    expect(impliedProviderName('aws-x_y')).toBe('aws-x');
+  });
+});
+
+describe('module sources', () => {
+  test.each([
+    ['./mod', 'local'],
+    ['../mod', 'local'],
+    ['.\\mod', 'local'],
+    ['terraform-aws-modules/vpc/aws', 'registry'],
+    ['terraform-aws-modules/vpc/aws//modules/vpc-endpoints', 'registry'],
+    ['app.terraform.io/acme/vpc/aws', 'registry'],
+    ['github.com/acme/vpc/aws', 'remote'],
+    ['github.com/terraform-aws-modules/terraform-aws-vpc', 'remote'],
+    ['git::https://example.com/vpc.git?ref=v1.2.0', 'remote'],
+    ['s3::https://s3-eu-west-1.amazonaws.com/bucket/vpc.zip', 'remote'],
+    ['https://example.com/vpc-module.zip', 'remote'],
+    ['acme/vpc/AWS', 'remote'],
+    ['mod', 'remote'],
+  ])('%s is %s', (raw, kind) => {
+    expect(classifyModuleSource(raw)).toBe(kind);
+  });
+
+  test('missing sources are unknown', () => {
+    expect(classifyModuleSource(null)).toBe('unknown');
+    expect(classifyModuleSource('')).toBe('unknown');
+  });
+
+  test('local targets are resolved from the caller and normalized', () => {
+    expect(resolveLocalTarget('.', './modules/vpc')).toBe('modules/vpc');
+    expect(resolveLocalTarget('examples/complete', '../../')).toBe('.');
+    expect(resolveLocalTarget('examples/complete', '../..//modules/x/')).toBe('modules/x');
+    expect(resolveLocalTarget('a', '.\\b\\c')).toBe('a/b/c');
+    expect(resolveLocalTarget('a', '../../outside')).toBe('../outside');
+    expect(cleanRelativePath('a/./b/../../..')).toBe('..');
+  });
+});
+
+describe('one display form and one built-in check for provider addresses', () => {
+  test.each([
+    ['registry.terraform.io/hashicorp/aws', undefined, 'hashicorp/aws'],
+    ['registry.opentofu.org/hashicorp/aws', undefined, 'hashicorp/aws'],
+    ['Registry.Terraform.IO/hashicorp/aws', undefined, 'hashicorp/aws'],
+    ['registry.terraform.io/hashicorp/aws', 'terraform', 'hashicorp/aws'],
+    ['registry.opentofu.org/hashicorp/aws', 'terraform', 'registry.opentofu.org/hashicorp/aws'],
+    ['registry.terraform.io/hashicorp/aws', 'opentofu', 'registry.terraform.io/hashicorp/aws'],
+    ['example.com/acme/thing', undefined, 'example.com/acme/thing'],
+    ['hashicorp/aws', undefined, 'hashicorp/aws'],
+  ] as const)('shortSource(%s, %s) = %s', (source, engine, shown) => {
+    expect(shortSource(source, engine)).toBe(shown);
+  });
+
+  test.each([
+    ['terraform.io/builtin/terraform', true],
+    ['Terraform.IO/builtin/terraform', true],
+    ['terraform.io/builtin/other', true],
+    ['registry.terraform.io/hashicorp/terraform', false],
+    ['registry.terraform.io/hashicorp/aws', false],
+  ] as const)('isBuiltinProviderSource(%s) = %s', (source, builtin) => {
+    expect(isBuiltinProviderSource(source)).toBe(builtin);
+  });
+
+  it('the implied provider for the local name terraform is the built-in one', () => {
+    expect(isBuiltinProviderSource(impliedProviderSource('terraform', 'terraform'))).toBe(true);
+    expect(isBuiltinProviderSource(impliedProviderSource('aws', 'opentofu'))).toBe(false);
+  });
+});
