@@ -1,6 +1,8 @@
 /**
- * Generated README sections: the rule table and sample outputs. `npx tsx scripts/readme-sections.ts
- * --write` refreshes README.md; test/docs/readme.test.ts fails when README is out of date.
+ * Generated documentation sections: the README's rule table and sample outputs, and the rule index
+ * docs/rules/README.md (one table per group of rules, made from the registry). `npx tsx
+ * scripts/readme-sections.ts --write` refreshes both; test/docs/readme.test.ts fails when either is
+ * out of date.
  *
  * The corpus sample needs the corpus (test/support/external.ts: `../shared/corpus` or
  * TFGUARD_CORPUS_DIR); without it that section is left as it is (and not checked), with a note.
@@ -14,6 +16,7 @@ import { corpusFile, corpusStatus } from '../test/support/external';
 
 const ROOT = path.resolve(__dirname, '..');
 export const README = path.join(ROOT, 'README.md');
+export const RULES_INDEX = path.join(ROOT, 'docs/rules/README.md');
 export const DEMO = path.join(ROOT, 'examples/platform-demo.tar.gz');
 /** The corpus archive whose scan the README shows. */
 export const CORPUS_SAMPLE = 'hashicorp_learn-terraform-provision-eks-cluster.tar.gz';
@@ -24,6 +27,25 @@ export function rulesTable(): string {
       `| [\`${r.id}\`](docs/rules/${r.id}.md) | ${r.defaultSeverity} | ${r.summary.replace(/\|/g, '\\|')} |`,
   );
   return ['| rule | default severity | checks |', '|---|---|---|', ...rows].join('\n');
+}
+
+/** The groups of docs/rules/README.md, by rule id. */
+export function ruleGroup(id: string): 'rules-lock' | 'rules-suppressions' | 'rules-providers' {
+  if (id.startsWith('lock-')) return 'rules-lock';
+  if (id.startsWith('suppression-')) return 'rules-suppressions';
+  return 'rules-providers';
+}
+
+/** The tables of docs/rules/README.md, in registry order. */
+export function rulesIndexSections(): Record<string, string> {
+  const out: Record<string, string[]> = { 'rules-providers': [], 'rules-lock': [], 'rules-suppressions': [] };
+  for (const r of RULES) {
+    (out[ruleGroup(r.id)] as string[]).push(
+      `| \`${r.id}\` | ${r.defaultSeverity} | ${r.summary.replace(/\|/g, '\\|')} | [${r.id}.md](${r.id}.md) |`,
+    );
+  }
+  const head = ['| id | default severity | checks | doc |', '|---|---|---|---|'];
+  return Object.fromEntries(Object.entries(out).map(([k, rows]) => [k, [...head, ...rows].join('\n')]));
 }
 
 async function textOf(target: string): Promise<string> {
@@ -46,7 +68,7 @@ export function applySections(text: string, values: Record<string, string>): str
   let out = text;
   for (const [name, value] of Object.entries(values)) {
     const re = new RegExp(`(<!-- BEGIN ${name} -->\\n)[\\s\\S]*?(<!-- END ${name} -->)`);
-    if (!re.test(out)) throw new Error(`README has no section ${name}`);
+    if (!re.test(out)) throw new Error(`no section ${name}`);
     out = out.replace(re, (_m, a: string, b: string) => `${a}${value}\n${b}`);
   }
   return out;
@@ -59,12 +81,20 @@ async function main(): Promise<void> {
   const updated = applySections(text, values);
   await closeSharedParser();
   if (!corpus.ok) process.stderr.write(`README section corpus-output left as it is: ${corpus.reason}\n`);
-  if (process.argv.includes('--write')) {
-    await fs.writeFile(README, updated);
-    process.stdout.write(updated === text ? 'README.md is up to date\n' : 'README.md updated\n');
-  } else if (updated !== text) {
-    process.stderr.write('README.md is out of date: run npx tsx scripts/readme-sections.ts --write\n');
-    process.exitCode = 1;
+  const index = await fs.readFile(RULES_INDEX, 'utf8');
+  const files: Array<[string, string, string]> = [
+    [README, text, updated],
+    [RULES_INDEX, index, applySections(index, rulesIndexSections())],
+  ];
+  for (const [file, before, after] of files) {
+    const name = path.relative(ROOT, file);
+    if (process.argv.includes('--write')) {
+      await fs.writeFile(file, after);
+      process.stdout.write(after === before ? `${name} is up to date\n` : `${name} updated\n`);
+    } else if (after !== before) {
+      process.stderr.write(`${name} is out of date: run npx tsx scripts/readme-sections.ts --write\n`);
+      process.exitCode = 1;
+    }
   }
 }
 

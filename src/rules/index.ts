@@ -1,6 +1,8 @@
 /**
- * The rule registry and the engine that runs rules over a loaded configuration. Rules are listed
- * explicitly (no directory scanning) so the bundle holds exactly these and their order is stable.
+ * The rule registry and the engine that runs rules over a loaded configuration. Every rule is listed
+ * here, once, explicitly (no directory scanning) so the bundle holds exactly these and their order
+ * (the report order of equal positions, and the order of the docs index) is stable. Adding a rule:
+ * CONTRIBUTING.md.
  */
 import type { Finding, RuleFinding, Severity } from '../model';
 import { builtinTerraformProvider } from './builtin-terraform-provider';
@@ -8,7 +10,19 @@ import { duplicateRequiredProviders } from './duplicate-required-providers';
 import { compareStrings } from './helpers';
 import { incompatibleConstraints } from './incompatible-constraints';
 import { invalidVersionConstraint } from './invalid-version-constraint';
-import { LOCK_RULES } from './lock-index';
+import { lockConstraintsDrift } from './lock-constraints-drift';
+import { lockHashMalformed } from './lock-hash-malformed';
+import { lockHashMismatch } from './lock-hash-mismatch';
+import { lockHashUnknown } from './lock-hash-unknown';
+import { lockMissing } from './lock-missing';
+import { lockParseError } from './lock-parse-error';
+import { lockPlatformCoverage } from './lock-platform-coverage';
+import { lockProviderMissing } from './lock-provider-missing';
+import { lockProviderStale } from './lock-provider-stale';
+import { lockRegistryUnavailable } from './lock-registry-unavailable';
+import { lockRegistryUnsigned } from './lock-registry-unsigned';
+import { lockSignatureInvalid } from './lock-signature-invalid';
+import { lockVersionMismatch } from './lock-version-mismatch';
 import { missingConfigurationAlias } from './missing-configuration-alias';
 import { missingProviderSource } from './missing-provider-source';
 import { missingVersionConstraint } from './missing-version-constraint';
@@ -52,12 +66,28 @@ export const RULES: readonly Rule[] = Object.freeze([
   moduleUnresolved,
   moduleCycle,
   duplicateRequiredProviders,
-  // Dependency lock file rules (issue 3), listed in src/rules/lock-index.ts.
-  ...LOCK_RULES,
+  // Dependency lock file rules: they read `RuleContext.lock`, which `analyzeLocks` (src/lockfile)
+  // fills before the rules run; `lock-missing` needs only the modules.
+  lockMissing,
+  lockParseError,
+  lockProviderMissing,
+  lockProviderStale,
+  lockVersionMismatch,
+  lockConstraintsDrift,
+  lockHashMalformed,
+  lockHashMismatch,
+  lockPlatformCoverage,
+  lockHashUnknown,
+  lockSignatureInvalid,
+  lockRegistryUnavailable,
+  lockRegistryUnsigned,
   // Inline suppressions (src/rules/suppress.ts).
   suppressionInvalid,
   suppressionUnused,
 ]);
+
+/** The dependency-lock-file rules (`lock-*`), in report order. */
+export const LOCK_RULES: readonly Rule[] = Object.freeze(RULES.filter((r) => r.id.startsWith('lock-')));
 
 const BY_ID: ReadonlyMap<string, Rule> = new Map(RULES.map((r) => [r.id, r]));
 

@@ -7,6 +7,14 @@ import type { Engine, RootProvider, RootTree, ScanConfig, Severity } from '../mo
 import type { LockProviderEntry, RegistryCheck, RootLockAnalysis } from '../lockfile';
 import type { RuleContext } from './types';
 
+/** The rules that report only when the registry cross-check ran (`--registry`, `registry = true`). */
+export const REGISTRY_RULE_IDS: readonly string[] = Object.freeze([
+  'lock-hash-unknown',
+  'lock-signature-invalid',
+  'lock-registry-unavailable',
+  'lock-registry-unsigned',
+]);
+
 /** The command-line program of `engine`, as the commands in notes name it: `terraform` or `tofu`. */
 export function cliName(engine: Engine): string {
   return engine === 'opentofu' ? 'tofu' : 'terraform';

@@ -1,6 +1,6 @@
 import type { RuleFinding } from '../model';
 import { modulesWithParseErrors } from './helpers';
-import { REGISTRY_RULE_IDS } from './lock-index';
+import { REGISTRY_RULE_IDS } from './lock-helpers';
 import { describeAnnotation, moduleOfFile } from './suppress';
 import type { Rule } from './types';
 

@@ -1,6 +1,13 @@
 import { promises as fs } from 'node:fs';
 import { closeSharedParser } from '../../src/scan';
-import { applySections, corpusSections, README, repositorySections } from '../../scripts/readme-sections';
+import {
+  applySections,
+  corpusSections,
+  README,
+  repositorySections,
+  RULES_INDEX,
+  rulesIndexSections,
+} from '../../scripts/readme-sections';
 import { CORPUS_DIR_VAR, describeWithCorpus, REQUIRE_EXTERNAL_VAR } from '../support/external';
 
 afterAll(closeSharedParser);
@@ -10,6 +17,12 @@ describe('README', () => {
     const text = await fs.readFile(README, 'utf8');
     // On failure: npx tsx scripts/readme-sections.ts --write
     expect(applySections(text, await repositorySections())).toBe(text);
+  });
+
+  it('docs/rules/README.md lists every registered rule, generated from the registry', async () => {
+    const text = await fs.readFile(RULES_INDEX, 'utf8');
+    // On failure: npx tsx scripts/readme-sections.ts --write
+    expect(applySections(text, rulesIndexSections())).toBe(text);
   });
 
   it('gives the two fresh-machine commands that CI and people run', async () => {

@@ -12,7 +12,7 @@ import type { LockAnalysis } from '../../src/lockfile';
 import { loadModules } from '../../src/modules';
 import type { Finding } from '../../src/model';
 import { ruleContext, runRules } from '../../src/rules';
-import { LOCK_RULES } from '../../src/rules/lock-index';
+import { LOCK_RULES } from '../../src/rules';
 import { shouldLoad } from '../../src/scan';
 import { DEFAULT_CONFIG } from '../../src/scan/config-file';
 import { corpusFile, describeWithCorpus } from '../support/external';

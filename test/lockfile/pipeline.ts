@@ -11,7 +11,7 @@ import type { LockAnalysis, RegistryClient } from '../../src/lockfile';
 import type { Finding, ScanConfig } from '../../src/model';
 import { loadModules } from '../../src/modules';
 import { ruleContext, runRules } from '../../src/rules';
-import { LOCK_RULES } from '../../src/rules/lock-index';
+import { LOCK_RULES } from '../../src/rules';
 import type { RuleContext } from '../../src/rules/types';
 import { DEFAULT_CONFIG } from '../../src/scan/config-file';
 import { makeTarGz } from '../helpers/archive';
