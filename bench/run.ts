@@ -223,7 +223,7 @@ async function childBatching(file: string): Promise<ChildResult> {
   const { scanBytes, closeSharedParser } = await import('../src/scan');
   const { LocalObjectStore } = await import('../src/storage/local');
   const { S3ObjectStore } = await import('../src/storage/s3');
-  const { startS3rver } = await import('../test/helpers/s3rver');
+  const { startS3rver } = await import('../test/support/s3rver');
   const bytes = readFileSync(file);
   const name = path.basename(file);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'tfguard-bench-batching-'));

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { buildTar } from '../../test/archive/helpers/tar-builder';
-import { writeZip } from '../../test/helpers/zip-writer';
+import { writeZip } from '../../test/support/zip-writer';
 import type { Expectation } from './invariants';
 
 export type HostileKind = 'traversal' | 'bomb' | 'corrupt-gzip' | 'symlink-outside' | 'oversize';

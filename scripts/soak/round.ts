@@ -1,6 +1,6 @@
 /**
  * One soak round (scripts/soak.ts): a real s3rver on a random 127.0.0.1 port with the buckets, the
- * conditional-write proxy in front of it (test/helpers/conditional-s3.ts: S3's `If-Match` /
+ * conditional-write proxy in front of it (test/support/conditional-s3.ts: S3's `If-Match` /
  * `If-None-Match` semantics, which s3rver lacks, so the `latest` pointer behaves as on S3), and the
  * real handlers in-process, driven as Lambda would drive them:
  *
@@ -30,14 +30,14 @@ import { handler as scanUpload } from '../../handlers/upload-scan';
 import { apiScanId, ReportLayout, uploadScanId } from '../../src/service/keys';
 import { createS3Client, S3ObjectStore } from '../../src/storage/s3';
 import { REPORTS_BUCKET, sampleEvent, setEnv, UPLOADS_BUCKET } from '../../test/handlers/harness';
-import { startConditionalS3, type ConditionalS3 } from '../../test/helpers/conditional-s3';
-import { lambdaContext } from '../../test/helpers/lambda-context';
+import { startConditionalS3, type ConditionalS3 } from '../../test/support/conditional-s3';
+import { lambdaContext } from '../../test/support/lambda-context';
 import {
   S3RVER_CREDENTIALS,
   S3RVER_REGION,
   startS3rver,
   type RunningS3rver,
-} from '../../test/helpers/s3rver';
+} from '../../test/support/s3rver';
 import { planArchives, prng, shuffle, type PlannedArchive } from './archives';
 import { startFaultGate, type FaultGate } from './fault-gate';
 import {

@@ -18,6 +18,7 @@ import type {
   RegistryCheck,
   RootLockAnalysis,
 } from './types';
+import { mapLimit } from '../util/map-limit';
 
 export interface AnalyzeLocksInput {
   archive: LoadedArchive;
@@ -33,19 +34,6 @@ export interface AnalyzeLocksInput {
   /** How many packages are hashed / registry releases checked at once (default 4 / 8). */
   hashConcurrency?: number;
   registryConcurrency?: number;
-}
-
-async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i] as T);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, () => worker()));
-  return out;
 }
 
 async function readLock(

@@ -4,7 +4,7 @@ import { ArchiveBuilder } from '../../src/archive/builder';
 import { resolveLimits } from '../../src/archive/limits';
 import { expectInputError } from './helpers/expect-input-error';
 import { buildTar, buildTarGz } from './helpers/tar-builder';
-import { writeZip } from '../helpers/zip-writer';
+import { writeZip } from '../support/zip-writer';
 
 const MiB = 1024 * 1024;
 

@@ -15,7 +15,7 @@ import {
   tarData,
   TAR_END,
 } from './helpers/tar-builder';
-import { writeZip } from '../helpers/zip-writer';
+import { writeZip } from '../support/zip-writer';
 
 const sha = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
 

@@ -22,7 +22,7 @@ import {
   S_IFREG,
   unicodePathField,
   writeZip,
-} from '../helpers/zip-writer';
+} from '../support/zip-writer';
 
 const sha = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
 

@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { runCli } from '../../src/cli/main';
 import type { CliIo } from '../../src/cli/main';
-import { makeTarGz } from '../helpers/archive';
+import { makeTarGz } from '../support/archive';
 
 const DEMO = path.resolve(__dirname, '../../examples/platform-demo.tar.gz');
 

@@ -6,8 +6,8 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { runCli } from '../../src/cli/main';
 import type { CliIo } from '../../src/cli/main';
-import { makeTarGz } from '../helpers/archive';
-import { readLockFile, terraformInit, withMirror } from '../helpers/terraform';
+import { makeTarGz } from '../support/archive';
+import { readLockFile, terraformInit, withMirror } from '../support/terraform';
 import { describeWithTerraform } from '../support/external';
 
 const run = promisify(execFile);

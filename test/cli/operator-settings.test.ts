@@ -10,8 +10,8 @@ import * as path from 'node:path';
 import { runCli, type CliIo } from '../../src/cli/main';
 import { ARCHIVE_LIMIT_VARIABLES } from '../../src/config';
 import type { AuditSummary } from '../../src/service/summary';
-import { makeTarGz, type FileMap } from '../helpers/archive';
-import { slowToParse } from '../helpers/lambda-context';
+import { makeTarGz, type FileMap } from '../support/archive';
+import { slowToParse } from '../support/lambda-context';
 
 interface Captured {
   code: number;

@@ -28,7 +28,7 @@ import {
   writeTree,
   type Mirror,
   type TerraformResult,
-} from '../helpers/terraform';
+} from '../support/terraform';
 import { describeWithTerraform } from '../support/external';
 
 const FAKE = 'registry.terraform.io/hashicorp/fake';
@@ -405,7 +405,7 @@ describeWithTerraform('terraform init as the oracle for src/constraints', () => 
     });
   });
 
-  describe('test/helpers/terraform.ts', () => {
+  describe('test/support/terraform.ts', () => {
     test('mirrors packed and unpacked packages from any host and reads the lock file back', async () => {
       await mirror.add([
         { source: 'hashicorp/unpacked', version: '1.0.0', layout: 'unpacked' },

@@ -1,5 +1,5 @@
 import { promises as fs } from 'node:fs';
-import { closeSharedParser, scanBytes } from '../../src/scan';
+import { scanBytes } from '../../src/scan';
 import { corpusFile, describeWithCorpus } from '../support/external';
 
 const ARCHIVES = [
@@ -10,8 +10,6 @@ const ARCHIVES = [
   'terraform-aws-modules_terraform-aws-vpc.tar.gz',
   'hashicorp_learn-terraform-provision-eks-cluster.tar.gz',
 ];
-
-afterAll(closeSharedParser);
 
 describeWithCorpus('real-world corpus', () => {
   it.each(ARCHIVES)(

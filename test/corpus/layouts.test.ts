@@ -5,7 +5,7 @@
  */
 import { promises as fs } from 'node:fs';
 import { matchGlob } from '../../src/modules';
-import { closeSharedParser, scanBytes } from '../../src/scan';
+import { scanBytes } from '../../src/scan';
 import { corpusFile, describeWithCorpus } from '../support/external';
 import type { Report } from '../../src/report/types';
 
@@ -150,8 +150,6 @@ const LAYOUTS: Layout[] = [
     findings: { 'undeclared-provider warning': 3 },
   },
 ];
-
-afterAll(closeSharedParser);
 
 const reports = new Map<string, Promise<Report>>();
 async function scan(archive: string): Promise<Report> {

@@ -1,5 +1,4 @@
 import { promises as fs } from 'node:fs';
-import { closeSharedParser } from '../../src/scan';
 import {
   applySections,
   corpusSections,
@@ -9,8 +8,6 @@ import {
   rulesIndexSections,
 } from '../../scripts/readme-sections';
 import { CORPUS_DIR_VAR, describeWithCorpus, REQUIRE_EXTERNAL_VAR } from '../support/external';
-
-afterAll(closeSharedParser);
 
 describe('README', () => {
   it('shows the current rule table and the current output of the example scan', async () => {

@@ -1,6 +1,6 @@
 /**
  * The reusable GitHub Action (action.yml at the repository root), its steps run as the Actions
- * runner runs a composite action (test/helpers/github-actions.ts): bash for `run` steps, step
+ * runner runs a composite action (test/support/github-actions.ts): bash for `run` steps, step
  * outputs, conditions, `uses` steps recorded. The scan step runs docs/ci/tfguard-scan.sh with the
  * real curl against the real API handlers behind the SigV4-verifying stand-in for API Gateway;
  * the pull-request comment goes to a stand-in for GitHub's REST API on 127.0.0.1.
@@ -21,7 +21,7 @@ import {
   type ActionDefinition,
   type StepResult,
   type Value,
-} from '../helpers/github-actions';
+} from '../support/github-actions';
 import { CI_AWS_ENV, startApiStandIn, type ApiStandIn } from './api-stand-in';
 import { EVENTS_DIR, startHarness, type Harness } from './harness';
 

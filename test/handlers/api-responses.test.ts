@@ -13,8 +13,8 @@ import { verdict as verdictOf } from '../../src/report';
 import type { Report, Summary } from '../../src/report/types';
 import { MAX_INLINE_RESPONSE_BYTES } from '../../src/service/api';
 import { ReportLayout } from '../../src/service/keys';
-import { makeTarGz, type FileMap } from '../helpers/archive';
-import { readCorpusArchive, replicateTarGz } from '../helpers/corpus';
+import { makeTarGz, type FileMap } from '../support/archive';
+import { readCorpusArchive, replicateTarGz } from '../support/corpus';
 import { describeWithCorpus } from '../support/external';
 import { sampleEvent, startHarness, withEnv, type Harness } from './harness';
 

@@ -1,6 +1,6 @@
 /**
  * The pipeline API as CI clients meet it, on 127.0.0.1: the SigV4-verifying stand-in for API
- * Gateway (test/helpers/sigv4-gateway.ts) in front of the real API handlers (HTTP API payload v2
+ * Gateway (test/support/sigv4-gateway.ts) in front of the real API handlers (HTTP API payload v2
  * events, with the verified caller in `requestContext.authorizer.iam` as API Gateway passes it),
  * and s3rver's upload notifications delivered to the real upload handler, as S3 → Lambda would.
  */
@@ -8,9 +8,9 @@ import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { createScan, createUpload, getScan } from '../../handlers/api';
 import { handler as scanUpload } from '../../handlers/upload-scan';
-import { startGateway, type Credentials, type Gateway, type ReceivedRequest } from '../helpers/sigv4-gateway';
+import { startGateway, type Credentials, type Gateway, type ReceivedRequest } from '../support/sigv4-gateway';
 import { setEnv, UPLOADS_BUCKET, type Harness } from './harness';
-import { startConditionalS3 } from '../helpers/conditional-s3';
+import { startConditionalS3 } from '../support/conditional-s3';
 
 export const CI_REGION = 'eu-west-1';
 export const CI_CREDENTIALS: Credentials = {

@@ -9,7 +9,7 @@ import { ReportLayout, SCAN_ID_PATTERN, UPLOAD_ID_PATTERN } from '../../src/serv
 import type { UploadRequestRecord } from '../../src/service/requests';
 import { scanBytes } from '../../src/scan';
 import type { Report } from '../../src/report/types';
-import { makeTarGz } from '../helpers/archive';
+import { makeTarGz } from '../support/archive';
 import {
   contentLengthRange,
   decodePolicy,
@@ -17,8 +17,8 @@ import {
   expectedPostSignature,
   fieldsOutsidePolicy,
   postForm,
-} from '../helpers/presigned-post';
-import { S3RVER_CREDENTIALS } from '../helpers/s3rver';
+} from '../support/presigned-post';
+import { S3RVER_CREDENTIALS } from '../support/s3rver';
 import { SAMPLE_ARCHIVE, UPLOADS_BUCKET, sampleEvent, startHarness, withEnv, type Harness } from './harness';
 
 const layout = new ReportLayout('reports/');

@@ -15,7 +15,7 @@ import { ReportLayout } from '../../src/service/keys';
 import type { AuditSummary } from '../../src/service/summary';
 import { scanBytes } from '../../src/scan';
 import type { Report } from '../../src/report/types';
-import { makeTarGz } from '../helpers/archive';
+import { makeTarGz } from '../support/archive';
 import {
   collect,
   sampleEvent,

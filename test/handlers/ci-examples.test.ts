@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { load } from 'js-yaml';
-import { condition, type ActionDefinition, type Contexts } from '../helpers/github-actions';
+import { condition, type ActionDefinition, type Contexts } from '../support/github-actions';
 import { REPOSITORY_URL } from '../../src/version';
 import pkg from '../../package.json';
 import { CI_AWS_ENV, startApiStandIn, type ApiStandIn } from './api-stand-in';

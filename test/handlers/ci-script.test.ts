@@ -1,7 +1,7 @@
 /**
  * docs/ci/tfguard-scan.sh run for real (bash, curl --aws-sigv4, jq) against the real API handlers
  * behind a stand-in for API Gateway that verifies every request's SigV4 signature with the AWS
- * SDK's own signer (test/helpers/sigv4-gateway.ts, checked in sigv4-gateway.test.ts), and against
+ * SDK's own signer (test/support/sigv4-gateway.ts, checked in sigv4-gateway.test.ts), and against
  * s3rver, whose upload notifications reach the real upload handler. Every flow the script has is
  * run: POST /scans; POST /uploads + upload + polling GET /scans/{id}; the fallback to uploads on a
  * 413 or a 504 of POST /scans; retries; fail-on, format and repository parameters. The last test
@@ -11,9 +11,9 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { makeTarGz } from '../helpers/archive';
-import { lambdaContext, slowToParse } from '../helpers/lambda-context';
-import type { GatewayRecord } from '../helpers/sigv4-gateway';
+import { makeTarGz } from '../support/archive';
+import { lambdaContext, slowToParse } from '../support/lambda-context';
+import type { GatewayRecord } from '../support/sigv4-gateway';
 import { CI_AWS_ENV, startApiStandIn, type ApiStandIn } from './api-stand-in';
 import { SAMPLE_ARCHIVE, UPLOADS_BUCKET, startHarness, withEnv, type Harness } from './harness';
 

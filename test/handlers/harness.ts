@@ -11,8 +11,8 @@ import type { Context, S3Event, SQSEvent, SQSRecord } from 'aws-lambda';
 import { resetRuntime } from '../../handlers/runtime';
 import { closeSharedParser } from '../../src/scan';
 import { S3ObjectStore } from '../../src/storage/s3';
-import { lambdaContext } from '../helpers/lambda-context';
-import { startS3rver, type RunningS3rver } from '../helpers/s3rver';
+import { lambdaContext } from '../support/lambda-context';
+import { startS3rver, type RunningS3rver } from '../support/s3rver';
 
 export const UPLOADS_BUCKET = 'tfguard-uploads-local';
 export const REPORTS_BUCKET = 'tfguard-reports-local';

@@ -3,7 +3,7 @@
  * repository (real archives uploaded to s3rver one after the other, within a second or two), their
  * own s3rver notification events delivered to the real handler concurrently and in random order:
  * the pointer must end on the upload made last. The service's S3 client goes through
- * test/helpers/conditional-s3.ts, which adds S3's conditional writes to s3rver (it ignores them).
+ * test/support/conditional-s3.ts, which adds S3's conditional writes to s3rver (it ignores them).
  *
  * And the lost update itself, made deterministic: two updates that both read the pointer before
  * either writes, the newer one writing first. A plain read-compare-write ends on the older one.
@@ -15,9 +15,9 @@ import { readLatest, updateLatest, type LatestPointer } from '../../src/service/
 import type { ConditionalObjectStore, WriteCondition } from '../../src/storage/ports';
 import { createS3Client, S3ObjectStore } from '../../src/storage/s3';
 import type { PutOptions, StoredObject } from '../../src/storage/types';
-import { makeTarGz } from '../helpers/archive';
-import { startConditionalS3, type ConditionalS3 } from '../helpers/conditional-s3';
-import { S3RVER_CREDENTIALS, S3RVER_REGION } from '../helpers/s3rver';
+import { makeTarGz } from '../support/archive';
+import { startConditionalS3, type ConditionalS3 } from '../support/conditional-s3';
+import { S3RVER_CREDENTIALS, S3RVER_REGION } from '../support/s3rver';
 import { REPORTS_BUCKET, setEnv, startHarness, type Harness } from './harness';
 
 const layout = new ReportLayout('reports/');

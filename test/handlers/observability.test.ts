@@ -9,7 +9,7 @@ import { createScan, getScan } from '../../handlers/api';
 import { runtime } from '../../handlers/runtime';
 import { handler as scanUpload } from '../../handlers/upload-scan';
 import { EnvironmentError } from '../../src/config';
-import { makeTarGz } from '../helpers/archive';
+import { makeTarGz } from '../support/archive';
 import { sampleEvent, startHarness, withEnv, type Harness } from './harness';
 
 let h: Harness;

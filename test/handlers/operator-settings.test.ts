@@ -10,8 +10,8 @@ import { InputError } from '../../src/errors';
 import { ReportLayout, uploadScanId } from '../../src/service/keys';
 import type { RejectedRecord } from '../../src/service/scans';
 import { UploadBatchError } from '../../src/service/upload-scan';
-import { makeTarGz } from '../helpers/archive';
-import { lambdaContext, slowToParse } from '../helpers/lambda-context';
+import { makeTarGz } from '../support/archive';
+import { lambdaContext, slowToParse } from '../support/lambda-context';
 import { UPLOADS_BUCKET, startHarness, withEnv, type Harness } from './harness';
 
 const layout = new ReportLayout('reports/');

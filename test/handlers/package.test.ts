@@ -14,9 +14,9 @@ import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import * as yauzl from 'yauzl';
 import { ReportLayout } from '../../src/service/keys';
-import { makeTarGz } from '../helpers/archive';
-import { generateTestKey, startRegistry } from '../helpers/registry-server';
-import { startS3rver, type RunningS3rver } from '../helpers/s3rver';
+import { makeTarGz } from '../support/archive';
+import { generateTestKey, startRegistry } from '../support/registry-server';
+import { startS3rver, type RunningS3rver } from '../support/s3rver';
 import { lockText } from '../lockfile/fixtures';
 
 const run = promisify(execFile);

@@ -1,5 +1,5 @@
 /**
- * The check of the check: the SigV4 stand-in (test/helpers/sigv4-gateway.ts) accepts requests the
+ * The check of the check: the SigV4 stand-in (test/support/sigv4-gateway.ts) accepts requests the
  * AWS SDK's own signer signed, including with the query written in another order than the
  * canonical one (API Gateway canonicalizes what it receives), and rejects every kind of tampering
  * and the request curl's `--aws-sigv4` produces for a query that is not in canonical order
@@ -9,7 +9,7 @@ import { execFile } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { promisify } from 'node:util';
 import { SignatureV4 } from '@smithy/signature-v4';
-import { Sha256, startGateway, type Credentials, type Gateway } from '../helpers/sigv4-gateway';
+import { Sha256, startGateway, type Credentials, type Gateway } from '../support/sigv4-gateway';
 
 const run = promisify(execFile);
 const REGION = 'eu-west-1';

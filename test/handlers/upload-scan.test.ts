@@ -12,8 +12,8 @@ import { UploadBatchError } from '../../src/service/upload-scan';
 import { decodeS3EventKey } from '../../src/service/uploads';
 import { scanBytes } from '../../src/scan';
 import type { Report } from '../../src/report/types';
-import { writeZip } from '../helpers/zip-writer';
-import { makeTarGz } from '../helpers/archive';
+import { writeZip } from '../support/zip-writer';
+import { makeTarGz } from '../support/archive';
 import {
   SAMPLE_ARCHIVE,
   UPLOADS_BUCKET,

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { HclParser } from '../../src/hcl';
 import type { HclBody, SourceRange } from '../../src/model';
-import { runTerraform } from '../helpers/terraform';
+import { runTerraform } from '../support/terraform';
 import { describeWithTerraform } from '../support/external';
 
 /** A small deterministic generator (mulberry32). */

@@ -12,9 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hashEntries, hashPackage, hashZip } from '../../src/lockfile';
 import type { Report } from '../../src/report/types';
-import { closeSharedParser } from '../../src/scan';
-import type { FileMap } from '../helpers/archive';
-import { scanFiles } from '../helpers/scan';
+import type { FileMap } from '../support/archive';
+import { scanFiles } from '../support/scan';
 import {
   currentPlatform,
   mapLimit,
@@ -22,8 +21,8 @@ import {
   runTerraform,
   writeTree,
   writeZip,
-} from '../helpers/terraform';
-import type { LockEntry } from '../helpers/terraform';
+} from '../support/terraform';
+import type { LockEntry } from '../support/terraform';
 import { describeWithTerraform } from '../support/external';
 import { fakeH1, lockText, tf } from './fixtures';
 import type { LockEntrySpec } from './fixtures';
@@ -474,7 +473,6 @@ describeWithTerraform('lock files against terraform init', () => {
   }, 240_000);
 
   afterAll(async () => {
-    await closeSharedParser();
     await rm(work, { recursive: true, force: true });
   });
 

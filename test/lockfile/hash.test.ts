@@ -25,8 +25,8 @@ import {
   withMirror,
   writeTree,
   writeZip,
-} from '../helpers/terraform';
-import type { Mirror, ProviderPackage, ZipEntry } from '../helpers/terraform';
+} from '../support/terraform';
+import type { Mirror, ProviderPackage, ZipEntry } from '../support/terraform';
 import { describeWithTerraform } from '../support/external';
 
 const sha = (s: string | Buffer): string => createHash('sha256').update(s).digest('hex');

@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { HclParser } from '../../src/hcl';
 import { hashPackage, parseLockFile } from '../../src/lockfile';
 import type { LockFile } from '../../src/lockfile';
-import { mapLimit, requiredProvidersTf, runTerraform, withMirror, writeTree } from '../helpers/terraform';
-import type { Mirror } from '../helpers/terraform';
+import { mapLimit, requiredProvidersTf, runTerraform, withMirror, writeTree } from '../support/terraform';
+import type { Mirror } from '../support/terraform';
 import { describeWithTerraform } from '../support/external';
 
 let parser: HclParser;

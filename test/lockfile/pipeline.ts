@@ -2,7 +2,7 @@
  * The lock-file half of the scan pipeline, over real components: files → real tar.gz → archive
  * reader (loading config files and provider zips) → HCL parser → module loader → `analyzeLocks` →
  * the `lock-*` rules through the rule engine. Used by the rule tests; the differential test uses the
- * full scan (`test/helpers/scan.ts`).
+ * full scan (`test/support/scan.ts`).
  */
 import { defaultShouldLoad, readArchiveBytes } from '../../src/archive';
 import { HclParser } from '../../src/hcl';
@@ -14,8 +14,8 @@ import { ruleContext, runRules } from '../../src/rules';
 import { LOCK_RULES } from '../../src/rules';
 import type { RuleContext } from '../../src/rules/types';
 import { DEFAULT_CONFIG } from '../../src/scan/config-file';
-import { makeTarGz } from '../helpers/archive';
-import type { FileMap } from '../helpers/archive';
+import { makeTarGz } from '../support/archive';
+import type { FileMap } from '../support/archive';
 
 let parser: HclParser | null = null;
 

@@ -1,13 +1,13 @@
 /**
- * RegistryClient against a real HTTP registry on 127.0.0.1 (test/helpers/registry-server.ts) with
+ * RegistryClient against a real HTTP registry on 127.0.0.1 (test/support/registry-server.ts) with
  * real zips and OpenPGP keys generated here: authentication and trust levels, tampering, OpenTofu's
  * unsigned responses, faults (unreachable, 5xx, hangs, garbage, resets) with retries and timeouts,
  * and the cache of verified checksums.
  */
 import { RegistryClient } from '../../src/lockfile';
 import type { RegistryOutcome } from '../../src/lockfile';
-import { closedPort, generateTestKey, startRegistry, trustSignature } from '../helpers/registry-server';
-import type { FakeRelease, RegistryServer, TestKey } from '../helpers/registry-server';
+import { closedPort, generateTestKey, startRegistry, trustSignature } from '../support/registry-server';
+import type { FakeRelease, RegistryServer, TestKey } from '../support/registry-server';
 import { registryBudgetMs, timeLimit } from '../../src/scan';
 import { MemoryStore } from './memory-store';
 

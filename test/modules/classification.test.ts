@@ -5,11 +5,9 @@
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { closeSharedParser, scanPath } from '../../src/scan';
+import { scanPath } from '../../src/scan';
 import type { Report } from '../../src/report/types';
-import { findingsOf, scanFiles } from '../helpers/scan';
-
-afterAll(closeSharedParser);
+import { findingsOf, scanFiles } from '../support/scan';
 
 const kinds = (r: Report): Record<string, string> =>
   Object.fromEntries(r.modules.map((m) => [m.path, `${m.kind}/${m.kindEvidence}`]));

@@ -4,8 +4,8 @@ import type { ModuleInfo, ScanConfig } from '../../src/model';
 import { loadModules } from '../../src/modules';
 import type { LoadedModules } from '../../src/modules';
 import { DEFAULT_CONFIG } from '../../src/scan/config-file';
-import { makeTarGz } from '../helpers/archive';
-import type { FileMap } from '../helpers/archive';
+import { makeTarGz } from '../support/archive';
+import type { FileMap } from '../support/archive';
 
 /** The scan's own defaults, so module tests load exactly what a default scan loads. */
 export const BASE_CONFIG: ScanConfig = { ...DEFAULT_CONFIG };

@@ -1,6 +1,6 @@
 /**
  * Differential tests of the repository layouts of issue 10 against the real `terraform` CLI (1.11,
- * offline, fake provider packages in a filesystem mirror: test/helpers/terraform.ts). Each layout is
+ * offline, fake provider packages in a filesystem mirror: test/support/terraform.ts). Each layout is
  * a small tree built here from the pattern, scanned by tfguard through the real path (a tar.gz read
  * by `scanBytes`, or a directory read by `scanPath`), and run through terraform the way the layout
  * is really used:
@@ -36,10 +36,10 @@ import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
 import type { Finding } from '../../src/model';
 import type { Report } from '../../src/report/types';
-import { closeSharedParser, scanPath } from '../../src/scan';
-import type { FileMap } from '../helpers/archive';
-import { scanFiles } from '../helpers/scan';
-import type { LockEntry, Mirror, TerraformResult } from '../helpers/terraform';
+import { scanPath } from '../../src/scan';
+import type { FileMap } from '../support/archive';
+import { scanFiles } from '../support/scan';
+import type { LockEntry, Mirror, TerraformResult } from '../support/terraform';
 import {
   mapLimit,
   readLockFile,
@@ -47,7 +47,7 @@ import {
   terraformInit,
   withMirror,
   writeTree,
-} from '../helpers/terraform';
+} from '../support/terraform';
 import { lineOf, lockText } from '../lockfile/fixtures';
 import { describeWithTerraform } from '../support/external';
 import type { LockEntrySpec } from '../lockfile/fixtures';
@@ -108,7 +108,6 @@ describeWithTerraform('layouts judged by terraform 1.11', () => {
   }, 30_000);
 
   afterAll(async () => {
-    await closeSharedParser();
     await mirror?.cleanup();
     if (work) await rm(work, { recursive: true, force: true });
   });

@@ -3,7 +3,7 @@ import { readArchiveBytes } from '../../src/archive';
 import type { ModuleCall, ModuleInfo } from '../../src/model';
 import { detectEngine } from '../../src/modules';
 import { buildRootTree, moduleCycles } from '../../src/modules/tree';
-import { makeTarGz } from '../helpers/archive';
+import { makeTarGz } from '../support/archive';
 import { BASE_CONFIG, closeParser, load, moduleAt } from './helpers';
 import { withoutRanges } from '../support/ranges';
 

@@ -7,15 +7,15 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { readArchiveBytes } from '../../src/archive';
-import { closeSharedParser, scanBytes, sharedHclParser } from '../../src/scan';
+import { scanBytes, sharedHclParser } from '../../src/scan';
 import type { CacheStats, ScanOptions } from '../../src/scan';
 import { LocalObjectStore } from '../../src/storage/local';
 import { PrefixedObjectStore } from '../../src/storage/prefixed';
 import { S3ObjectStore } from '../../src/storage/s3';
-import { startS3rver } from '../helpers/s3rver';
+import { startS3rver } from '../support/s3rver';
 import type { ObjectStore, PutOptions, StoredObject } from '../../src/storage/types';
 import type { Report } from '../../src/report/types';
-import { makeTarGz } from '../helpers/archive';
+import { makeTarGz } from '../support/archive';
 import { MemoryStore } from '../lockfile/memory-store';
 import { corpusFile, describeWithCorpus } from '../support/external';
 
@@ -26,7 +26,6 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await closeSharedParser();
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -83,7 +82,6 @@ describeWithCorpus('a warm cache (corpus archives)', () => {
     expect(keys[0]).toMatch(/^extract\/[0-9a-f]{24}\/archives\/[0-9a-f]{64}\.json\.gz$/);
 
     // A fresh process state: no parser workers; every file comes from the cache.
-    await closeSharedParser();
     const before = { ...sharedHclParser().stats };
     const warm = await scan('eks.tar.gz', bytes, { cache: store });
     expect(warm.stats).toMatchObject({ source: 'archive', misses: 0, rejected: 0, gets: 1, puts: 0 });

@@ -52,23 +52,7 @@ export function rng(seed: number): () => number {
   };
 }
 
-/** Runs `fn` over `items` with at most `limit` in flight. */
-export async function mapLimit<T, R>(
-  items: readonly T[],
-  limit: number,
-  fn: (item: T) => Promise<R>,
-): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i] as T);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, () => worker()));
-  return out;
-}
+export { mapLimit } from '../../src/util/map-limit';
 
 /**
  * Exact equality of two parse results, key order included, that does not depend on the realm an

@@ -9,7 +9,7 @@ import { HclParser } from '../../src/hcl';
 import { loadModules } from '../../src/modules';
 import { DEFAULT_CONFIG } from '../../src/scan/config-file';
 import { shouldLoad } from '../../src/scan';
-import { makeTarGz } from '../helpers/archive';
+import { makeTarGz } from '../support/archive';
 import { corpusFile, describeWithCorpus } from '../support/external';
 import { ARCHIVES, render } from './helpers';
 

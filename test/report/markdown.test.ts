@@ -6,7 +6,7 @@
 import * as path from 'node:path';
 import { GITHUB_COMMENT_LIMIT, renderReport } from '../../src/report';
 import type { Report } from '../../src/report/types';
-import { closeSharedParser, scanPath } from '../../src/scan';
+import { scanPath } from '../../src/scan';
 import { corpusFile, describeWithCorpus } from '../support/external';
 
 const DEMO = path.resolve(__dirname, '../../examples/platform-demo.tar.gz');
@@ -16,7 +16,6 @@ let demo: Report;
 beforeAll(async () => {
   demo = await scanPath(DEMO);
 }, 120_000);
-afterAll(closeSharedParser);
 
 const bytes = (s: string) => Buffer.byteLength(s, 'utf8');
 const findingRows = (md: string) =>

@@ -7,7 +7,7 @@ import type { Finding } from '../../src/model';
 import { renderReport, verdict } from '../../src/report';
 import type { Report } from '../../src/report/types';
 import { RULES } from '../../src/rules';
-import { closeSharedParser, scanPath } from '../../src/scan';
+import { scanPath } from '../../src/scan';
 import { existsSync } from 'node:fs';
 import { DOCS_URL, REPOSITORY_URL, TOOL_VERSION } from '../../src/version';
 import reportSchema from '../../docs/report.schema.json';
@@ -21,7 +21,6 @@ let report: Report;
 beforeAll(async () => {
   report = await scanPath(DEMO);
 });
-afterAll(closeSharedParser);
 
 describe('JSON report', () => {
   it('validates against docs/report.schema.json', () => {

@@ -13,10 +13,9 @@ import type { Log } from 'sarif';
 import { runCli } from '../../src/cli/main';
 import { renderReport } from '../../src/report';
 import type { Report } from '../../src/report/types';
-import { closeSharedParser } from '../../src/scan';
 import reportSchema from '../../docs/report.schema.json';
-import { makeTarGz } from '../helpers/archive';
-import { scanFiles } from '../helpers/scan';
+import { makeTarGz } from '../support/archive';
+import { scanFiles } from '../support/scan';
 import { lines } from '../rules/table';
 
 const sarifSchemaPath = require.resolve('@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json');
@@ -57,7 +56,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await fs.rm(tmp, { recursive: true, force: true });
-  await closeSharedParser();
 });
 
 it('the scan suppresses three findings and keeps one error', () => {

@@ -4,11 +4,8 @@
  */
 import { renderReport } from '../../src/report';
 import type { Report } from '../../src/report/types';
-import { closeSharedParser } from '../../src/scan';
-import { scanFiles } from '../helpers/scan';
+import { scanFiles } from '../support/scan';
 import { lines } from '../rules/table';
-
-afterAll(closeSharedParser);
 
 let report: Report;
 let text: string;

@@ -22,9 +22,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { Finding } from '../../src/model';
-import { closeSharedParser } from '../../src/scan';
-import type { FileMap } from '../helpers/archive';
-import { scanFiles } from '../helpers/scan';
+import type { FileMap } from '../support/archive';
+import { scanFiles } from '../support/scan';
 import {
   currentPlatform,
   mapLimit,
@@ -35,7 +34,7 @@ import {
   writeZip,
   type Mirror,
   type TerraformResult,
-} from '../helpers/terraform';
+} from '../support/terraform';
 import { lines } from './table';
 
 const PLATFORM = currentPlatform();
@@ -224,7 +223,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await mirror?.cleanup();
-  await closeSharedParser();
 });
 
 function envOf(row: Row): Record<string, string> {

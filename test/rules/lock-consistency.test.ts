@@ -5,7 +5,7 @@
  * extra or misplaced finding fails it.
  */
 import type { ScanConfig } from '../../src/model';
-import type { FileMap } from '../helpers/archive';
+import type { FileMap } from '../support/archive';
 import { fakeH1, lineOf, lockText, tf } from '../lockfile/fixtures';
 import { closeLockParser, lockScan } from '../lockfile/pipeline';
 

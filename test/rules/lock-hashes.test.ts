@@ -4,8 +4,8 @@
  */
 import { createHash } from 'node:crypto';
 import { hashEntries, hashZip } from '../../src/lockfile';
-import type { FileMap } from '../helpers/archive';
-import { writeZip } from '../helpers/terraform';
+import type { FileMap } from '../support/archive';
+import { writeZip } from '../support/terraform';
 import { fakeH1, fakeZh, lineOf, lockText, tf } from '../lockfile/fixtures';
 import { closeLockParser, lockScan } from '../lockfile/pipeline';
 

@@ -6,11 +6,8 @@
  * (test/lockfile/differential.test.ts checks "readonly" against terraform itself.)
  */
 import type { Severity } from '../../src/model';
-import { closeSharedParser } from '../../src/scan';
-import { scanFiles } from '../helpers/scan';
+import { scanFiles } from '../support/scan';
 import { fakeH1, lockText, tf } from '../lockfile/fixtures';
-
-afterAll(closeSharedParser);
 
 const AWS = 'registry.terraform.io/hashicorp/aws';
 const NULL = 'registry.terraform.io/hashicorp/null';

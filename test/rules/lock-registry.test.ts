@@ -6,13 +6,12 @@
  */
 import type { Finding, ScanConfig } from '../../src/model';
 import { RegistryClient } from '../../src/lockfile';
-import { closedPort, generateTestKey, startRegistry } from '../helpers/registry-server';
-import type { RegistryServer } from '../helpers/registry-server';
+import { closedPort, generateTestKey, startRegistry } from '../support/registry-server';
+import type { RegistryServer } from '../support/registry-server';
 import { fakeH1, fakeZh, lineOf, lockText, tf } from '../lockfile/fixtures';
 import { MemoryStore } from '../lockfile/memory-store';
 import { closeLockParser, lockScan } from '../lockfile/pipeline';
-import { closeSharedParser } from '../../src/scan';
-import { scanFiles } from '../helpers/scan';
+import { scanFiles } from '../support/scan';
 
 const HOST = 'registry.example.test';
 const SOURCE = `${HOST}/acme/cloud`;
@@ -45,7 +44,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await reg.close();
   await closeLockParser();
-  await closeSharedParser();
 });
 
 const cloudTf = tf({ cloud: { source: SOURCE, version: '~> 1.0' } });

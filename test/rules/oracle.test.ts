@@ -7,9 +7,8 @@
  */
 import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
-import { closeSharedParser } from '../../src/scan';
-import { scanFiles } from '../helpers/scan';
-import { mapLimit, terraformInit, withMirror, writeTree, type Mirror } from '../helpers/terraform';
+import { scanFiles } from '../support/scan';
+import { mapLimit, terraformInit, withMirror, writeTree, type Mirror } from '../support/terraform';
 import { describeWithTerraform } from '../support/external';
 import { lines } from './table';
 
@@ -161,7 +160,6 @@ describeWithTerraform('the error rules against terraform init', () => {
 
   afterAll(async () => {
     await mirror?.cleanup();
-    await closeSharedParser();
   });
 
   it('terraform init fails exactly when, and for the reasons, the error rules report', async () => {

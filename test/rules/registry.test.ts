@@ -5,8 +5,7 @@ import type { ScanConfig } from '../../src/model';
 import { INTERNAL_ERROR_RULE_ID, LOCK_RULES, RULES, ruleById, runRules } from '../../src/rules';
 import { REGISTRY_RULE_IDS } from '../../src/rules/lock-helpers';
 import type { Rule, RuleContext } from '../../src/rules/types';
-import { closeSharedParser } from '../../src/scan';
-import { findingsOf, scanFiles } from '../helpers/scan';
+import { findingsOf, scanFiles } from '../support/scan';
 import { lines } from './table';
 
 const repo = path.resolve(__dirname, '../..');
@@ -25,10 +24,6 @@ const NOT_RULES = new Set([
 function indexRow(id: string): string | undefined {
   return readme.split('\n').find((l) => l.startsWith(`| \`${id}\` |`));
 }
-
-afterAll(async () => {
-  await closeSharedParser();
-});
 
 describe('rule registry', () => {
   it('ids are unique, kebab-case and resolvable with ruleById', () => {

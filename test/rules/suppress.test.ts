@@ -11,19 +11,16 @@ import { verdict } from '../../src/report';
 import type { Report } from '../../src/report/types';
 import { RULES } from '../../src/rules';
 import { parseDirective } from '../../src/rules/suppress';
-import { closeSharedParser } from '../../src/scan';
-import { scanFiles } from '../helpers/scan';
+import { scanFiles } from '../support/scan';
 import {
   requiredProvidersTf,
   runTerraform,
   terraformInit,
   withMirror,
   writeTree,
-} from '../helpers/terraform';
+} from '../support/terraform';
 import { fakeH1, lineOf, lockText } from '../lockfile/fixtures';
 import { lines } from './table';
-
-afterAll(closeSharedParser);
 
 const KNOWN = new Set(RULES.map((r) => r.id));
 const AWS = 'registry.terraform.io/hashicorp/aws';

@@ -3,11 +3,10 @@
  * and scanned (archive reader, HCL parser, module loader, rules, report). A row lists the exact
  * findings expected for ONE rule, so a missing, extra or misplaced finding fails the row.
  */
-import type { FileMap } from '../helpers/archive';
-import { findingsOf, scanFiles } from '../helpers/scan';
+import type { FileMap } from '../support/archive';
+import { findingsOf, scanFiles } from '../support/scan';
 import type { Severity } from '../../src/model';
 import { ruleById } from '../../src/rules';
-import { closeSharedParser } from '../../src/scan';
 
 export interface ExpectedFinding {
   module: string;
@@ -48,10 +47,6 @@ export function ruleTable(ruleId: string, rows: Row[]): void {
   const rule = ruleById(ruleId);
   if (rule === undefined) throw new Error(`no rule "${ruleId}" in RULES`);
   describe(`rule ${ruleId}`, () => {
-    afterAll(async () => {
-      await closeSharedParser();
-    });
-
     it.each(rows.map((r) => [r.name, r] as const))('%s', async (_name, row) => {
       const report = await scanFiles(row.files, row.config === undefined ? {} : { config: row.config });
       const actual = findingsOf(report, ruleId).map((f) => ({

@@ -1,8 +1,5 @@
 import { InputError } from '../../src/errors';
-import { closeSharedParser } from '../../src/scan';
-import { findingsOf, scanFiles } from '../helpers/scan';
-
-afterAll(closeSharedParser);
+import { findingsOf, scanFiles } from '../support/scan';
 
 const ROOT_TF = `terraform {
   required_version = ">= 1.6"

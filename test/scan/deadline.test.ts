@@ -12,14 +12,12 @@ import { InputError } from '../../src/errors';
 import { HclParser } from '../../src/hcl';
 import { Hcl2JsonPool } from '../../src/hcl/pool';
 import { loadModules, LOADER_PROJECTION } from '../../src/modules';
-import { closeSharedParser, scanBytes, shouldLoad, timeLimit, TimeLimitReached } from '../../src/scan';
+import { scanBytes, shouldLoad, timeLimit, TimeLimitReached } from '../../src/scan';
 import { DEFAULT_CONFIG } from '../../src/scan/config-file';
-import { makeTarGz } from '../helpers/archive';
-import { generateTestKey, startRegistry, type RegistryServer } from '../helpers/registry-server';
+import { makeTarGz } from '../support/archive';
+import { generateTestKey, startRegistry, type RegistryServer } from '../support/registry-server';
 import { lockText } from '../lockfile/fixtures';
-import { slowToParse } from '../helpers/lambda-context';
-
-afterAll(closeSharedParser);
+import { slowToParse } from '../support/lambda-context';
 
 const SAMPLE = readFileSync(path.join(__dirname, '..', '..', 'events', 'archives', 'acme-network.tar.gz'));
 

@@ -6,7 +6,7 @@
  * view that differs from what an extraction would produce?
  */
 import { gzipSync } from 'node:zlib';
-import { closeSharedParser, scanBytes } from '../../src/scan';
+import { scanBytes } from '../../src/scan';
 import {
   buildTar,
   buildTarGz,
@@ -18,8 +18,6 @@ import {
 import { expectScanRejected, rejection } from './helpers';
 
 const MiB = 1024 * 1024;
-
-afterAll(closeSharedParser);
 
 function tar(specs: TarEntrySpec[]): Promise<Buffer> {
   return buildTar(specs);

@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { runCli } from '../../src/cli/main';
-import { closeSharedParser, scanBytes } from '../../src/scan';
+import { scanBytes } from '../../src/scan';
 import {
   buildTar,
   buildTarGz,
@@ -26,13 +26,11 @@ import {
   unicodePathField,
   writeZip,
   type ZipEntrySpec,
-} from '../helpers/zip-writer';
+} from '../support/zip-writer';
 import { expectScanRejected, rejection } from './helpers';
 
 const MiB = 1024 * 1024;
 const MAIN_TF = 'terraform {\n  required_version = ">= 1.6"\n}\n';
-
-afterAll(closeSharedParser);
 
 /** The same entries as a tar, a tar.gz and a zip (zip entries have no link types). */
 async function inEveryFormat(files: { name: string; data: string }[]): Promise<[string, Buffer][]> {

@@ -7,7 +7,7 @@
  * - `startThrottlingProxy`: an HTTP proxy in front of it that answers S3's `503 SlowDown` to
  *   chosen requests and forwards the rest.
  *
- * s3rver runs with `--openssl-legacy-provider` for the reason given in test/helpers/s3rver.ts.
+ * s3rver runs with `--openssl-legacy-provider` for the reason given in test/support/s3rver.ts.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';

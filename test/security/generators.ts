@@ -7,7 +7,7 @@ import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { readArchiveBytes } from '../../src/archive';
 import { buildTar } from '../archive/helpers/tar-builder';
-import { writeZip } from '../helpers/zip-writer';
+import { writeZip } from '../support/zip-writer';
 import { CORPUS_ARCHIVES, corpusBytes } from './helpers';
 
 export interface CorpusFile {

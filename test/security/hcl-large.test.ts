@@ -5,10 +5,8 @@
  * checked (not a syntax error), and in both cases the rest of the archive is scanned.
  */
 import type { Report } from '../../src/report/types';
-import { closeSharedParser, scanBytes } from '../../src/scan';
-import { makeTarGz } from '../helpers/archive';
-
-afterAll(closeSharedParser);
+import { scanBytes } from '../../src/scan';
+import { makeTarGz } from '../support/archive';
 
 const VERSIONS = 'terraform {\n  required_version = ">= 1.6"\n}\n';
 const OTHER = { 'other/main.tf': 'resource "aws_s3_bucket" "b" {}\n' };

@@ -5,12 +5,10 @@
  */
 import type { Finding } from '../../src/model';
 import type { Report } from '../../src/report/types';
-import { closeSharedParser, scanBytes } from '../../src/scan';
+import { scanBytes } from '../../src/scan';
 import type { ScanOptions } from '../../src/scan/types';
-import { makeTarGz, type FileMap } from '../helpers/archive';
+import { makeTarGz, type FileMap } from '../support/archive';
 import { rejection } from './helpers';
-
-afterAll(closeSharedParser);
 
 const VERSIONS = [
   'terraform {',

@@ -3,12 +3,9 @@
  * all scan (no rejection), with the same properties as properties.test.ts.
  */
 import fc from 'fast-check';
-import { closeSharedParser } from '../../src/scan';
 import { describeWithCorpus } from '../support/external';
 import { loadCorpusFiles, type CorpusFile, type GeneratedArchive } from './generators';
 import { checkArchive } from './scan-properties';
-
-afterAll(closeSharedParser);
 
 describeWithCorpus('scan properties over archives of corpus files', () => {
   let corpus: CorpusFile[] = [];

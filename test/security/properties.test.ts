@@ -9,13 +9,11 @@
  */
 import fc from 'fast-check';
 import type { Report } from '../../src/report/types';
-import { closeSharedParser, scanBytes } from '../../src/scan';
-import { makeTarGz } from '../helpers/archive';
+import { scanBytes } from '../../src/scan';
+import { makeTarGz } from '../support/archive';
 import { describeWithCorpus } from '../support/external';
 import { archiveArbitrary, loadCorpusFiles, type CorpusFile } from './generators';
 import { checkArchive, checkPaths, PropertyViolation } from './scan-properties';
-
-afterAll(closeSharedParser);
 
 describeWithCorpus('scan properties over random corpus-based archives', () => {
   let corpus: CorpusFile[] = [];

@@ -15,7 +15,7 @@ import { handler as auditStart } from '../../handlers/audit-start';
 import { handler as auditWorker } from '../../handlers/audit-worker';
 import { handler as scanUpload } from '../../handlers/upload-scan';
 import { auditSqsEvent, sampleEvent } from '../handlers/harness';
-import { makeTarGz } from '../helpers/archive';
+import { makeTarGz } from '../support/archive';
 import { layout, MAIN_TF, ROOT, startServiceFixture, type ServiceFixture } from './service-fixture';
 
 const QUEUE_URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/tfguard-test-AuditQueue';

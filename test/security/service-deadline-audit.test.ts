@@ -15,8 +15,8 @@ import { handler as auditWorker } from '../../handlers/audit-worker';
 import { handler as scanUpload } from '../../handlers/upload-scan';
 import type { AuditSummary } from '../../src/service/summary';
 import { auditSqsEvent, sampleEvent, withEnv } from '../handlers/harness';
-import { makeTarGz } from '../helpers/archive';
-import { lambdaContext, slowToParse } from '../helpers/lambda-context';
+import { makeTarGz } from '../support/archive';
+import { lambdaContext, slowToParse } from '../support/lambda-context';
 import { layout, MAIN_TF, startServiceFixture, type ServiceFixture } from './service-fixture';
 
 const QUEUE_URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/tfguard-test-AuditQueue';

@@ -20,8 +20,8 @@ import { loadScan } from '../../src/service/scans';
 import { processUploadEvent, UploadBatchError } from '../../src/service/upload-scan';
 import { S3ObjectStore } from '../../src/storage/s3';
 import { sampleEvent } from '../handlers/harness';
-import { makeTarGz } from '../helpers/archive';
-import { lambdaContext, slowToParse } from '../helpers/lambda-context';
+import { makeTarGz } from '../support/archive';
+import { lambdaContext, slowToParse } from '../support/lambda-context';
 import {
   COMPLETE,
   layout,

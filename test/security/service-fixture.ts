@@ -8,7 +8,6 @@ import * as path from 'node:path';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { S3Event } from 'aws-lambda';
 import { handler } from '../../handlers/upload-scan';
-import { closeSharedParser } from '../../src/scan';
 import { ReportLayout, uploadScanId } from '../../src/service/keys';
 import { UploadBatchError } from '../../src/service/upload-scan';
 import { S3ObjectStore } from '../../src/storage/s3';
@@ -130,7 +129,6 @@ export async function startServiceFixture(extraEnv: Record<string, string> = {})
     },
     async dispose() {
       client.destroy();
-      await closeSharedParser();
       await s3.dispose();
       setEnv(Object.fromEntries(Object.keys(env).map((k) => [k, undefined])));
     },

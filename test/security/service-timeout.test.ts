@@ -9,8 +9,8 @@
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { loadScan } from '../../src/service/scans';
-import { makeTarGz } from '../helpers/archive';
-import { slowToParse } from '../helpers/lambda-context';
+import { makeTarGz } from '../support/archive';
+import { slowToParse } from '../support/lambda-context';
 import {
   expectOnFailureQueue,
   layout,

@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import { InputError } from '../../src/errors';
 import { runLocalAudit, type LocalArchive } from '../../src/service/local-audit';
 import type { AuditLatestPointer } from '../../src/service/audit';
-import { closeSharedParser, scanBytes } from '../../src/scan';
+import { scanBytes } from '../../src/scan';
 import { LocalObjectStore } from '../../src/storage/local';
-import { makeTarGz } from '../helpers/archive';
-import { generateTestKey, startRegistry, type RegistryServer } from '../helpers/registry-server';
+import { makeTarGz } from '../support/archive';
+import { generateTestKey, startRegistry, type RegistryServer } from '../support/registry-server';
 
 let dir: string;
 let reg: RegistryServer;
@@ -28,7 +28,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await reg?.close();
-  await closeSharedParser();
   await rm(dir, { recursive: true, force: true });
 });
 

@@ -1,7 +1,7 @@
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { S3ObjectStore, S3StorageError, createS3Client } from '../../src/storage/s3';
-import { startConditionalS3 } from '../helpers/conditional-s3';
-import { startS3rver, S3RVER_CREDENTIALS, S3RVER_REGION, type RunningS3rver } from '../helpers/s3rver';
+import { startConditionalS3 } from '../support/conditional-s3';
+import { startS3rver, S3RVER_CREDENTIALS, S3RVER_REGION, type RunningS3rver } from '../support/s3rver';
 import { encodeMetadataValue } from '../../src/storage/metadata';
 import {
   contentLengthRange,
@@ -10,7 +10,7 @@ import {
   expectedPostSignature,
   fieldsOutsidePolicy,
   postForm,
-} from '../helpers/presigned-post';
+} from '../support/presigned-post';
 import { objectStoreContract } from './contract';
 
 let server: RunningS3rver;
@@ -94,7 +94,7 @@ describe('S3ObjectStore specifics', () => {
     expect([...(await store.get(key))!.body]).toEqual([1, 2, 3]);
   });
 
-  test('s3rver itself ignores conditional PUTs (hence test/helpers/conditional-s3.ts)', async () => {
+  test('s3rver itself ignores conditional PUTs (hence test/support/conditional-s3.ts)', async () => {
     const store = new S3ObjectStore({ bucket: 'conditional', client });
     await store.put('plain/exists', 'first');
     // On S3 this is a 412; s3rver writes anyway.

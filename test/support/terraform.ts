@@ -20,7 +20,7 @@ import { terraformStatus } from '../support/external';
 import { S_IFDIR, S_IFREG, writeZip as writeRawZip } from './zip-writer';
 
 // ---------------------------------------------------------------------------------------------
-// Provider package zips (the test zip writer, test/helpers/zip-writer.ts)
+// Provider package zips (the test zip writer, test/support/zip-writer.ts)
 // ---------------------------------------------------------------------------------------------
 
 export interface ZipEntry {
@@ -251,34 +251,7 @@ export function terraformInit(
   return runTerraform(['init', '-backend=false', '-input=false', '-no-color', ...extraArgs], cwd, mirror.env);
 }
 
-/**
- * Runs `fn` over `items` with at most `limit` calls in flight; results keep the input order. Every
- * call runs to completion even if one fails (so no process outlives a failed test); the first
- * failure is then rethrown.
- */
-export async function mapLimit<T, R>(
-  items: readonly T[],
-  limit: number,
-  fn: (item: T, index: number) => Promise<R>,
-): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  const errors: unknown[] = [];
-  let next = 0;
-  const workers = Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, async () => {
-    for (;;) {
-      const i = next++;
-      if (i >= items.length) return;
-      try {
-        results[i] = await fn(items[i] as T, i);
-      } catch (err) {
-        errors.push(err);
-      }
-    }
-  });
-  await Promise.all(workers);
-  if (errors.length > 0) throw errors[0];
-  return results;
-}
+export { mapLimit } from '../../src/util/map-limit';
 
 // ---------------------------------------------------------------------------------------------
 // Writing configurations and reading what terraform wrote
