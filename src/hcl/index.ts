@@ -5,20 +5,20 @@ export { HclParser, DEFAULT_MAX_NESTING_DEPTH, defaultTimeoutMs, fastParse } fro
 export type { HclParserOptions, ParserStats } from './parser';
 export { FULL_SPEC, projectBody, specFingerprint } from './projection';
 export type { BlockSpec } from './projection';
-export { verifyHcl } from './verify';
-export type { VerifyResult } from './verify';
+export { verifyHcl } from './fast/verify';
+export type { VerifyResult } from './fast/verify';
 export { decodeSource } from './decode';
 export type { DecodeResult } from './decode';
-export { scanHcl } from './scanner';
+export { scanHcl } from './full/scanner';
 export type {
   ScanAttribute,
   ScanBlock,
   ScanBody,
   ScanComment,
   ScanError,
-  ScanOptions,
+  ScannerOptions,
   ScanResult,
-} from './scanner';
+} from './full/scanner';
 export { parseJsonConfig, parseJsonWithPositions } from './json';
 export type { JsonNode } from './json';
 export { stripTemplate } from './template';

@@ -17,16 +17,16 @@
 import os from 'node:os';
 import type { HclAttribute, HclBlock, HclBody, ParseErrorInfo, ParseResult } from '../model';
 import { decodeSource } from './decode';
-import { evaluateExpression, NOT_EVALUABLE } from './evaluate';
+import { evaluateExpression, NOT_EVALUABLE } from './fast/evaluate';
 import { parseJsonConfig } from './json';
-import { checkStructure, HCL2JSON_FILENAME, MergeError, mergeBody, parseHcl2JsonError } from './merge';
-import { Hcl2JsonPool } from './pool';
+import { checkStructure, HCL2JSON_FILENAME, MergeError, mergeBody, parseHcl2JsonError } from './full/merge';
+import { Hcl2JsonPool } from './full/pool';
 import { attributeMode, FULL_SPEC, nestedSpec, projectBody } from './projection';
 import type { BlockSpec } from './projection';
-import { scanHcl } from './scanner';
+import { scanHcl } from './full/scanner';
 import { itemRanges, PositionMap } from './positions';
-import { expressionOffset, objectItems, verifyHcl } from './verify';
-import type { VerifiedBody, Tokens } from './verify';
+import { expressionOffset, objectItems, verifyHcl } from './fast/verify';
+import type { VerifiedBody, Tokens } from './fast/verify';
 
 export interface HclParserOptions {
   /** Deeper bracket/brace/paren/template nesting is a parse error and never reaches hcl2json. */

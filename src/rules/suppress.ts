@@ -21,7 +21,7 @@
 import { decodeSource } from '../hcl/decode';
 import { parseJsonWithPositions, type JsonNode } from '../hcl/json';
 import { DEFAULT_MAX_NESTING_DEPTH } from '../hcl/parser';
-import { scanHcl, type ScanComment } from '../hcl/scanner';
+import { scanHcl, type ScanComment } from '../hcl';
 import type { Finding } from '../model';
 import { compareStrings } from './helpers';
 import type { RuleContext } from './types';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { HclParser } from '../../src/hcl';
-import { Hcl2JsonPool } from '../../src/hcl/pool';
+import { Hcl2JsonPool } from '../../src/hcl/full/pool';
 import { withoutRanges } from '../support/ranges';
 
 const run = promisify(execFile);

@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { createGunzip } from 'node:zlib';
 import * as tar from 'tar-stream';
-import { Hcl2JsonPool } from '../../src/hcl/pool';
+import { Hcl2JsonPool } from '../../src/hcl/full/pool';
 import type { HclBody } from '../../src/model';
 
 /**

@@ -1,5 +1,5 @@
 import { HclParser } from '../../src/hcl';
-import { Hcl2JsonPool } from '../../src/hcl/pool';
+import { Hcl2JsonPool } from '../../src/hcl/full/pool';
 import type { ParseResult } from '../../src/model';
 import { withoutRanges } from '../support/ranges';
 

@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { readArchiveBytes } from '../../src/archive';
 import { InputError } from '../../src/errors';
 import { HclParser } from '../../src/hcl';
-import { Hcl2JsonPool } from '../../src/hcl/pool';
+import { Hcl2JsonPool } from '../../src/hcl/full/pool';
 import { loadModules, LOADER_PROJECTION } from '../../src/modules';
 import { scanBytes, shouldLoad, timeLimit, TimeLimitReached } from '../../src/scan';
 import { DEFAULT_CONFIG } from '../../src/scan/config-file';

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { createGunzip } from 'node:zlib';
 import * as tar from 'tar-stream';
 import { makeTarGz, type FileMap } from './archive';
-import { corpusFile } from '../support/external';
+import { corpusFile } from './external';
 
 /** A corpus archive's bytes (the corpus is found by test/support/external.ts; suites that read
  * it run inside describeWithCorpus). */

@@ -16,7 +16,7 @@ import { chmodSync, existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { terraformStatus } from '../support/external';
+import { terraformStatus } from './external';
 import { S_IFDIR, S_IFREG, writeZip as writeRawZip } from './zip-writer';
 
 // ---------------------------------------------------------------------------------------------

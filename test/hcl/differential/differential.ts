@@ -7,9 +7,9 @@
  *   every value) equals the full hcl2json parse, so every value the evaluator produces anywhere in
  *   the corpus is checked against hcl2json's.
  */
-import { decodeSource, FULL_SPEC, fastParse, HclParser } from '../../src/hcl';
-import type { ParseResult } from '../../src/model';
-import { LOADER_PROJECTION } from '../../src/modules';
+import { decodeSource, FULL_SPEC, fastParse, HclParser } from '../../../src/hcl';
+import type { ParseResult } from '../../../src/model';
+import { LOADER_PROJECTION } from '../../../src/modules';
 import { corpusFiles, mapLimit, projected, referenceParser, render, sameResult } from './helpers';
 
 export interface DifferentialOutcome {

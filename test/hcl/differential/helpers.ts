@@ -3,12 +3,12 @@
  * expected projection, and a seeded random generator for mutations.
  */
 import { readFile } from 'node:fs/promises';
-import { readArchiveBytes } from '../../src/archive';
-import { HclParser, projectBody } from '../../src/hcl';
-import type { BlockSpec } from '../../src/hcl';
-import type { ParseResult } from '../../src/model';
-import { shouldLoad } from '../../src/scan';
-import { corpusFile } from '../support/external';
+import { readArchiveBytes } from '../../../src/archive';
+import { HclParser, projectBody } from '../../../src/hcl';
+import type { BlockSpec } from '../../../src/hcl';
+import type { ParseResult } from '../../../src/model';
+import { shouldLoad } from '../../../src/scan';
+import { corpusFile } from '../../support/external';
 
 export const ARCHIVES = [
   'cloudposse_terraform-aws-components.tar.gz',
@@ -52,7 +52,7 @@ export function rng(seed: number): () => number {
   };
 }
 
-export { mapLimit } from '../../src/util/map-limit';
+export { mapLimit } from '../../../src/util/map-limit';
 
 /**
  * Exact equality of two parse results, key order included, that does not depend on the realm an

@@ -4,9 +4,9 @@
  * verdict, message, line, column, values. Cases marked `verified` must also be settled without
  * hcl2json (the verifier proves them); the others may take either path.
  */
-import { fastParse, FULL_SPEC, HclParser, verifyHcl } from '../../src/hcl';
-import type { BlockSpec } from '../../src/hcl';
-import { LOADER_PROJECTION } from '../../src/modules';
+import { fastParse, FULL_SPEC, HclParser, verifyHcl } from '../../../src/hcl';
+import type { BlockSpec } from '../../../src/hcl';
+import { LOADER_PROJECTION } from '../../../src/modules';
 import { projected, referenceParser, render } from './helpers';
 
 const fast = new HclParser({ workers: 1 });

@@ -5,11 +5,11 @@
  * and column when it is broken — and whenever the verifier proves a mutant well-formed, hcl2json
  * must accept it too (the soundness the fast path rests on).
  */
-import { scanHcl, verifyHcl } from '../../src/hcl';
-import { LOADER_PROJECTION } from '../../src/modules';
+import { scanHcl, verifyHcl } from '../../../src/hcl';
+import { LOADER_PROJECTION } from '../../../src/modules';
 import { ARCHIVES, corpusFiles, mapLimit, projected, referenceParser, render, rng } from './helpers';
-import { HclParser } from '../../src/hcl';
-import { describeWithCorpus } from '../support/external';
+import { HclParser } from '../../../src/hcl';
+import { describeWithCorpus } from '../../support/external';
 
 const BAD_TOKENS = [
   '}',

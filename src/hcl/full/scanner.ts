@@ -21,7 +21,7 @@
  * proportional to the input and nothing else. It stops at the first lexical error. Grammar errors
  * that are not lexical (for example `a b = 1`) are tolerated here; hcl2json gives the verdict.
  */
-import { codePointColumn } from './decode';
+import { codePointColumn } from '../decode';
 
 export interface ScanAttribute {
   name: string;
@@ -66,7 +66,7 @@ export interface ScanError {
   column: number;
 }
 
-export interface ScanOptions {
+export interface ScannerOptions {
   /** Record where the nesting depth first exceeds this value (`depthLimitExceeded`). */
   depthLimit?: number;
   /** Collect the file's comments (`ScanResult.comments`), e.g. for inline annotations. */
@@ -246,7 +246,7 @@ export function unescapeQuoted(raw: string): string {
 /**
  * Scans HCL native syntax and returns its body structure. Linear in the input size; never recurses.
  */
-export function scanHcl(path: string, text: string, options: ScanOptions = {}): ScanResult {
+export function scanHcl(path: string, text: string, options: ScannerOptions = {}): ScanResult {
   const depthLimit = options.depthLimit ?? Infinity;
   const n = text.length;
   const root: ScanBody = { attributes: [], blocks: [] };

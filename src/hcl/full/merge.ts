@@ -7,11 +7,11 @@
  * the same name. Blocks of one type with different label counts make it fail without a position
  * (or worse). `checkStructure` finds both situations first and reports them with a line.
  */
-import type { HclAttribute, HclBlock, HclBody, HclObjectItem } from '../model';
-import { itemRanges } from './positions';
-import type { PositionMap } from './positions';
+import type { HclAttribute, HclBlock, HclBody, HclObjectItem } from '../../model';
+import { itemRanges } from '../positions';
+import type { PositionMap } from '../positions';
 import type { ScanBlock, ScanBody } from './scanner';
-import { objectItems, verifyHcl } from './verify';
+import { objectItems, verifyHcl } from '../fast/verify';
 
 export interface StructureIssue {
   message: string;

@@ -4,13 +4,13 @@
  * assemble.ts / collect.ts start reading something the projection drops, this fails.)
  */
 import { readFile } from 'node:fs/promises';
-import { readArchiveBytes } from '../../src/archive';
-import { HclParser } from '../../src/hcl';
-import { loadModules } from '../../src/modules';
-import { DEFAULT_CONFIG } from '../../src/scan/config-file';
-import { shouldLoad } from '../../src/scan';
-import { makeTarGz } from '../support/archive';
-import { corpusFile, describeWithCorpus } from '../support/external';
+import { readArchiveBytes } from '../../../src/archive';
+import { HclParser } from '../../../src/hcl';
+import { loadModules } from '../../../src/modules';
+import { DEFAULT_CONFIG } from '../../../src/scan/config-file';
+import { shouldLoad } from '../../../src/scan';
+import { makeTarGz } from '../../support/archive';
+import { corpusFile, describeWithCorpus } from '../../support/external';
 import { ARCHIVES, render } from './helpers';
 
 const parser = new HclParser({ workers: 1 });

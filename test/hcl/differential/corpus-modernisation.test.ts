@@ -1,4 +1,4 @@
-import { describeWithCorpus } from '../support/external';
+import { describeWithCorpus } from '../../support/external';
 import { differential } from './differential';
 
 describeWithCorpus('fast path vs hcl2json: modernisation-platform', () => {

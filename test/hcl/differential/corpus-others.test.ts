@@ -1,4 +1,4 @@
-import { describeWithCorpus } from '../support/external';
+import { describeWithCorpus } from '../../support/external';
 import { differential } from './differential';
 import { ARCHIVES } from './helpers';
 

@@ -28,8 +28,8 @@
  * needed. Operator precedence does not affect acceptance (any `term (op term)*` chain parses), so
  * binary operators are read as a flat chain.
  */
-import { codePointColumn } from './decode';
-import { isGoSpace, unescapeQuoted } from './scanner';
+import { codePointColumn } from '../decode';
+import { isGoSpace, unescapeQuoted } from '../full/scanner';
 
 // Token types.
 const T_EOF = 0;
