@@ -13,7 +13,7 @@ export const LAYERS = [
   ['modules'],
   ['lockfile'],
   ['rules'],
-  ['report'],
+  ['report', 'fix'],
   ['scan'],
   ['service'],
   ['cli'],

@@ -20,6 +20,8 @@ import type { Severity } from '../model';
 import { renderReport, REPORT_FORMATS, verdict } from '../report';
 import type { FailOn, ReportFormat } from '../report';
 import { hashPackage, PackageHashError } from '../lockfile';
+import { applyEdits, planFixes, unifiedDiff } from '../fix';
+import type { Finding } from '../model';
 import { RULES } from '../rules';
 import { closeSharedParser, scanPath } from '../scan';
 import type { ScanOptions } from '../scan/types';
@@ -44,6 +46,11 @@ export const USAGE = `Usage:
   tfguard scan <dir|archive> [--format text|json|sarif|markdown|codequality] [--output FILE]
                              [--config FILE] [--fail-on error|warning|notice|never]
                              [--registry] [--no-color] [--timeout SECONDS]
+  tfguard fix <dir> [--dry-run] [--rule ID ...] [--config FILE] [--fail-on LEVEL] [--timeout SECONDS]
+                              apply the safe fixes findings carry (edits of the exact ranges:
+                              comments and formatting stay), or print them as a unified diff
+                              (--dry-run); lists what still needs a person; exit code as for
+                              scan, on what remains
   tfguard audit <dir-of-archives> [--store DIR] [--format markdown|json] [--registry]
                               [--timeout SECONDS]
                               rescan every archive in the directory (one per repository),
@@ -169,6 +176,104 @@ async function scanCommand(args: string[], io: CliIo): Promise<number> {
   return verdict(report, failOn) === 'fail' ? EXIT_FINDINGS : EXIT_OK;
 }
 
+async function readConfigOption(
+  file: string | undefined,
+): Promise<{ name: string; text: string } | undefined> {
+  if (file === undefined) return undefined;
+  try {
+    return { name: file, text: await fs.readFile(file, 'utf8') };
+  } catch (err) {
+    throw new InputError('not-found', `cannot read --config ${file}: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+}
+
+/** Writes `content` over `file` through a temporary file and a rename, keeping the file's mode. */
+async function replaceFile(file: string, content: Buffer): Promise<void> {
+  const { mode } = await fs.stat(file);
+  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tfguard-fix`);
+  try {
+    await fs.writeFile(tmp, content, { mode: mode & 0o7777 });
+    await fs.rename(tmp, file);
+  } catch (err) {
+    await fs.rm(tmp, { force: true });
+    throw err;
+  }
+}
+
+function where(f: Finding): string {
+  return f.file === null ? f.module : `${f.file}${f.line === null ? '' : `:${f.line}`}`;
+}
+
+async function fixCommand(args: string[], io: CliIo): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        'dry-run': { type: 'boolean' },
+        rule: { type: 'string', multiple: true },
+        config: { type: 'string', short: 'c' },
+        'fail-on': { type: 'string' },
+        timeout: { type: 'string' },
+      },
+    });
+  } catch (err) {
+    usage((err as Error).message);
+  }
+  const { values, positionals } = parsed;
+  if (positionals.length !== 1) usage('fix takes exactly one <dir>');
+  const dir = positionals[0] as string;
+  const stat = await fs.stat(dir).catch(() => null);
+  if (stat === null) throw new InputError('not-found', `no such directory: ${dir}`);
+  if (!stat.isDirectory()) usage('fix works on a directory (a checkout), not on an archive');
+  const failOn = (values['fail-on'] ?? 'error') as FailOn;
+  if (!FAIL_ON.includes(failOn)) usage(`--fail-on must be one of ${FAIL_ON.join(', ')}`);
+  const rules = values.rule === undefined ? undefined : new Set(values.rule);
+  for (const id of rules ?? []) if (!RULES.some((r) => r.id === id)) usage(`--rule: unknown rule id "${id}"`);
+  const options = {
+    configText: await readConfigOption(values.config),
+    ...operatorScanOptions(values.timeout),
+  };
+
+  const report = await scanPath(dir, options);
+  const plan = planFixes(report.findings, rules);
+  const dryRun = values['dry-run'] === true;
+  const say = dryRun ? io.stderr : io.stdout;
+  for (const [file, edits] of [...plan.files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const onDisk = path.join(dir, ...file.split('/'));
+    const before = await fs.readFile(onDisk);
+    const after = applyEdits(before, edits);
+    if (dryRun) io.stdout(unifiedDiff(file, before.toString('utf8'), after.toString('utf8')));
+    else await replaceFile(onDisk, after);
+  }
+  const verb = dryRun ? 'would fix' : 'fixed';
+  say(`tfguard fix: ${verb} ${plan.fixed.length} finding(s) in ${plan.files.size} file(s)\n`);
+  for (const f of plan.fixed) say(`  ${where(f)}  ${f.ruleId}: ${f.fix?.description ?? ''}\n`);
+  // What remains: after a real fix, a fresh scan of the edited files says; a dry run assumes the
+  // planned fixes apply.
+  const after = dryRun ? null : await scanPath(dir, options);
+  const fixedSet = new Set(plan.fixed);
+  const remaining = after?.findings ?? report.findings.filter((f) => !fixedSet.has(f));
+  const open = remaining.filter(
+    (f) => f.suppressed === undefined && (rules === undefined || rules.has(f.ruleId)),
+  );
+  const reasons = new Map(plan.remaining.map((r) => [`${r.finding.ruleId}\0${where(r.finding)}`, r.reason]));
+  if (open.length > 0) {
+    say(`still needs a person: ${open.length} finding(s)\n`);
+    for (const f of open) {
+      const reason = reasons.get(`${f.ruleId}\0${where(f)}`) ?? 'no mechanical fix';
+      say(`  ${where(f)}  ${f.ruleId} (${f.severity}): ${reason}\n`);
+    }
+  }
+  // With --rule, the exit code, like the list, is about those rules.
+  const judged = rules === undefined ? remaining : remaining.filter((f) => rules.has(f.ruleId));
+  return verdict({ ...report, findings: judged }, failOn) === 'fail' ? EXIT_FINDINGS : EXIT_OK;
+}
+
 const ARCHIVE_SUFFIXES = ['.tar.gz', '.tgz', '.tar', '.zip'];
 
 function progressBar(done: number, total: number, label: string): string {
@@ -273,6 +378,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     switch (command) {
       case 'scan':
         return await scanCommand(rest, io);
+      case 'fix':
+        return await fixCommand(rest, io);
       case 'audit':
         return await auditCommand(rest, io);
       case 'hash':

@@ -10,9 +10,29 @@ import type {
   RootTree,
   SourceLocation,
   SourceRange,
+  TextEdit,
+  Fix,
 } from '../model';
 import { kindLabel } from '../modules';
 import type { RuleContext } from './types';
+
+/**
+ * The edit that writes `constraint` over the version constraint at `loc` (a string literal in native
+ * syntax, a JSON string in `.tf.json`), when the parser located it and the text can be written as a
+ * plain literal; undefined otherwise (the fix then stays advice).
+ */
+export function constraintEdits(loc: SourceLocation | null, constraint: string): TextEdit[] | undefined {
+  const range = loc?.range;
+  if (range === undefined) return undefined;
+  if (range.file.endsWith('.json')) return [{ range, text: JSON.stringify(constraint) }];
+  if (/["\\\n]|[$%]\{/.test(constraint)) return undefined;
+  return [{ range, text: `"${constraint}"` }];
+}
+
+/** A `Fix`, with `edits` only when there are some. */
+export function fixWith(description: string, replacement: string, edits: TextEdit[] | undefined): Fix {
+  return edits === undefined ? { description, replacement } : { description, replacement, edits };
+}
 
 /** The provider as it appears in messages: `"aws" (hashicorp/aws)`. */
 export function describeProvider(p: Pick<ProviderRequirement, 'name' | 'source'>): string {

@@ -1,6 +1,14 @@
 import { hasUpperBound, suggestUpperBound } from '../constraints';
 import type { RuleFinding } from '../model';
-import { at, checkableConstraint, describeProvider, isDeployable, kindCaveat } from './helpers';
+import {
+  at,
+  constraintEdits,
+  fixWith,
+  checkableConstraint,
+  describeProvider,
+  isDeployable,
+  kindCaveat,
+} from './helpers';
 import type { Rule } from './types';
 
 /**
@@ -31,7 +39,13 @@ export const rootModuleUnbounded: Rule = {
             caveat.suffix,
           ...(caveat.weak ? { confidence: 'low' as const } : {}),
           ...(suggestion !== null && !caveat.weak
-            ? { fix: { description: 'bound the version with ~>', replacement: suggestion } }
+            ? {
+                fix: fixWith(
+                  'bound the version with ~>',
+                  suggestion,
+                  constraintEdits(p.constraintLocation, suggestion),
+                ),
+              }
             : {}),
           note:
             suggestion !== null

@@ -1,6 +1,6 @@
 import { formatConstraint, suggestMinimumOnly, upperBounding } from '../constraints';
 import type { RuleFinding } from '../model';
-import { at, checkableConstraint, describeProvider, kindCaveat } from './helpers';
+import { at, constraintEdits, fixWith, checkableConstraint, describeProvider, kindCaveat } from './helpers';
 import type { Rule } from './types';
 
 /**
@@ -33,7 +33,13 @@ export const sharedModuleUpperBound: Rule = {
             caveat.suffix,
           ...(caveat.weak ? { confidence: 'low' as const } : {}),
           ...(minimumOnly !== null && !caveat.weak
-            ? { fix: { description: 'keep only the minimum version', replacement: minimumOnly } }
+            ? {
+                fix: fixWith(
+                  'keep only the minimum version',
+                  minimumOnly,
+                  constraintEdits(p.constraintLocation, minimumOnly),
+                ),
+              }
             : {}),
           note:
             minimumOnly !== null

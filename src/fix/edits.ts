@@ -1,0 +1,87 @@
+/**
+ * Applying findings' fixes: the edits of every finding that offers a safe one (`fix.edits`, computed
+ * by the rule from the parser's source ranges), grouped per file, checked for overlaps, applied to
+ * the original bytes. Pure: the caller reads and writes the files.
+ *
+ * Edits replace byte ranges of the file as uploaded (`SourcePos.byte`), so nothing outside them
+ * changes: comments, formatting and line endings stay as they were.
+ */
+import type { Finding, TextEdit } from '../model';
+
+/** A finding whose fix was not planned, and why (for the "still needs a person" list). */
+export interface SkippedFix {
+  finding: Finding;
+  reason: string;
+}
+
+export interface FixPlan {
+  /** Edits per archive-relative file, sorted by start byte, never overlapping. */
+  files: Map<string, TextEdit[]>;
+  /** Findings whose fix is planned. */
+  fixed: Finding[];
+  /** Findings with no mechanical fix, or whose fix could not be planned. */
+  remaining: SkippedFix[];
+}
+
+function overlaps(a: TextEdit, b: TextEdit): boolean {
+  if (a.range.file !== b.range.file) return false;
+  const [as, ae, bs, be] = [a.range.start.byte, a.range.end.byte, b.range.start.byte, b.range.end.byte];
+  // Two insertions at the same point conflict too: their order would be a guess.
+  return as < be && bs < ae ? true : as === bs && (as === ae || bs === be);
+}
+
+/**
+ * Plans the fixes of `findings` (in report order: on a conflict, the first finding's fix wins and
+ * the other waits for the next run). `rules`: only these rule ids (all when absent). Suppressed
+ * findings are left alone.
+ */
+export function planFixes(findings: readonly Finding[], rules?: ReadonlySet<string>): FixPlan {
+  const files = new Map<string, TextEdit[]>();
+  const fixed: Finding[] = [];
+  const remaining: SkippedFix[] = [];
+  for (const f of findings) {
+    if (f.suppressed !== undefined) continue;
+    if (rules !== undefined && !rules.has(f.ruleId)) continue;
+    const edits = f.fix?.edits;
+    if (edits === undefined || edits.length === 0) {
+      const reason =
+        f.confidence === 'low'
+          ? 'the module kind is a guess, so no fix is applied'
+          : f.fix !== undefined
+            ? 'the fix cannot be applied mechanically here'
+            : 'no mechanical fix';
+      remaining.push({ finding: f, reason });
+      continue;
+    }
+    const planned = [...files.values()].flat();
+    const clash = edits.some((e) => planned.some((p) => overlaps(e, p)));
+    if (clash) {
+      remaining.push({ finding: f, reason: 'its edit overlaps another fix; run fix again' });
+      continue;
+    }
+    for (const e of edits) {
+      const list = files.get(e.range.file) ?? [];
+      list.push(e);
+      files.set(e.range.file, list);
+    }
+    fixed.push(f);
+  }
+  for (const list of files.values()) list.sort((a, b) => a.range.start.byte - b.range.start.byte);
+  return { files, fixed, remaining };
+}
+
+/** `content` with `edits` (one file's, sorted, non-overlapping) applied. */
+export function applyEdits(content: Buffer, edits: readonly TextEdit[]): Buffer {
+  const parts: Buffer[] = [];
+  let at = 0;
+  for (const e of edits) {
+    const { start, end } = e.range;
+    if (start.byte < at || end.byte < start.byte || end.byte > content.length) {
+      throw new Error(`edit ${start.byte}-${end.byte} of ${e.range.file} is out of order or out of bounds`);
+    }
+    parts.push(content.subarray(at, start.byte), Buffer.from(e.text, 'utf8'));
+    at = end.byte;
+  }
+  parts.push(content.subarray(at));
+  return Buffer.concat(parts);
+}
