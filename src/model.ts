@@ -133,8 +133,10 @@ export interface HclAttribute {
   range: SourceRange;
   /** The expression alone (native syntax) or the JSON value. */
   valueRange: SourceRange;
-  /** When the expression is an object constructor (`{ k = v, ... }`) or a JSON object: its items,
-   * one level deep, in source order (what a fix of `required_providers` entries edits). */
+  /** For an argument of a `required_providers` block whose expression is an object constructor
+   * (`{ k = v, ... }`) or a JSON object: its items, one level deep, in source order (what a fix of
+   * a provider requirement edits). Other arguments leave it out: locating every item of every
+   * object would cost every scan time and memory for nothing. */
   items?: HclObjectItem[];
 }
 

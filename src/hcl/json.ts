@@ -440,6 +440,7 @@ function convertBody(
   depth: number,
   maxDepth: number,
   positions: PositionMap,
+  type = '',
 ): HclBody {
   if (depth > maxDepth) {
     throw new JsonConfigError(
@@ -476,7 +477,7 @@ function convertBody(
         range: positions.range(prop.keyStart, prop.value.end),
         valueRange: positions.range(prop.value.start, prop.value.end),
       };
-      if (prop.value.kind === 'object') {
+      if (type === 'required_providers' && prop.value.kind === 'object') {
         attr.items = itemRanges(
           prop.value.props.map((p) => ({
             key: p.key,
@@ -531,7 +532,7 @@ function unpackBlock(
       range: positions.range(start, bodyNode.end),
       openBraceRange: positions.range(bodyNode.start, bodyNode.start + 1),
       closeBraceRange: positions.range(bodyNode.end - 1, bodyNode.end),
-      body: convertBody(bodyNode, schema.body, depth + 1, maxDepth, positions),
+      body: convertBody(bodyNode, schema.body, depth + 1, maxDepth, positions, type),
     });
   };
   switch (node.kind) {

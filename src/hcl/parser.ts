@@ -176,7 +176,7 @@ export class HclParser {
     const decoded = decodeSource(path, content);
     if (!decoded.ok) return decoded;
     const text = decoded.text;
-    const positions = new PositionMap(path, text, decoded.bomBytes);
+    const positions = new PositionMap(path, text, decoded.bomBytes, content.length);
     const full = spec === FULL_SPEC;
     if (path.endsWith('.json')) {
       const result = parseJsonConfig(path, text, { maxNestingDepth: this.maxNestingDepth, positions });
@@ -357,6 +357,9 @@ export interface PendingValue {
  * are left `undefined` and listed in `pending`. Synchronous (the tokens are only valid until the
  * next verification). Iterative.
  */
+/** The block whose arguments get object items (`HclAttribute.items`). */
+export const ITEMS_BLOCK = 'required_providers';
+
 function buildBody(
   text: string,
   root: VerifiedBody,
@@ -366,19 +369,26 @@ function buildBody(
 ): { body: HclBody; pending: PendingValue[] } {
   const out: HclBody = { attributes: [], blocks: [] };
   const pending: PendingValue[] = [];
-  const work: { from: VerifiedBody; to: HclBody; spec: BlockSpec }[] = [{ from: root, to: out, spec }];
+  const work: { from: VerifiedBody; to: HclBody; spec: BlockSpec; type: string }[] = [
+    { from: root, to: out, spec, type: '' },
+  ];
   while (work.length > 0) {
-    const { from, to, spec: s } = work.pop() as (typeof work)[number];
+    const { from, to, spec: s, type } = work.pop() as (typeof work)[number];
+    const withItems = type === ITEMS_BLOCK;
     for (const a of from.attributes) {
       const mode = attributeMode(s, a.name);
       if (mode === null) continue;
       const valueStart = expressionOffset(tokens, a.exprStart, a.exprEnd);
-      const ranges = {
-        range: positions.range(a.start, a.end),
-        valueRange: positions.range(valueStart, a.end),
-      };
+      const [range, valueRange] = positions.rangesTo(a.start, valueStart, a.end);
       if (mode === 'name') {
-        to.attributes.push({ name: a.name, value: null, line: a.line, endLine: a.endLine, ...ranges });
+        to.attributes.push({
+          name: a.name,
+          value: null,
+          line: a.line,
+          endLine: a.endLine,
+          range,
+          valueRange,
+        });
         continue;
       }
       const value = evaluateExpression(text, tokens, a.exprStart, a.exprEnd);
@@ -387,9 +397,10 @@ function buildBody(
         value: value === NOT_EVALUABLE ? undefined : value,
         line: a.line,
         endLine: a.endLine,
-        ...ranges,
+        range,
+        valueRange,
       };
-      const items = objectItems(text, tokens, a.exprStart, a.exprEnd);
+      const items = withItems ? objectItems(text, tokens, a.exprStart, a.exprEnd) : null;
       if (items !== null) attr.items = itemRanges(items, positions);
       if (value === NOT_EVALUABLE) pending.push({ text: text.slice(a.start, a.end), name: a.name, attr });
       to.attributes.push(attr);
@@ -397,18 +408,19 @@ function buildBody(
     for (const b of from.blocks) {
       const inner = nestedSpec(s, b.type);
       if (inner === null) continue;
+      const [range, openBraceRange, closeBraceRange] = positions.blockRanges(b.start, b.openBrace, b.end);
       const block: HclBlock = {
         type: b.type,
         labels: b.labels,
         line: b.line,
         endLine: b.endLine,
-        range: positions.range(b.start, b.end),
-        openBraceRange: positions.range(b.openBrace, b.openBrace + 1),
-        closeBraceRange: positions.range(b.end - 1, b.end),
+        range,
+        openBraceRange,
+        closeBraceRange,
         body: { attributes: [], blocks: [] },
       };
       to.blocks.push(block);
-      work.push({ from: b.body, to: block.body, spec: inner });
+      work.push({ from: b.body, to: block.body, spec: inner, type: b.type });
     }
   }
   return { body: out, pending };

@@ -10,7 +10,9 @@
 import type { HclObjectItem, SourcePos, SourceRange } from '../model';
 
 export class PositionMap {
-  private readonly lineStarts: number[] = [0];
+  /** UTF-16 offsets of line starts, computed on the first lookup (a file whose nodes are never
+   * located costs nothing). */
+  private starts: number[] | null = null;
   private readonly ascii: boolean;
   /** For non-ASCII text: the byte offset of each line start (BOM included). */
   private lineBytes: number[] | null = null;
@@ -20,23 +22,42 @@ export class PositionMap {
     private readonly text: string,
     /** Bytes before the text in the file: 3 when a BOM was stripped, else 0. */
     private readonly bomBytes: number,
+    /** The file's size in bytes, when the caller knows it: then telling an ASCII-only text (one
+     * byte per UTF-16 unit) costs nothing. */
+    byteLength?: number,
   ) {
-    for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', nl + 1))
-      this.lineStarts.push(nl + 1);
-    // eslint-disable-next-line no-control-regex
-    this.ascii = /^[\x00-\x7f]*$/.test(text);
+    this.ascii =
+      byteLength !== undefined
+        ? byteLength - bomBytes === text.length
+        : Buffer.byteLength(text, 'utf8') === text.length;
   }
+
+  private lineStarts(): number[] {
+    if (this.starts !== null) return this.starts;
+    const starts = [0];
+    const text = this.text;
+    for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', nl + 1)) starts.push(nl + 1);
+    this.starts = starts;
+    return starts;
+  }
+
+  /** Line index (0-based) of the previous lookup: lookups mostly move forward a little. */
+  private lastLine = 0;
 
   /** The position of UTF-16 offset `offset` (clamped to the text). */
   pos(offset: number): SourcePos {
     const at = Math.min(Math.max(0, offset), this.text.length);
-    const starts = this.lineStarts;
-    let lo = 0;
-    let hi = starts.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if ((starts[mid] as number) <= at) lo = mid;
-      else hi = mid - 1;
+    const starts = this.lineStarts();
+    let lo = this.lastLine;
+    if (!((starts[lo] as number) <= at && (lo + 1 >= starts.length || (starts[lo + 1] as number) > at))) {
+      lo = 0;
+      let hi = starts.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1;
+        if ((starts[mid] as number) <= at) lo = mid;
+        else hi = mid - 1;
+      }
+      this.lastLine = lo;
     }
     const lineStart = starts[lo] as number;
     if (this.ascii) return { line: lo + 1, column: at - lineStart + 1, byte: at + this.bomBytes };
@@ -52,15 +73,39 @@ export class PositionMap {
     return { line: lo + 1, column, byte };
   }
 
+  /** The ranges of a block: type name to closing brace, and its two (ASCII, one-byte) braces. */
+  blockRanges(start: number, openBrace: number, end: number): [SourceRange, SourceRange, SourceRange] {
+    const file = this.file;
+    const s = this.pos(start);
+    const e = this.pos(end);
+    const o = this.pos(openBrace);
+    const oEnd = { line: o.line, column: o.column + 1, byte: o.byte + 1 };
+    const cStart = { line: e.line, column: e.column - 1, byte: e.byte - 1 };
+    return [
+      { file, start: s, end: e },
+      { file, start: o, end: oEnd },
+      { file, start: cStart, end: e },
+    ];
+  }
+
   /** The range of UTF-16 offsets [start, end). */
   range(start: number, end: number): SourceRange {
     return { file: this.file, start: this.pos(start), end: this.pos(end) };
   }
 
+  /** Two ranges that end at the same offset (an attribute and its value): one end position. */
+  rangesTo(start: number, valueStart: number, end: number): [SourceRange, SourceRange] {
+    const e = this.pos(end);
+    return [
+      { file: this.file, start: this.pos(start), end: e },
+      { file: this.file, start: this.pos(valueStart), end: e },
+    ];
+  }
+
   private lineByteStarts(): number[] {
     if (this.lineBytes !== null) return this.lineBytes;
     const out = [this.bomBytes];
-    const starts = this.lineStarts;
+    const starts = this.lineStarts();
     for (let l = 1; l < starts.length; l++) {
       const from = starts[l - 1] as number;
       const to = starts[l] as number;

@@ -82,11 +82,11 @@ export function mergeBody(
   positions: PositionMap,
 ): HclBody {
   const outRoot: HclBody = { attributes: [], blocks: [] };
-  const pending: { scan: ScanBody; json: unknown; out: HclBody; line: number }[] = [
-    { scan: scanRoot, json: jsonRoot, out: outRoot, line: 1 },
+  const pending: { scan: ScanBody; json: unknown; out: HclBody; line: number; type: string }[] = [
+    { scan: scanRoot, json: jsonRoot, out: outRoot, line: 1, type: '' },
   ];
   while (pending.length > 0) {
-    const { scan, json, out, line } = pending.pop() as (typeof pending)[number];
+    const { scan, json, out, line, type } = pending.pop() as (typeof pending)[number];
     if (!isRecord(json)) {
       throw new MergeError(`hcl2json returned ${JSON.stringify(json)?.slice(0, 40)} for a body`, line);
     }
@@ -103,7 +103,7 @@ export function mergeBody(
         range: positions.range(a.start, a.end),
         valueRange: positions.range(valueStart, a.end),
       };
-      const items = snippetItems(text, valueStart, a.end, positions);
+      const items = type === 'required_providers' ? snippetItems(text, valueStart, a.end, positions) : null;
       if (items !== null) attr.items = items;
       out.attributes.push(attr);
     }
@@ -136,7 +136,7 @@ export function mergeBody(
         body: { attributes: [], blocks: [] },
       };
       out.blocks.push(block);
-      pending.push({ scan: b.body, json: bodyJson, out: block.body, line: b.line });
+      pending.push({ scan: b.body, json: bodyJson, out: block.body, line: b.line, type: b.type });
     }
   }
   return outRoot;
