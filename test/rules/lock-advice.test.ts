@@ -18,6 +18,7 @@
  * command that terraform does not bear out. `controls` are commands the notes do not name, run to
  * record terraform's behaviour the rule documentation describes (docs/rules/lock-constraints-drift.md).
  */
+import { describeWithTerraform } from '../support/external';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
@@ -368,7 +369,7 @@ async function runRow(row: Row, index: number): Promise<{ note: string; outcomes
   return { note, outcomes };
 }
 
-describe('the commands lock notes name do what the notes say (terraform 1.11)', () => {
+describeWithTerraform('the commands lock notes name do what the notes say (terraform 1.11)', () => {
   let results: Array<{ row: Row; note: string; outcomes: StepOutcome[] }> = [];
 
   beforeAll(async () => {

@@ -4,6 +4,7 @@
  * and `.terraform.lock.hcl`; and `terraform` itself as the oracle that the annotated files stay
  * valid for it.
  */
+import { describeWithTerraform } from '../support/external';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Finding } from '../../src/model';
@@ -319,7 +320,7 @@ describe('lock files, OpenTofu and JSON', () => {
   });
 });
 
-describe('terraform accepts the annotated files (oracle)', () => {
+describeWithTerraform('terraform accepts the annotated files (oracle)', () => {
   jest.setTimeout(120_000);
 
   it('an annotated lock file passes init -lockfile=readonly; terraform drops comments when it rewrites it', async () => {
