@@ -19,7 +19,7 @@ import { readTarFast } from './tar-fast';
 import { scanZip } from './zip';
 
 export { DEFAULT_LIMITS, RATIO_GRACE_BYTES } from './limits';
-export { defaultShouldLoad } from './paths';
+export { basename, compareUtf8, defaultShouldLoad, dirname, displayName } from './paths';
 export { detectFormat, type ArchiveFormat } from './detect';
 
 export interface ReadOptions {

@@ -26,7 +26,7 @@ import { RULES } from '../rules';
 import { closeSharedParser, scanPath } from '../scan';
 import type { ScanOptions } from '../scan/types';
 import { renderSummaryMarkdown, runLocalAudit } from '../service';
-import type { LocalArchive } from '../service/local-audit';
+import type { LocalArchive } from '../service';
 import { LocalObjectStore } from '../storage/local';
 import { TOOL_VERSION } from '../version';
 

@@ -18,7 +18,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import type { Readable } from 'node:stream';
-import { compareUtf8 } from '../archive/paths';
+import { compareUtf8 } from '../archive';
 import yauzl from 'yauzl';
 
 /** A package could not be hashed: a corrupt zip, a rejected entry name, an unreadable directory. */

@@ -7,7 +7,7 @@
  * stated as facts. docs/classification.md describes the algorithm with the real layouts it serves.
  */
 import type { KindEvidence, ModuleInfo, ModuleKind, ScanConfig } from '../model';
-import { compareUtf8, dirname } from '../archive/paths';
+import { compareUtf8, dirname } from '../archive';
 import { matchGlob } from './glob';
 import type { RepositorySignals } from './repository';
 import { cleanRelativePath } from '../addrs';

@@ -21,7 +21,7 @@ import type {
 } from '../model';
 import type { AssembledModule, RequiredProviderEntry, SrcAttr } from './assemble';
 import { attr, loc } from './assemble';
-import { compareUtf8 } from '../archive/paths';
+import { compareUtf8 } from '../archive';
 import {
   isBuiltinProviderSource,
   classifyModuleSource,

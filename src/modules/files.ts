@@ -9,7 +9,7 @@
  * - `override.*` and `*_override.*` are override files: skipped on the first pass, then merged in
  *   lexical file-name order.
  */
-import { basename, compareUtf8 } from '../archive/paths';
+import { basename, compareUtf8 } from '../archive';
 import type { Engine } from '../model';
 
 export type ConfigExtension = '.tf' | '.tf.json' | '.tofu' | '.tofu.json';

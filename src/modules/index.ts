@@ -24,7 +24,7 @@ import type { KindDecision } from './classify';
 import { readRepositorySignals } from './repository';
 import type { RepositorySignals } from './repository';
 import { collectModule } from './collect';
-import { basename, compareUtf8, dirname } from '../archive/paths';
+import { basename, compareUtf8, dirname } from '../archive';
 import { inToolDirectory, isIgnoredName, selectConfigFiles } from './files';
 import { buildRootTree, localCallers, missingModules, moduleCycles } from './tree';
 

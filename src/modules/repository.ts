@@ -10,7 +10,7 @@
  */
 import type { HclParser, BlockSpec } from '../hcl';
 import type { HclBlock, HclBody, LoadedArchive, ParseResult, SourceLocation } from '../model';
-import { basename, compareUtf8, dirname } from '../archive/paths';
+import { basename, compareUtf8, dirname } from '../archive';
 import { inToolDirectory } from './files';
 import { classifyModuleSource, isOutsideArchive, resolveLocalTarget } from '../addrs';
 import type { ModuleSourceKind } from '../model';

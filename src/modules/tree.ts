@@ -13,7 +13,7 @@ import type {
   RootTree,
   SourceLocation,
 } from '../model';
-import { compareUtf8 } from '../archive/paths';
+import { compareUtf8 } from '../archive';
 import { impliedProviderSource, isBuiltinProviderSource } from '../addrs';
 import type { CallerRef } from './classify';
 

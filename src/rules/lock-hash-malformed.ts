@@ -1,4 +1,4 @@
-import { isWellFormedH1, isWellFormedZh } from '../lockfile/hash';
+import { isWellFormedH1, isWellFormedZh } from '../lockfile';
 import { shortSource } from '../addrs';
 import { cliName, liveEntries, lockRoots } from './lock-helpers';
 import type { RuleFinding } from '../model';

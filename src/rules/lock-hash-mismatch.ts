@@ -1,4 +1,4 @@
-import { PACKAGE_NOT_LOADED } from '../lockfile/analyze';
+import { PACKAGE_NOT_LOADED } from '../lockfile';
 import { shortSource } from '../addrs';
 import { cliName, liveEntries, pathFromRoot, lockRoots } from './lock-helpers';
 import type { RuleFinding } from '../model';

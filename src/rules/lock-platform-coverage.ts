@@ -1,4 +1,4 @@
-import { isWellFormedH1 } from '../lockfile/hash';
+import { isWellFormedH1 } from '../lockfile';
 import { shortSource } from '../addrs';
 import { cliName, liveEntries, lockRoots, registryCheckFor } from './lock-helpers';
 import type { RuleFinding } from '../model';

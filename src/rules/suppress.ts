@@ -18,9 +18,7 @@
  *
  * This module decides; reports only render what it decided (`Finding.suppressed`).
  */
-import { decodeSource } from '../hcl/decode';
-import { parseJsonWithPositions, type JsonNode } from '../hcl/json';
-import { DEFAULT_MAX_NESTING_DEPTH } from '../hcl/parser';
+import { decodeSource, DEFAULT_MAX_NESTING_DEPTH, parseJsonWithPositions, type JsonNode } from '../hcl';
 import { scanHcl, type ScanComment } from '../hcl';
 import type { Finding } from '../model';
 import { compareStrings } from './helpers';

@@ -3,7 +3,7 @@
  * (`ScanOptions.signal`, e.g. a Lambda invocation's deadline), checked between stages and files,
  * and the `scan-timeout` error that says where the scan was when time ran out.
  */
-import { displayName } from '../archive/paths';
+import { displayName } from '../archive';
 import { InputError, isInputError } from '../errors';
 import type { ConfigFileReader } from '../modules';
 import type { Report } from '../report/types';

@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { DEFAULT_MAX_NESTING_DEPTH, specFingerprint } from '../hcl';
 import { ExtractionCache, EXTRACTOR_VERSION } from './cache';
-import { buildReport } from '../report/build';
+import { buildReport } from '../report';
 import type { Report } from '../report/types';
 import { readAnnotations, RULES, ruleContext, runRules } from '../rules';
 import type { AnnotatedFile } from '../rules';
@@ -35,6 +35,7 @@ export type { ScanOptions } from './types';
 export { EXTRACTOR_VERSION } from './cache';
 export type { CacheStats } from './cache';
 export {
+  duration,
   timeLimit,
   TimeLimitReached,
   registryBudgetMs,

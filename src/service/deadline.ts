@@ -9,7 +9,7 @@
  */
 import { InputError } from '../errors';
 import { timeLimit, type TimeLimit } from '../scan';
-import { duration } from '../scan/deadline';
+import { duration } from '../scan';
 
 /** At most this share of the invocation's time is kept back as the margin. */
 export const MAX_MARGIN_SHARE = 0.25;
