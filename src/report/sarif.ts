@@ -1,4 +1,4 @@
-import type { Location, Log, Region, ReportingDescriptor, Result } from 'sarif';
+import type { Fix as SarifFix, Location, Log, Region, ReportingDescriptor, Result } from 'sarif';
 import type { Finding, Severity, SourceRange } from '../model';
 import type { Report } from './types';
 import { DOCS_URL, REPOSITORY_URL } from '../version';
@@ -57,6 +57,29 @@ function region(line: number | null, range: SourceRange | undefined): Region | u
   return line !== null ? { startLine: line } : undefined;
 }
 
+/**
+ * A finding's mechanical fix as a SARIF `fix`: one `artifactChange` per edited file, each edit a
+ * `replacement` of its region (lines, columns and bytes) by the new text. Only for fixes that carry
+ * edits (`tfguard fix` applies exactly these).
+ */
+function sarifFix(f: Finding): SarifFix | undefined {
+  const edits = f.fix?.edits;
+  if (f.fix === undefined || edits === undefined || edits.length === 0) return undefined;
+  const files = [...new Set(edits.map((e) => e.range.file))];
+  return {
+    description: { text: f.fix.description },
+    artifactChanges: files.map((file) => ({
+      artifactLocation: { uri: encodeURI(file), uriBaseId: '%SRCROOT%' },
+      replacements: edits
+        .filter((e) => e.range.file === file)
+        .map((e) => ({
+          deletedRegion: region(e.range.start.line, e.range) as Region,
+          insertedContent: { text: e.text },
+        })),
+    })),
+  };
+}
+
 function physicalLocation(file: string, line: number | null, range?: SourceRange): Location {
   const r = region(line, range?.file === file ? range : undefined);
   return {
@@ -94,6 +117,8 @@ export function renderSarif(
       properties: { module: f.module, ...(f.fix ? { fix: f.fix } : {}), ...(f.note ? { note: f.note } : {}) },
     };
     if (f.file !== null) result.locations = [physicalLocation(f.file, f.line, f.range)];
+    const fix = sarifFix(f);
+    if (fix !== undefined) result.fixes = [fix];
     // Only suppressed results carry `suppressions`: some consumers treat the mere presence of the
     // property (even an empty array) as "suppressed".
     if (f.suppressed !== undefined) {

@@ -132,6 +132,42 @@ describe('source ranges in reports', () => {
   });
 });
 
+describe('SARIF fixes', () => {
+  it('carry each edit as a replacement whose region, applied to the file, gives the fixed text', async () => {
+    const archive = await readInput(DEMO);
+    const log = JSON.parse(renderReport(report, 'sarif'));
+    const withEdits = report.findings.filter((f) => (f.fix?.edits?.length ?? 0) > 0);
+    expect(withEdits.map((f) => f.ruleId).sort()).toEqual([
+      'root-module-unbounded',
+      'shared-module-upper-bound',
+    ]);
+    for (const f of report.findings) {
+      const result = log.runs[0].results[report.findings.indexOf(f)];
+      if (!withEdits.includes(f)) {
+        expect(result.fixes).toBeUndefined();
+        continue;
+      }
+      const [fix] = result.fixes;
+      const [change] = fix.artifactChanges;
+      expect(change.artifactLocation.uri).toBe(encodeURI(f.file as string));
+      const [replacement] = change.replacements;
+      const content = archive.files.get(f.file as string) as Buffer;
+      const { byteOffset, byteLength } = replacement.deletedRegion;
+      const fixed = Buffer.concat([
+        content.subarray(0, byteOffset),
+        Buffer.from(replacement.insertedContent.text),
+        content.subarray(byteOffset + byteLength),
+      ]).toString('utf8');
+      // The constraint literal is replaced by the suggested one; nothing else changes.
+      expect(content.subarray(byteOffset, byteOffset + byteLength).toString()).toMatch(/^"[^"]+"$/);
+      expect(replacement.insertedContent.text).toBe(`"${f.fix?.replacement}"`);
+      expect(fixed.length - content.toString('utf8').length).toBe(
+        replacement.insertedContent.text.length - byteLength,
+      );
+    }
+  });
+});
+
 describe('SARIF rule help links', () => {
   it('are absolute, versioned, and name a rule page that exists in this version of the repository', () => {
     const log = JSON.parse(renderReport(report, 'sarif'));
