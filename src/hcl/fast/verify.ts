@@ -29,47 +29,20 @@
  * binary operators are read as a flat chain.
  */
 import { codePointColumn } from '../decode';
-import { isGoSpace, unescapeQuoted } from '../full/scanner';
+import {
+  GiveUp,
+  isGoSpace,
+  lex,
+  lineIndex,
+  TOKEN,
+  tokenEnd,
+  unescapeQuoted,
+  type LineIndex,
+  type Tokens,
+} from '../lexer';
 
-// Token types.
-const T_EOF = 0;
-const T_NEWLINE = 1;
-/** `#` / `//` comment that ends with a newline: acts as a newline where newlines count. */
-const T_COMMENT_NL = 2;
-/** Block comment, or a line comment at the end of the file: always skipped. */
-const T_COMMENT = 3;
-const T_IDENT = 4;
-const T_NUMBER = 5;
-const T_OQUOTE = 6;
-const T_CQUOTE = 7;
-const T_QUOTED_LIT = 8;
-const T_OHEREDOC = 9;
-const T_CHEREDOC = 10;
-const T_STRING_LIT = 11;
-const T_INTERP = 12;
-const T_CONTROL = 13;
-const T_SEQ_END = 14;
-const T_OBRACE = 15;
-const T_CBRACE = 16;
-const T_OBRACK = 17;
-const T_CBRACK = 18;
-const T_OPAREN = 19;
-const T_CPAREN = 20;
-const T_DOT = 21;
-const T_COMMA = 22;
-const T_STAR = 23;
-const T_EQUAL = 24;
-const T_QUESTION = 25;
-const T_COLON = 26;
-const T_MINUS = 27;
-const T_BANG = 28;
-const T_ELLIPSIS = 29;
-const T_FATARROW = 30;
-/** Binary operators other than `*` and `-` (which have their own types): `+ / % < > == != >= <= && ||`. */
-const T_BINOP = 31;
-const T_DCOLON = 32;
-
-export const TOKEN = {
+// Token types, as module constants (cheaper in the hot loops than property reads).
+const {
   EOF: T_EOF,
   NEWLINE: T_NEWLINE,
   COMMENT_NL: T_COMMENT_NL,
@@ -103,16 +76,10 @@ export const TOKEN = {
   FATARROW: T_FATARROW,
   BINOP: T_BINOP,
   DCOLON: T_DCOLON,
-} as const;
+} = TOKEN;
 
-/** The token stream of a verified file: parallel arrays, `count` tokens (the last one is EOF). The
- * arrays are shared between calls: valid only until the next `verifyHcl` call. */
-export interface Tokens {
-  count: number;
-  type: Uint8Array;
-  start: Int32Array;
-  end: Int32Array;
-}
+export { TOKEN };
+export type { Tokens };
 
 export interface VerifiedAttribute {
   name: string;
@@ -154,34 +121,6 @@ export interface VerifyOptions {
 
 /** Expression recursion (unary chains, nested conditionals) beyond which the verifier gives up. */
 const MAX_RECURSION = 1000;
-
-class GiveUp {
-  constructor(
-    readonly reason: string,
-    readonly offset: number,
-  ) {}
-}
-
-function isDigit(c: number): boolean {
-  return c >= 0x30 && c <= 0x39;
-}
-function isIdentStart(c: number): boolean {
-  return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || c === 0x5f;
-}
-/** ASCII characters that may continue an identifier: letters, digits, `_`, `-`. */
-const IDENT_CONTINUE = new Uint8Array(128);
-for (let c = 0; c < 128; c++) {
-  if (isIdentStart(c) || isDigit(c) || c === 0x2d) IDENT_CONTINUE[c] = 1;
-}
-function isIdentContinue(c: number): boolean {
-  return c < 128 && IDENT_CONTINUE[c] === 1;
-}
-/** Characters that end a plain run inside a quoted string: `"` `\` `$` `%` CR LF. */
-const QUOTE_SPECIAL = new Uint8Array(128);
-for (const c of [0x22, 0x5c, 0x24, 0x25, 0x0a, 0x0d]) QUOTE_SPECIAL[c] = 1;
-function isHex(c: number): boolean {
-  return isDigit(c) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46);
-}
 
 /** True when two attributes share a name ("Attribute redefined"). */
 function hasDuplicateName(attributes: readonly VerifiedAttribute[]): boolean {
@@ -233,502 +172,7 @@ function hasStructureIssue(body: VerifiedBody): boolean {
 }
 
 // Characters found with cached forward searches in heredocs.
-const DOLLAR = 0;
-const PERCENT = 1;
-const CR = 2;
-const SEARCH = ['$', '%', '\r'];
-
-const NUMBER_FORM = /^(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
 const INDEX_FORM = /^(?:0|[1-9][0-9]*)$/;
-
-// Lexer modes.
-const M_MAIN = 0;
-const M_QUOTE = 1;
-const M_HEREDOC = 2;
-
-interface LineIndex {
-  /** Offsets where lines start (shared between calls, like the token arrays). */
-  starts: Int32Array;
-  count: number;
-}
-
-let sharedLines = new Int32Array(1 << 14);
-
-function lineIndex(text: string): LineIndex {
-  let starts = sharedLines;
-  let count = 1;
-  starts[0] = 0;
-  for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', nl + 1)) {
-    if (count === starts.length) {
-      const grown = new Int32Array(starts.length * 2);
-      grown.set(starts);
-      starts = grown;
-      sharedLines = grown;
-    }
-    starts[count++] = nl + 1;
-  }
-  return { starts, count };
-}
-
-let shared = { type: new Uint8Array(1 << 16), start: new Int32Array(1 << 16), end: new Int32Array(1 << 16) };
-
-/**
- * Tokenizes like hclsyntax's scanner (for the subset described above). Throws `GiveUp`.
- */
-class Lexer {
-  private type: Uint8Array;
-  private start: Int32Array;
-  private end: Int32Array;
-  private count = 0;
-  /** Mode stack (the scanner's fcall/fret) and brace accounting for template sequences. */
-  private readonly modes: number[] = [M_MAIN];
-  private readonly markers: string[] = [];
-  private readonly heredocAtLineStart: boolean[] = [];
-  private braces = 0;
-  private readonly retBraces: number[] = [];
-  private depth = 0;
-  maxDepth = 0;
-
-  constructor(
-    private readonly text: string,
-    private readonly depthLimit: number,
-  ) {
-    // The token arrays are shared by every call (a verification is synchronous): no allocation
-    // per file.
-    this.type = shared.type;
-    this.start = shared.start;
-    this.end = shared.end;
-  }
-
-  private emit(t: number, s: number, e: number): void {
-    if (this.count === this.type.length) this.grow();
-    this.type[this.count] = t;
-    this.start[this.count] = s;
-    this.end[this.count] = e;
-    this.count++;
-  }
-
-  private grow(): void {
-    const cap = this.type.length * 2;
-    const nt = new Uint8Array(cap);
-    nt.set(this.type);
-    const ns = new Int32Array(cap);
-    ns.set(this.start);
-    const ne = new Int32Array(cap);
-    ne.set(this.end);
-    this.type = nt;
-    this.start = ns;
-    this.end = ne;
-    shared = { type: nt, start: ns, end: ne };
-  }
-
-  private open(at: number): void {
-    this.depth++;
-    if (this.depth > this.maxDepth) this.maxDepth = this.depth;
-    if (this.depth > this.depthLimit) throw new GiveUp('nesting too deep', at);
-  }
-
-  private close(): void {
-    this.depth--;
-  }
-
-  /** Cached position of the next `$`, `%` and carriage return (the text length when none). */
-  private readonly nextCache = [-1, -1, -1];
-
-  /** Position of the next `ch` (DOLLAR, PERCENT, CR) at or after `from`; `from` never decreases
-   * between calls, so every search runs over each character once. */
-  private nextOf(ch: number, from: number): number {
-    let at = this.nextCache[ch] as number;
-    if (at < from) {
-      at = this.text.indexOf(SEARCH[ch] as string, from);
-      if (at === -1) at = this.text.length;
-      this.nextCache[ch] = at;
-    }
-    return at;
-  }
-
-  /** `${` / `%{` at `i` inside a template: emit the opener and enter main mode. */
-  private templateSeq(i: number, dollar: boolean): number {
-    if (this.text.charCodeAt(i + 2) === 0x7e /* ~ */) throw new GiveUp('template strip marker', i);
-    this.emit(dollar ? T_INTERP : T_CONTROL, i, i + 2);
-    this.open(i);
-    this.braces++;
-    this.retBraces.push(this.braces);
-    this.modes.push(M_MAIN);
-    return i + 2;
-  }
-
-  run(): Tokens {
-    const text = this.text;
-    const n = text.length;
-    let i = 0;
-    while (i < n) {
-      const mode = this.modes[this.modes.length - 1] as number;
-
-      if (mode === M_QUOTE) {
-        const litStart = i;
-        while (i < n) {
-          const c = text.charCodeAt(i);
-          if (c >= 128 || QUOTE_SPECIAL[c] === 0) {
-            i++;
-            continue;
-          }
-          if (c === 0x22 /* " */ || c === 0x0a || c === 0x0d) break;
-          if (c === 0x5c /* \ */) {
-            const e = text.charCodeAt(i + 1);
-            if (e === 0x6e || e === 0x72 || e === 0x74 || e === 0x22 || e === 0x5c) {
-              i += 2;
-              continue;
-            }
-            if (e === 0x75 /* u */ || e === 0x55 /* U */) {
-              const len = e === 0x75 ? 4 : 8;
-              let k = 0;
-              while (k < len && isHex(text.charCodeAt(i + 2 + k))) k++;
-              if (k !== len || isHex(text.charCodeAt(i + 2 + len))) throw new GiveUp('escape sequence', i);
-              const cp = parseInt(text.slice(i + 2, i + 2 + len), 16);
-              if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) throw new GiveUp('escape sequence', i);
-              i += 2 + len;
-              continue;
-            }
-            throw new GiveUp('escape sequence', i);
-          }
-          if ((c === 0x24 /* $ */ || c === 0x25) /* % */ && text.charCodeAt(i + 1) === 0x7b /* { */) break;
-          if ((c === 0x24 || c === 0x25) && text.charCodeAt(i + 1) === c && text.charCodeAt(i + 2) === 0x7b) {
-            i += 3; // `$${` / `%%{`: literal
-            continue;
-          }
-          i++;
-        }
-        if (i > litStart) this.emit(T_QUOTED_LIT, litStart, i);
-        if (i >= n) throw new GiveUp('unterminated string', litStart);
-        const c = text.charCodeAt(i);
-        if (c === 0x22) {
-          this.emit(T_CQUOTE, i, i + 1);
-          this.modes.pop();
-          i++;
-        } else if (c === 0x0a || c === 0x0d) {
-          throw new GiveUp('newline in a quoted string', i);
-        } else {
-          i = this.templateSeq(i, c === 0x24);
-        }
-        continue;
-      }
-
-      if (mode === M_HEREDOC) {
-        const top = this.heredocAtLineStart.length - 1;
-        const nl = text.indexOf('\n', i);
-        if (nl === -1) throw new GiveUp('unterminated heredoc', i);
-        // The real scanner only accepts a carriage return directly before a line feed.
-        const cr = this.nextOf(CR, i);
-        if (cr < nl - 1) throw new GiveUp('carriage return', cr);
-        if (this.heredocAtLineStart[top] === true) {
-          // A line that is exactly the marker (after TrimSpace) and ends with a newline closes it.
-          const lineEnd = cr === nl - 1 ? nl - 1 : nl;
-          let a = i;
-          let b = lineEnd;
-          while (a < b && isGoSpace(text.charCodeAt(a))) a++;
-          while (b > a && isGoSpace(text.charCodeAt(b - 1))) b--;
-          const marker = this.markers[this.markers.length - 1] as string;
-          if (b - a === marker.length && text.startsWith(marker, a)) {
-            // A line holding `$` / `%` is split into several literal tokens by the real scanner, so it
-            // is never a closing line; a marker line has neither.
-            this.emit(T_CHEREDOC, i, lineEnd);
-            this.emit(T_NEWLINE, lineEnd, nl + 1);
-            this.markers.pop();
-            this.heredocAtLineStart.pop();
-            this.modes.pop();
-            i = nl + 1;
-            continue;
-          }
-        }
-        // The literal runs to the end of the line or to the first `${` / `%{` (`$${` / `%%{` are
-        // literal). The next `$` and `%` are found with cached forward searches (linear overall).
-        const litStart = i;
-        let seq = -1;
-        for (let p = i; ;) {
-          const s = Math.min(this.nextOf(DOLLAR, p), this.nextOf(PERCENT, p));
-          if (s >= nl) break;
-          const c0 = text.charCodeAt(s);
-          const c1 = text.charCodeAt(s + 1);
-          if (c1 === 0x7b) {
-            seq = s;
-            break;
-          }
-          p = c1 === c0 && text.charCodeAt(s + 2) === 0x7b ? s + 3 : s + 1;
-        }
-        if (seq === -1) {
-          i = nl + 1;
-          this.emit(T_STRING_LIT, litStart, i);
-          this.heredocAtLineStart[top] = true;
-        } else {
-          if (seq > litStart) this.emit(T_STRING_LIT, litStart, seq);
-          this.heredocAtLineStart[top] = false;
-          i = this.templateSeq(seq, text.charCodeAt(seq) === 0x24);
-        }
-        continue;
-      }
-
-      // ---------------------------------------------------------------- main mode
-      const c = text.charCodeAt(i);
-      if (c === 0x20 || c === 0x09) {
-        i++;
-        while (i < n && (text.charCodeAt(i) === 0x20 || text.charCodeAt(i) === 0x09)) i++;
-        continue;
-      }
-      if (c === 0x0a) {
-        this.emit(T_NEWLINE, i, i + 1);
-        i++;
-        continue;
-      }
-      if (c === 0x0d) {
-        if (text.charCodeAt(i + 1) !== 0x0a) throw new GiveUp('carriage return', i);
-        this.emit(T_NEWLINE, i, i + 2);
-        i += 2;
-        continue;
-      }
-      if (isIdentStart(c)) {
-        let j = i + 1;
-        while (j < n && isIdentContinue(text.charCodeAt(j))) j++;
-        if (j < n && text.charCodeAt(j) >= 0x80) throw new GiveUp('non-ASCII identifier', i);
-        this.emit(T_IDENT, i, j);
-        i = j;
-        continue;
-      }
-      if (isDigit(c)) {
-        // NumberLit = digit (digit | '.' | [eE][+-]?digit)*, not ending with '.'.
-        let j = i + 1;
-        let good = j;
-        for (;;) {
-          const d = text.charCodeAt(j);
-          if (isDigit(d)) {
-            j++;
-            good = j;
-          } else if (d === 0x2e) {
-            j++;
-          } else if (d === 0x65 || d === 0x45) {
-            const s = text.charCodeAt(j + 1);
-            if (isDigit(s)) {
-              j += 2;
-              good = j;
-            } else if ((s === 0x2b || s === 0x2d) && isDigit(text.charCodeAt(j + 2))) {
-              j += 3;
-              good = j;
-            } else break;
-          } else break;
-        }
-        if (!NUMBER_FORM.test(text.slice(i, good))) throw new GiveUp('number literal', i);
-        this.emit(T_NUMBER, i, good);
-        i = good;
-        continue;
-      }
-      switch (c) {
-        case 0x23: /* # */ {
-          const nl = text.indexOf('\n', i);
-          if (nl === -1) {
-            this.emit(T_COMMENT, i, n);
-            i = n;
-          } else {
-            this.emit(T_COMMENT_NL, i, nl + 1);
-            i = nl + 1;
-          }
-          continue;
-        }
-        case 0x2f: /* / */ {
-          const d = text.charCodeAt(i + 1);
-          if (d === 0x2f) {
-            const nl = text.indexOf('\n', i);
-            if (nl === -1) {
-              this.emit(T_COMMENT, i, n);
-              i = n;
-            } else {
-              this.emit(T_COMMENT_NL, i, nl + 1);
-              i = nl + 1;
-            }
-            continue;
-          }
-          if (d === 0x2a) {
-            const e = text.indexOf('*/', i + 2);
-            if (e === -1) throw new GiveUp('unterminated comment', i);
-            this.emit(T_COMMENT, i, e + 2);
-            i = e + 2;
-            continue;
-          }
-          this.emit(T_BINOP, i, i + 1);
-          i++;
-          continue;
-        }
-        case 0x22 /* " */:
-          this.emit(T_OQUOTE, i, i + 1);
-          this.modes.push(M_QUOTE);
-          i++;
-          continue;
-        case 0x7b /* { */:
-          this.emit(T_OBRACE, i, i + 1);
-          this.open(i);
-          this.braces++;
-          i++;
-          continue;
-        case 0x7d /* } */:
-          if (this.retBraces.length > 0 && this.retBraces[this.retBraces.length - 1] === this.braces) {
-            this.emit(T_SEQ_END, i, i + 1);
-            this.retBraces.pop();
-            this.modes.pop();
-          } else {
-            this.emit(T_CBRACE, i, i + 1);
-          }
-          this.close();
-          this.braces--;
-          i++;
-          continue;
-        case 0x5b:
-          this.emit(T_OBRACK, i, i + 1);
-          this.open(i);
-          i++;
-          continue;
-        case 0x5d:
-          this.emit(T_CBRACK, i, i + 1);
-          this.close();
-          i++;
-          continue;
-        case 0x28:
-          this.emit(T_OPAREN, i, i + 1);
-          this.open(i);
-          i++;
-          continue;
-        case 0x29:
-          this.emit(T_CPAREN, i, i + 1);
-          this.close();
-          i++;
-          continue;
-        case 0x2e /* . */:
-          if (text.charCodeAt(i + 1) === 0x2e && text.charCodeAt(i + 2) === 0x2e) {
-            this.emit(T_ELLIPSIS, i, i + 3);
-            i += 3;
-          } else {
-            this.emit(T_DOT, i, i + 1);
-            i++;
-          }
-          continue;
-        case 0x2c:
-          this.emit(T_COMMA, i, i + 1);
-          i++;
-          continue;
-        case 0x2a:
-          this.emit(T_STAR, i, i + 1);
-          i++;
-          continue;
-        case 0x2b: /* + */
-        case 0x25 /* % */:
-          this.emit(T_BINOP, i, i + 1);
-          i++;
-          continue;
-        case 0x2d /* - */:
-          this.emit(T_MINUS, i, i + 1);
-          i++;
-          continue;
-        case 0x3d: /* = */ {
-          const d = text.charCodeAt(i + 1);
-          if (d === 0x3d) {
-            this.emit(T_BINOP, i, i + 2);
-            i += 2;
-          } else if (d === 0x3e) {
-            this.emit(T_FATARROW, i, i + 2);
-            i += 2;
-          } else {
-            this.emit(T_EQUAL, i, i + 1);
-            i++;
-          }
-          continue;
-        }
-        case 0x21 /* ! */:
-          if (text.charCodeAt(i + 1) === 0x3d) {
-            this.emit(T_BINOP, i, i + 2);
-            i += 2;
-          } else {
-            this.emit(T_BANG, i, i + 1);
-            i++;
-          }
-          continue;
-        case 0x3e: /* > */ {
-          const len = text.charCodeAt(i + 1) === 0x3d ? 2 : 1;
-          this.emit(T_BINOP, i, i + len);
-          i += len;
-          continue;
-        }
-        case 0x3c: /* < */ {
-          const d = text.charCodeAt(i + 1);
-          if (d === 0x3d) {
-            this.emit(T_BINOP, i, i + 2);
-            i += 2;
-            continue;
-          }
-          if (d === 0x3c) {
-            // Heredoc opener: `<<` `-`? Ident Newline.
-            let j = i + 2;
-            if (text.charCodeAt(j) === 0x2d) j++;
-            const m0 = j;
-            if (isIdentStart(text.charCodeAt(j))) {
-              j++;
-              while (j < n && isIdentContinue(text.charCodeAt(j))) j++;
-              if (j < n && text.charCodeAt(j) >= 0x80) throw new GiveUp('non-ASCII heredoc marker', i);
-              let k = j;
-              if (text.charCodeAt(k) === 0x0d) k++;
-              if (text.charCodeAt(k) === 0x0a) {
-                this.emit(T_OHEREDOC, i, k + 1);
-                this.markers.push(text.slice(m0, j));
-                this.heredocAtLineStart.push(true);
-                this.modes.push(M_HEREDOC);
-                i = k + 1;
-                continue;
-              }
-            }
-          }
-          this.emit(T_BINOP, i, i + 1);
-          i++;
-          continue;
-        }
-        case 0x3f:
-          this.emit(T_QUESTION, i, i + 1);
-          i++;
-          continue;
-        case 0x3a /* : */:
-          if (text.charCodeAt(i + 1) === 0x3a) {
-            this.emit(T_DCOLON, i, i + 2);
-            i += 2;
-            continue;
-          }
-          this.emit(T_COLON, i, i + 1);
-          i++;
-          continue;
-        case 0x26 /* & */:
-          if (text.charCodeAt(i + 1) === 0x26) {
-            this.emit(T_BINOP, i, i + 2);
-            i += 2;
-            continue;
-          }
-          throw new GiveUp('"&"', i);
-        case 0x7c /* | */:
-          if (text.charCodeAt(i + 1) === 0x7c) {
-            this.emit(T_BINOP, i, i + 2);
-            i += 2;
-            continue;
-          }
-          throw new GiveUp('"|"', i);
-        default:
-          throw new GiveUp(`character U+${c.toString(16).padStart(4, '0')}`, i);
-      }
-    }
-    if (this.modes.length !== 1) throw new GiveUp('unterminated template', n);
-    this.emit(T_EOF, n, n);
-    return { count: this.count, type: this.type, start: this.start, end: this.end };
-  }
-}
-
-function tokenize(text: string, depthLimit: number): { tokens: Tokens; maxDepth: number } {
-  const lexer = new Lexer(text, depthLimit);
-  const tokens = lexer.run();
-  return { tokens, maxDepth: lexer.maxDepth };
-}
 
 // Expression kinds that matter for hcl2json's unary-operator conversion.
 const K_OTHER = 0;
@@ -1273,7 +717,7 @@ export function verifyHcl(text: string, options: VerifyOptions = {}): VerifyResu
   let tokens: Tokens;
   let maxDepth: number;
   try {
-    ({ tokens, maxDepth } = tokenize(text, depthLimit));
+    ({ tokens, maxDepth } = lex(text, { strict: true, depthLimit }));
   } catch (err) {
     if (err instanceof GiveUp) return giveUp(text, err);
     throw err;
@@ -1329,8 +773,8 @@ export interface ObjectItemOffsets {
   valueEnd: number;
 }
 
-const OPENERS = new Set([T_OBRACE, T_OBRACK, T_OPAREN, T_INTERP, T_CONTROL, T_OQUOTE, T_OHEREDOC]);
-const CLOSERS = new Set([T_CBRACE, T_CBRACK, T_CPAREN, T_SEQ_END, T_CQUOTE, T_CHEREDOC]);
+const OPENERS = new Set<number>([T_OBRACE, T_OBRACK, T_OPAREN, T_INTERP, T_CONTROL, T_OQUOTE, T_OHEREDOC]);
+const CLOSERS = new Set<number>([T_CBRACE, T_CBRACK, T_CPAREN, T_SEQ_END, T_CQUOTE, T_CHEREDOC]);
 
 function isTrivia(t: number): boolean {
   return t === T_COMMENT || t === T_COMMENT_NL || t === T_NEWLINE;
@@ -1342,16 +786,6 @@ export function expressionOffset(tokens: Tokens, from: number, to: number): numb
   let i = from;
   while (i < to - 1 && isTrivia(tokens.type[i] as number)) i++;
   return tokens.start[i] as number;
-}
-
-/** End offset of token `k`; a heredoc's closing token ends at its marker, not after the newline. */
-function tokenEnd(text: string, tokens: Tokens, k: number): number {
-  let e = tokens.end[k] as number;
-  if (tokens.type[k] === T_CHEREDOC) {
-    const s = tokens.start[k] as number;
-    while (e > s && isGoSpace(text.charCodeAt(e - 1))) e--;
-  }
-  return e;
 }
 
 /**

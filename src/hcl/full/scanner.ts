@@ -1,27 +1,20 @@
 /**
- * An exact, linear-time lexer for the structure of HCL native syntax.
+ * The structure of a file in HCL native syntax, for any text: blocks with their labels, attributes
+ * and the offsets and lines they span, found without evaluating expressions. It decides which names
+ * are blocks and which are attributes, measures the nesting depth before the file is handed to
+ * hcl2json (whose recursive descent parser overflows on deep nesting), reports lexical errors with
+ * positions, and collects comments.
  *
- * It finds the body structure of a file (blocks with their labels, attributes, and the lines they
- * span) without evaluating expressions, so it can decide which names are blocks and which are
- * attributes, measure the nesting depth before the file is handed to hcl2json (whose recursive
- * descent parser overflows on deep nesting), and report lexical errors with positions.
- *
- * The token rules follow hashicorp/hcl `hclsyntax` (scan_tokens.rl, scan_string_lit.rl, peeker.go):
- * - `#` and `//` comments run to the end of the line and count as a newline; `/* *\/` comments do
- *   not end an attribute even when they span lines.
- * - Quoted strings are templates: `\` escapes, `${ }` interpolations and `%{ }` directives (which
- *   contain ordinary expressions, so strings nest), `$${` and `%%{` are literal. A raw newline inside
- *   a quoted string is an error.
- * - Heredocs start with `<<ID` or `<<-ID` directly followed by a newline (LF or CRLF); they end at
- *   the first line that, with surrounding white space removed, equals `ID` and is followed by a
- *   newline. Heredocs are templates too (no backslash escapes).
- * - Newlines end an attribute only at the nesting level of the body (not inside `( [ {`).
- *
- * The scanner never recurses: it keeps an explicit stack, so 100k nested brackets cost memory
- * proportional to the input and nothing else. It stops at the first lexical error. Grammar errors
- * that are not lexical (for example `a b = 1`) are tolerated here; hcl2json gives the verdict.
+ * It walks the tokens of the shared lexer (`../lexer.ts`, tolerant mode) with an explicit bracket
+ * stack, so 100k nested brackets cost memory proportional to the input and nothing else:
+ * - newlines (and line comments, which end with one) end an attribute only at the nesting level of
+ *   the body, not inside `( [ {`; `/* *\/` comments never end one;
+ * - `}` `]` `)` must match the innermost opener, and anything left open at the end is an error;
+ * - it stops at the first error. Grammar errors that are not lexical (for example `a b = 1`) are
+ *   tolerated here; hcl2json gives the verdict.
  */
 import { codePointColumn } from '../decode';
+import { lex, lineIndex, TOKEN, tokenEnd, unescapeQuoted } from '../lexer';
 
 export interface ScanAttribute {
   name: string;
@@ -116,15 +109,12 @@ interface Frame {
   kind: number;
   /** Offset of the opening token. */
   pos: number;
-  line: number;
-  lineStart: number;
   /** F_BLOCK: the block whose body this is. */
   block: ScanBlock | null;
   /** F_QUOTE: the string is a block label. */
   label: boolean;
-  /** F_HEREDOC: the closing marker, and whether the scanner stands at the start of a line. */
+  /** F_HEREDOC: the closing marker. */
   marker: string;
-  atLineStart: boolean;
 }
 
 // Body states (meaningful while the top of the stack is a body: the root or a block).
@@ -143,120 +133,68 @@ const OPENERS: Record<number, string> = {
   [F_DIRECTIVE]: '%{',
 };
 
-const ID_START = /[\p{ID_Start}_]/u;
-const ID_CONTINUE = /[\p{ID_Continue}-]/u;
-
-function isAsciiIdStart(c: number): boolean {
-  return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || c === 0x5f;
-}
-
-function isAsciiIdContinue(c: number): boolean {
-  return isAsciiIdStart(c) || (c >= 0x30 && c <= 0x39) || c === 0x2d;
-}
-
-/** Length of the identifier at `i` (0 if there is none). HCL identifiers: ID_Start or `_`, then
- * ID_Continue or `-`. */
-function identLength(text: string, i: number): number {
-  const n = text.length;
-  let j = i;
-  let first = true;
-  while (j < n) {
-    const c = text.charCodeAt(j);
-    if (c < 0x80) {
-      if (first ? !isAsciiIdStart(c) : !isAsciiIdContinue(c)) break;
-      j++;
-    } else {
-      const cp = text.codePointAt(j) as number;
-      const ch = String.fromCodePoint(cp);
-      if (!(first ? ID_START : ID_CONTINUE).test(ch)) break;
-      j += ch.length;
-    }
-    first = false;
-  }
-  return j - i;
-}
-
-/** White space as Go's `unicode.IsSpace` (used by `bytes.TrimSpace` on heredoc marker lines). */
-export function isGoSpace(c: number): boolean {
-  return (
-    c === 0x20 ||
-    (c >= 0x09 && c <= 0x0d) ||
-    c === 0x85 ||
-    c === 0xa0 ||
-    c === 0x1680 ||
-    (c >= 0x2000 && c <= 0x200a) ||
-    c === 0x2028 ||
-    c === 0x2029 ||
-    c === 0x202f ||
-    c === 0x205f ||
-    c === 0x3000
-  );
-}
-
-/** The value of a quoted string literal's content (between the quotes), as HCL unescapes it. */
-export function unescapeQuoted(raw: string): string {
-  let out = '';
-  for (let i = 0; i < raw.length; i++) {
-    const c = raw[i] as string;
-    if (c === '\\' && i + 1 < raw.length) {
-      const e = raw[i + 1] as string;
-      i++;
-      switch (e) {
-        case 'n':
-          out += '\n';
-          break;
-        case 'r':
-          out += '\r';
-          break;
-        case 't':
-          out += '\t';
-          break;
-        case '"':
-          out += '"';
-          break;
-        case '\\':
-          out += '\\';
-          break;
-        case 'u':
-        case 'U': {
-          const len = e === 'u' ? 4 : 8;
-          const digits = raw.slice(i + 1, i + 1 + len);
-          const cp = /^[0-9a-fA-F]+$/.test(digits) && digits.length === len ? parseInt(digits, 16) : NaN;
-          if (Number.isNaN(cp) || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
-            out += '\\' + e;
-          } else {
-            out += String.fromCodePoint(cp);
-            i += len;
-          }
-          break;
-        }
-        default:
-          out += '\\' + e;
-      }
-    } else if ((c === '$' || c === '%') && raw[i + 1] === c && raw[i + 2] === '{') {
-      out += c + '{';
-      i += 2;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
+const {
+  EOF: T_EOF,
+  NEWLINE: T_NEWLINE,
+  COMMENT_NL: T_COMMENT_NL,
+  COMMENT: T_COMMENT,
+  IDENT: T_IDENT,
+  OQUOTE: T_OQUOTE,
+  CQUOTE: T_CQUOTE,
+  QUOTED_LIT: T_QUOTED_LIT,
+  OHEREDOC: T_OHEREDOC,
+  CHEREDOC: T_CHEREDOC,
+  STRING_LIT: T_STRING_LIT,
+  INTERP: T_INTERP,
+  CONTROL: T_CONTROL,
+  SEQ_END: T_SEQ_END,
+  OBRACE: T_OBRACE,
+  CBRACE: T_CBRACE,
+  OBRACK: T_OBRACK,
+  CBRACK: T_CBRACK,
+  OPAREN: T_OPAREN,
+  CPAREN: T_CPAREN,
+  EQUAL: T_EQUAL,
+} = TOKEN;
 
 /**
  * Scans HCL native syntax and returns its body structure. Linear in the input size; never recurses.
  */
 export function scanHcl(path: string, text: string, options: ScannerOptions = {}): ScanResult {
   const depthLimit = options.depthLimit ?? Infinity;
-  const n = text.length;
   const root: ScanBody = { attributes: [], blocks: [] };
   const stack: Frame[] = [];
   const errors: ScanError[] = [];
   const comments: ScanComment[] | null = options.comments === true ? [] : null;
+  const { tokens, error: lexError } = lex(text);
+  const { type, start, end } = tokens;
 
-  let i = 0;
-  let line = 1;
-  let lineStart = 0;
+  // Lines are looked up by offset (binary search over line starts) only where a result needs one.
+  const lines = lineIndex(text);
+  const lineStarts = lines.starts.slice(0, lines.count);
+  let hint = 0;
+  const lineOf = (offset: number): number => {
+    let lo = hint;
+    if (!(
+      (lineStarts[lo] as number) <= offset &&
+      (lo + 1 >= lineStarts.length || (lineStarts[lo + 1] as number) > offset)
+    )) {
+      lo = 0;
+      let hi = lineStarts.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1;
+        if ((lineStarts[mid] as number) <= offset) lo = mid;
+        else hi = mid - 1;
+      }
+      hint = lo;
+    }
+    return lo + 1;
+  };
+  const located = (message: string, offset: number): ScanError => {
+    const line = lineOf(offset);
+    return { message, line, column: codePointColumn(text, lineStarts[line - 1] as number, offset) };
+  };
+
   let depth = 0;
   let maxDepth = 0;
   let depthLimitExceeded: { line: number; column: number } | null = null;
@@ -264,58 +202,22 @@ export function scanHcl(path: string, text: string, options: ScannerOptions = {}
   // The item being read in the innermost body.
   let state = S_ITEM;
   let name = '';
-  let nameLine = 0;
   let nameStart = 0;
   let labels: string[] = [];
-  // The last token seen (for attribute end positions).
-  let lastLine = 1;
+  // The last token seen (for attribute end positions): its start and end offsets.
+  let lastStart = 0;
   let lastEnd = 0;
 
-  const fail = (message: string, at: number, atLine: number, atLineStart: number): void => {
-    errors.push({ message, line: atLine, column: codePointColumn(text, atLineStart, at) });
-    i = n;
-  };
-
-  const push = (kind: number, pos: number, extra?: Partial<Frame>): Frame => {
-    const frame: Frame = {
-      kind,
-      pos,
-      line,
-      lineStart,
-      block: null,
-      label: false,
-      marker: '',
-      atLineStart: false,
-      ...extra,
-    };
-    stack.push(frame);
+  const push = (kind: number, pos: number, block: ScanBlock | null, label: boolean, marker: string): void => {
+    stack.push({ kind, pos, block, label, marker });
     if (kind <= F_DIRECTIVE) {
       depth++;
       if (depth > maxDepth) maxDepth = depth;
       if (depth > depthLimit && depthLimitExceeded === null) {
-        depthLimitExceeded = { line, column: codePointColumn(text, lineStart, pos) };
+        const at = located('', pos);
+        depthLimitExceeded = { line: at.line, column: at.column };
       }
     }
-    return frame;
-  };
-
-  /** The comment spans `start`..`end`; `body` is its text without the markers. */
-  const recordComment = (
-    list: ScanComment[],
-    start: number,
-    end: number,
-    body: string,
-    endLine: number,
-  ): void => {
-    list.push({
-      text: body,
-      line,
-      endLine,
-      start,
-      end,
-      beforeItems:
-        stack.length === 0 && state === S_ITEM && root.attributes.length === 0 && root.blocks.length === 0,
-    });
   };
 
   const pop = (): void => {
@@ -331,22 +233,21 @@ export function scanHcl(path: string, text: string, options: ScannerOptions = {}
   const finishAttribute = (): void => {
     currentBody().attributes.push({
       name,
-      line: nameLine,
-      endLine: lastLine,
+      line: lineOf(nameStart),
+      endLine: lineOf(lastStart),
       start: nameStart,
       end: lastEnd,
     });
   };
 
   /** A token (other than a newline) at body level. `ident` is set for identifiers. */
-  const bodyToken = (start: number, ident: string | null): void => {
+  const bodyToken = (at: number, ident: string | null): void => {
     switch (state) {
       case S_ITEM:
         if (ident !== null) {
           state = S_NAME;
           name = ident;
-          nameLine = line;
-          nameStart = start;
+          nameStart = at;
           labels = [];
         } else {
           state = S_SKIP;
@@ -366,6 +267,18 @@ export function scanHcl(path: string, text: string, options: ScannerOptions = {}
     }
   };
 
+  const recordComment = (list: ScanComment[], s: number, e: number, body: string): void => {
+    list.push({
+      text: body,
+      line: lineOf(s),
+      endLine: lineOf(Math.max(s, e - 1)),
+      start: s,
+      end: e,
+      beforeItems:
+        stack.length === 0 && state === S_ITEM && root.attributes.length === 0 && root.blocks.length === 0,
+    });
+  };
+
   const unclosedMessage = (frame: Frame): string => {
     switch (frame.kind) {
       case F_QUOTE:
@@ -383,298 +296,164 @@ export function scanHcl(path: string, text: string, options: ScannerOptions = {}
     }
   };
 
-  while (i < n) {
+  const count = tokens.count;
+  for (let k = 0; k < count && errors.length === 0; k++) {
+    const t = type[k] as number;
+    const s = start[k] as number;
+    const e = end[k] as number;
+    if (t === T_EOF) break;
     const top = stack[stack.length - 1];
-    const kind = top === undefined ? F_BLOCK : top.kind;
+    const atBody = top === undefined || top.kind === F_BLOCK;
 
-    // ------------------------------------------------------------------ quoted template string
-    if (kind === F_QUOTE) {
-      const frame = top as Frame;
-      while (i < n) {
-        const c = text.charCodeAt(i);
-        if (c === 0x22 /* " */) {
-          pop();
-          lastLine = line;
-          lastEnd = i + 1;
-          if (frame.label) {
-            labels.push(unescapeQuoted(text.slice(frame.pos + 1, i)));
-            state = S_LABELS;
+    switch (t) {
+      case T_QUOTED_LIT:
+      case T_STRING_LIT:
+        continue;
+      case T_NEWLINE:
+        if (atBody) {
+          if (state === S_EXPR) finishAttribute();
+          state = S_ITEM;
+        }
+        continue;
+      case T_COMMENT_NL:
+      case T_COMMENT: {
+        if (comments !== null) {
+          const line = text.charCodeAt(s) === 0x23 || text.charCodeAt(s + 1) === 0x2f;
+          if (line) {
+            // A line comment ends before its newline (and a CR before it).
+            let stop = t === T_COMMENT_NL ? e - 1 : e;
+            if (text.charCodeAt(stop - 1) === 0x0d && stop - 1 > s) stop--;
+            const from = s + (text.charCodeAt(s) === 0x23 ? 1 : 2);
+            recordComment(comments, s, t === T_COMMENT_NL ? e - 1 : e, text.slice(from, stop));
+          } else {
+            recordComment(comments, s, e, text.slice(s + 2, e - 2));
           }
-          i++;
+        }
+        if (t === T_COMMENT_NL && atBody) {
+          if (state === S_EXPR) finishAttribute();
+          state = S_ITEM;
+        }
+        continue;
+      }
+      case T_OQUOTE: {
+        const isLabel = atBody && (state === S_NAME || state === S_LABELS);
+        if (atBody && !isLabel) bodyToken(s, null);
+        push(F_QUOTE, s, null, isLabel, '');
+        break;
+      }
+      case T_CQUOTE: {
+        const frame = top as Frame;
+        pop();
+        if (frame.label) {
+          labels.push(unescapeQuoted(text.slice(frame.pos + 1, s)));
+          state = S_LABELS;
+        }
+        break;
+      }
+      case T_OHEREDOC: {
+        if (atBody) bodyToken(s, null);
+        let m = s + 2;
+        if (text.charCodeAt(m) === 0x2d) m++;
+        let me = e - 1;
+        if (text.charCodeAt(me - 1) === 0x0d) me--;
+        push(F_HEREDOC, s, null, false, text.slice(m, me));
+        continue; // the opener does not end an expression
+      }
+      case T_CHEREDOC:
+        pop();
+        lastStart = s;
+        lastEnd = tokenEnd(text, tokens, k);
+        continue;
+      case T_INTERP:
+      case T_CONTROL:
+        push(t === T_INTERP ? F_INTERP : F_DIRECTIVE, s, null, false, '');
+        break;
+      case T_OBRACE:
+        if (atBody && (state === S_NAME || state === S_LABELS)) {
+          const block: ScanBlock = {
+            type: name,
+            labels,
+            line: lineOf(nameStart),
+            endLine: lineOf(nameStart),
+            start: nameStart,
+            end: e,
+            bodyStart: e,
+            body: { attributes: [], blocks: [] },
+          };
+          currentBody().blocks.push(block);
+          push(F_BLOCK, s, block, false, '');
+          state = S_ITEM;
+        } else {
+          if (atBody) bodyToken(s, null);
+          push(F_BRACE, s, null, false, '');
+        }
+        break;
+      case T_CBRACE:
+      case T_SEQ_END:
+      case T_CBRACK:
+      case T_CPAREN: {
+        const ch = text[s] as string;
+        if (top === undefined) {
+          errors.push(located(`unbalanced brackets: unexpected "${ch}"`, s));
           break;
         }
-        if (c === 0x0a) {
-          fail(
-            'unterminated string: a quoted string may not span lines',
-            frame.pos,
-            frame.line,
-            frame.lineStart,
+        const kind = top.kind;
+        const matches =
+          t === T_CBRACK
+            ? kind === F_BRACKET
+            : t === T_CPAREN
+              ? kind === F_PAREN
+              : kind === F_BLOCK || kind === F_BRACE || kind === F_INTERP || kind === F_DIRECTIVE;
+        if (!matches) {
+          const opener = located('', top.pos);
+          errors.push(
+            located(
+              `unbalanced brackets: "${ch}" does not match "${OPENERS[kind]}" at line ${opener.line}, column ${opener.column}`,
+              s,
+            ),
           );
           break;
         }
-        if (c === 0x5c /* \ */) {
-          i += text.charCodeAt(i + 1) === 0x0a ? 1 : 2;
-          continue;
+        if (kind === F_BLOCK) {
+          if (state === S_EXPR) finishAttribute();
+          const block = top.block as ScanBlock;
+          block.endLine = lineOf(s);
+          block.end = e;
+          pop();
+          state = S_ITEM;
+        } else {
+          pop();
         }
-        if ((c === 0x24 /* $ */ || c === 0x25) /* % */ && i + 1 < n) {
-          const c1 = text.charCodeAt(i + 1);
-          if (c1 === c && text.charCodeAt(i + 2) === 0x7b) {
-            i += 3; // `$${` / `%%{`: literal
-            continue;
-          }
-          if (c1 === 0x7b /* { */) {
-            push(c === 0x24 ? F_INTERP : F_DIRECTIVE, i);
-            lastLine = line;
-            lastEnd = i + 2;
-            i += 2;
-            break;
-          }
-        }
-        i++;
-      }
-      continue;
-    }
-
-    // ------------------------------------------------------------------ heredoc template
-    if (kind === F_HEREDOC) {
-      const frame = top as Frame;
-      let leave = false;
-      while (i < n && !leave) {
-        if (frame.atLineStart) {
-          frame.atLineStart = false;
-          let j = i;
-          while (j < n && text.charCodeAt(j) !== 0x0a && isGoSpace(text.charCodeAt(j))) j++;
-          if (text.startsWith(frame.marker, j)) {
-            let k = j + frame.marker.length;
-            while (k < n && text.charCodeAt(k) !== 0x0a && isGoSpace(text.charCodeAt(k))) k++;
-            if (k < n && text.charCodeAt(k) === 0x0a) {
-              // Closing marker: the newline after it is an ordinary newline token.
-              pop();
-              lastLine = line;
-              lastEnd = j + frame.marker.length;
-              i = k;
-              leave = true;
-              continue;
-            }
-          }
-        }
-        const c = text.charCodeAt(i);
-        if (c === 0x0a) {
-          i++;
-          line++;
-          lineStart = i;
-          frame.atLineStart = true;
-          continue;
-        }
-        if ((c === 0x24 || c === 0x25) && i + 1 < n) {
-          const c1 = text.charCodeAt(i + 1);
-          if (c1 === c && text.charCodeAt(i + 2) === 0x7b) {
-            i += 3;
-            continue;
-          }
-          if (c1 === 0x7b) {
-            push(c === 0x24 ? F_INTERP : F_DIRECTIVE, i);
-            lastLine = line;
-            lastEnd = i + 2;
-            i += 2;
-            leave = true;
-            continue;
-          }
-        }
-        i++;
-      }
-      continue;
-    }
-
-    // ------------------------------------------------------------------ expressions and bodies
-    const atBody = kind === F_BLOCK;
-    const c = text.charCodeAt(i);
-
-    if (c === 0x20 || c === 0x09 || c === 0x0d) {
-      i++;
-      continue;
-    }
-
-    if (c === 0x0a) {
-      if (atBody) {
-        if (state === S_EXPR) finishAttribute();
-        state = S_ITEM;
-      }
-      i++;
-      line++;
-      lineStart = i;
-      continue;
-    }
-
-    // Comments. A line comment ends before its newline, which is then handled as a newline.
-    if (c === 0x23 /* # */ || (c === 0x2f /* / */ && text.charCodeAt(i + 1) === 0x2f)) {
-      const nl = text.indexOf('\n', i);
-      const end = nl === -1 ? n : nl;
-      if (comments !== null) {
-        const body = text.slice(i + (c === 0x23 ? 1 : 2), end);
-        recordComment(comments, i, end, body.endsWith('\r') ? body.slice(0, -1) : body, line);
-      }
-      i = end;
-      continue;
-    }
-    if (c === 0x2f && text.charCodeAt(i + 1) === 0x2a /* * */) {
-      const close = text.indexOf('*/', i + 2);
-      if (close === -1) {
-        fail('unterminated comment: "/*" is never closed', i, line, lineStart);
         break;
       }
-      if (comments !== null) {
-        let endLine = line;
-        for (let nl = text.indexOf('\n', i); nl !== -1 && nl < close; nl = text.indexOf('\n', nl + 1))
-          endLine++;
-        recordComment(comments, i, close + 2, text.slice(i + 2, close), endLine);
-      }
-      for (let nl = text.indexOf('\n', i); nl !== -1 && nl < close; nl = text.indexOf('\n', nl + 1)) {
-        line++;
-        lineStart = nl + 1;
-      }
-      i = close + 2;
-      continue;
-    }
-
-    if (c === 0x22 /* " */) {
-      const isLabel = atBody && (state === S_NAME || state === S_LABELS);
-      if (atBody && !isLabel) bodyToken(i, null);
-      push(F_QUOTE, i, { label: isLabel });
-      lastLine = line;
-      lastEnd = i + 1;
-      i++;
-      continue;
-    }
-
-    if (c === 0x7b /* { */) {
-      if (atBody && (state === S_NAME || state === S_LABELS)) {
-        const block: ScanBlock = {
-          type: name,
-          labels,
-          line: nameLine,
-          endLine: nameLine,
-          start: nameStart,
-          end: i + 1,
-          bodyStart: i + 1,
-          body: { attributes: [], blocks: [] },
-        };
-        currentBody().blocks.push(block);
-        push(F_BLOCK, i, { block });
-        state = S_ITEM;
-      } else {
-        if (atBody) bodyToken(i, null);
-        push(F_BRACE, i);
-      }
-      lastLine = line;
-      lastEnd = i + 1;
-      i++;
-      continue;
-    }
-
-    if (c === 0x7d /* } */ || c === 0x5d /* ] */ || c === 0x29 /* ) */) {
-      if (top === undefined) {
-        fail(`unbalanced brackets: unexpected "${text[i]}"`, i, line, lineStart);
+      case T_OBRACK:
+      case T_OPAREN:
+        if (atBody) bodyToken(s, null);
+        push(t === T_OBRACK ? F_BRACKET : F_PAREN, s, null, false, '');
         break;
-      }
-      const expected =
-        c === 0x7d ? [F_BLOCK, F_BRACE, F_INTERP, F_DIRECTIVE] : c === 0x5d ? [F_BRACKET] : [F_PAREN];
-      if (!expected.includes(top.kind)) {
-        const col = codePointColumn(text, top.lineStart, top.pos);
-        fail(
-          `unbalanced brackets: "${text[i]}" does not match "${OPENERS[top.kind]}" at line ${top.line}, column ${col}`,
-          i,
-          line,
-          lineStart,
-        );
-        break;
-      }
-      if (top.kind === F_BLOCK) {
-        if (state === S_EXPR) finishAttribute();
-        const block = top.block as ScanBlock;
-        block.endLine = line;
-        block.end = i + 1;
-        pop();
-        state = S_ITEM;
-      } else {
-        pop();
-      }
-      lastLine = line;
-      lastEnd = i + 1;
-      i++;
-      continue;
-    }
-
-    if (c === 0x5b /* [ */ || c === 0x28 /* ( */) {
-      if (atBody) bodyToken(i, null);
-      push(c === 0x5b ? F_BRACKET : F_PAREN, i);
-      lastLine = line;
-      lastEnd = i + 1;
-      i++;
-      continue;
-    }
-
-    if (c === 0x3d /* = */) {
-      const next = text.charCodeAt(i + 1);
-      const len = next === 0x3d || next === 0x3e ? 2 : 1; // `==`, `=>`
-      if (atBody) {
-        if (state === S_NAME && len === 1) state = S_EXPR;
-        else bodyToken(i, null);
-      }
-      lastLine = line;
-      lastEnd = i + len;
-      i += len;
-      continue;
-    }
-
-    if (c === 0x3c /* < */ && text.charCodeAt(i + 1) === 0x3c) {
-      let j = i + 2;
-      if (text.charCodeAt(j) === 0x2d /* - */) j++;
-      const len = identLength(text, j);
-      if (len > 0) {
-        let k = j + len;
-        if (text.charCodeAt(k) === 0x0d) k++;
-        if (text.charCodeAt(k) === 0x0a) {
-          if (atBody) bodyToken(i, null);
-          push(F_HEREDOC, i, { marker: text.slice(j, j + len), atLineStart: true });
-          i = k + 1;
-          line++;
-          lineStart = i;
-          continue;
+      case T_EQUAL:
+        if (atBody) {
+          if (state === S_NAME) state = S_EXPR;
+          else bodyToken(s, null);
         }
-      }
+        break;
+      case T_IDENT:
+        if (atBody) bodyToken(s, text.slice(s, e));
+        break;
+      default:
+        if (atBody) bodyToken(s, null);
+        break;
     }
-
-    // Identifiers, numbers and any other single token.
-    const idLen = identLength(text, i);
-    if (idLen > 0) {
-      if (atBody) bodyToken(i, text.slice(i, i + idLen));
-      lastLine = line;
-      lastEnd = i + idLen;
-      i += idLen;
-      continue;
-    }
-    let len = 1;
-    if (c >= 0x30 && c <= 0x39) {
-      while (i + len < n && isAsciiIdContinue(text.charCodeAt(i + len)) && text.charCodeAt(i + len) !== 0x2d)
-        len++;
-    } else if (c >= 0xd800 && c <= 0xdbff && i + 1 < n) {
-      len = 2;
-    }
-    if (atBody) bodyToken(i, null);
-    lastLine = line;
-    lastEnd = i + len;
-    i += len;
+    lastStart = s;
+    lastEnd = e;
   }
 
   if (errors.length === 0) {
     const top = stack[stack.length - 1];
-    if (top !== undefined) {
-      errors.push({
-        message: unclosedMessage(top),
-        line: top.line,
-        column: codePointColumn(text, top.lineStart, top.pos),
-      });
+    if (lexError !== null) {
+      errors.push(located(lexError.message, lexError.offset));
+    } else if (top !== undefined) {
+      errors.push(located(unclosedMessage(top), top.pos));
     } else if (state === S_EXPR) {
       finishAttribute();
     }
