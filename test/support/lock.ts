@@ -189,8 +189,8 @@ export interface LockExpected {
   rule?: string;
   file: string;
   line: number;
-  /** A substring the message must contain (each of them, for a list). */
-  message: string | string[];
+  /** A substring the message must contain (each of them, for a list), or a pattern it matches. */
+  message: string | string[] | RegExp;
   /** The fix's replacement text; omitted = the finding must have no fix. */
   fix?: string;
   /** Defaults to the rule's default severity. */
@@ -225,8 +225,9 @@ function severityOf(ruleId: string): Severity {
   return rule.defaultSeverity;
 }
 
-function messageMatcher(message: string | string[]): unknown {
+function messageMatcher(message: string | string[] | RegExp): unknown {
   if (typeof message === 'string') return expect.stringContaining(message);
+  if (message instanceof RegExp) return expect.stringMatching(message);
   const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   return expect.stringMatching(new RegExp(`^${message.map((m) => `(?=[\\s\\S]*${escape(m)})`).join('')}`));
 }
