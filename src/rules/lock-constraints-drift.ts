@@ -35,7 +35,7 @@ function difference(name: string, recorded: string, current: string, missing: st
  * them either while the locked version still satisfies the configuration (it writes the lock file
  * only when a version or a hash changes; `depsfile.Locks.Equal` ignores constraints), and neither
  * does `init -upgrade` when it keeps the same version; `terraform providers lock` always does.
- * Checked with terraform 1.11 in test/rules/lock-advice.test.ts.
+ * Checked with terraform 1.11 in test/rules/lock-constraints-drift.test.ts.
  * When the tree calls remote modules, their constraints are unknown: then only constraints of the
  * archive's own modules that the lock file lacks count as drift.
  */

@@ -1,10 +1,11 @@
 /**
  * The advice in the lock rules' notes, checked with terraform 1.11 itself (offline: fake providers
- * in a filesystem mirror). For each row, terraform writes a lock file for the `initial`
+ * in a filesystem mirror). `describeLockAdvice(rule, rows)` is used by each lock rule's test file
+ * (`test/rules/<rule-id>.test.ts`). For each row, terraform writes a lock file for the `initial`
  * configuration; the configuration then changes to `changed`, and tfguard's full scan must report
- * the row's rule. The commands the note names are taken out of the note text and run, in the
- * row's order, against a working directory with those files; after each one the test checks what
- * the note claims it does:
+ * the rule once. The commands the note names are taken out of the note text and run, in the row's
+ * order, against a working directory with those files; after each one the test checks what the note
+ * claims it does:
  *
  * - `fixes`: it succeeds, the rescan of the directory has no lock finding left,
  *   `init -lockfile=readonly` accepts the lock file, and (lock-constraints-drift) the line terraform
@@ -18,13 +19,13 @@
  * command that terraform does not bear out. `controls` are commands the notes do not name, run to
  * record terraform's behaviour the rule documentation describes (docs/rules/lock-constraints-drift.md).
  */
-import { describeWithTerraform } from '../support/external';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { Finding } from '../../src/model';
-import type { FileMap } from '../support/archive';
-import { scanFiles } from '../support/scan';
+import type { FileMap } from './archive';
+import { describeWithTerraform } from './external';
+import { scanFiles } from './scan';
 import {
   currentPlatform,
   mapLimit,
@@ -35,27 +36,28 @@ import {
   writeZip,
   type Mirror,
   type TerraformResult,
-} from '../support/terraform';
-import { lines } from './table';
+} from './terraform';
+import { lines } from '../rules/table';
 
-const PLATFORM = currentPlatform();
-const OTHER_PLATFORM = PLATFORM === 'darwin_arm64' ? 'linux_amd64' : 'darwin_arm64';
+export const PLATFORM = currentPlatform();
+export const OTHER_PLATFORM = PLATFORM === 'darwin_arm64' ? 'linux_amd64' : 'darwin_arm64';
 const FAKE = 'registry.terraform.io/hashicorp/fake';
 const L = '.terraform.lock.hcl';
 
-type Expect = 'fixes' | 'unchanged' | 'fails' | 'still-reported';
+export type AdviceExpect = 'fixes' | 'unchanged' | 'fails' | 'still-reported';
 
-interface Step {
+export interface AdviceStep {
   /** Where the note names the command (first capture group); or a fixed command (a control). */
   from: RegExp | { control: string };
-  expect: Expect;
+  expect: AdviceExpect;
 }
 
-interface Row {
+export interface AdviceRow {
   name: string;
-  rule: string;
   /** The configuration terraform writes the lock file for (null: no lock file). */
   initial: FileMap | null;
+  /** An edit of the lock file terraform wrote, before the scan. */
+  editLock?: (lock: string) => string;
   /** The configuration scanned and handed to the commands, with that lock file. */
   changed: FileMap;
   /** Settings (.tfguard.hcl) for the scan. */
@@ -63,10 +65,27 @@ interface Row {
   /** `implied`: no provider_installation block, so terraform installs from the root's own
    * terraform.d/plugins (the packages are in `initial`/`changed`); default: the test mirror. */
   installation?: 'mirror' | 'implied';
-  steps: Step[];
+  steps: AdviceStep[];
 }
 
-const rp = (version: string | null, name = 'fake'): string =>
+export interface StepOutcome {
+  command: string;
+  expect: AdviceExpect;
+  /** Whatever contradicts the expectation; [] when terraform bore the note out. */
+  problems: string[];
+}
+
+export interface AdviceResult {
+  row: AdviceRow;
+  note: string;
+  outcomes: StepOutcome[];
+}
+
+/** The note's usual form: `Run "<command>" ...`. */
+export const RUN = /^Run "([^"]+)"/;
+
+/** `required_providers` with hashicorp/<name> (default `fake`), with or without a version. */
+export const rp = (version: string | null, name = 'fake'): string =>
   lines(
     'terraform {',
     '  required_providers {',
@@ -74,11 +93,13 @@ const rp = (version: string | null, name = 'fake'): string =>
     '  }',
     '}',
   );
-const call = (name: string, source: string): string =>
+
+/** A call of module `name` at `source`. */
+export const call = (name: string, source: string): string =>
   lines(`module "${name}" {`, `  source = "${source}"`, '}');
 
 /** A packed package for the root's terraform.d/plugins; `marker` changes its content. */
-function pluginZip(version: string, marker: string): FileMap {
+export function pluginZip(version: string, marker: string): FileMap {
   return {
     [`terraform.d/plugins/registry.terraform.io/hashicorp/fake/terraform-provider-fake_${version}_${PLATFORM}.zip`]:
       writeZip([
@@ -91,112 +112,14 @@ function pluginZip(version: string, marker: string): FileMap {
   };
 }
 
-const RUN = /^Run "([^"]+)"/;
+interface Oracle {
+  mirror: Mirror;
+  impliedEnv: Record<string, string>;
+}
 
-const ROWS: Row[] = [
-  {
-    name: 'drift: the root changed its constraint; the locked version is still the newest allowed',
-    rule: 'lock-constraints-drift',
-    initial: { 'main.tf': rp('~> 1.0') },
-    changed: { 'main.tf': rp('~> 1.2') },
-    steps: [
-      { from: /plain "([^"]+)" leaves the line unchanged/, expect: 'unchanged' },
-      { from: { control: 'terraform init -upgrade' }, expect: 'unchanged' },
-      { from: RUN, expect: 'fixes' },
-    ],
-  },
-  {
-    name: 'drift: a child module adds a minimum',
-    rule: 'lock-constraints-drift',
-    initial: { 'main.tf': rp('~> 1.0') + call('m', './m'), 'm/main.tf': rp(null) },
-    changed: { 'main.tf': rp('~> 1.0') + call('m', './m'), 'm/main.tf': rp('>= 1.1') },
-    steps: [
-      { from: /installed by "([^"]+)" first/, expect: 'unchanged' },
-      { from: /plain "([^"]+)" leaves the line unchanged/, expect: 'unchanged' },
-      { from: RUN, expect: 'fixes' },
-    ],
-  },
-  {
-    name: 'drift: the constraint was removed',
-    rule: 'lock-constraints-drift',
-    initial: { 'main.tf': rp('~> 1.2') },
-    changed: { 'main.tf': rp(null) },
-    steps: [
-      { from: /plain "([^"]+)" leaves the line unchanged/, expect: 'unchanged' },
-      { from: RUN, expect: 'fixes' },
-    ],
-  },
-  {
-    name: 'stale: the configuration no longer requires a provider',
-    rule: 'lock-provider-stale',
-    initial: { 'main.tf': rp('~> 1.0'), 'other.tf': 'resource "other_thing" "x" {}\n' },
-    changed: { 'main.tf': rp('~> 1.0') },
-    steps: [
-      { from: /\("([^"]+)" keeps the entry\)/, expect: 'still-reported' },
-      { from: RUN, expect: 'fixes' },
-    ],
-  },
-  {
-    name: 'provider missing: a new resource type',
-    rule: 'lock-provider-missing',
-    initial: { 'main.tf': rp('~> 1.0') },
-    changed: { 'main.tf': rp('~> 1.0'), 'other.tf': 'resource "other_thing" "x" {}\n' },
-    steps: [{ from: RUN, expect: 'fixes' }],
-  },
-  {
-    name: 'lock missing',
-    rule: 'lock-missing',
-    initial: null,
-    changed: { 'main.tf': rp('~> 1.0') },
-    steps: [{ from: RUN, expect: 'fixes' }],
-  },
-  {
-    name: 'version mismatch: the constraint moved past the locked version',
-    rule: 'lock-version-mismatch',
-    initial: { 'main.tf': rp('1.0.0') },
-    changed: { 'main.tf': rp('~> 1.2') },
-    steps: [
-      { from: /plain "([^"]+)" and "[^"]+" keep the locked version and fail/, expect: 'fails' },
-      { from: /plain "[^"]+" and "([^"]+)" keep the locked version and fail/, expect: 'fails' },
-      { from: RUN, expect: 'fixes' },
-    ],
-  },
-  {
-    name: 'hash malformed: an entry without hashes',
-    rule: 'lock-hash-malformed',
-    initial: { 'main.tf': rp('~> 1.0') },
-    changed: { 'main.tf': rp('~> 1.0') },
-    steps: [{ from: RUN, expect: 'fixes' }],
-  },
-  {
-    name: 'platform coverage: a second configured platform',
-    rule: 'lock-platform-coverage',
-    initial: { 'main.tf': rp('~> 1.0') },
-    changed: { 'main.tf': rp('~> 1.0') },
-    settings: `platforms = ["${PLATFORM}", "${OTHER_PLATFORM}"]\n`,
-    steps: [{ from: RUN, expect: 'fixes' }],
-  },
-  {
-    name: "hash mismatch: the root's own mirror holds other content than was locked",
-    rule: 'lock-hash-mismatch',
-    installation: 'implied',
-    initial: { 'main.tf': rp('~> 1.0'), ...pluginZip('1.2.0', 'first build') },
-    changed: { 'main.tf': rp('~> 1.0'), ...pluginZip('1.2.0', 'second build') },
-    steps: [{ from: /add its checksums with "([^"]+)"/, expect: 'fixes' }],
-  },
-];
-
-/** Rows whose lock file is edited after terraform wrote it. */
-const EDIT_LOCK: Record<string, (lock: string) => string> = {
-  'hash malformed: an entry without hashes': (lock) => lock.replace(/\n {2}hashes = \[[^\]]*\]/, ''),
-};
-
-let mirror: Mirror;
-let impliedEnv: Record<string, string>;
-
-beforeAll(async () => {
+async function startOracle(): Promise<Oracle> {
   const versions = ['1.0.0', '1.2.0', '2.0.0'];
-  mirror = await withMirror([
+  const mirror = await withMirror([
     ...versions.map((version) => ({ source: 'hashicorp/fake', version })),
     // Another build for the other platform (same content would give the same h1:).
     ...versions.map((version) => ({
@@ -215,19 +138,16 @@ beforeAll(async () => {
   ]);
   const cli = join(mirror.dir, 'implied.tfrc');
   await writeFile(cli, '# implied provider installation: terraform.d/plugins of the working directory\n');
-  impliedEnv = {
+  const impliedEnv = {
     TF_CLI_CONFIG_FILE: cli,
     HOME: join(mirror.dir, 'home'),
     XDG_DATA_HOME: join(mirror.dir, 'xdg'),
   };
-});
+  return { mirror, impliedEnv };
+}
 
-afterAll(async () => {
-  await mirror?.cleanup();
-});
-
-function envOf(row: Row): Record<string, string> {
-  return row.installation === 'implied' ? impliedEnv : mirror.env;
+function envOf(oracle: Oracle, row: AdviceRow): Record<string, string> {
+  return row.installation === 'implied' ? oracle.impliedEnv : oracle.mirror.env;
 }
 
 /**
@@ -236,7 +156,12 @@ function envOf(row: Row): Record<string, string> {
  * would ask the origin registry) the test mirror; `-platform=...` is the note's placeholder for
  * "your platforms" and becomes this machine's platform.
  */
-function runAdvised(command: string, cwd: string, env: Record<string, string>): Promise<TerraformResult> {
+function runAdvised(
+  oracle: Oracle,
+  command: string,
+  cwd: string,
+  env: Record<string, string>,
+): Promise<TerraformResult> {
   const [program, ...args] = command.split(/\s+/);
   if (program !== 'terraform') throw new Error(`the note names "${command}", not a terraform command`);
   const expanded = args.map((a) => (a === '-platform=...' ? `-platform=${PLATFORM}` : a));
@@ -247,7 +172,7 @@ function runAdvised(command: string, cwd: string, env: Record<string, string>): 
   if (expanded[0] === 'providers' && expanded[1] === 'lock') {
     const mirrorArg = expanded.some((a) => a.startsWith('-fs-mirror='))
       ? []
-      : [`-fs-mirror=${mirror.mirrorDir}`];
+      : [`-fs-mirror=${oracle.mirror.mirrorDir}`];
     return runTerraform([...expanded, ...mirrorArg, '-no-color'], cwd, env);
   }
   throw new Error(`unexpected command in a note: "${command}"`);
@@ -279,16 +204,14 @@ function lockTextOf(dir: string): string | null {
   return existsSync(p) ? readFileSync(p, 'utf8') : null;
 }
 
-interface StepOutcome {
-  command: string;
-  expect: Expect;
-  /** Whatever contradicts the expectation; [] when terraform bore the note out. */
-  problems: string[];
-}
-
-async function runRow(row: Row, index: number): Promise<{ note: string; outcomes: StepOutcome[] }> {
-  const base = join(mirror.dir, `row-${index}`);
-  const env = envOf(row);
+async function runRow(
+  oracle: Oracle,
+  rule: string,
+  row: AdviceRow,
+  index: number,
+): Promise<{ note: string; outcomes: StepOutcome[] }> {
+  const base = join(oracle.mirror.dir, `row-${index}`);
+  const env = envOf(oracle, row);
   let lock: string | null = null;
   if (row.initial !== null) {
     const first = join(base, 'initial');
@@ -299,15 +222,15 @@ async function runRow(row: Row, index: number): Promise<{ note: string; outcomes
       throw new Error(`${row.name}: terraform init of the initial configuration failed:\n${r.output}`);
     lock = lockTextOf(first);
     if (lock === null) throw new Error(`${row.name}: terraform wrote no lock file`);
-    lock = EDIT_LOCK[row.name]?.(lock) ?? lock;
+    lock = row.editLock?.(lock) ?? lock;
   }
   const files: FileMap = { ...row.changed, ...(lock === null ? {} : { [L]: lock }) };
   const settings = row.settings === undefined ? {} : { config: row.settings };
   const before = await scanFiles(files, settings);
-  const found = before.findings.filter((f) => f.ruleId === row.rule);
+  const found = before.findings.filter((f) => f.ruleId === rule);
   if (found.length !== 1) {
     throw new Error(
-      `${row.name}: expected one ${row.rule} finding, got:\n${lockFindings(before.findings).join('\n')}`,
+      `${row.name}: expected one ${rule} finding, got:\n${lockFindings(before.findings).join('\n')}`,
     );
   }
   const finding = found[0] as Finding;
@@ -328,7 +251,7 @@ async function runRow(row: Row, index: number): Promise<{ note: string; outcomes
       continue;
     }
     const lockBefore = lockTextOf(work);
-    const r = await runAdvised(command, work, env);
+    const r = await runAdvised(oracle, command, work, env);
     const lockAfter = lockTextOf(work);
     const problems: string[] = [];
     if (step.expect === 'fails') {
@@ -341,8 +264,7 @@ async function runRow(row: Row, index: number): Promise<{ note: string; outcomes
     } else {
       const after = await scanFiles(await readTree(work), settings);
       if (step.expect === 'still-reported') {
-        if (!after.findings.some((f) => f.ruleId === row.rule))
-          problems.push(`${row.rule} is no longer reported`);
+        if (!after.findings.some((f) => f.ruleId === rule)) problems.push(`${rule} is no longer reported`);
       } else {
         const left = lockFindings(after.findings);
         if (left.length > 0) problems.push(`lock findings left:\n${left.join('\n')}`);
@@ -369,28 +291,38 @@ async function runRow(row: Row, index: number): Promise<{ note: string; outcomes
   return { note, outcomes };
 }
 
-describeWithTerraform('the commands lock notes name do what the notes say (terraform 1.11)', () => {
-  let results: Array<{ row: Row; note: string; outcomes: StepOutcome[] }> = [];
+/**
+ * One test per row, in a block that needs terraform (`describeWithTerraform`); `more` adds tests
+ * over all the rows' results.
+ */
+export function describeLockAdvice(
+  rule: string,
+  rows: AdviceRow[],
+  more?: (results: () => AdviceResult[]) => void,
+): void {
+  describeWithTerraform(`${rule}: the commands its notes name do what the notes say (terraform 1.11)`, () => {
+    let oracle: Oracle | undefined;
+    let results: AdviceResult[] = [];
 
-  beforeAll(async () => {
-    results = await mapLimit(ROWS, 3, async (row, i) => ({ row, ...(await runRow(row, i)) }));
-  }, 240_000);
+    beforeAll(async () => {
+      const o = await startOracle();
+      oracle = o;
+      results = await mapLimit(rows, 3, async (row, i) => ({ row, ...(await runRow(o, rule, row, i)) }));
+    }, 240_000);
 
-  it.each(ROWS.map((r) => [r.name] as const))('%s', (name) => {
-    const result = results.find((r) => r.row.name === name);
-    expect(result).toBeDefined();
-    const failures = (result?.outcomes ?? [])
-      .filter((o) => o.problems.length > 0)
-      .map((o) => ({ command: o.command, expected: o.expect, problems: o.problems }));
-    expect({ note: result?.note, failures }).toEqual({ note: result?.note, failures: [] });
+    afterAll(async () => {
+      await oracle?.mirror.cleanup();
+    });
+
+    it.each(rows.map((r) => [r.name] as const))('%s', (name) => {
+      const result = results.find((r) => r.row.name === name);
+      expect(result).toBeDefined();
+      const failures = (result?.outcomes ?? [])
+        .filter((o) => o.problems.length > 0)
+        .map((o) => ({ command: o.command, expected: o.expect, problems: o.problems }));
+      expect({ note: result?.note, failures }).toEqual({ note: result?.note, failures: [] });
+    });
+
+    more?.(() => results);
   });
-
-  it('drift advice never points at plain "terraform init" as the fix', () => {
-    const drift = results.filter((r) => r.row.rule === 'lock-constraints-drift');
-    expect(drift.length).toBeGreaterThanOrEqual(3);
-    for (const r of drift) {
-      const fix = r.outcomes.find((o) => o.expect === 'fixes');
-      expect(fix?.command).toMatch(/^terraform providers lock\b/);
-    }
-  });
-});
+}
