@@ -10,15 +10,8 @@ export type { VerifyResult } from './fast/verify';
 export { decodeSource } from './decode';
 export type { DecodeResult } from './decode';
 export { scanHcl } from './full/scanner';
-export type {
-  ScanAttribute,
-  ScanBlock,
-  ScanBody,
-  ScanComment,
-  ScanError,
-  ScannerOptions,
-  ScanResult,
-} from './full/scanner';
+export type { SyntaxAttribute, SyntaxBlock, SyntaxBody } from './syntax';
+export type { ScanBody, ScanComment, ScanError, ScannerOptions, ScanResult } from './full/scanner';
 export { parseJsonConfig, parseJsonWithPositions } from './json';
 export type { JsonNode } from './json';
 export { stripTemplate } from './template';

@@ -21,12 +21,13 @@ import { evaluateExpression, NOT_EVALUABLE } from './fast/evaluate';
 import { parseJsonConfig } from './json';
 import { checkStructure, HCL2JSON_FILENAME, MergeError, mergeBody, parseHcl2JsonError } from './full/merge';
 import { Hcl2JsonPool } from './full/pool';
-import { attributeMode, FULL_SPEC, nestedSpec, projectBody } from './projection';
+import { buildTree, FULL_SPEC, projectBody } from './projection';
 import type { BlockSpec } from './projection';
 import { scanHcl } from './full/scanner';
 import { itemRanges, PositionMap } from './positions';
 import { expressionOffset, objectItems, verifyHcl } from './fast/verify';
-import type { VerifiedBody, Tokens } from './fast/verify';
+import type { Tokens } from './fast/verify';
+import { ITEMS_BLOCK, type SyntaxAttribute, type SyntaxBlock, type SyntaxBody } from './syntax';
 
 export interface HclParserOptions {
   /** Deeper bracket/brace/paren/template nesting is a parse error and never reaches hcl2json. */
@@ -355,41 +356,22 @@ export interface PendingValue {
 /**
  * The body of a verified file with the attributes `spec` selects; values the evaluator cannot read
  * are left `undefined` and listed in `pending`. Synchronous (the tokens are only valid until the
- * next verification). Iterative.
+ * next verification).
  */
-/** The block whose arguments get object items (`HclAttribute.items`). */
-export const ITEMS_BLOCK = 'required_providers';
-
 function buildBody(
   text: string,
-  root: VerifiedBody,
+  root: SyntaxBody,
   tokens: Tokens,
   spec: BlockSpec,
   positions: PositionMap,
 ): { body: HclBody; pending: PendingValue[] } {
-  const out: HclBody = { attributes: [], blocks: [] };
   const pending: PendingValue[] = [];
-  const work: { from: VerifiedBody; to: HclBody; spec: BlockSpec; type: string }[] = [
-    { from: root, to: out, spec, type: '' },
-  ];
-  while (work.length > 0) {
-    const { from, to, spec: s, type } = work.pop() as (typeof work)[number];
-    const withItems = type === ITEMS_BLOCK;
-    for (const a of from.attributes) {
-      const mode = attributeMode(s, a.name);
-      if (mode === null) continue;
+  const body = buildTree<SyntaxAttribute, SyntaxBlock, null>(root, null, spec, {
+    attribute(a, mode, { type }) {
       const valueStart = expressionOffset(tokens, a.exprStart, a.exprEnd);
       const [range, valueRange] = positions.rangesTo(a.start, valueStart, a.end);
       if (mode === 'name') {
-        to.attributes.push({
-          name: a.name,
-          value: null,
-          line: a.line,
-          endLine: a.endLine,
-          range,
-          valueRange,
-        });
-        continue;
+        return { name: a.name, value: null, line: a.line, endLine: a.endLine, range, valueRange };
       }
       const value = evaluateExpression(text, tokens, a.exprStart, a.exprEnd);
       const attr: HclAttribute = {
@@ -400,14 +382,12 @@ function buildBody(
         range,
         valueRange,
       };
-      const items = withItems ? objectItems(text, tokens, a.exprStart, a.exprEnd) : null;
+      const items = type === ITEMS_BLOCK ? objectItems(text, tokens, a.exprStart, a.exprEnd) : null;
       if (items !== null) attr.items = itemRanges(items, positions);
       if (value === NOT_EVALUABLE) pending.push({ text: text.slice(a.start, a.end), name: a.name, attr });
-      to.attributes.push(attr);
-    }
-    for (const b of from.blocks) {
-      const inner = nestedSpec(s, b.type);
-      if (inner === null) continue;
+      return attr;
+    },
+    block(b) {
       const [range, openBraceRange, closeBraceRange] = positions.blockRanges(b.start, b.openBrace, b.end);
       const block: HclBlock = {
         type: b.type,
@@ -419,11 +399,10 @@ function buildBody(
         closeBraceRange,
         body: { attributes: [], blocks: [] },
       };
-      to.blocks.push(block);
-      work.push({ from: b.body, to: block.body, spec: inner, type: b.type });
-    }
-  }
-  return { body: out, pending };
+      return { block, body: b.body, state: null };
+    },
+  });
+  return { body, pending };
 }
 
 function failure(path: string, message: string, line: number, column: number): ParseResult {

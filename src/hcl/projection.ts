@@ -2,6 +2,10 @@
  * Projections: the part of a file's body a consumer reads. `HclParser.extract(path, content, spec)`
  * returns exactly `projectBody(parse(path, content).body, spec)` — same verdict, same blocks, same
  * values — but only evaluates what the spec selects.
+ *
+ * `buildTree` is the one walk that builds an `HclBody` under a spec: the fast path builds from the
+ * verifier's syntax tree, the full path merges the scanner's tree with hcl2json's values, and
+ * `projectBody` copies a parsed body.
  */
 import { createHash } from 'node:crypto';
 import type { HclAttribute, HclBlock, HclBody } from '../model';
@@ -47,33 +51,75 @@ export function isFullSpec(spec: BlockSpec): boolean {
 /** Everything: `projectBody(body, FULL_SPEC)` is a copy of `body`. */
 export const FULL_SPEC: BlockSpec = Object.freeze({ attributes: 'all', otherBlocks: true });
 
-/** The projection of a parsed body. Iterative. */
-export function projectBody(body: HclBody, spec: BlockSpec): HclBody {
+/** A tree to build from: syntax bodies, or `HclBody` itself (projections). */
+export interface SourceBody<A, B> {
+  readonly attributes: readonly A[];
+  readonly blocks: readonly B[];
+}
+
+/** Where a node sits: the type of the block whose body holds it ('' at the file's root), and the
+ * builder's own state for that body. */
+export interface Parent<C> {
+  readonly type: string;
+  readonly state: C;
+}
+
+export interface TreeBuilder<A, B, C> {
+  /** The node for an attribute `spec` keeps, with its value or by name only (value `null`). */
+  attribute(a: A, mode: 'value' | 'name', parent: Parent<C>): HclAttribute;
+  /** The node for a block `spec` keeps (its `body` empty: the walk fills it), the source body to
+   * read next and the builder's state for that body. */
+  block(b: B, parent: Parent<C>): { block: HclBlock; body: SourceBody<A, B>; state: C };
+}
+
+/**
+ * Builds the `HclBody` of a tree: every attribute and nested block `spec` keeps, in source order.
+ * Iterative (no recursion on deep input); bodies are visited depth-first.
+ */
+export function buildTree<A extends { name: string }, B extends { type: string }, C>(
+  root: SourceBody<A, B>,
+  rootState: C,
+  spec: BlockSpec,
+  builder: TreeBuilder<A, B, C>,
+): HclBody {
   const out: HclBody = { attributes: [], blocks: [] };
-  const pending: { from: HclBody; to: HclBody; spec: BlockSpec }[] = [{ from: body, to: out, spec }];
-  while (pending.length > 0) {
-    const { from, to, spec: s } = pending.pop() as (typeof pending)[number];
+  const work: { from: SourceBody<A, B>; to: HclBody; spec: BlockSpec; parent: Parent<C> }[] = [
+    { from: root, to: out, spec, parent: { type: '', state: rootState } },
+  ];
+  while (work.length > 0) {
+    const { from, to, spec: s, parent } = work.pop() as (typeof work)[number];
     for (const a of from.attributes) {
       const mode = attributeMode(s, a.name);
-      if (mode !== null) {
-        let attr: HclAttribute = { ...a };
-        if (mode !== 'value') {
-          // Read by name only: no value, so no object items either.
-          const { items: _items, ...located } = a;
-          attr = { ...located, value: null };
-        }
-        to.attributes.push(attr);
-      }
+      if (mode !== null) to.attributes.push(builder.attribute(a, mode, parent));
     }
     for (const b of from.blocks) {
       const inner = nestedSpec(s, b.type);
       if (inner === null) continue;
-      const block: HclBlock = { ...b, labels: [...b.labels], body: { attributes: [], blocks: [] } };
+      const { block, body, state } = builder.block(b, parent);
       to.blocks.push(block);
-      pending.push({ from: b.body, to: block.body, spec: inner });
+      work.push({ from: body, to: block.body, spec: inner, parent: { type: b.type, state } });
     }
   }
   return out;
+}
+
+/** The projection of a parsed body. */
+export function projectBody(body: HclBody, spec: BlockSpec): HclBody {
+  return buildTree<HclAttribute, HclBlock, null>(body, null, spec, {
+    attribute(a, mode) {
+      if (mode === 'value') return { ...a };
+      // Read by name only: no value, so no object items either.
+      const { items: _items, ...located } = a;
+      return { ...located, value: null };
+    },
+    block(b) {
+      return {
+        block: { ...b, labels: [...b.labels], body: { attributes: [], blocks: [] } },
+        body: b.body,
+        state: null,
+      };
+    },
+  });
 }
 
 /** A stable fingerprint of a spec (part of cache keys). */

@@ -40,6 +40,7 @@ import {
   type LineIndex,
   type Tokens,
 } from '../lexer';
+import type { SyntaxAttribute, SyntaxBlock, SyntaxBody } from '../syntax';
 
 // Token types, as module constants (cheaper in the hot loops than property reads).
 const {
@@ -81,34 +82,8 @@ const {
 export { TOKEN };
 export type { Tokens };
 
-export interface VerifiedAttribute {
-  name: string;
-  line: number;
-  endLine: number;
-  /** Offset of the name / just past the expression's last token. */
-  start: number;
-  end: number;
-  /** Token index range of the expression: [exprStart, exprEnd). */
-  exprStart: number;
-  exprEnd: number;
-}
-
-export interface VerifiedBlock {
-  type: string;
-  labels: string[];
-  line: number;
-  endLine: number;
-  start: number;
-  end: number;
-  /** Offset of the `{` that opens the body (the closing `}` is the character before `end`). */
-  openBrace: number;
-  body: VerifiedBody;
-}
-
-export interface VerifiedBody {
-  attributes: VerifiedAttribute[];
-  blocks: VerifiedBlock[];
-}
+/** The verifier's syntax tree (`exprStart`/`exprEnd` index its tokens). */
+export type VerifiedBody = SyntaxBody;
 
 export type VerifyResult =
   | { ok: true; body: VerifiedBody; tokens: Tokens; maxDepth: number }
@@ -123,13 +98,13 @@ export interface VerifyOptions {
 const MAX_RECURSION = 1000;
 
 /** True when two attributes share a name ("Attribute redefined"). */
-function hasDuplicateName(attributes: readonly VerifiedAttribute[]): boolean {
+function hasDuplicateName(attributes: readonly SyntaxAttribute[]): boolean {
   const n = attributes.length;
   if (n < 2) return false;
   if (n <= 16) {
     for (let i = 1; i < n; i++) {
-      const name = (attributes[i] as VerifiedAttribute).name;
-      for (let j = 0; j < i; j++) if ((attributes[j] as VerifiedAttribute).name === name) return true;
+      const name = (attributes[i] as SyntaxAttribute).name;
+      for (let j = 0; j < i; j++) if ((attributes[j] as SyntaxAttribute).name === name) return true;
     }
     return false;
   }
@@ -148,10 +123,10 @@ function hasStructureIssue(body: VerifiedBody): boolean {
   if (blocks.length === 0) return false;
   if (blocks.length + attributes.length <= 24) {
     for (let i = 0; i < blocks.length; i++) {
-      const b = blocks[i] as VerifiedBlock;
+      const b = blocks[i] as SyntaxBlock;
       for (const a of attributes) if (a.name === b.type) return true;
       for (let j = 0; j < i; j++) {
-        const first = blocks[j] as VerifiedBlock;
+        const first = blocks[j] as SyntaxBlock;
         if (first.type === b.type) {
           if (first.labels.length !== b.labels.length) return true;
           break;
@@ -598,7 +573,7 @@ class Verifier {
   }
 
   /** Attribute after `ident =`: returns the attribute (the newline after it is left to the caller). */
-  finishAttribute(identTok: number): VerifiedAttribute {
+  finishAttribute(identTok: number): SyntaxAttribute {
     const { text, type, start, end } = this;
     this.take(); // `=`
     const exprStart = this.pos;
@@ -652,7 +627,7 @@ class Verifier {
     }
   }
 
-  parseBlock(identTok: number): VerifiedBlock {
+  parseBlock(identTok: number): SyntaxBlock {
     const { text, type, start, end } = this;
     const labels: string[] = [];
     let openBrace = 0;
@@ -681,7 +656,7 @@ class Verifier {
       this.fail('invalid block definition', k);
     }
     const s = start[identTok] as number;
-    const block: VerifiedBlock = {
+    const block: SyntaxBlock = {
       type: detach(text.slice(s, end[identTok])),
       labels,
       line: this.lineOf(s),

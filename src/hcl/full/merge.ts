@@ -10,7 +10,8 @@
 import type { HclAttribute, HclBlock, HclBody, HclObjectItem } from '../../model';
 import { itemRanges } from '../positions';
 import type { PositionMap } from '../positions';
-import type { ScanBlock, ScanBody } from './scanner';
+import { ITEMS_BLOCK, type SyntaxAttribute, type SyntaxBlock, type SyntaxBody } from '../syntax';
+import { buildTree, FULL_SPEC } from '../projection';
 import { objectItems, verifyHcl } from '../fast/verify';
 
 export interface StructureIssue {
@@ -28,17 +29,17 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 
 /** Finds what hcl2json cannot represent: a name used as both an argument and a block type, and
  * blocks of one type with different numbers of labels (Terraform rejects both). Iterative. */
-export function checkStructure(root: ScanBody): StructureIssue | null {
-  const pending: ScanBody[] = [root];
+export function checkStructure(root: SyntaxBody): StructureIssue | null {
+  const pending: SyntaxBody[] = [root];
   let issue: StructureIssue | null = null;
   const consider = (candidate: StructureIssue): void => {
     if (issue === null || candidate.line < issue.line) issue = candidate;
   };
   while (pending.length > 0) {
-    const body = pending.pop() as ScanBody;
+    const body = pending.pop() as SyntaxBody;
     const attrs = new Map<string, number>();
     for (const a of body.attributes) if (!attrs.has(a.name)) attrs.set(a.name, a.line);
-    const firstOfType = new Map<string, ScanBlock>();
+    const firstOfType = new Map<string, SyntaxBlock>();
     for (const b of body.blocks) {
       const attrLine = attrs.get(b.type);
       if (attrLine !== undefined) {
@@ -71,75 +72,78 @@ export class MergeError extends Error {
   }
 }
 
+/** The merge's state for one body: its hcl2json object and the next unused index per
+ * `type\0label1\0...` path (blocks with the same path are listed in source order). */
+interface MergeState {
+  json: Record<string, unknown>;
+  used: Map<string, number>;
+}
+
 /**
  * Builds the `HclBody` for a file from the scanner's body and hcl2json's JSON. Throws `MergeError`
  * when the two disagree (which means one of them misread the file). Iterative.
  */
 export function mergeBody(
-  scanRoot: ScanBody,
+  scanRoot: SyntaxBody,
   jsonRoot: unknown,
   text: string,
   positions: PositionMap,
 ): HclBody {
-  const outRoot: HclBody = { attributes: [], blocks: [] };
-  const pending: { scan: ScanBody; json: unknown; out: HclBody; line: number; type: string }[] = [
-    { scan: scanRoot, json: jsonRoot, out: outRoot, line: 1, type: '' },
-  ];
-  while (pending.length > 0) {
-    const { scan, json, out, line, type } = pending.pop() as (typeof pending)[number];
-    if (!isRecord(json)) {
-      throw new MergeError(`hcl2json returned ${JSON.stringify(json)?.slice(0, 40)} for a body`, line);
-    }
-    for (const a of scan.attributes) {
-      if (!hasOwn(json, a.name)) {
-        throw new MergeError(`hcl2json has no value for the argument "${a.name}"`, a.line);
-      }
-      const valueStart = expressionStart(text, a.start, a.end);
-      const attr: HclAttribute = {
-        name: a.name,
-        value: json[a.name],
-        line: a.line,
-        endLine: a.endLine,
-        range: positions.range(a.start, a.end),
-        valueRange: positions.range(valueStart, a.end),
-      };
-      const items = type === 'required_providers' ? snippetItems(text, valueStart, a.end, positions) : null;
-      if (items !== null) attr.items = items;
-      out.attributes.push(attr);
-    }
-    // Next unused index per `type\0label1\0...` path.
-    const used = new Map<string, number>();
-    for (const b of scan.blocks) {
-      let node: unknown = json;
-      for (const key of [b.type, ...b.labels]) {
-        node = isRecord(node) && hasOwn(node, key) ? node[key] : undefined;
-      }
-      const pathKey = [b.type, ...b.labels].join('\0');
-      const index = used.get(pathKey) ?? 0;
-      used.set(pathKey, index + 1);
-      const bodyJson = Array.isArray(node) ? (node[index] as unknown) : undefined;
-      if (!isRecord(bodyJson)) {
-        const header = [b.type, ...b.labels.map((l) => JSON.stringify(l))].join(' ');
-        throw new MergeError(
-          `hcl2json has no body for the block ${header} (occurrence ${index + 1})`,
-          b.line,
-        );
-      }
-      const block: HclBlock = {
-        type: b.type,
-        labels: [...b.labels],
-        line: b.line,
-        endLine: b.endLine,
-        range: positions.range(b.start, b.end),
-        openBraceRange: positions.range(b.bodyStart - 1, b.bodyStart),
-        closeBraceRange: positions.range(b.end - 1, b.end),
-        body: { attributes: [], blocks: [] },
-      };
-      out.blocks.push(block);
-      pending.push({ scan: b.body, json: bodyJson, out: block.body, line: b.line, type: b.type });
-    }
+  if (!isRecord(jsonRoot)) {
+    throw new MergeError(`hcl2json returned ${JSON.stringify(jsonRoot)?.slice(0, 40)} for a body`, 1);
   }
-  return outRoot;
+  return buildTree<SyntaxAttribute, SyntaxBlock, MergeState>(
+    scanRoot,
+    { json: jsonRoot, used: new Map() },
+    FULL_SPEC,
+    {
+      attribute(a, _mode, { type, state }) {
+        if (!hasOwn(state.json, a.name)) {
+          throw new MergeError(`hcl2json has no value for the argument "${a.name}"`, a.line);
+        }
+        const valueStart = expressionStart(text, a.start, a.end);
+        const attr: HclAttribute = {
+          name: a.name,
+          value: state.json[a.name],
+          line: a.line,
+          endLine: a.endLine,
+          range: positions.range(a.start, a.end),
+          valueRange: positions.range(valueStart, a.end),
+        };
+        const items = type === ITEMS_BLOCK ? snippetItems(text, valueStart, a.end, positions) : null;
+        if (items !== null) attr.items = items;
+        return attr;
+      },
+      block(b, { state }) {
+        let node: unknown = state.json;
+        for (const key of [b.type, ...b.labels]) {
+          node = isRecord(node) && hasOwn(node, key) ? node[key] : undefined;
+        }
+        const pathKey = [b.type, ...b.labels].join('\0');
+        const index = state.used.get(pathKey) ?? 0;
+        state.used.set(pathKey, index + 1);
+        const bodyJson = Array.isArray(node) ? (node[index] as unknown) : undefined;
+        if (!isRecord(bodyJson)) {
+          const header = [b.type, ...b.labels.map((l) => JSON.stringify(l))].join(' ');
+          throw new MergeError(
+            `hcl2json has no body for the block ${header} (occurrence ${index + 1})`,
+            b.line,
+          );
+        }
+        const block: HclBlock = {
+          type: b.type,
+          labels: [...b.labels],
+          line: b.line,
+          endLine: b.endLine,
+          range: positions.range(b.start, b.end),
+          openBraceRange: positions.range(b.openBrace, b.openBrace + 1),
+          closeBraceRange: positions.range(b.end - 1, b.end),
+          body: { attributes: [], blocks: [] },
+        };
+        return { block, body: b.body, state: { json: bodyJson, used: new Map() } };
+      },
+    },
+  );
 }
 
 /** The fixed file name given to hcl2json; its diagnostics are then easy to take apart. */

@@ -15,42 +15,10 @@
  */
 import { codePointColumn } from '../decode';
 import { lex, lineIndex, TOKEN, tokenEnd, unescapeQuoted } from '../lexer';
+import type { SyntaxBlock, SyntaxBody } from '../syntax';
 
-export interface ScanAttribute {
-  name: string;
-  /** 1-based line of the attribute name. */
-  line: number;
-  /** 1-based line of the last token of the expression. */
-  endLine: number;
-  /** UTF-16 offset of the attribute name in the scanned text. */
-  start: number;
-  /** UTF-16 offset just past the last token of the expression. */
-  end: number;
-}
-
-export interface ScanBlock {
-  type: string;
-  /** Label values (quoted labels unescaped, bare labels as written). */
-  labels: string[];
-  /** 1-based line of the block type name. */
-  line: number;
-  /** 1-based line of the closing brace. */
-  endLine: number;
-  /** UTF-16 offset of the block type name. */
-  start: number;
-  /** UTF-16 offset just past the closing brace. */
-  end: number;
-  /** UTF-16 offset just past the opening brace. */
-  bodyStart: number;
-  body: ScanBody;
-}
-
-export interface ScanBody {
-  /** Attributes in source order. */
-  attributes: ScanAttribute[];
-  /** Blocks in source order. */
-  blocks: ScanBlock[];
-}
+/** The scanner's syntax tree (`exprStart`/`exprEnd` index the tolerant lexer's tokens). */
+export type ScanBody = SyntaxBody;
 
 export interface ScanError {
   message: string;
@@ -110,7 +78,7 @@ interface Frame {
   /** Offset of the opening token. */
   pos: number;
   /** F_BLOCK: the block whose body this is. */
-  block: ScanBlock | null;
+  block: SyntaxBlock | null;
   /** F_QUOTE: the string is a block label. */
   label: boolean;
   /** F_HEREDOC: the closing marker. */
@@ -203,12 +171,20 @@ export function scanHcl(path: string, text: string, options: ScannerOptions = {}
   let state = S_ITEM;
   let name = '';
   let nameStart = 0;
+  let exprStart = 0;
   let labels: string[] = [];
   // The last token seen (for attribute end positions): its start and end offsets.
   let lastStart = 0;
   let lastEnd = 0;
+  let lastToken = 0;
 
-  const push = (kind: number, pos: number, block: ScanBlock | null, label: boolean, marker: string): void => {
+  const push = (
+    kind: number,
+    pos: number,
+    block: SyntaxBlock | null,
+    label: boolean,
+    marker: string,
+  ): void => {
     stack.push({ kind, pos, block, label, marker });
     if (kind <= F_DIRECTIVE) {
       depth++;
@@ -227,7 +203,7 @@ export function scanHcl(path: string, text: string, options: ScannerOptions = {}
 
   const currentBody = (): ScanBody => {
     const top = stack[stack.length - 1];
-    return top === undefined ? root : (top.block as ScanBlock).body;
+    return top === undefined ? root : (top.block as SyntaxBlock).body;
   };
 
   const finishAttribute = (): void => {
@@ -237,6 +213,8 @@ export function scanHcl(path: string, text: string, options: ScannerOptions = {}
       endLine: lineOf(lastStart),
       start: nameStart,
       end: lastEnd,
+      exprStart,
+      exprEnd: lastToken + 1,
     });
   };
 
@@ -290,7 +268,7 @@ export function scanHcl(path: string, text: string, options: ScannerOptions = {}
       case F_DIRECTIVE:
         return 'unterminated template directive: "%{" is never closed';
       case F_BLOCK:
-        return `unbalanced brackets: the block "${(frame.block as ScanBlock).type}" is never closed`;
+        return `unbalanced brackets: the block "${(frame.block as SyntaxBlock).type}" is never closed`;
       default:
         return `unbalanced brackets: "${OPENERS[frame.kind]}" is never closed`;
     }
@@ -363,6 +341,7 @@ export function scanHcl(path: string, text: string, options: ScannerOptions = {}
         pop();
         lastStart = s;
         lastEnd = tokenEnd(text, tokens, k);
+        lastToken = k;
         continue;
       case T_INTERP:
       case T_CONTROL:
@@ -370,14 +349,14 @@ export function scanHcl(path: string, text: string, options: ScannerOptions = {}
         break;
       case T_OBRACE:
         if (atBody && (state === S_NAME || state === S_LABELS)) {
-          const block: ScanBlock = {
+          const block: SyntaxBlock = {
             type: name,
             labels,
             line: lineOf(nameStart),
             endLine: lineOf(nameStart),
             start: nameStart,
             end: e,
-            bodyStart: e,
+            openBrace: s,
             body: { attributes: [], blocks: [] },
           };
           currentBody().blocks.push(block);
@@ -416,7 +395,7 @@ export function scanHcl(path: string, text: string, options: ScannerOptions = {}
         }
         if (kind === F_BLOCK) {
           if (state === S_EXPR) finishAttribute();
-          const block = top.block as ScanBlock;
+          const block = top.block as SyntaxBlock;
           block.endLine = lineOf(s);
           block.end = e;
           pop();
@@ -433,8 +412,10 @@ export function scanHcl(path: string, text: string, options: ScannerOptions = {}
         break;
       case T_EQUAL:
         if (atBody) {
-          if (state === S_NAME) state = S_EXPR;
-          else bodyToken(s, null);
+          if (state === S_NAME) {
+            state = S_EXPR;
+            exprStart = k + 1;
+          } else bodyToken(s, null);
         }
         break;
       case T_IDENT:
@@ -446,6 +427,7 @@ export function scanHcl(path: string, text: string, options: ScannerOptions = {}
     }
     lastStart = s;
     lastEnd = e;
+    lastToken = k;
   }
 
   if (errors.length === 0) {

@@ -13,5 +13,6 @@ describeWithCorpus('fast path vs hcl2json: cloudposse shard 1/3', () => {
     expect(outcome.fullParses).toBe(0);
     expect(outcome.snippets).toBe(0);
     expect(outcome.wholeBodies).toBeGreaterThan(100);
+    expect(outcome.syntaxTrees).toBeGreaterThan(100);
   }, 180_000);
 });

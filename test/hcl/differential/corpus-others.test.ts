@@ -13,6 +13,7 @@ describeWithCorpus('fast path vs hcl2json: the other corpus archives', () => {
         expect(outcome.fullParses).toBe(0);
         expect(outcome.snippets).toBe(0);
         expect(outcome.wholeBodies).toBeGreaterThan(0);
+        expect(outcome.syntaxTrees).toBeGreaterThan(0);
       }, 180_000);
     },
   );

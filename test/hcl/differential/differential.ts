@@ -7,7 +7,8 @@
  *   every value) equals the full hcl2json parse, so every value the evaluator produces anywhere in
  *   the corpus is checked against hcl2json's.
  */
-import { decodeSource, FULL_SPEC, fastParse, HclParser } from '../../../src/hcl';
+import { decodeSource, FULL_SPEC, fastParse, HclParser, scanHcl, verifyHcl } from '../../../src/hcl';
+import { isDeepStrictEqual } from 'node:util';
 import type { ParseResult } from '../../../src/model';
 import { LOADER_PROJECTION } from '../../../src/modules';
 import { corpusFiles, mapLimit, projected, referenceParser, render, sameResult } from './helpers';
@@ -21,6 +22,8 @@ export interface DifferentialOutcome {
   snippets: number;
   /** Files whose whole body the fast path evaluated (compared value by value). */
   wholeBodies: number;
+  /** Native files whose verifier and scanner syntax trees were compared. */
+  syntaxTrees: number;
 }
 
 export async function differential(
@@ -35,6 +38,7 @@ export async function differential(
     fullParses: 0,
     snippets: 0,
     wholeBodies: 0,
+    syntaxTrees: 0,
   };
   try {
     const files = [...(await corpusFiles(archive))].filter((_, i) => i % shard.count === shard.index);
@@ -53,6 +57,14 @@ export async function differential(
       }
       const decoded = decodeSource(p, c);
       if (!decoded.ok || p.endsWith('.json')) return;
+      const verified = verifyHcl(decoded.text);
+      if (verified.ok) {
+        outcome.syntaxTrees++;
+        const scanned = scanHcl(p, decoded.text);
+        if (scanned.errors.length > 0 || !isDeepStrictEqual(scanned.body, verified.body)) {
+          outcome.differences.push(`${p} scanner tree differs from the verifier's`);
+        }
+      }
       const whole = fastParse(p, decoded.text, FULL_SPEC);
       if (whole === null || !('result' in whole)) return;
       outcome.wholeBodies++;

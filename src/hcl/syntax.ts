@@ -1,0 +1,45 @@
+/**
+ * The syntax tree both structural passes produce over the one lexer's tokens: the verifier
+ * (`fast/verify.ts`) and the scanner (`full/scanner.ts`). `buildTree` (projection.ts) turns it into
+ * an `HclBody`.
+ */
+
+export interface SyntaxAttribute {
+  name: string;
+  /** 1-based line of the name / of the expression's last token. */
+  line: number;
+  endLine: number;
+  /** UTF-16 offset of the name / just past the expression's last token. */
+  start: number;
+  end: number;
+  /** Token index range of the expression, [exprStart, exprEnd), in the lexer's stream (it may
+   * begin with comments). */
+  exprStart: number;
+  exprEnd: number;
+}
+
+export interface SyntaxBlock {
+  type: string;
+  /** Label values (quoted labels unescaped, bare labels as written). */
+  labels: string[];
+  /** 1-based line of the type name / of the closing brace. */
+  line: number;
+  endLine: number;
+  /** UTF-16 offset of the type name / just past the closing brace. */
+  start: number;
+  end: number;
+  /** UTF-16 offset of the `{` that opens the body. */
+  openBrace: number;
+  body: SyntaxBody;
+}
+
+export interface SyntaxBody {
+  /** Attributes in source order. */
+  attributes: SyntaxAttribute[];
+  /** Blocks in source order. */
+  blocks: SyntaxBlock[];
+}
+
+/** The block whose arguments get object items (`HclAttribute.items`, the source ranges of
+ * `required_providers` entries). */
+export const ITEMS_BLOCK = 'required_providers';
