@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
-import { buildTar } from '../../test/archive/helpers/tar-builder';
+import { buildTar } from '../../test/support/archive';
 import { writeZip } from '../../test/support/zip-writer';
 import type { Expectation } from './invariants';
 

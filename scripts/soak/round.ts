@@ -29,9 +29,15 @@ import { createScan } from '../../handlers/api';
 import { handler as scanUpload } from '../../handlers/upload-scan';
 import { apiScanId, ReportLayout, uploadScanId } from '../../src/service/keys';
 import { createS3Client, S3ObjectStore } from '../../src/storage/s3';
-import { REPORTS_BUCKET, sampleEvent, setEnv, UPLOADS_BUCKET } from '../../test/handlers/harness';
+import {
+  lambdaContext,
+  lambdaEnv,
+  REPORTS_BUCKET,
+  sampleEvent,
+  setEnv,
+  UPLOADS_BUCKET,
+} from '../../test/support/lambda';
 import { startConditionalS3, type ConditionalS3 } from '../../test/support/conditional-s3';
-import { lambdaContext } from '../../test/support/lambda-context';
 import {
   S3RVER_CREDENTIALS,
   S3RVER_REGION,
@@ -215,19 +221,12 @@ export async function runRound(
       proxyClient = gateClient;
     }
     proxy = await startConditionalS3(upstream, proxyClient);
-    setEnv({
-      TFGUARD_UPLOADS_BUCKET: UPLOADS_BUCKET,
-      TFGUARD_REPORTS_BUCKET: REPORTS_BUCKET,
-      // No registry to reach: 127.0.0.1 only.
-      TFGUARD_SCAN_REGISTRY: 'false',
-      TFGUARD_S3_ENDPOINT: options.conditionalWrites === false ? upstream : proxy.endpoint,
-      TFGUARD_MAX_ARCHIVE_BYTES: String(options.maxArchiveBytes),
-      AWS_REGION: 'us-east-1',
-      AWS_ACCESS_KEY_ID: 'S3RVER',
-      AWS_SECRET_ACCESS_KEY: 'S3RVER',
-      POWERTOOLS_LOG_LEVEL: 'SILENT',
-      POWERTOOLS_METRICS_DISABLED: 'true',
-    });
+    // The registry cross-check is off in lambdaEnv: 127.0.0.1 only.
+    setEnv(
+      lambdaEnv(options.conditionalWrites === false ? upstream : proxy.endpoint, {
+        TFGUARD_MAX_ARCHIVE_BYTES: String(options.maxArchiveBytes),
+      }),
+    );
 
     // 1. Uploads, one after the other, and s3rver's event for each.
     const uploadStarted = Date.now();

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { readDirectory, readInput } from '../../src/archive';
 import { expectInputError } from './helpers/expect-input-error';
-import { buildTarGz } from './helpers/tar-builder';
+import { buildTarGz } from '../support/archive';
 
 const sha = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
 

@@ -3,7 +3,7 @@ import { DEFAULT_LIMITS, readArchiveBytes } from '../../src/archive';
 import { ArchiveBuilder } from '../../src/archive/builder';
 import { resolveLimits } from '../../src/archive/limits';
 import { expectInputError } from './helpers/expect-input-error';
-import { buildTar, buildTarGz } from './helpers/tar-builder';
+import { buildTar, buildTarGz } from '../support/archive';
 import { writeZip } from '../support/zip-writer';
 
 const MiB = 1024 * 1024;

@@ -5,7 +5,7 @@ import { DEFAULT_LIMITS, defaultShouldLoad, detectFormat } from '../../src/archi
 import { looksLikeTarHeader } from '../../src/archive/detect';
 import { compareUtf8, isMacOsDebris, normaliseEntryPath } from '../../src/archive/paths';
 import { InputError } from '../../src/errors';
-import { rawTarHeader } from './helpers/tar-builder';
+import { rawTarHeader } from '../support/archive';
 
 const archive = { archive: true };
 

@@ -18,7 +18,7 @@ import { FAST_PATH_MAX_TAR_BYTES, readTarFast } from '../../src/archive/tar-fast
 import { isInputError } from '../../src/errors';
 import type { ArchiveLimits } from '../../src/model';
 import { corpusArchives, corpusFile, describeWithCorpus } from '../support/external';
-import { buildTar, paxHeader, rawTar, rawTarHeader, tarData, TAR_END } from './helpers/tar-builder';
+import { buildTar, paxHeader, rawTar, rawTarHeader, tarData, TAR_END } from '../support/archive';
 
 type Outcome =
   | { error: { code: string; message: string; entry: string | undefined } }

@@ -6,15 +6,7 @@ import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { readArchiveBytes, readInput } from '../../src/archive';
 import { expectInputError } from './helpers/expect-input-error';
-import {
-  buildTar,
-  buildTarGz,
-  paxHeader,
-  rawTar,
-  rawTarHeader,
-  tarData,
-  TAR_END,
-} from './helpers/tar-builder';
+import { buildTar, buildTarGz, paxHeader, rawTar, rawTarHeader, tarData, TAR_END } from '../support/archive';
 import { writeZip } from '../support/zip-writer';
 
 const sha = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');

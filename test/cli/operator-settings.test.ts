@@ -11,7 +11,7 @@ import { runCli, type CliIo } from '../../src/cli/main';
 import { ARCHIVE_LIMIT_VARIABLES } from '../../src/config';
 import type { AuditSummary } from '../../src/service/summary';
 import { makeTarGz, type FileMap } from '../support/archive';
-import { slowToParse } from '../support/lambda-context';
+import { slowToParse } from '../support/scan';
 
 interface Captured {
   code: number;

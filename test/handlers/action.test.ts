@@ -23,7 +23,7 @@ import {
   type Value,
 } from '../support/github-actions';
 import { CI_AWS_ENV, startApiStandIn, type ApiStandIn } from './api-stand-in';
-import { EVENTS_DIR, startHarness, type Harness } from './harness';
+import { EVENTS_DIR, type Harness, startHarness } from '../support/lambda';
 
 const exec = promisify(execFile);
 const REPO = resolve(__dirname, '..', '..');

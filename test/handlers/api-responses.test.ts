@@ -16,7 +16,7 @@ import { ReportLayout } from '../../src/service/keys';
 import { makeTarGz, type FileMap } from '../support/archive';
 import { readCorpusArchive, replicateTarGz } from '../support/corpus';
 import { describeWithCorpus } from '../support/external';
-import { sampleEvent, startHarness, withEnv, type Harness } from './harness';
+import { type Harness, sampleEvent, startHarness, withEnv } from '../support/lambda';
 
 const layout = new ReportLayout('reports/');
 /** Lambda's limit on a synchronous response payload, as its error message states it. */

@@ -9,7 +9,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { createScan, createUpload, getScan } from '../../handlers/api';
 import { handler as scanUpload } from '../../handlers/upload-scan';
 import { startGateway, type Credentials, type Gateway, type ReceivedRequest } from '../support/sigv4-gateway';
-import { setEnv, UPLOADS_BUCKET, type Harness } from './harness';
+import { type Harness, setEnv, UPLOADS_BUCKET } from '../support/lambda';
 import { startConditionalS3 } from '../support/conditional-s3';
 
 export const CI_REGION = 'eu-west-1';

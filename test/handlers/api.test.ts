@@ -19,7 +19,14 @@ import {
   postForm,
 } from '../support/presigned-post';
 import { S3RVER_CREDENTIALS } from '../support/s3rver';
-import { SAMPLE_ARCHIVE, UPLOADS_BUCKET, sampleEvent, startHarness, withEnv, type Harness } from './harness';
+import {
+  type Harness,
+  SAMPLE_ARCHIVE,
+  sampleEvent,
+  startHarness,
+  UPLOADS_BUCKET,
+  withEnv,
+} from '../support/lambda';
 
 const layout = new ReportLayout('reports/');
 let h: Harness;

@@ -17,13 +17,13 @@ import { scanBytes } from '../../src/scan';
 import type { Report } from '../../src/report/types';
 import { makeTarGz } from '../support/archive';
 import {
+  auditSqsEvent,
   collect,
+  type Harness,
   sampleEvent,
   startHarness,
-  type Harness,
   type UploadedObject,
-  auditSqsEvent,
-} from './harness';
+} from '../support/lambda';
 
 const QUEUE_URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/tfguard-test-AuditQueue';
 const layout = new ReportLayout('reports/');

@@ -17,7 +17,7 @@ import { condition, type ActionDefinition, type Contexts } from '../support/gith
 import { REPOSITORY_URL } from '../../src/version';
 import pkg from '../../package.json';
 import { CI_AWS_ENV, startApiStandIn, type ApiStandIn } from './api-stand-in';
-import { EVENTS_DIR, startHarness, type Harness } from './harness';
+import { EVENTS_DIR, type Harness, startHarness } from '../support/lambda';
 
 const exec = promisify(execFile);
 const REPO = resolve(__dirname, '..', '..');

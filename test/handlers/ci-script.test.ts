@@ -12,10 +12,17 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { makeTarGz } from '../support/archive';
-import { lambdaContext, slowToParse } from '../support/lambda-context';
+import {
+  type Harness,
+  lambdaContext,
+  SAMPLE_ARCHIVE,
+  startHarness,
+  UPLOADS_BUCKET,
+  withEnv,
+} from '../support/lambda';
+import { slowToParse } from '../support/scan';
 import type { GatewayRecord } from '../support/sigv4-gateway';
 import { CI_AWS_ENV, startApiStandIn, type ApiStandIn } from './api-stand-in';
-import { SAMPLE_ARCHIVE, UPLOADS_BUCKET, startHarness, withEnv, type Harness } from './harness';
 
 export const SCRIPT = resolve(__dirname, '..', '..', 'docs', 'ci', 'tfguard-scan.sh');
 

@@ -18,7 +18,7 @@ import type { PutOptions, StoredObject } from '../../src/storage/types';
 import { makeTarGz } from '../support/archive';
 import { startConditionalS3, type ConditionalS3 } from '../support/conditional-s3';
 import { S3RVER_CREDENTIALS, S3RVER_REGION } from '../support/s3rver';
-import { REPORTS_BUCKET, setEnv, startHarness, type Harness } from './harness';
+import { type Harness, REPORTS_BUCKET, setEnv, startHarness } from '../support/lambda';
 
 const layout = new ReportLayout('reports/');
 let h: Harness;

@@ -10,7 +10,7 @@ import { runtime } from '../../handlers/runtime';
 import { handler as scanUpload } from '../../handlers/upload-scan';
 import { EnvironmentError } from '../../src/config';
 import { makeTarGz } from '../support/archive';
-import { sampleEvent, startHarness, withEnv, type Harness } from './harness';
+import { type Harness, sampleEvent, startHarness, withEnv } from '../support/lambda';
 
 let h: Harness;
 

@@ -11,8 +11,8 @@ import { ReportLayout, uploadScanId } from '../../src/service/keys';
 import type { RejectedRecord } from '../../src/service/scans';
 import { UploadBatchError } from '../../src/service/upload-scan';
 import { makeTarGz } from '../support/archive';
-import { lambdaContext, slowToParse } from '../support/lambda-context';
-import { UPLOADS_BUCKET, startHarness, withEnv, type Harness } from './harness';
+import { type Harness, lambdaContext, startHarness, UPLOADS_BUCKET, withEnv } from '../support/lambda';
+import { slowToParse } from '../support/scan';
 
 const layout = new ReportLayout('reports/');
 let h: Harness;

@@ -15,6 +15,7 @@ import { promisify } from 'node:util';
 import * as yauzl from 'yauzl';
 import { ReportLayout } from '../../src/service/keys';
 import { makeTarGz } from '../support/archive';
+import { lambdaEnv, REPORTS_BUCKET, UPLOADS_BUCKET } from '../support/lambda';
 import { generateTestKey, startRegistry } from '../support/registry-server';
 import { startS3rver, type RunningS3rver } from '../support/s3rver';
 import { lockText } from '../lockfile/fixtures';
@@ -776,7 +777,7 @@ const HCL2JSON_FILES = [
 describe('packaged functions', () => {
   let server: RunningS3rver;
   beforeAll(async () => {
-    server = await startS3rver(['tfguard-uploads-local', 'tfguard-reports-local']);
+    server = await startS3rver([UPLOADS_BUCKET, REPORTS_BUCKET]);
   });
   afterAll(async () => {
     await server?.stop();
@@ -851,17 +852,11 @@ describe('packaged functions', () => {
         timeout: 60_000,
         env: {
           PATH: process.env.PATH,
-          TFGUARD_UPLOADS_BUCKET: 'tfguard-uploads-local',
-          TFGUARD_REPORTS_BUCKET: 'tfguard-reports-local',
-          TFGUARD_S3_ENDPOINT: server.endpoint,
-          AWS_REGION: 'us-east-1',
-          AWS_ACCESS_KEY_ID: 'S3RVER',
-          AWS_SECRET_ACCESS_KEY: 'S3RVER',
-          POWERTOOLS_LOG_LEVEL: 'SILENT',
-          POWERTOOLS_METRICS_DISABLED: 'true',
-          // Resolution must not reach the repository's node_modules.
-          NODE_PATH: '',
-          ...env,
+          ...lambdaEnv(server.endpoint, {
+            // Resolution must not reach the repository's node_modules.
+            NODE_PATH: '',
+            ...env,
+          }),
         },
       });
       return JSON.parse(stdout) as Awaited<ReturnType<typeof runPackagedCreateScan>>;

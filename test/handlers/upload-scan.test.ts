@@ -15,14 +15,14 @@ import type { Report } from '../../src/report/types';
 import { writeZip } from '../support/zip-writer';
 import { makeTarGz } from '../support/archive';
 import {
-  SAMPLE_ARCHIVE,
-  UPLOADS_BUCKET,
   collect,
-  sampleEvent,
-  withEnv,
-  startHarness,
   type Harness,
-} from './harness';
+  SAMPLE_ARCHIVE,
+  sampleEvent,
+  startHarness,
+  UPLOADS_BUCKET,
+  withEnv,
+} from '../support/lambda';
 
 const layout = new ReportLayout('reports/');
 let h: Harness;

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { HclParser } from '../../src/hcl';
 import type { HclBlock, HclBody, ParseResult } from '../../src/model';
-import { closeReference, hcl2jsonShape, referenceParse } from './helpers';
+import { closeReference, hcl2jsonShape, referenceParse } from '../support/hcl2json';
 import { withoutRanges } from '../support/ranges';
 
 const parser = new HclParser();

@@ -17,7 +17,7 @@ import { DEFAULT_CONFIG } from '../../src/scan/config-file';
 import { makeTarGz } from '../support/archive';
 import { generateTestKey, startRegistry, type RegistryServer } from '../support/registry-server';
 import { lockText } from '../lockfile/fixtures';
-import { slowToParse } from '../support/lambda-context';
+import { slowToParse } from '../support/scan';
 
 const SAMPLE = readFileSync(path.join(__dirname, '..', '..', 'events', 'archives', 'acme-network.tar.gz'));
 

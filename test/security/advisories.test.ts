@@ -7,14 +7,7 @@
  */
 import { gzipSync } from 'node:zlib';
 import { scanBytes } from '../../src/scan';
-import {
-  buildTar,
-  buildTarGz,
-  paxHeader,
-  rawTar,
-  rawTarHeader,
-  type TarEntrySpec,
-} from '../archive/helpers/tar-builder';
+import { buildTar, buildTarGz, paxHeader, rawTar, rawTarHeader, type TarEntrySpec } from '../support/archive';
 import { expectScanRejected, rejection } from './helpers';
 
 const MiB = 1024 * 1024;

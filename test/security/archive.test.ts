@@ -17,7 +17,7 @@ import {
   rawTarHeader,
   tarData,
   type TarEntrySpec,
-} from '../archive/helpers/tar-builder';
+} from '../support/archive';
 import {
   S_IFBLK,
   S_IFCHR,

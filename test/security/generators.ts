@@ -6,7 +6,7 @@
 import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { readArchiveBytes } from '../../src/archive';
-import { buildTar } from '../archive/helpers/tar-builder';
+import { buildTar } from '../support/archive';
 import { writeZip } from '../support/zip-writer';
 import { CORPUS_ARCHIVES, corpusBytes } from './helpers';
 

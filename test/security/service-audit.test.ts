@@ -14,7 +14,7 @@ import * as path from 'node:path';
 import { handler as auditStart } from '../../handlers/audit-start';
 import { handler as auditWorker } from '../../handlers/audit-worker';
 import { handler as scanUpload } from '../../handlers/upload-scan';
-import { auditSqsEvent, sampleEvent } from '../handlers/harness';
+import { auditSqsEvent, sampleEvent } from '../support/lambda';
 import { makeTarGz } from '../support/archive';
 import { layout, MAIN_TF, ROOT, startServiceFixture, type ServiceFixture } from './service-fixture';
 

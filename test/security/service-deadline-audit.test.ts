@@ -14,9 +14,9 @@ import { handler as auditStart } from '../../handlers/audit-start';
 import { handler as auditWorker } from '../../handlers/audit-worker';
 import { handler as scanUpload } from '../../handlers/upload-scan';
 import type { AuditSummary } from '../../src/service/summary';
-import { auditSqsEvent, sampleEvent, withEnv } from '../handlers/harness';
+import { auditSqsEvent, lambdaContext, sampleEvent, withEnv } from '../support/lambda';
+import { slowToParse } from '../support/scan';
 import { makeTarGz } from '../support/archive';
-import { lambdaContext, slowToParse } from '../support/lambda-context';
 import { layout, MAIN_TF, startServiceFixture, type ServiceFixture } from './service-fixture';
 
 const QUEUE_URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/tfguard-test-AuditQueue';

@@ -19,9 +19,9 @@ import { METRIC, type LogAttributes } from '../../src/service/observability';
 import { loadScan } from '../../src/service/scans';
 import { processUploadEvent, UploadBatchError } from '../../src/service/upload-scan';
 import { S3ObjectStore } from '../../src/storage/s3';
-import { sampleEvent } from '../handlers/harness';
+import { lambdaContext, sampleEvent } from '../support/lambda';
+import { slowToParse } from '../support/scan';
 import { makeTarGz } from '../support/archive';
-import { lambdaContext, slowToParse } from '../support/lambda-context';
 import {
   COMPLETE,
   layout,

@@ -8,7 +8,7 @@
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { handler } from '../../handlers/upload-scan';
 import { loadScan } from '../../src/service/scans';
-import { setEnv } from '../handlers/harness';
+import { setEnv } from '../support/lambda';
 import { makeTarGz } from '../support/archive';
 import { startThrottlingProxy } from './fault-servers';
 import {

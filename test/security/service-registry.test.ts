@@ -17,8 +17,7 @@ import type { Report } from '../../src/report/types';
 import { loadScan } from '../../src/service/scans';
 import { generateTestKey, startRegistry, type RegistryServer } from '../support/registry-server';
 import { makeTarGz } from '../support/archive';
-import { lambdaContext } from '../support/lambda-context';
-import { sampleEvent } from '../handlers/harness';
+import { lambdaContext, sampleEvent } from '../support/lambda';
 import { lockText } from '../lockfile/fixtures';
 import { COMPLETE, layout, startServiceFixture, type ServiceFixture } from './service-fixture';
 

@@ -10,14 +10,13 @@ import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { loadScan } from '../../src/service/scans';
 import { makeTarGz } from '../support/archive';
-import { slowToParse } from '../support/lambda-context';
+import { slowToParse } from '../support/scan';
 import {
   expectOnFailureQueue,
   layout,
   MAIN_TF,
   NOTHING,
   ROOT,
-  SERVICE_ENV,
   startServiceFixture,
   UPLOADS_BUCKET,
   type ServiceFixture,
@@ -33,16 +32,7 @@ afterAll(async () => {
 });
 
 /** 9 MB with a syntax error at the end: the parser's fast path gives up and hcl2json parses it all. */
-function slowToScan(): string {
-  const pieces: string[] = [MAIN_TF];
-  for (let i = 0, size = 0; size < 9_000_000; i++) {
-    const block = `resource "aws_s3_bucket" "b${i}" {\n  bucket = "bucket-${i}"\n}\n\n`;
-    pieces.push(block);
-    size += block.length;
-  }
-  pieces.push('locals {\n  x = "unterminated\n}\n');
-  return pieces.join('');
-}
+const slowToScan = (): string => slowToParse(MAIN_TF, 9_000_000);
 
 function startChild(event: unknown, remainingMs: number) {
   const child = spawn(
@@ -58,8 +48,7 @@ function startChild(event: unknown, remainingMs: number) {
       cwd: ROOT,
       env: {
         ...process.env,
-        ...SERVICE_ENV,
-        TFGUARD_S3_ENDPOINT: f.s3.endpoint,
+        ...f.env,
         TFGUARD_PARSER_TIMEOUT_MS: '120000',
       },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -2,6 +2,8 @@
 import { readFile } from 'node:fs/promises';
 import { createGunzip } from 'node:zlib';
 import * as tar from 'tar-stream';
+import { readArchiveBytes } from '../../src/archive';
+import { shouldLoad } from '../../src/scan';
 import { makeTarGz, type FileMap } from './archive';
 import { corpusFile } from './external';
 
@@ -11,9 +13,19 @@ export function readCorpusArchive(name: string): Promise<Buffer> {
   return readFile(corpusFile(name));
 }
 
-/** The regular files of a .tar.gz, by path. */
-export async function tarGzFiles(bytes: Buffer): Promise<FileMap> {
-  const files: FileMap = {};
+/** The configuration and lock files of a corpus archive (the files a scan parses), as loaded. */
+export async function corpusFiles(archive: string): Promise<Map<string, Buffer>> {
+  const loaded = await readArchiveBytes(archive, await readCorpusArchive(archive), { shouldLoad });
+  const out = new Map<string, Buffer>();
+  for (const [p, content] of loaded.files) {
+    if (/\.(tf|tf\.json|tofu|tofu\.json|hcl)$/.test(p)) out.set(p, content);
+  }
+  return out;
+}
+
+/** The regular files of a .tar.gz, by path (a leading `./` removed), in archive order. */
+export async function tarGzFiles(bytes: Buffer): Promise<Record<string, Buffer>> {
+  const files: Record<string, Buffer> = {};
   const extract = tar.extract();
   extract.on('entry', (header, stream, next) => {
     const chunks: Buffer[] = [];

@@ -59,6 +59,19 @@ process.on('SIGTERM', () => process.exit(0));
 
 const REPO_ROOT = resolve(__dirname, '..', '..');
 
+/** A client for an s3rver (or a proxy in front of one) at `endpoint`: path-style, fixed credentials.
+ * The caller destroys it. */
+export function s3rverClient(endpoint: string): S3Client {
+  return new S3Client({
+    endpoint,
+    region: S3RVER_REGION,
+    forcePathStyle: true,
+    credentials: S3RVER_CREDENTIALS,
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+}
+
 export async function startS3rver(buckets: string[], options: S3rverOptions = {}): Promise<RunningS3rver> {
   const directory = options.directory ?? (await mkdtemp(join(tmpdir(), 'tfguard-s3rver-')));
   const child: ChildProcess = spawn(
@@ -94,14 +107,7 @@ export async function startS3rver(buckets: string[], options: S3rverOptions = {}
     events,
     pid: child.pid!,
     client() {
-      const client = new S3Client({
-        endpoint,
-        region: S3RVER_REGION,
-        forcePathStyle: true,
-        credentials: S3RVER_CREDENTIALS,
-        requestChecksumCalculation: 'WHEN_REQUIRED',
-        responseChecksumValidation: 'WHEN_REQUIRED',
-      });
+      const client = s3rverClient(endpoint);
       clients.push(client);
       return client;
     },

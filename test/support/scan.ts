@@ -22,3 +22,20 @@ export async function scanFiles(
 export function findingsOf(report: Report, ruleId: string) {
   return report.findings.filter((f) => f.ruleId === ruleId);
 }
+
+/**
+ * `bytes` (default 4.5 MB) of resources ending in an unterminated string: the parser's fast path
+ * gives up and hcl2json parses the whole file in a worker. That takes about 1 s per MB in a warm
+ * worker and twice that in a new one on a 2-core machine, so a deadline a second or two into the
+ * scan reliably falls inside the parse.
+ */
+export function slowToParse(head: string, bytes = 4_500_000): string {
+  const pieces = [head];
+  for (let i = 0, size = 0; size < bytes; i++) {
+    const block = `resource "aws_s3_bucket" "b${i}" {\n  bucket = "bucket-${i}"\n}\n\n`;
+    pieces.push(block);
+    size += block.length;
+  }
+  pieces.push('locals {\n  x = "unterminated\n}\n');
+  return pieces.join('');
+}

@@ -11,7 +11,9 @@ import { decodeSource, FULL_SPEC, fastParse, HclParser, scanHcl, verifyHcl } fro
 import { isDeepStrictEqual } from 'node:util';
 import type { ParseResult } from '../../../src/model';
 import { LOADER_PROJECTION } from '../../../src/modules';
-import { corpusFiles, mapLimit, projected, referenceParser, render, sameResult } from './helpers';
+import { mapLimit } from '../../../src/util/map-limit';
+import { corpusFiles } from '../../support/corpus';
+import { projected, referenceParser, render, sameResult } from '../../support/hcl2json';
 
 export interface DifferentialOutcome {
   files: number;

@@ -7,7 +7,10 @@
  */
 import { scanHcl, verifyHcl } from '../../../src/hcl';
 import { LOADER_PROJECTION } from '../../../src/modules';
-import { ARCHIVES, corpusFiles, mapLimit, projected, referenceParser, render, rng } from './helpers';
+import { mapLimit } from '../../../src/util/map-limit';
+import { corpusFiles } from '../../support/corpus';
+import { projected, referenceParser, render } from '../../support/hcl2json';
+import { ARCHIVES, rng } from './helpers';
 import { HclParser } from '../../../src/hcl';
 import { describeWithCorpus } from '../../support/external';
 

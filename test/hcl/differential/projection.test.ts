@@ -11,7 +11,8 @@ import { DEFAULT_CONFIG } from '../../../src/scan/config-file';
 import { shouldLoad } from '../../../src/scan';
 import { makeTarGz } from '../../support/archive';
 import { corpusFile, describeWithCorpus } from '../../support/external';
-import { ARCHIVES, render } from './helpers';
+import { render } from '../../support/hcl2json';
+import { ARCHIVES } from './helpers';
 
 const parser = new HclParser({ workers: 1 });
 

@@ -7,7 +7,7 @@
 import { fastParse, FULL_SPEC, HclParser, verifyHcl } from '../../../src/hcl';
 import type { BlockSpec } from '../../../src/hcl';
 import { LOADER_PROJECTION } from '../../../src/modules';
-import { projected, referenceParser, render } from './helpers';
+import { projected, referenceParser, render } from '../../support/hcl2json';
 
 const fast = new HclParser({ workers: 1 });
 const reference = referenceParser();
