@@ -138,6 +138,9 @@ export interface HclAttribute {
    * a provider requirement edits). Other arguments leave it out: locating every item of every
    * object would cost every scan time and memory for nothing. */
   items?: HclObjectItem[];
+  /** In a lock file, for `hashes` in a `provider` block whose expression is a tuple constructor:
+   * the range of each element, in order (what a lock finding about one hash points at). */
+  elements?: SourceRange[];
 }
 
 /** One item of an object constructor (`key = value` / `key: value`) or JSON object. */

@@ -24,10 +24,18 @@ import { Hcl2JsonPool } from './full/pool';
 import { buildTree, FULL_SPEC, projectBody } from './projection';
 import type { BlockSpec } from './projection';
 import { scanHcl } from './full/scanner';
-import { itemRanges, PositionMap } from './positions';
-import { expressionOffset, objectItems, verifyHcl } from './fast/verify';
+import { elementRanges, itemRanges, PositionMap } from './positions';
+import { expressionOffset, objectItems, tupleElements, verifyHcl } from './fast/verify';
 import type { Tokens } from './fast/verify';
-import { ITEMS_BLOCK, type SyntaxAttribute, type SyntaxBlock, type SyntaxBody } from './syntax';
+import {
+  ELEMENTS_ATTRIBUTE,
+  ELEMENTS_BLOCK,
+  ITEMS_BLOCK,
+  locatesElements,
+  type SyntaxAttribute,
+  type SyntaxBlock,
+  type SyntaxBody,
+} from './syntax';
 
 export interface HclParserOptions {
   /** Deeper bracket/brace/paren/template nesting is a parse error and never reaches hcl2json. */
@@ -305,7 +313,11 @@ export class HclParser {
     try {
       return {
         ok: true,
-        file: { path, syntax: 'hcl', body: mergeBody(scan.body, outcome.json, text, positions) },
+        file: {
+          path,
+          syntax: 'hcl',
+          body: mergeBody(scan.body, outcome.json, text, positions, locatesElements(path)),
+        },
       };
     } catch (err) {
       if (err instanceof MergeError) {
@@ -341,7 +353,7 @@ export function fastParse(
   // verifier gives up on a structure problem, so its message comes from the full path).
   const verified = verifyHcl(text, { depthLimit: maxNestingDepth });
   if (!verified.ok) return null;
-  const built = buildBody(text, verified.body, verified.tokens, spec, positions);
+  const built = buildBody(text, verified.body, verified.tokens, spec, positions, locatesElements(path));
   if (built.pending.length === 0)
     return { result: { ok: true, file: { path, syntax: 'hcl', body: built.body } } };
   return built;
@@ -364,6 +376,7 @@ function buildBody(
   tokens: Tokens,
   spec: BlockSpec,
   positions: PositionMap,
+  withElements: boolean,
 ): { body: HclBody; pending: PendingValue[] } {
   const pending: PendingValue[] = [];
   const body = buildTree<SyntaxAttribute, SyntaxBlock, null>(root, null, spec, {
@@ -384,6 +397,10 @@ function buildBody(
       };
       const items = type === ITEMS_BLOCK ? objectItems(text, tokens, a.exprStart, a.exprEnd) : null;
       if (items !== null) attr.items = itemRanges(items, positions);
+      if (withElements && type === ELEMENTS_BLOCK && a.name === ELEMENTS_ATTRIBUTE) {
+        const elements = tupleElements(text, tokens, a.exprStart, a.exprEnd);
+        if (elements !== null) attr.elements = elementRanges(elements, positions);
+      }
       if (value === NOT_EVALUABLE) pending.push({ text: text.slice(a.start, a.end), name: a.name, attr });
       return attr;
     },

@@ -127,3 +127,11 @@ export function itemRanges(
     valueRange: positions.range(it.valueStart, it.valueEnd),
   }));
 }
+
+/** Source ranges of tuple elements given as offsets. */
+export function elementRanges(
+  elements: readonly { start: number; end: number }[],
+  positions: PositionMap,
+): SourceRange[] {
+  return elements.map((e) => positions.range(e.start, e.end));
+}

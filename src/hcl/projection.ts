@@ -108,8 +108,8 @@ export function projectBody(body: HclBody, spec: BlockSpec): HclBody {
   return buildTree<HclAttribute, HclBlock, null>(body, null, spec, {
     attribute(a, mode) {
       if (mode === 'value') return { ...a };
-      // Read by name only: no value, so no object items either.
-      const { items: _items, ...located } = a;
+      // Read by name only: no value, so no object items or elements either.
+      const { items: _items, elements: _elements, ...located } = a;
       return { ...located, value: null };
     },
     block(b) {

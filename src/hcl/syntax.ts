@@ -43,3 +43,13 @@ export interface SyntaxBody {
 /** The block whose arguments get object items (`HclAttribute.items`, the source ranges of
  * `required_providers` entries). */
 export const ITEMS_BLOCK = 'required_providers';
+
+/** Lock files: the argument whose tuple elements get source ranges (`HclAttribute.elements`: one
+ * range per hash string), within blocks of this type. Only `.terraform.lock.hcl` files. */
+export const ELEMENTS_BLOCK = 'provider';
+export const ELEMENTS_ATTRIBUTE = 'hashes';
+
+/** True for a dependency lock file, whose `hashes` elements are located. */
+export function locatesElements(path: string): boolean {
+  return path === '.terraform.lock.hcl' || path.endsWith('/.terraform.lock.hcl');
+}

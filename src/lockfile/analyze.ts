@@ -57,7 +57,7 @@ async function readLock(
     const message = err instanceof Error ? err.message : String(err);
     result = { ok: false, error: { path, message: `could not be parsed: ${message}`, line: 1, column: 1 } };
   }
-  return parseLockFile(path, result, content);
+  return parseLockFile(path, result);
 }
 
 /** Message used when a zip was listed but its bytes were not loaded (e.g. over the file-size limit). */

@@ -6,11 +6,12 @@
  * optional non-empty `hashes` list of `scheme:value` strings. The block label must be the
  * fully-qualified, normalized source address; a second block for one provider is an error.
  *
- * Input is the position-carrying body from the shared HCL parser; the line of each hash string is
- * found in the source text within the `hashes` argument's line range.
+ * Input is the position-carrying body from the shared HCL parser, which locates every block,
+ * argument and (in lock files) each element of `hashes`: entries, arguments and hashes carry their
+ * source ranges, so lock findings point at the exact text.
  */
 import { formatVersion, isNormalized, parseConstraints, parseVersion } from '../constraints';
-import type { HclAttribute, HclBlock, ParseResult } from '../model';
+import type { HclAttribute, HclBlock, ParseResult, SourceRange } from '../model';
 import { parseProviderSource } from '../addrs';
 import type { LockFile, LockHash, LockParseError, LockProviderEntry } from './types';
 
@@ -29,77 +30,6 @@ function isExpression(value: unknown): boolean {
   return typeof value === 'string' && /^\$\{[\s\S]*\}$/.test(value);
 }
 
-/**
- * Start lines of the string literals within lines [from, to] of `lines` (1-based, inclusive),
- * skipping `#`, `//` and `/* *\/` comments. Template interpolations inside strings are skipped with
- * their nesting, so `"${"a"}"` counts as one literal.
- */
-export function stringLiteralLines(lines: readonly string[], from: number, to: number): number[] {
-  const out: number[] = [];
-  let inBlockComment = false;
-  let strDepth = 0; // > 0 while inside a string (nested through templates)
-  const braceStack: number[] = []; // per open template: brace depth
-  for (let ln = from; ln <= to && ln <= lines.length; ln++) {
-    const text = lines[ln - 1] ?? '';
-    let i = 0;
-    while (i < text.length) {
-      const c = text[i] as string;
-      const next = text[i + 1];
-      if (inBlockComment) {
-        if (c === '*' && next === '/') {
-          inBlockComment = false;
-          i += 2;
-        } else i++;
-        continue;
-      }
-      const inString = strDepth > braceStack.length;
-      if (inString) {
-        if (c === '\\') {
-          i += 2;
-          continue;
-        }
-        if ((c === '$' || c === '%') && next === '{') {
-          braceStack.push(0);
-          i += 2;
-          continue;
-        }
-        if (c === '"') strDepth--;
-        i++;
-        continue;
-      }
-      // in code (top level or inside a template)
-      if (c === '#' || (c === '/' && next === '/')) break;
-      if (c === '/' && next === '*') {
-        inBlockComment = true;
-        i += 2;
-        continue;
-      }
-      if (c === '"') {
-        if (strDepth === 0) out.push(ln);
-        strDepth++;
-        i++;
-        continue;
-      }
-      if (braceStack.length > 0) {
-        const top = braceStack.length - 1;
-        if (c === '{') braceStack[top] = (braceStack[top] as number) + 1;
-        else if (c === '}') {
-          if (braceStack[top] === 0) braceStack.pop();
-          else braceStack[top] = (braceStack[top] as number) - 1;
-        }
-      }
-      i++;
-    }
-  }
-  return out;
-}
-
-function splitLines(source: Buffer | string | undefined): string[] | null {
-  if (source === undefined) return null;
-  const text = typeof source === 'string' ? source : source.toString('utf8');
-  return text.replace(/^\uFEFF/, '').split(/\r?\n/);
-}
-
 function decodeAddress(block: HclBlock, errors: LockParseError[]): { source: string | null; fatal: boolean } {
   const raw = block.labels[0] as string;
   const parsed = parseProviderSource(raw, 'terraform');
@@ -107,6 +37,7 @@ function decodeAddress(block: HclBlock, errors: LockParseError[]): { source: str
     errors.push({
       message: `invalid provider source address "${raw}": a lock entry must name a valid, fully-qualified address of the form "hostname/namespace/type"${parsed.ok ? '' : ` (${parsed.error})`}`,
       line: block.line,
+      range: block.range,
     });
     return { source: parsed.ok ? parsed.source : null, fatal: !parsed.ok };
   }
@@ -115,6 +46,7 @@ function decodeAddress(block: HclBlock, errors: LockParseError[]): { source: str
     errors.push({
       message: `cannot lock a version for the built-in provider ${parsed.source}: it is bundled inside Terraform`,
       line: block.line,
+      range: block.range,
     });
     return { source: null, fatal: true };
   }
@@ -122,6 +54,7 @@ function decodeAddress(block: HclBlock, errors: LockParseError[]): { source: str
     errors.push({
       message: `non-normalized provider source address "${raw}": it must be written as "${parsed.source}", the fully-qualified and normalized form`,
       line: block.line,
+      range: block.range,
     });
   }
   return { source: parsed.source, fatal: false };
@@ -137,6 +70,7 @@ function decodeVersion(
     errors.push({
       message: `the lock entry for ${address} has no "version" argument (it is required)`,
       line: block.line,
+      range: block.range,
     });
     return null;
   }
@@ -144,6 +78,7 @@ function decodeVersion(
     errors.push({
       message: `the "version" of ${address} must be a literal string, not ${describe(attr.value)}`,
       line: attr.line,
+      range: attr.range,
     });
     return null;
   }
@@ -154,6 +89,7 @@ function decodeVersion(
     errors.push({
       message: `invalid version ${JSON.stringify(attr.value)} for ${address}: ${(err as Error).message}`,
       line: attr.line,
+      range: attr.range,
     });
     return null;
   }
@@ -161,6 +97,7 @@ function decodeVersion(
     errors.push({
       message: `the version of ${address} must be written in normalized form: "${canonical}", not ${JSON.stringify(attr.value)}`,
       line: attr.line,
+      range: attr.range,
     });
     return canonical;
   }
@@ -177,6 +114,7 @@ function decodeConstraints(
     errors.push({
       message: `the "constraints" of ${address} must be a literal string, not ${describe(attr.value)}`,
       line: attr.line,
+      range: attr.range,
     });
     return { value: null, invalid: true };
   }
@@ -186,6 +124,7 @@ function decodeConstraints(
     errors.push({
       message: `invalid recorded constraints ${JSON.stringify(attr.value)} for ${address}: ${(err as Error).message}`,
       line: attr.line,
+      range: attr.range,
     });
     return { value: attr.value, invalid: true };
   }
@@ -193,23 +132,20 @@ function decodeConstraints(
     errors.push({
       message: `the recorded constraints ${JSON.stringify(attr.value)} of ${address} are not in Terraform's normalized form`,
       line: attr.line,
+      range: attr.range,
     });
     return { value: attr.value, invalid: true };
   }
   return { value: attr.value, invalid: false };
 }
 
-function decodeHashes(
-  attr: HclAttribute | undefined,
-  address: string,
-  lines: string[] | null,
-  errors: LockParseError[],
-): LockHash[] {
+function decodeHashes(attr: HclAttribute | undefined, address: string, errors: LockParseError[]): LockHash[] {
   if (attr === undefined) return [];
   if (!Array.isArray(attr.value)) {
     errors.push({
       message: `the "hashes" of ${address} must be a list of strings, not ${describe(attr.value)}`,
       line: attr.line,
+      range: attr.range,
     });
     return [];
   }
@@ -218,36 +154,39 @@ function decodeHashes(
     errors.push({
       message: `the "hashes" of ${address} must either be omitted or contain at least one hash`,
       line: attr.line,
+      range: attr.range,
     });
     return [];
   }
-  const literalLines = lines === null ? [] : stringLiteralLines(lines, attr.line, attr.endLine);
-  const lineOf = (i: number): number =>
-    literalLines.length === values.length ? (literalLines[i] as number) : attr.line;
+  // Each element's own range when the parser located it (a tuple constructor), else the argument's.
+  const elements = attr.elements?.length === values.length ? attr.elements : null;
   const out: LockHash[] = [];
   values.forEach((v, i) => {
-    const line = lineOf(i);
+    const range = elements === null ? attr.range : (elements[i] as SourceRange);
+    const line = range.start.line;
     if (typeof v !== 'string' || isExpression(v)) {
-      errors.push({ message: `a hash of ${address} must be a literal string, not ${describe(v)}`, line });
+      errors.push({
+        message: `a hash of ${address} must be a literal string, not ${describe(v)}`,
+        line,
+        range,
+      });
       return;
     }
     if (v.indexOf(':') < 1) {
       errors.push({
         message: `cannot interpret ${JSON.stringify(v)} (a hash of ${address}) as a provider hash: it must start with a scheme keyword followed by a colon`,
         line,
+        range,
       });
       return;
     }
-    out.push({ value: v, line });
+    out.push({ value: v, line, range });
   });
   return out;
 }
 
-/**
- * Decodes a parsed `.terraform.lock.hcl`. `source` (the file's bytes or text) gives each hash its
- * own line; without it hashes carry the line of the `hashes` argument.
- */
-export function parseLockFile(path: string, result: ParseResult, source?: Buffer | string): LockFile {
+/** Decodes a parsed `.terraform.lock.hcl`. */
+export function parseLockFile(path: string, result: ParseResult): LockFile {
   if (!result.ok) {
     return {
       path,
@@ -260,12 +199,12 @@ export function parseLockFile(path: string, result: ParseResult, source?: Buffer
   }
   const errors: LockParseError[] = [];
   const providers: LockProviderEntry[] = [];
-  const lines = splitLines(source);
   const body = result.file.body;
   for (const attr of body.attributes) {
     errors.push({
       message: `unsupported argument "${attr.name}": a lock file contains only provider blocks`,
       line: attr.line,
+      range: attr.range,
     });
   }
   const firstLine = new Map<string, number>();
@@ -275,6 +214,7 @@ export function parseLockFile(path: string, result: ParseResult, source?: Buffer
       errors.push({
         message: `unsupported block type "${block.type}": a lock file contains only provider blocks`,
         line: block.line,
+        range: block.range,
       });
       continue;
     }
@@ -282,6 +222,7 @@ export function parseLockFile(path: string, result: ParseResult, source?: Buffer
       errors.push({
         message: `a provider lock block needs exactly one label (the provider source address), found ${block.labels.length}`,
         line: block.line,
+        range: block.range,
       });
       continue;
     }
@@ -298,6 +239,7 @@ export function parseLockFile(path: string, result: ParseResult, source?: Buffer
         errors.push({
           message: `unsupported argument "${a.name}" in the lock entry for ${address}; only version, constraints and hashes are allowed`,
           line: a.line,
+          range: a.range,
         });
       }
     }
@@ -305,6 +247,7 @@ export function parseLockFile(path: string, result: ParseResult, source?: Buffer
       errors.push({
         message: `unsupported block "${b.type}" in the lock entry for ${address}`,
         line: b.line,
+        range: b.range,
       });
     }
     const versionAttr = attrs.get('version');
@@ -312,7 +255,7 @@ export function parseLockFile(path: string, result: ParseResult, source?: Buffer
     const hashesAttr = attrs.get('hashes');
     const version = decodeVersion(versionAttr, address, block, errors);
     const constraints = decodeConstraints(constraintsAttr, address, errors);
-    const hashes = decodeHashes(hashesAttr, address, lines, errors);
+    const hashes = decodeHashes(hashesAttr, address, errors);
     let duplicate = false;
     if (normalized !== null) {
       const first = firstLine.get(normalized);
@@ -321,6 +264,7 @@ export function parseLockFile(path: string, result: ParseResult, source?: Buffer
         errors.push({
           message: `duplicate lock entry for provider ${normalized}: the file already has one at line ${first}`,
           line: block.line,
+          range: block.range,
         });
       } else firstLine.set(normalized, block.line);
     }
@@ -329,13 +273,17 @@ export function parseLockFile(path: string, result: ParseResult, source?: Buffer
       source: normalized,
       line: block.line,
       endLine: block.endLine,
+      range: block.range,
       version,
       versionLine: versionAttr?.line ?? null,
+      versionRange: versionAttr?.range ?? null,
       constraints: constraints.value,
       constraintsLine: constraintsAttr?.line ?? null,
+      constraintsRange: constraintsAttr?.range ?? null,
       constraintsInvalid: constraints.invalid,
       hashes,
       hashesLine: hashesAttr?.line ?? null,
+      hashesRange: hashesAttr?.range ?? null,
       duplicate,
     });
   }
@@ -349,13 +297,17 @@ function emptyEntry(address: string, block: HclBlock): LockProviderEntry {
     source: null,
     line: block.line,
     endLine: block.endLine,
+    range: block.range,
     version: null,
     versionLine: null,
+    versionRange: null,
     constraints: null,
     constraintsLine: null,
+    constraintsRange: null,
     constraintsInvalid: false,
     hashes: [],
     hashesLine: null,
+    hashesRange: null,
     duplicate: false,
   };
 }

@@ -1,4 +1,4 @@
-import type { Engine } from '../model';
+import type { Engine, SourceRange } from '../model';
 /**
  * Data produced by the lock-file analysis (`analyzeLocks`) and read by the `lock-*` rules. Rules stay
  * pure and synchronous: every piece of I/O (package hashing, the registry cross-check) happens
@@ -10,6 +10,8 @@ export interface LockHash {
   value: string;
   /** Line of the string literal (the `hashes` line when it cannot be told apart). */
   line: number;
+  /** The string literal (the whole `hashes` argument when it cannot be told apart). */
+  range: SourceRange;
 }
 
 /** One `provider "ADDRESS" { ... }` block. */
@@ -21,17 +23,25 @@ export interface LockProviderEntry {
   source: string | null;
   line: number;
   endLine: number;
+  /** The whole block. */
+  range: SourceRange;
   /** The locked version when it is present and one exact, normalized version; else null. */
   version: string | null;
   versionLine: number | null;
+  /** The `version` argument, null when absent. */
+  versionRange: SourceRange | null;
   /** The recorded `constraints` string as written, or null when absent. */
   constraints: string | null;
   constraintsLine: number | null;
+  /** The `constraints` argument, null when absent. */
+  constraintsRange: SourceRange | null;
   /** True when `constraints` is present but not valid or not in Terraform's normalized form. */
   constraintsInvalid: boolean;
   hashes: LockHash[];
   /** Line of the `hashes` argument, null when absent. */
   hashesLine: number | null;
+  /** The `hashes` argument, null when absent. */
+  hashesRange: SourceRange | null;
   /** True for a second block for the same provider (Terraform rejects the file). */
   duplicate: boolean;
 }
@@ -39,6 +49,8 @@ export interface LockProviderEntry {
 export interface LockParseError {
   message: string;
   line: number;
+  /** The exact span, when known. */
+  range?: SourceRange;
 }
 
 export interface LockFile {

@@ -69,6 +69,7 @@ export const lockConstraintsDrift: Rule = {
           module: a.root,
           file: a.lock.path,
           line: e.constraintsLine ?? e.line,
+          range: e.constraintsRange ?? e.range,
           message: difference(name, recorded, current, partial ? missing : null),
           ...(partial
             ? {}

@@ -26,6 +26,7 @@ export const lockHashMalformed: Rule = {
             module: a.root,
             file: a.lock.path,
             line: e.line,
+            range: e.range,
             message: `the lock entry for ${name} records no hashes, so any package content is accepted`,
             note: `Run "${cli} providers lock -platform=..." for the team's platforms, which records their checksums, and commit the lock file.`,
           });
@@ -45,6 +46,7 @@ export const lockHashMalformed: Rule = {
             module: a.root,
             file: a.lock.path,
             line: h.line,
+            range: h.range,
             message: `malformed hash ${JSON.stringify(h.value)} for ${name}: ${why}; it can never match a package`,
           });
         }

@@ -35,7 +35,7 @@ export const lockHashMismatch: Rule = {
         // it (internal/providercache/package_install.go); lock-platform-coverage warns instead.
         if (pkg.kind === 'unpacked' && e.hashes.every((h) => h.value.startsWith('zh:'))) continue;
         const what = `${LOCATION[pkg.location] ?? 'package'} ${pkg.kind} package ${pkg.path} (${shortSource(pkg.source, a.engine)} ${pkg.version}, ${pkg.platform})`;
-        const where = { module: a.root, file: a.lock.path, line: e.line };
+        const where = { module: a.root, file: a.lock.path, line: e.line, range: e.range };
         if (pkg.error !== null) {
           if (pkg.error === PACKAGE_NOT_LOADED) continue;
           out.push({

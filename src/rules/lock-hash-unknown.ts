@@ -26,6 +26,7 @@ export const lockHashUnknown: Rule = {
           module: a.root,
           file: lockFile,
           line: e.versionLine ?? e.line,
+          range: e.versionRange ?? e.range,
           message: `${check.outcome.reason}, so none of the hashes locked for ${name} can come from it`,
           note: `Run "${cli} init -upgrade", which locks the newest version the registry publishes within the constraints, and commit the lock file.`,
         });
@@ -42,6 +43,7 @@ export const lockHashUnknown: Rule = {
             module: a.root,
             file: lockFile,
             line: h.line,
+            range: h.range,
             message: `${h.value} is not in the ${signed} SHA256SUMS that ${host} publishes for ${name}; the lock file records a package the registry never released`,
             note: `Remove the hash and run "${cli} providers lock", which records the registry's checksums (it keeps the hashes already recorded), and commit the lock file; a checksum no release has deserves a look at where it came from.`,
           });
@@ -50,6 +52,7 @@ export const lockHashUnknown: Rule = {
             module: a.root,
             file: lockFile,
             line: h.line,
+            range: h.range,
             message: `${h.value} is none of the package hashes ${host} publishes for ${name}`,
             note: `Remove the hash and run "${cli} providers lock", which records the registry's checksums (it keeps the hashes already recorded), and commit the lock file; a checksum no release has deserves a look at where it came from.`,
           });

@@ -17,6 +17,7 @@ export const lockParseError: Rule = {
           module: a.root,
           file: a.lock.path,
           line: e.line,
+          range: e.range,
           message: e.message,
           note: a.lock.readable
             ? 'Terraform rejects the whole lock file; other lock checks skip the entries named here.'

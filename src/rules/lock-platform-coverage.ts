@@ -21,6 +21,7 @@ function unverifiableUnpacked(ctx: RuleContext): RuleFinding[] {
           module: a.root,
           file: a.lock.path,
           line: e.hashesLine ?? e.line,
+          range: e.hashesRange ?? e.range,
           message:
             `the lock entry for ${shortSource(pkg.source, a.engine)} ${pkg.version} records only zh: checksums, so the unpacked ` +
             `package ${pkg.path} (${pkg.platform}) is not verified at all: Terraform accepts any content there`,
@@ -55,7 +56,12 @@ export const lockPlatformCoverage: Rule = {
       for (const e of liveEntries(a)) {
         if (e.version === null) continue;
         const name = `${shortSource(e.source as string, a.engine)} ${e.version}`;
-        const where = { module: a.root, file: a.lock.path, line: e.hashesLine ?? e.line };
+        const where = {
+          module: a.root,
+          file: a.lock.path,
+          line: e.hashesLine ?? e.line,
+          range: e.hashesRange ?? e.range,
+        };
         const check = registryCheckFor(a, e);
         if (check !== undefined && check.outcome.status === 'verified') {
           const recorded = new Set(e.hashes.map((h) => h.value));

@@ -38,6 +38,7 @@ export const lockProviderStale: Rule = {
           module: a.root,
           file: a.lock.path,
           line: e.line,
+          range: e.range,
           message:
             `the lock entry for ${shortSource(source, a.engine)}${e.version === null ? '' : ` ${e.version}`} is stale: ` +
             `no module in the tree of root "${a.root}" requires it; ${cli} init -lockfile=readonly fails`,

@@ -21,6 +21,7 @@ export const lockRegistryUnavailable: Rule = {
         module: a.root,
         file: lockFile,
         line: e.line,
+        range: e.range,
         message: `could not check ${shortSource(check.source, a.engine)} ${check.version} against its registry: ${check.outcome.reason}`,
         note: 'lock-hash-unknown and the registry part of lock-platform-coverage were skipped for this entry; the next scan tries again.',
       });

@@ -21,6 +21,7 @@ export const lockRegistryUnsigned: Rule = {
         module: a.root,
         file: lockFile,
         line: e.line,
+        range: e.range,
         message:
           `the registry returned no signing keys for ${shortSource(check.source, a.engine)} ${check.version}; as OpenTofu does, ` +
           'the signature check was skipped and the hashes were compared with unauthenticated checksums',

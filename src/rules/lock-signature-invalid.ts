@@ -21,6 +21,7 @@ export const lockSignatureInvalid: Rule = {
         module: a.root,
         file: lockFile,
         line: e.line,
+        range: e.range,
         message: `the registry's checksums for ${shortSource(check.source, a.engine)} ${check.version} cannot be authenticated: ${check.outcome.reason}`,
         note: 'Do not install this version until the registry serves correctly signed checksums; the hashes were not compared.',
       });

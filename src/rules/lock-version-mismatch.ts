@@ -24,7 +24,12 @@ export const lockVersionMismatch: Rule = {
       for (const e of liveEntries(a)) {
         if (e.version === null) continue;
         const p = tree.providers.find((rp) => rp.source === e.source);
-        const where = { module: a.root, file: a.lock.path, line: e.versionLine ?? e.line };
+        const where = {
+          module: a.root,
+          file: a.lock.path,
+          line: e.versionLine ?? e.line,
+          range: e.versionRange ?? e.range,
+        };
         if (p !== undefined && p.constraints !== null && p.constraints !== '') {
           let ok = true;
           try {

@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { HclParser } from '../../src/hcl';
 import { hashPackage, parseLockFile } from '../../src/lockfile';
-import type { LockFile } from '../../src/lockfile';
+import type { LockFile, LockProviderEntry } from '../../src/lockfile';
 import { mapLimit, requiredProvidersTf, runTerraform, withMirror, writeTree } from '../support/terraform';
 import type { Mirror } from '../support/terraform';
 import { describeWithTerraform } from '../support/external';
@@ -30,7 +30,7 @@ afterAll(async () => {
 
 async function parse(text: string): Promise<LockFile> {
   const content = Buffer.from(text, 'utf8');
-  return parseLockFile('.terraform.lock.hcl', await parser.parse('.terraform.lock.hcl', content), content);
+  return parseLockFile('.terraform.lock.hcl', await parser.parse('.terraform.lock.hcl', content));
 }
 
 const ZH = `zh:${'0123456789abcdef'.repeat(4)}`;
@@ -184,6 +184,12 @@ describeWithTerraform('parseLockFile vs terraform init', () => {
   });
 });
 
+/** An entry without its source ranges (checked on their own above). */
+function withoutEntryRanges(e: LockProviderEntry): Record<string, unknown> {
+  const { range: _r, versionRange: _v, constraintsRange: _c, hashesRange: _h, ...rest } = e;
+  return { ...rest, hashes: e.hashes.map(({ value, line }) => ({ value, line })) };
+}
+
 describe('lines and values', () => {
   it('records the line of every block, argument and hash (CRLF, BOM, comments inside the list)', async () => {
     const text =
@@ -203,7 +209,23 @@ describe('lines and values', () => {
       '}\r\n';
     const lock = await parse(text);
     expect(lock.errors).toEqual([]);
-    expect(lock.providers).toEqual([
+    // Each hash's range covers exactly its string literal in the uploaded bytes (BOM and CRLF
+    // included), whatever comments surround it.
+    const bytes = Buffer.from(text);
+    const hashes = lock.providers[0]?.hashes ?? [];
+    expect(hashes.map((h) => bytes.subarray(h.range.start.byte, h.range.end.byte).toString())).toEqual([
+      JSON.stringify(H1),
+      JSON.stringify(ZH),
+    ]);
+    expect(hashes.map((h) => [h.range.start.line, h.range.start.column])).toEqual([
+      [6, 5],
+      [8, 18],
+    ]);
+    const entry = lock.providers[0];
+    expect(bytes.subarray(entry?.versionRange?.start.byte, entry?.versionRange?.end.byte).toString()).toBe(
+      'version     = "5.9.0"',
+    );
+    expect(lock.providers.map(withoutEntryRanges)).toEqual([
       {
         address: 'registry.terraform.io/hashicorp/aws',
         source: 'registry.terraform.io/hashicorp/aws',
@@ -238,11 +260,14 @@ describe('lines and values', () => {
     ]);
   });
 
-  it('without the source text, hashes carry the line of the hashes argument', async () => {
+  it('hashes the parser did not locate one by one carry the range of the hashes argument', async () => {
+    // Element ranges are only computed for files named .terraform.lock.hcl.
     const text = good();
-    const result = await parser.parse('.terraform.lock.hcl', Buffer.from(text));
+    const result = await parser.parse('lock-copy.hcl', Buffer.from(text));
     const lock = parseLockFile('.terraform.lock.hcl', result);
-    expect(lock.providers[0]?.hashes).toEqual([{ value: H1, line: 4 }]);
+    const hash = lock.providers[0]?.hashes[0];
+    expect(hash?.line).toBe(4);
+    expect(hash?.range).toEqual(lock.providers[0]?.hashesRange);
   });
 
   it('an unreadable file is one error and no entries', async () => {

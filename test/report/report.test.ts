@@ -97,12 +97,13 @@ describe('source ranges in reports', () => {
     const log = JSON.parse(renderReport(report, 'sarif'));
     expect(log.runs[0].columnKind).toBe('unicodeCodePoints');
     const located = report.findings.filter((f) => f.range !== undefined);
-    // Constraint and block findings are located; lock-file findings are not (yet).
+    // Constraint, block and lock-file findings are located.
     expect(located.map((f) => f.ruleId)).toEqual(
       expect.arrayContaining([
         'root-module-unbounded',
         'shared-module-upper-bound',
         'module-version-missing',
+        'lock-constraints-drift',
       ]),
     );
     for (const f of located) {
@@ -119,6 +120,7 @@ describe('source ranges in reports', () => {
       ]);
       if (/unbounded|upper-bound|incompatible/.test(f.ruleId)) expect(text).toMatch(/^"[^"]*"$/);
       if (f.ruleId === 'module-version-missing') expect(text).toMatch(/^module "[^"]+" \{[\s\S]*\}$/);
+      if (f.ruleId === 'lock-constraints-drift') expect(text).toMatch(/^constraints\s*=\s*"[^"]*"$/);
       const region = log.runs[0].results[report.findings.indexOf(f)].locations[0].physicalLocation.region;
       expect(region).toEqual({
         startLine: range.start.line,

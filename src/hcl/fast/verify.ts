@@ -832,3 +832,46 @@ export function objectItems(
     });
   }
 }
+
+/** One element of a tuple constructor, as UTF-16 offsets into the verified text. */
+export interface ElementOffsets {
+  start: number;
+  end: number;
+}
+
+/**
+ * The elements of the expression in tokens [from, to) when it is a tuple constructor (`[a, b]`),
+ * else null: each element from its first to its last token (comments around it excluded). Only
+ * valid on a verified file (the token stream is known to be well nested).
+ */
+export function tupleElements(
+  text: string,
+  tokens: Tokens,
+  from: number,
+  to: number,
+): ElementOffsets[] | null {
+  const { type, start } = tokens;
+  let i = from;
+  while (i < to && isTrivia(type[i] as number)) i++;
+  let last = to - 1;
+  while (last > i && isTrivia(type[last] as number)) last--;
+  if (type[i] !== T_OBRACK || type[last] !== T_CBRACK) return null;
+  const out: ElementOffsets[] = [];
+  i++;
+  for (;;) {
+    while (i < last && (isTrivia(type[i] as number) || type[i] === T_COMMA)) i++;
+    if (i >= last) return out;
+    const first = i;
+    let depth = 0;
+    while (i < last) {
+      const t = type[i] as number;
+      if (depth === 0 && t === T_COMMA) break;
+      if (OPENERS.has(t)) depth++;
+      else if (CLOSERS.has(t)) depth--;
+      i++;
+    }
+    let end = i - 1;
+    while (end > first && isTrivia(type[end] as number)) end--;
+    out.push({ start: start[first] as number, end: tokenEnd(text, tokens, end) });
+  }
+}

@@ -7,12 +7,19 @@
  * the same name. Blocks of one type with different label counts make it fail without a position
  * (or worse). `checkStructure` finds both situations first and reports them with a line.
  */
-import type { HclAttribute, HclBlock, HclBody, HclObjectItem } from '../../model';
-import { itemRanges } from '../positions';
+import type { HclAttribute, HclBlock, HclBody } from '../../model';
+import { elementRanges, itemRanges } from '../positions';
 import type { PositionMap } from '../positions';
-import { ITEMS_BLOCK, type SyntaxAttribute, type SyntaxBlock, type SyntaxBody } from '../syntax';
+import {
+  ELEMENTS_ATTRIBUTE,
+  ELEMENTS_BLOCK,
+  ITEMS_BLOCK,
+  type SyntaxAttribute,
+  type SyntaxBlock,
+  type SyntaxBody,
+} from '../syntax';
 import { buildTree, FULL_SPEC } from '../projection';
-import { objectItems, verifyHcl } from '../fast/verify';
+import { objectItems, tupleElements, verifyHcl, type Tokens } from '../fast/verify';
 
 export interface StructureIssue {
   message: string;
@@ -88,6 +95,7 @@ export function mergeBody(
   jsonRoot: unknown,
   text: string,
   positions: PositionMap,
+  withElements = false,
 ): HclBody {
   if (!isRecord(jsonRoot)) {
     throw new MergeError(`hcl2json returned ${JSON.stringify(jsonRoot)?.slice(0, 40)} for a body`, 1);
@@ -110,8 +118,12 @@ export function mergeBody(
           range: positions.range(a.start, a.end),
           valueRange: positions.range(valueStart, a.end),
         };
-        const items = type === ITEMS_BLOCK ? snippetItems(text, valueStart, a.end, positions) : null;
-        if (items !== null) attr.items = items;
+        const items = type === ITEMS_BLOCK ? snippet(text, valueStart, a.end, '{', objectItems) : null;
+        if (items !== null) attr.items = itemRanges(items, positions);
+        if (withElements && type === ELEMENTS_BLOCK && a.name === ELEMENTS_ATTRIBUTE) {
+          const elements = snippet(text, valueStart, a.end, '[', tupleElements);
+          if (elements !== null) attr.elements = elementRanges(elements, positions);
+        }
         return attr;
       },
       block(b, { state }) {
@@ -214,36 +226,32 @@ function skipSpace(text: string, i: number, end: number): number {
   return i;
 }
 
-/** The object items of the expression [from, to), read by the verifier from the expression alone;
- * null when it is no object constructor or the verifier gives up on it. */
-function snippetItems(
+/**
+ * `read` (object items or tuple elements) applied to the expression [from, to) verified on its own
+ * as `_ = <expression>`, with offsets shifted back into `text`; null when the expression does not
+ * start with `opener` or the verifier gives up on it.
+ */
+function snippet<T extends object>(
   text: string,
   from: number,
   to: number,
-  positions: PositionMap,
-): HclObjectItem[] | null {
-  if (text[from] !== '{') return null;
+  opener: string,
+  read: (text: string, tokens: Tokens, from: number, to: number) => T[] | null,
+): T[] | null {
+  if (text[from] !== opener) return null;
   const prefix = '_ = ';
-  const verified = verifyHcl(`${prefix}${text.slice(from, to)}\n`);
+  const source = `${prefix}${text.slice(from, to)}\n`;
+  const verified = verifyHcl(source);
   if (!verified.ok) return null;
   const attr = verified.body.attributes[0];
   if (attr === undefined) return null;
-  const items = objectItems(
-    `${prefix}${text.slice(from, to)}\n`,
-    verified.tokens,
-    attr.exprStart,
-    attr.exprEnd,
-  );
-  if (items === null) return null;
+  const found = read(source, verified.tokens, attr.exprStart, attr.exprEnd);
+  if (found === null) return null;
   const shift = from - prefix.length;
-  return itemRanges(
-    items.map((it) => ({
-      key: it.key,
-      keyStart: it.keyStart + shift,
-      keyEnd: it.keyEnd + shift,
-      valueStart: it.valueStart + shift,
-      valueEnd: it.valueEnd + shift,
-    })),
-    positions,
-  );
+  // Every number in an item is an offset.
+  return found.map((it) => {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(it)) out[k] = typeof v === 'number' ? v + shift : v;
+    return out as T;
+  });
 }
