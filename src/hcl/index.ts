@@ -21,4 +21,5 @@ export type {
 } from './full/scanner';
 export { parseJsonConfig, parseJsonWithPositions } from './json';
 export type { JsonNode } from './json';
-export { stripTemplate } from './template';
+export { hasInterpolation, stripTemplate, templateParts } from './template';
+export type { TemplatePart } from './template';
