@@ -228,6 +228,8 @@ export interface ValueExpression {
   detail: string;
   /** The variables and locals it reads, directly or through locals: `var.x`, `local.y`. */
   references: string[];
+  /** Where the expression is written (its value's range in `required_providers`). */
+  location?: SourceLocation;
 }
 
 export type ProviderUseKind = 'resource' | 'data' | 'ephemeral' | 'provider-block' | 'module-providers';

@@ -121,8 +121,17 @@ function evaluateEntryValue(raw: unknown, engine: Engine, scope: ConstantScope |
   return evaluateConstant(raw, scope);
 }
 
-function expressionOf(e: Evaluated): ValueExpression {
-  return { text: e.text, status: e.status, detail: e.detail, references: e.references };
+function expressionOf(e: Evaluated, location: SourceLocation): ValueExpression {
+  return { text: e.text, status: e.status, detail: e.detail, references: e.references, location };
+}
+
+/** Where the value of `key` inside an entry is (`source`, `version`), from the parser's object items;
+ * the entry itself when the parser did not locate it. */
+function itemLocation(entry: SrcAttr, key: string): SourceLocation {
+  const item = entry.items?.find((it) => it.key === key);
+  return item === undefined
+    ? loc(entry)
+    : { file: entry.file, line: item.valueRange.start.line, range: item.valueRange };
 }
 
 function requirement(
@@ -157,7 +166,7 @@ function requirement(
   let sourceExpression: ValueExpression | undefined;
   if (hasInterpolation(obj.source)) {
     const ev = evaluateEntryValue(obj.source, engine, scope);
-    sourceExpression = expressionOf(ev);
+    sourceExpression = expressionOf(ev, itemLocation(entry, 'source'));
     // Unknown: the implied source stands in (flagged by `sourceExpression`); rejected: kept as written.
     if (ev.status === 'known') rawSource = ev.value;
   }
@@ -175,7 +184,7 @@ function requirement(
   let versionExpression: ValueExpression | undefined;
   if (hasInterpolation(obj.version)) {
     const ev = evaluateEntryValue(obj.version, engine, scope);
-    versionExpression = expressionOf(ev);
+    versionExpression = expressionOf(ev, versionLocation(entry, lines));
     // Known: the value; unknown: nothing to judge; rejected: the text as written stays invalid.
     if (ev.status !== 'rejected') constraints = ev.value;
   }
