@@ -210,6 +210,29 @@ export interface ProviderRequirement {
   implicit: boolean;
   /** `NAME = "VERSION"` legacy form. */
   legacyString: boolean;
+  /** Set when `version` is an expression over variables and locals (Terraform 1.17) rather than a
+   * literal: what tfguard made of it. `known`: `constraints` holds the value; `unknown`:
+   * `constraints` is null and nothing is claimed about it; `rejected`: `constraints` holds the text
+   * as written. */
+  versionExpression?: ValueExpression;
+  /** Likewise for `source` (`unknown`: `source` is the implied one and must not be relied on). */
+  sourceExpression?: ValueExpression;
+}
+
+/** A `required_providers` value written as an expression, as tfguard evaluated it. */
+export interface ValueExpression {
+  /** The expression as written (hcl2json's rendering in native syntax), e.g. `${var.aws_version}`. */
+  text: string;
+  /** `known`: a constant tfguard evaluated; `unknown`: tfguard cannot tell (the engine may still
+   * accept it); `rejected`: the engine rejects it during init. */
+  status: 'known' | 'unknown' | 'rejected';
+  /** Where the value comes from (`known`), or why it is unknown or rejected: a clause for messages,
+   * e.g. `var.aws_version (its default, variables.tf:3)`. */
+  detail: string;
+  /** The variables and locals it reads, directly or through locals: `var.x`, `local.y`. */
+  references: string[];
+  /** Where the expression is written (its value's range in `required_providers`). */
+  location?: SourceLocation;
 }
 
 export type ProviderUseKind = 'resource' | 'data' | 'ephemeral' | 'provider-block' | 'module-providers';
@@ -320,6 +343,9 @@ export interface RootProvider {
    * empty string when no module constrains it. Null when a constraint is invalid. */
   constraints: string | null;
   contributions: ConstraintContribution[];
+  /** Modules of the tree whose constraint for this provider tfguard could not evaluate (a
+   * `version` over variables without a constant value): `constraints` then lacks theirs. */
+  unknownContributions?: string[];
 }
 
 export interface RootTree {

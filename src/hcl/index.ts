@@ -14,4 +14,5 @@ export type { SyntaxAttribute, SyntaxBlock, SyntaxBody } from './syntax';
 export type { ScanBody, ScanComment, ScanError, ScannerOptions, ScanResult } from './full/scanner';
 export { parseJsonConfig, parseJsonWithPositions } from './json';
 export type { JsonNode } from './json';
-export { stripTemplate } from './template';
+export { hasInterpolation, stripTemplate, templateParts } from './template';
+export type { TemplatePart } from './template';

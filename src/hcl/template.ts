@@ -63,3 +63,52 @@ export function stripTemplate(v: unknown): unknown {
   inner = inner.trim();
   return inner === '' ? v : inner;
 }
+
+/** One piece of a template string: literal text, or the source of one `${...}` interpolation. */
+export type TemplatePart = { kind: 'literal'; text: string } | { kind: 'interpolation'; expr: string };
+
+/**
+ * Splits a template string as hcl2json renders it (or as Terraform's JSON syntax writes it) into
+ * literal text and interpolations: `"~> ${local.major}.0"` → `~> `, `local.major`, `.0`. The escapes
+ * `$${` and `%%{` become literal `${` and `%{`; strip markers (`${~ x ~}`) are dropped with the white
+ * space around the expression. Null when the string holds a template directive (`%{ if }`,
+ * `%{ for }`) or an interpolation that does not close: such a value is not a plain concatenation.
+ */
+export function templateParts(s: string): TemplatePart[] | null {
+  const parts: TemplatePart[] = [];
+  let literal = '';
+  let i = 0;
+  while (i < s.length) {
+    const c = s[i] as string;
+    if ((c === '$' || c === '%') && s[i + 1] === c && s[i + 2] === '{') {
+      literal += `${c}{`;
+      i += 3;
+      continue;
+    }
+    if (c === '%' && s[i + 1] === '{') return null;
+    if (c === '$' && s[i + 1] === '{') {
+      const end = interpolationEnd(s, i);
+      if (end === -1) return null;
+      let inner = s.slice(i + 2, end - 1);
+      if (inner.startsWith('~')) inner = inner.slice(1);
+      if (inner.endsWith('~')) inner = inner.slice(0, -1);
+      if (literal !== '') parts.push({ kind: 'literal', text: literal });
+      literal = '';
+      parts.push({ kind: 'interpolation', expr: inner.trim() });
+      i = end;
+      continue;
+    }
+    literal += c;
+    i++;
+  }
+  if (literal !== '') parts.push({ kind: 'literal', text: literal });
+  return parts;
+}
+
+/** True when `v` is a string with at least one `${...}` interpolation or template directive: an
+ * expression, not a literal. */
+export function hasInterpolation(v: unknown): boolean {
+  if (typeof v !== 'string' || !(v.includes('${') || v.includes('%{'))) return false;
+  const parts = templateParts(v);
+  return parts === null || parts.some((p) => p.kind === 'interpolation');
+}

@@ -10,7 +10,7 @@
  * `providers` map does not. The built-in `terraform` provider (`terraform_remote_state`) is never
  * an implied requirement: it is not installed and never appears in a lock file.
  */
-import { stripTemplate } from '../hcl';
+import { hasInterpolation, stripTemplate } from '../hcl';
 import type {
   Engine,
   ModuleCall,
@@ -18,9 +18,12 @@ import type {
   ProviderRequirement,
   ProviderUse,
   SourceLocation,
+  ValueExpression,
 } from '../model';
 import type { AssembledModule, RequiredProviderEntry, SrcAttr } from './assemble';
 import { attr, loc } from './assemble';
+import { evaluateConstant } from './constants';
+import type { ConstantScope, Evaluated } from './constants';
 import { compareUtf8 } from '../archive';
 import {
   isBuiltinProviderSource,
@@ -90,10 +93,52 @@ function versionLocation(entry: SrcAttr, lines: (file: string) => string[] | und
   return { file: entry.file, line: versionLine(lines(entry.file), entry) };
 }
 
+/**
+ * A `version` or `source` written as an expression: evaluated over the module's constants under
+ * Terraform (1.17 reads const variables and locals there); OpenTofu reads the value as written and
+ * rejects it ("Variables not allowed"; opentofu/opentofu#1850 asks for the feature).
+ */
+function evaluateEntryValue(raw: unknown, engine: Engine, scope: ConstantScope | undefined): Evaluated {
+  const text = typeof raw === 'string' ? raw : JSON.stringify(raw);
+  if (engine === 'opentofu') {
+    return {
+      text,
+      status: 'rejected',
+      value: null,
+      detail: 'OpenTofu does not evaluate variables or locals in required_providers',
+      references: [],
+    };
+  }
+  if (scope === undefined) {
+    return {
+      text,
+      status: 'unknown',
+      value: null,
+      detail: "tfguard did not read this module's variables and locals",
+      references: [],
+    };
+  }
+  return evaluateConstant(raw, scope);
+}
+
+function expressionOf(e: Evaluated, location: SourceLocation): ValueExpression {
+  return { text: e.text, status: e.status, detail: e.detail, references: e.references, location };
+}
+
+/** Where the value of `key` inside an entry is (`source`, `version`), from the parser's object items;
+ * the entry itself when the parser did not locate it. */
+function itemLocation(entry: SrcAttr, key: string): SourceLocation {
+  const item = entry.items?.find((it) => it.key === key);
+  return item === undefined
+    ? loc(entry)
+    : { file: entry.file, line: item.valueRange.start.line, range: item.valueRange };
+}
+
 function requirement(
   entry: RequiredProviderEntry,
   engine: Engine,
   lines: (file: string) => string[] | undefined,
+  scope: ConstantScope | undefined,
 ): ProviderRequirement {
   const declared = loc(entry);
   const base = {
@@ -117,16 +162,32 @@ function requirement(
     entry.value !== null && typeof entry.value === 'object' && !Array.isArray(entry.value)
       ? (entry.value as Record<string, unknown>)
       : {};
-  const rawSource = literal(obj.source);
+  let rawSource = literal(obj.source);
+  let sourceExpression: ValueExpression | undefined;
+  if (hasInterpolation(obj.source)) {
+    const ev = evaluateEntryValue(obj.source, engine, scope);
+    sourceExpression = expressionOf(ev, itemLocation(entry, 'source'));
+    // Unknown: the implied source stands in (flagged by `sourceExpression`); rejected: kept as written.
+    if (ev.status === 'known') rawSource = ev.value;
+  }
   let source: string;
-  if (rawSource === null) {
+  if (sourceExpression?.status === 'unknown') {
+    source = impliedProviderSource(entry.name, engine);
+  } else if (rawSource === null) {
     source = impliedProviderSource(entry.name, engine);
   } else {
     const parsed = parseProviderSource(rawSource, engine);
     // An invalid source is kept as written so rules can report it.
     source = parsed.ok ? parsed.source : rawSource;
   }
-  const constraints = 'version' in obj ? text(obj.version) : null;
+  let constraints = 'version' in obj ? text(obj.version) : null;
+  let versionExpression: ValueExpression | undefined;
+  if (hasInterpolation(obj.version)) {
+    const ev = evaluateEntryValue(obj.version, engine, scope);
+    versionExpression = expressionOf(ev, versionLocation(entry, lines));
+    // Known: the value; unknown: nothing to judge; rejected: the text as written stays invalid.
+    if (ev.status !== 'rejected') constraints = ev.value;
+  }
   const aliases = Array.isArray(obj.configuration_aliases)
     ? obj.configuration_aliases
     : typeof obj.configuration_aliases === 'string'
@@ -144,8 +205,10 @@ function requirement(
     source,
     sourceExplicit: rawSource !== null,
     constraints,
-    constraintLocation: constraints === null ? null : versionLocation(entry, lines),
+    constraintLocation: 'version' in obj ? versionLocation(entry, lines) : null,
     legacyString: false,
+    ...(versionExpression === undefined ? {} : { versionExpression }),
+    ...(sourceExpression === undefined ? {} : { sourceExpression }),
   };
 }
 
@@ -177,10 +240,11 @@ export function collectModule(
   m: AssembledModule,
   engine: Engine,
   lines: (file: string) => string[] | undefined,
+  constants?: ConstantScope,
 ): CollectedModule {
   const declared = new Map<string, ProviderRequirement>();
   for (const entry of m.requiredProviders.values())
-    declared.set(entry.name, requirement(entry, engine, lines));
+    declared.set(entry.name, requirement(entry, engine, lines, constants));
 
   const uses: ProviderUse[] = [];
   /** Local names whose use implies a requirement, in order of first use. */

@@ -4,7 +4,7 @@
  * one tree per root module with its combined provider constraints.
  */
 import type { HclParser } from '../hcl';
-import { LOADER_PROJECTION } from './projection';
+import { CONSTANT_PROJECTION, LOADER_PROJECTION } from './projection';
 import type {
   Engine,
   LoadDiagnostic,
@@ -24,12 +24,14 @@ import type { KindDecision } from './classify';
 import { readRepositorySignals } from './repository';
 import type { RepositorySignals } from './repository';
 import { collectModule } from './collect';
+import { assembleConstants, readsConstants } from './constants';
+import type { ConstantScope } from './constants';
 import { basename, compareUtf8, dirname } from '../archive';
 import { inToolDirectory, isIgnoredName, selectConfigFiles } from './files';
 import { buildRootTree, localCallers, missingModules, moduleCycles } from './tree';
 
 export { matchGlob } from './glob';
-export { LOADER_PROJECTION } from './projection';
+export { CONSTANT_PROJECTION, LOADER_PROJECTION } from './projection';
 export { selectConfigFiles } from './files';
 export type { FileSelection } from './files';
 export {
@@ -261,6 +263,26 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
     input.readConfigFile ??
     ((path, content) => parser.extract(path, content, LOADER_PROJECTION, { signal: input.signal }));
   const results = await parseAll(toParse, archive, read, input.signal);
+  // Modules whose required_providers read variables or locals (Terraform 1.17): their variables
+  // and locals are read in a second, narrower pass, so other modules never evaluate them.
+  const constantResults = new Map<string, ParseResult>();
+  const readConstants: ConfigFileReader = (path, content) =>
+    parser.extract(path, content, CONSTANT_PROJECTION, { signal: input.signal });
+  const readConstantsOf = async (
+    selections: Iterable<ReturnType<typeof selectConfigFiles>>,
+  ): Promise<void> => {
+    const paths: string[] = [];
+    for (const sel of selections) {
+      const uses = sel.selected.some((p) => {
+        const r = results.get(p);
+        return r?.ok === true && readsConstants(r.file.body);
+      });
+      if (uses) paths.push(...sel.selected.filter((p) => !constantResults.has(p)));
+    }
+    for (const [path, r] of await parseAll(paths, archive, readConstants, input.signal))
+      constantResults.set(path, r);
+  };
+  await readConstantsOf(selections.values());
   const signals = await readRepositorySignals(archive, parser, input.signal);
 
   const parsed = new Map<string, ParsedFile>();
@@ -280,6 +302,7 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
 
   const modules = new Map<string, ModuleInfo>();
   const assembledByDir = new Map<string, AssembledModule>();
+  const constantsByDir = new Map<string, ConstantScope>();
   const lockOf = (dir: string): string | null => {
     const lockPath = dir === '.' ? LOCK_FILE_NAME : `${dir}/${LOCK_FILE_NAME}`;
     return entryPaths.has(lockPath) ? lockPath : null;
@@ -291,7 +314,7 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
     assembled: AssembledModule,
     e: Engine,
   ): ModuleInfo => {
-    const collected = collectModule(dir, assembled, e, lines);
+    const collected = collectModule(dir, assembled, e, lines, constantsByDir.get(dir));
     return {
       path: dir,
       files,
@@ -337,6 +360,20 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
       (overrideSet.has(path) ? overrides : primary).push(srcFile(path, result.file.body));
     }
     const { module: assembled, duplicates } = assembleModule(primary, overrides);
+    const constants = selection.selected.filter((p) => constantResults.get(p)?.ok === true);
+    if (constants.length > 0) {
+      const files = (paths: string[]): SrcFile[] =>
+        paths.map((p) =>
+          srcFile(p, (constantResults.get(p) as Extract<ParseResult, { ok: true }>).file.body),
+        );
+      constantsByDir.set(
+        dir,
+        assembleConstants(
+          files(constants.filter((p) => !overrideSet.has(p))),
+          files(constants.filter((p) => overrideSet.has(p))),
+        ),
+      );
+    }
     for (const d of duplicates) {
       diagnostics.push({
         kind: 'duplicate-required-providers',
@@ -429,6 +466,7 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
       input.signal,
     );
     for (const [path, result] of more) results.set(path, result);
+    await readConstantsOf(wanted.values());
     for (const t of batch) {
       const sel = wanted.get(t.dir) as ReturnType<typeof selectConfigFiles>;
       if (sel.selected.length === 0) continue;
@@ -505,7 +543,7 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
       const m = modules.get(path) as ModuleInfo;
       const assembled = assembledByDir.get(path);
       if (assembled === undefined || m.terragrunt !== undefined) continue;
-      const again = collectModule(path, assembled, e, lines);
+      const again = collectModule(path, assembled, e, lines, constantsByDir.get(path));
       m.providers = again.providers;
       m.providerUses = again.providerUses;
       m.providerConfigs = again.providerConfigs;

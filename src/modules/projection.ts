@@ -37,3 +37,16 @@ export const LOADER_PROJECTION: BlockSpec = {
     import: { attributes: ['to', 'provider'] },
   },
 };
+
+/**
+ * What module loading reads a second time, only from the files of a module whose
+ * `required_providers` reads variables or locals (Terraform 1.17): `variable` blocks' `default` and
+ * `const`, and every local value (see constants.ts). Kept out of `LOADER_PROJECTION` so that
+ * ordinary modules never pay for evaluating locals and defaults.
+ */
+export const CONSTANT_PROJECTION: BlockSpec = {
+  blocks: {
+    variable: { attributes: ['default', 'const'] },
+    locals: { attributes: 'all' },
+  },
+};

@@ -39,26 +39,33 @@ export interface ModuleConstraint {
 export function moduleRequirements(
   m: Pick<ModuleInfo, 'providers' | 'providerConfigs'>,
   engine: Engine,
-): { sources: string[]; constraints: ModuleConstraint[] } {
+): { sources: string[]; constraints: ModuleConstraint[]; unknown: string[] } {
   const sources = new Set<string>();
   const constraints: ModuleConstraint[] = [];
+  /** Sources whose constraint reads a value tfguard could not evaluate (Terraform 1.17). */
+  const unknown: string[] = [];
   for (const p of m.providers) {
     if (isBuiltinProviderSource(p.source)) continue;
+    // A source tfguard could not evaluate: which provider this is is unknown, so nothing is claimed.
+    if (p.sourceExpression?.status === 'unknown') continue;
     sources.add(p.source);
     if (p.constraints !== null) {
       constraints.push({ source: p.source, constraints: p.constraints, location: p.constraintLocation });
+    } else if (p.versionExpression?.status === 'unknown') {
+      unknown.push(p.source);
     }
   }
   for (const c of m.providerConfigs) {
-    const source =
-      m.providers.find((p) => p.name === c.name)?.source ?? impliedProviderSource(c.name, engine);
+    const declared = m.providers.find((p) => p.name === c.name);
+    if (declared?.sourceExpression?.status === 'unknown') continue;
+    const source = declared?.source ?? impliedProviderSource(c.name, engine);
     if (isBuiltinProviderSource(source)) continue;
     sources.add(source);
     if (c.version !== undefined) {
       constraints.push({ source, constraints: c.version.value, location: c.version.location });
     }
   }
-  return { sources: [...sources].sort(compareUtf8), constraints };
+  return { sources: [...sources].sort(compareUtf8), constraints, unknown };
 }
 
 /** The AND of constraint strings in Terraform's normalized form; null if any is invalid. */
@@ -235,6 +242,7 @@ export function buildRootTree(
   }
 
   const bySource = new Map<string, ConstraintContribution[]>();
+  const unknownBySource = new Map<string, string[]>();
   const rootModule = modules.get(root) as ModuleInfo;
   for (const path of order) {
     const m = modules.get(path) as ModuleInfo;
@@ -243,6 +251,8 @@ export function buildRootTree(
       engine,
     );
     for (const source of req.sources) if (!bySource.has(source)) bySource.set(source, []);
+    for (const source of req.unknown)
+      unknownBySource.set(source, [...(unknownBySource.get(source) ?? []), path]);
     for (const c of req.constraints) {
       (bySource.get(c.source) as ConstraintContribution[]).push({
         module: path,
@@ -253,10 +263,12 @@ export function buildRootTree(
   }
   const providers: RootProvider[] = [...bySource.keys()].sort(compareUtf8).map((source) => {
     const contributions = bySource.get(source) as ConstraintContribution[];
+    const unknownContributions = unknownBySource.get(source);
     return {
       source,
       constraints: combineConstraints(contributions.map((c) => c.constraints)),
       contributions,
+      ...(unknownContributions === undefined ? {} : { unknownContributions }),
     };
   });
   return { root, kind: options.kind ?? 'root', engine, modules: order, calls, remoteCalls, providers };

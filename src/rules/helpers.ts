@@ -3,6 +3,7 @@
  */
 import { isBuiltinProviderSource, shortSource } from '../addrs';
 import { validateConstraints } from '../constraints';
+import { stripTemplate } from '../hcl';
 import type {
   LoadDiagnostic,
   ModuleInfo,
@@ -12,6 +13,7 @@ import type {
   SourceRange,
   TextEdit,
   Fix,
+  ValueExpression,
 } from '../model';
 import { kindLabel } from '../modules';
 import type { RuleContext } from './types';
@@ -27,6 +29,32 @@ export function constraintEdits(loc: SourceLocation | null, constraint: string):
   if (range.file.endsWith('.json')) return [{ range, text: JSON.stringify(constraint) }];
   if (/["\\\n]|[$%]\{/.test(constraint)) return undefined;
   return [{ range, text: `"${constraint}"` }];
+}
+
+/**
+ * The edits of a fix that rewrites a requirement's constraint: none when the constraint was evaluated
+ * from variables and locals (Terraform 1.17), whose value lives elsewhere; writing a literal over the
+ * reference would quietly drop the indirection, so the fix stays advice.
+ */
+export function requirementEdits(
+  p: Pick<ProviderRequirement, 'constraintLocation' | 'versionExpression'>,
+  constraint: string,
+): TextEdit[] | undefined {
+  return p.versionExpression === undefined ? constraintEdits(p.constraintLocation, constraint) : undefined;
+}
+
+/** For a constraint evaluated from variables and locals (Terraform 1.17), where its value came from:
+ * ` (from var.v (its default, variables.tf:3))`; empty for a literal. */
+export function constraintOrigin(p: Pick<ProviderRequirement, 'versionExpression'>): string {
+  const e = p.versionExpression;
+  return e?.status === 'known' ? ` (from ${e.detail})` : '';
+}
+
+/** An expression as written, for messages: `var.v` for a lone reference (hcl2json renders it
+ * `"${var.v}"`), otherwise the quoted template. */
+export function expressionText(e: Pick<ValueExpression, 'text'>): string {
+  const inner = stripTemplate(e.text);
+  return inner !== e.text && typeof inner === 'string' ? inner : JSON.stringify(e.text);
 }
 
 /** A `Fix`, with `edits` only when there are some. */

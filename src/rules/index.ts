@@ -31,7 +31,9 @@ import { moduleSourceMissing } from './module-source-missing';
 import { moduleUnresolved } from './module-unresolved';
 import { moduleVersionMissing } from './module-version-missing';
 import { parseError } from './parse-error';
+import { providerVersionUnknown } from './provider-version-unknown';
 import { requiredVersionMissing } from './required-version-missing';
+import { requiredVersionTooOldForFeature } from './required-version-too-old-for-feature';
 import { rootModuleUnbounded } from './root-module-unbounded';
 import { sharedModuleProviderConfig } from './shared-module-provider-config';
 import { sharedModuleUpperBound } from './shared-module-upper-bound';
@@ -58,9 +60,11 @@ export const RULES: readonly Rule[] = Object.freeze([
   missingConfigurationAlias,
   builtinTerraformProvider,
   invalidVersionConstraint,
+  providerVersionUnknown,
   incompatibleConstraints,
   moduleVersionMissing,
   requiredVersionMissing,
+  requiredVersionTooOldForFeature,
   parseError,
   moduleSourceMissing,
   moduleUnresolved,

@@ -14,10 +14,15 @@ import type { Rule } from './types';
 const quoted = (pieces: string[]): string => pieces.map((c) => `"${c}"`).join(', ');
 
 /** What differs, worded as a comparison (the finding may come from either side changing). */
-function difference(name: string, recorded: string, current: string, missing: string[] | null): string {
+function difference(
+  name: string,
+  recorded: string,
+  current: string,
+  missing: string[] | null,
+  unseen: string,
+): string {
   const entry = `the lock entry for ${name}`;
   if (missing !== null) {
-    const unseen = '(remote modules may add constraints of their own)';
     return recorded === ''
       ? `${entry} records no constraints, but the archive's modules declare ${quoted(missing)} ${unseen}`
       : `${entry} records constraints "${recorded}", which lack ${quoted(missing)} from the archive's modules ${unseen}`;
@@ -59,7 +64,14 @@ export const lockConstraintsDrift: Rule = {
         const current = p.constraints;
         if (recorded === current) continue;
         let missing: string[] = [];
-        if (partial) {
+        // A module's constraint tfguard could not evaluate (Terraform 1.17 variables) is in the
+        // recorded string but not in `current`: judge only what is known, as for remote modules.
+        const unknown = p.unknownContributions !== undefined;
+        const incomplete = partial || unknown;
+        const unseen = partial
+          ? '(remote modules may add constraints of their own)'
+          : `(the constraint of ${quoted(p.unknownContributions ?? [])} reads a value tfguard could not evaluate)`;
+        if (incomplete) {
           const have = new Set(constraintPieces(recorded));
           missing = constraintPieces(current).filter((c) => !have.has(c));
           if (missing.length === 0) continue;
@@ -70,8 +82,8 @@ export const lockConstraintsDrift: Rule = {
           file: a.lock.path,
           line: e.constraintsLine ?? e.line,
           range: e.constraintsRange ?? e.range,
-          message: difference(name, recorded, current, partial ? missing : null),
-          ...(partial
+          message: difference(name, recorded, current, incomplete ? missing : null, unseen),
+          ...(incomplete
             ? {}
             : {
                 fix: {

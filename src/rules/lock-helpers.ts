@@ -61,6 +61,15 @@ export function treeHasParseErrors(ctx: RuleContext, tree: RootTree): boolean {
   return ctx.diagnostics.some((d) => d.kind === 'parse-error' && mods.has(d.module));
 }
 
+/** True when a module of the tree declares a provider whose `source` reads a value tfguard could not
+ * evaluate (Terraform 1.17): which provider it is, and so which lock entries the tree needs, is
+ * unknown. */
+export function treeHasUnknownSources(ctx: RuleContext, tree: RootTree): boolean {
+  return tree.modules.some((path) =>
+    ctx.moduleByPath.get(path)?.providers.some((p) => p.sourceExpression?.status === 'unknown'),
+  );
+}
+
 /** True when the tree calls modules that are not in the archive: they may require more providers
  * and add constraints that tfguard cannot see. */
 export function treeHasRemoteModules(tree: RootTree): boolean {

@@ -7,6 +7,7 @@ import {
   readonlySeverity,
   treeHasParseErrors,
   treeHasRemoteModules,
+  treeHasUnknownSources,
   treeOf,
 } from './lock-helpers';
 import type { RuleFinding } from '../model';
@@ -15,8 +16,8 @@ import type { Rule } from './types';
 /**
  * `terraform init` (since 1.1) drops entries for providers nothing requires; with
  * `-lockfile=readonly` it fails on them instead ("Provider dependency changes detected").
- * Not judged when the tree calls remote modules or has unparsable files: their requirements are not
- * known.
+ * Not judged when the tree calls remote modules, has unparsable files or a provider source tfguard
+ * could not evaluate: its requirements are not known.
  */
 export const lockProviderStale: Rule = {
   id: 'lock-provider-stale',
@@ -29,7 +30,8 @@ export const lockProviderStale: Rule = {
       const cli = cliName(a.engine);
       const tree = treeOf(ctx, a.root);
       if (a.lock === null || tree === undefined) continue;
-      if (treeHasRemoteModules(tree) || treeHasParseErrors(ctx, tree)) continue;
+      if (treeHasRemoteModules(tree) || treeHasParseErrors(ctx, tree) || treeHasUnknownSources(ctx, tree))
+        continue;
       const required = new Set(tree.providers.map((p) => p.source));
       for (const e of liveEntries(a)) {
         const source = e.source as string;

@@ -16,6 +16,8 @@ export const missingVersionConstraint: Rule = {
     for (const m of ctx.modules) {
       for (const p of m.providers) {
         if (p.implicit || p.declared === null || p.constraints !== null) continue;
+        // A version tfguard could not evaluate is provider-version-unknown's, not a missing one.
+        if (p.versionExpression !== undefined) continue;
         if (isBuiltinProvider(p) || isLegacyTerraformProvider(p)) continue;
         out.push({
           module: m.path,

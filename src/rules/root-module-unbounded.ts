@@ -2,12 +2,13 @@ import { hasUpperBound, suggestUpperBound } from '../constraints';
 import type { RuleFinding } from '../model';
 import {
   at,
-  constraintEdits,
+  constraintOrigin,
   fixWith,
   checkableConstraint,
   describeProvider,
   isDeployable,
   kindCaveat,
+  requirementEdits,
 } from './helpers';
 import type { Rule } from './types';
 
@@ -34,17 +35,13 @@ export const rootModuleUnbounded: Rule = {
           module: m.path,
           ...at(p.constraintLocation ?? p.declared),
           message:
-            `root module constraint "${c}" for provider ${describeProvider(p)} has no upper bound, ` +
+            `root module constraint "${c}"${constraintOrigin(p)} for provider ${describeProvider(p)} has no upper bound, ` +
             'so a future (possibly incompatible) major version can be installed on the next init -upgrade' +
             caveat.suffix,
           ...(caveat.weak ? { confidence: 'low' as const } : {}),
           ...(suggestion !== null && !caveat.weak
             ? {
-                fix: fixWith(
-                  'bound the version with ~>',
-                  suggestion,
-                  constraintEdits(p.constraintLocation, suggestion),
-                ),
+                fix: fixWith('bound the version with ~>', suggestion, requirementEdits(p, suggestion)),
               }
             : {}),
           note:

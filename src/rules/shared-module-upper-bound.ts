@@ -1,6 +1,14 @@
 import { formatConstraint, suggestMinimumOnly, upperBounding } from '../constraints';
 import type { RuleFinding } from '../model';
-import { at, constraintEdits, fixWith, checkableConstraint, describeProvider, kindCaveat } from './helpers';
+import {
+  at,
+  checkableConstraint,
+  constraintOrigin,
+  describeProvider,
+  fixWith,
+  kindCaveat,
+  requirementEdits,
+} from './helpers';
 import type { Rule } from './types';
 
 /**
@@ -28,17 +36,13 @@ export const sharedModuleUpperBound: Rule = {
           module: m.path,
           ...at(p.constraintLocation ?? p.declared),
           message:
-            `shared module caps provider ${describeProvider(p)} with "${c}" ` +
+            `shared module caps provider ${describeProvider(p)} with "${c}"${constraintOrigin(p)} ` +
             `(upper bound: ${caps.map(formatConstraint).join(', ')}); a reusable module should declare only a minimum version` +
             caveat.suffix,
           ...(caveat.weak ? { confidence: 'low' as const } : {}),
           ...(minimumOnly !== null && !caveat.weak
             ? {
-                fix: fixWith(
-                  'keep only the minimum version',
-                  minimumOnly,
-                  constraintEdits(p.constraintLocation, minimumOnly),
-                ),
+                fix: fixWith('keep only the minimum version', minimumOnly, requirementEdits(p, minimumOnly)),
               }
             : {}),
           note:

@@ -52,4 +52,74 @@ ruleTable('invalid-version-constraint', [
     config: 'rule "invalid-version-constraint" { enabled = false }\n',
     expected: [],
   },
+  {
+    name: 'Terraform 1.17: a variable without const = true',
+    files: {
+      'versions.tf': rp('    aws = { source = "hashicorp/aws", version = var.v }'),
+      'variables.tf': lines('variable "v" {', '  default = "~> 5.0"', '}'),
+    },
+    expected: [
+      {
+        module: '.',
+        file: 'versions.tf',
+        line: 3,
+        message:
+          'version var.v for provider "aws" (hashicorp/aws) cannot be evaluated during Terraform init: var.v is not declared with const = true',
+      },
+    ],
+  },
+  {
+    name: 'Terraform 1.17: a resource attribute',
+    files: {
+      'versions.tf': rp('    aws = { source = "hashicorp/aws", version = "~> ${aws_instance.x.id}" }'),
+    },
+    expected: [
+      {
+        module: '.',
+        file: 'versions.tf',
+        line: 3,
+        message: 'version "~> ${aws_instance.x.id}" for provider "aws" (hashicorp/aws) cannot be evaluated',
+      },
+    ],
+  },
+  {
+    name: 'Terraform 1.17: an evaluated value that is not a valid constraint says where it came from',
+    files: {
+      'versions.tf': rp('    aws = { source = "hashicorp/aws", version = local.v }'),
+      'locals.tf': lines('locals {', '  v = "~> 5.x"', '}'),
+    },
+    expected: [
+      {
+        module: '.',
+        file: 'versions.tf',
+        line: 3,
+        message:
+          'version constraint "~> 5.x" (from local.v (locals.tf:2)) for provider "aws" (hashicorp/aws) is not valid',
+      },
+    ],
+  },
+  {
+    name: 'Terraform 1.17: a const variable default is valid',
+    files: {
+      'versions.tf': rp('    aws = { source = "hashicorp/aws", version = var.v }'),
+      'variables.tf': lines('variable "v" {', '  const   = true', '  default = "~> 5.0"', '}'),
+    },
+    expected: [],
+  },
+  {
+    name: 'OpenTofu reads the value as written',
+    files: {
+      'versions.tofu': rp('    aws = { source = "hashicorp/aws", version = var.v }'),
+      'variables.tofu': lines('variable "v" {', '  const   = true', '  default = "~> 5.0"', '}'),
+    },
+    expected: [
+      {
+        module: '.',
+        file: 'versions.tofu',
+        line: 3,
+        message:
+          'version var.v for provider "aws" (hashicorp/aws) cannot be evaluated during OpenTofu init: OpenTofu does not evaluate variables or locals in required_providers',
+      },
+    ],
+  },
 ]);

@@ -64,6 +64,44 @@ lockRuleTable('lock-constraints-drift', [
     };
   })(),
   {
+    // The root's version reads a const variable without a default (Terraform 1.17): the lock's
+    // "~> 5.1" may be its value, so only the known ">= 5.0.0" is looked for, and it is there.
+    name: 'a constraint tfguard cannot evaluate is not drift',
+    files: {
+      'main.tf':
+        'terraform {\n  required_providers {\n    aws = { source = "hashicorp/aws", version = var.v }\n  }\n}\n' +
+        'variable "v" {\n  const = true\n}\nmodule "net" {\n  source = "./net"\n}\n',
+      'net/main.tf': tf({ aws: { source: 'hashicorp/aws', version: '>= 5.0' } }),
+      [L]: lockText([
+        { source: AWS, version: '5.9.0', constraints: '>= 5.0.0, ~> 5.1', hashes: [fakeH1('aws')] },
+      ]),
+    },
+    expected: [],
+  },
+  (() => {
+    const lock = lockText([
+      { source: AWS, version: '5.9.0', constraints: '>= 5.0.0, ~> 5.1', hashes: [fakeH1('aws')] },
+    ]);
+    return {
+      name: 'a known piece missing is still drift when another is unknown',
+      files: {
+        'main.tf':
+          'terraform {\n  required_providers {\n    aws = { source = "hashicorp/aws", version = var.v }\n  }\n}\n' +
+          'variable "v" {\n  const = true\n}\nmodule "net" {\n  source = "./net"\n}\n',
+        'net/main.tf': tf({ aws: { source: 'hashicorp/aws', version: '>= 5.2' } }),
+        [L]: lock,
+      },
+      expected: [
+        {
+          file: L,
+          line: lineOf(lock, 'constraints'),
+          message:
+            'records constraints ">= 5.0.0, ~> 5.1", which lack ">= 5.2.0" from the archive\'s modules (the constraint of "." reads a value tfguard could not evaluate)',
+        },
+      ],
+    };
+  })(),
+  {
     name: 'with remote modules, extra recorded constraints are theirs',
     files: {
       'main.tf': `${awsTf}${remoteModuleCall}`,

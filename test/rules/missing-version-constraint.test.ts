@@ -112,4 +112,21 @@ ruleTable('missing-version-constraint', [
     },
     expected: [{ module: '.', file: 'versions.tf.json', line: 4, message: '"aws" (hashicorp/aws)' }],
   },
+  {
+    // provider-version-unknown reports it; the entry does have a version.
+    name: 'a version from a const variable without a default is not missing',
+    files: {
+      'versions.tf': lines(
+        'terraform {',
+        '  required_providers {',
+        '    aws = { source = "hashicorp/aws", version = var.v }',
+        '  }',
+        '}',
+        'variable "v" {',
+        '  const = true',
+        '}',
+      ),
+    },
+    expected: [],
+  },
 ]);

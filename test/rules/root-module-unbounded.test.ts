@@ -1,3 +1,4 @@
+import { findingsOf, scanFiles } from '../support/scan';
 import { callsTo, lines, ruleTable } from './table';
 
 const versions = (...entries: string[]) =>
@@ -120,4 +121,47 @@ ruleTable('root-module-unbounded', [
       { module: '.', file: 'main.tf.json', line: 6, message: '">= 5.1"', fix: '~> 5.1', severity: 'notice' },
     ],
   },
+  {
+    // Terraform 1.17 reads const variables in required_providers: the evaluated default is judged,
+    // the finding points at the reference and says where the value came from.
+    name: 'a const variable default without an upper bound',
+    files: {
+      'versions.tf': versions('    aws = { source = "hashicorp/aws", version = var.aws_version }'),
+      'variables.tf': lines('variable "aws_version" {', '  const   = true', '  default = ">= 1.0"', '}'),
+    },
+    expected: [
+      root(
+        'root module constraint ">= 1.0" (from var.aws_version (its default, variables.tf:3)) for provider "aws" (hashicorp/aws) has no upper bound',
+        4,
+        '~> 1.0',
+      ),
+    ],
+  },
+  {
+    name: 'a bounded value built from locals',
+    files: {
+      'versions.tf': versions('    aws = { source = "hashicorp/aws", version = "~> ${local.major}.0" }'),
+      'locals.tf': lines('locals {', '  major = 5', '}'),
+    },
+    expected: [],
+  },
+  {
+    name: 'a value tfguard cannot evaluate is not judged',
+    files: {
+      'versions.tf': versions('    aws = { source = "hashicorp/aws", version = var.aws_version }'),
+      'variables.tf': lines('variable "aws_version" {', '  const = true', '}'),
+    },
+    expected: [],
+  },
 ]);
+
+describe('root-module-unbounded fix for an evaluated constraint', () => {
+  it('offers the bound as advice, without edits over the reference', async () => {
+    const report = await scanFiles({
+      'versions.tf': versions('    aws = { source = "hashicorp/aws", version = local.v }'),
+      'locals.tf': lines('locals {', '  v = ">= 2.1"', '}'),
+    });
+    const [f] = findingsOf(report, 'root-module-unbounded');
+    expect(f?.fix).toEqual({ description: 'bound the version with ~>', replacement: '~> 2.1' });
+  });
+});

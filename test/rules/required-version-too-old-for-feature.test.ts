@@ -1,0 +1,174 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describeWithTerraform } from '../support/external';
+import { runTerraform, writeTree } from '../support/terraform';
+import { lines, ruleTable } from './table';
+
+const FEATURE = lines(
+  'variable "aws_version" {',
+  '  type    = string',
+  '  const   = true',
+  '  default = "~> 5.0"',
+  '}',
+  'terraform {',
+  '  required_providers {',
+  '    aws = { source = "hashicorp/aws", version = var.aws_version }',
+  '  }',
+  '}',
+);
+const requiredVersion = (v: string): string => lines('terraform {', `  required_version = "${v}"`, '}');
+
+ruleTable('required-version-too-old-for-feature', [
+  {
+    name: 'no required_version: older Terraform is admitted',
+    files: { 'main.tf': FEATURE },
+    expected: [
+      {
+        module: '.',
+        file: 'main.tf',
+        line: 8,
+        message:
+          'required_providers reads variables or locals (version of "aws" is var.aws_version), which Terraform older than 1.17 rejects, but the module has no terraform { required_version }',
+      },
+    ],
+  },
+  {
+    name: 'a minimum below 1.17',
+    files: { 'main.tf': FEATURE, 'versions.tf': requiredVersion('>= 1.5') },
+    expected: [
+      {
+        module: '.',
+        file: 'main.tf',
+        line: 8,
+        message: 'but required_version ">= 1.5" (versions.tf:2) admits such versions',
+      },
+    ],
+  },
+  {
+    name: 'a pessimistic constraint within 1.x that still admits 1.16',
+    files: { 'main.tf': FEATURE, 'versions.tf': requiredVersion('~> 1.16') },
+    expected: [{ module: '.', file: 'main.tf', line: 8, message: 'required_version "~> 1.16"' }],
+  },
+  {
+    name: 'requires 1.17',
+    files: { 'main.tf': FEATURE, 'versions.tf': requiredVersion('>= 1.17') },
+    expected: [],
+  },
+  {
+    name: 'two required_version settings whose conjunction excludes older versions',
+    files: {
+      'main.tf': FEATURE,
+      'a.tf': requiredVersion('>= 1.5'),
+      'b.tf': requiredVersion('>= 1.17.0, < 2.0.0'),
+    },
+    expected: [],
+  },
+  {
+    name: 'an override file replaces required_version',
+    files: {
+      'main.tf': FEATURE,
+      'versions.tf': requiredVersion('>= 1.17'),
+      'override.tf': requiredVersion('>= 1.10'),
+    },
+    expected: [{ module: '.', file: 'main.tf', line: 8, message: '">= 1.10" (override.tf:2)' }],
+  },
+  {
+    name: 'a shared module is judged on its own required_version',
+    files: {
+      'main.tf': lines(
+        'terraform {',
+        '  required_version = ">= 1.17"',
+        '}',
+        'module "net" {',
+        '  source = "./net"',
+        '}',
+      ),
+      'net/main.tf': FEATURE,
+    },
+    expected: [
+      { module: 'net', file: 'net/main.tf', line: 8, message: 'has no terraform { required_version }' },
+    ],
+  },
+  {
+    name: 'an unknown value uses the feature too',
+    files: {
+      'main.tf': lines(
+        'variable "v" {',
+        '  const = true',
+        '}',
+        'terraform {',
+        '  required_providers {',
+        '    aws = { source = "hashicorp/aws", version = var.v }',
+        '  }',
+        '}',
+      ),
+    },
+    expected: [{ module: '.', file: 'main.tf', line: 6, message: 'version of "aws" is var.v' }],
+  },
+  {
+    name: 'literals only: not the feature',
+    files: {
+      'main.tf': lines(
+        'terraform {',
+        '  required_providers {',
+        '    aws = { source = "hashicorp/aws", version = "~> 5.0" }',
+        '  }',
+        '}',
+      ),
+    },
+    expected: [],
+  },
+  {
+    name: 'a value Terraform rejects anyway is left to invalid-version-constraint',
+    files: {
+      'main.tf': lines(
+        'variable "v" {',
+        '  default = "~> 5.0"',
+        '}',
+        'terraform {',
+        '  required_providers {',
+        '    aws = { source = "hashicorp/aws", version = var.v }',
+        '  }',
+        '}',
+      ),
+    },
+    expected: [],
+  },
+  {
+    name: 'OpenTofu does not have the feature: invalid-version-constraint reports it instead',
+    files: { 'main.tofu': FEATURE },
+    expected: [],
+  },
+]);
+
+// What the rule claims about older Terraform, judged by an older Terraform: the CLI on the test
+// machines (1.11) rejects the file the rule warns about. (No 1.17 binary is available to show the
+// other half, that 1.17 accepts it; see test/modules/constants.test.ts.)
+describeWithTerraform('terraform older than 1.17 rejects the file', () => {
+  let dir = '';
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'tfguard-tf117-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+  it('reports an invalid version constraint for a local in required_providers', async () => {
+    await writeTree(dir, {
+      'main.tf': lines(
+        'locals {',
+        '  v = "~> 3.0"',
+        '}',
+        'terraform {',
+        '  required_providers {',
+        '    null = { source = "hashicorp/null", version = local.v }',
+        '  }',
+        '}',
+      ),
+    });
+    const r = await runTerraform(['providers', '-no-color'], dir);
+    expect(r.code).not.toBe(0);
+    expect(r.output).toContain('Invalid version constraint');
+    expect(r.output).toContain('Version must be specified as a string');
+  });
+});
