@@ -250,6 +250,10 @@ export interface ModuleCall {
   /** Archive-relative directory of a local module, resolved from the caller; null if not local. */
   target: string | null;
   location: SourceLocation;
+  /** Where the `source` and `version` arguments are written (findings about them point there);
+   * absent when the call has no such argument or was not written as a `module` block. */
+  sourceLocation?: SourceLocation;
+  versionLocation?: SourceLocation;
 }
 
 export interface BackendInfo {
@@ -398,6 +402,10 @@ export interface ArchiveLimits {
 export type LockMode = 'default' | 'readonly';
 export const LOCK_MODES: readonly LockMode[] = ['default', 'readonly'];
 
+/** `module_ref_policy`: which git refs pin a module (`module-ref-unpinned`). */
+export type ModuleRefPolicy = 'tag-or-sha' | 'sha';
+export const MODULE_REF_POLICIES: readonly ModuleRefPolicy[] = ['tag-or-sha', 'sha'];
+
 export interface RuleSetting {
   severity?: Severity;
   enabled?: boolean;
@@ -429,6 +437,9 @@ export interface ScanConfig {
   registryHosts: Record<string, string>;
   /** `lock_mode` (default `default`); explicit `rule "<id>" { severity = ... }` settings still win. */
   lockMode: LockMode;
+  /** `module_ref_policy` (default `tag-or-sha`): git module sources pinned by a tag or a commit, or
+   * (`sha`) only by a full commit SHA. */
+  moduleRefPolicy: ModuleRefPolicy;
   /** Where the configuration came from (for the report). */
   configFiles: string[];
 }

@@ -27,6 +27,7 @@ import { missingConfigurationAlias } from './missing-configuration-alias';
 import { missingProviderSource } from './missing-provider-source';
 import { missingVersionConstraint } from './missing-version-constraint';
 import { moduleCycle } from './module-cycle';
+import { moduleRefUnpinned } from './module-ref-unpinned';
 import { moduleSourceMissing } from './module-source-missing';
 import { moduleUnresolved } from './module-unresolved';
 import { moduleVersionMissing } from './module-version-missing';
@@ -60,6 +61,7 @@ export const RULES: readonly Rule[] = Object.freeze([
   invalidVersionConstraint,
   incompatibleConstraints,
   moduleVersionMissing,
+  moduleRefUnpinned,
   requiredVersionMissing,
   parseError,
   moduleSourceMissing,
