@@ -406,6 +406,10 @@ export const LOCK_MODES: readonly LockMode[] = ['default', 'readonly'];
 export type ModuleRefPolicy = 'tag-or-sha' | 'sha';
 export const MODULE_REF_POLICIES: readonly ModuleRefPolicy[] = ['tag-or-sha', 'sha'];
 
+/** `module_version_style`: the form of registry module versions in root modules (`module-version-style`). */
+export type ModuleVersionStyle = 'any' | 'exact' | 'pessimistic';
+export const MODULE_VERSION_STYLES: readonly ModuleVersionStyle[] = ['any', 'exact', 'pessimistic'];
+
 export interface RuleSetting {
   severity?: Severity;
   enabled?: boolean;
@@ -440,6 +444,9 @@ export interface ScanConfig {
   /** `module_ref_policy` (default `tag-or-sha`): git module sources pinned by a tag or a commit, or
    * (`sha`) only by a full commit SHA. */
   moduleRefPolicy: ModuleRefPolicy;
+  /** `module_version_style` (default `any`): registry module versions in root modules must be an
+   * exact version (`exact`) or use `~>` (`pessimistic`). */
+  moduleVersionStyle: ModuleVersionStyle;
   /** Where the configuration came from (for the report). */
   configFiles: string[];
 }

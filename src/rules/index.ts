@@ -31,6 +31,7 @@ import { moduleRefUnpinned } from './module-ref-unpinned';
 import { moduleSourceMissing } from './module-source-missing';
 import { moduleUnresolved } from './module-unresolved';
 import { moduleVersionMissing } from './module-version-missing';
+import { moduleVersionStyle } from './module-version-style';
 import { parseError } from './parse-error';
 import { requiredVersionMissing } from './required-version-missing';
 import { rootModuleUnbounded } from './root-module-unbounded';
@@ -62,6 +63,7 @@ export const RULES: readonly Rule[] = Object.freeze([
   incompatibleConstraints,
   moduleVersionMissing,
   moduleRefUnpinned,
+  moduleVersionStyle,
   requiredVersionMissing,
   parseError,
   moduleSourceMissing,

@@ -18,13 +18,14 @@
  * registry_hosts = { "registry.terraform.io" = "https://mirror.example.com" }
  * lock_mode      = "readonly"                # or "default"
  * module_ref_policy    = "sha"               # or "tag-or-sha" (default)
+ * module_version_style = "pessimistic"       # or "exact", "any" (default)
  * rule "root-module-unbounded" { severity = "warning" }
  * rule "module-version-missing" { enabled = false }
  * ```
  */
 import { InputError } from '../errors';
 import type { Engine, HclAttribute, HclBody, ParseResult, RuleSetting, ScanConfig, Severity } from '../model';
-import { LOCK_MODES, MODULE_REF_POLICIES, SEVERITIES } from '../model';
+import { LOCK_MODES, MODULE_REF_POLICIES, MODULE_VERSION_STYLES, SEVERITIES } from '../model';
 
 export const CONFIG_FILE_NAME = '.tfguard.hcl';
 
@@ -44,6 +45,7 @@ export const DEFAULT_CONFIG: ScanConfig = {
   registryHosts: {},
   lockMode: 'default',
   moduleRefPolicy: 'tag-or-sha',
+  moduleVersionStyle: 'any',
   configFiles: [],
 };
 
@@ -226,11 +228,14 @@ export function parseConfigFile(
       case 'module_ref_policy':
         layer.moduleRefPolicy = oneOf(file, attr, MODULE_REF_POLICIES);
         break;
+      case 'module_version_style':
+        layer.moduleVersionStyle = oneOf(file, attr, MODULE_VERSION_STYLES);
+        break;
       default:
         fail(
           file,
           attr.line,
-          `unknown setting "${attr.name}" (expected engine, roots, shared, examples, tests, fragments, strict_examples, engines, lock_mode, module_ref_policy, platforms, plugin_dirs, registry, registry_hosts or rule blocks)`,
+          `unknown setting "${attr.name}" (expected engine, roots, shared, examples, tests, fragments, strict_examples, engines, lock_mode, module_ref_policy, module_version_style, platforms, plugin_dirs, registry, registry_hosts or rule blocks)`,
         );
     }
   }

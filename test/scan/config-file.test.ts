@@ -85,6 +85,16 @@ describe('.tfguard.hcl', () => {
       'module_ref_policy = ["sha"]\n',
       /:1: "module_ref_policy" must be a string/,
     ],
+    [
+      'unknown module_version_style',
+      'engine = "terraform"\nmodule_version_style = "Exact"\n',
+      /\.tfguard\.hcl:2: module_version_style must be "any", "exact" or "pessimistic"; got "Exact"/,
+    ],
+    [
+      'module_version_style not a string',
+      'module_version_style = 1\n',
+      /:1: "module_version_style" must be a string/,
+    ],
     ['unexpected block', 'limits {\n  max = 1\n}\n', /:1: unexpected block "limits"/],
     ['syntax error', 'roots = [\n', /\.tfguard\.hcl:\d+: cannot be parsed/],
   ])('%s rejects the scan with invalid-config and the line', async (_name, config, message) => {
