@@ -276,6 +276,10 @@ export interface ModuleCall {
   /** Archive-relative directory of a local module, resolved from the caller; null if not local. */
   target: string | null;
   location: SourceLocation;
+  /** Where the `source` and `version` arguments are written (findings about them point there);
+   * absent when the call has no such argument or was not written as a `module` block. */
+  sourceLocation?: SourceLocation;
+  versionLocation?: SourceLocation;
 }
 
 export interface BackendInfo {
@@ -427,6 +431,14 @@ export interface ArchiveLimits {
 export type LockMode = 'default' | 'readonly';
 export const LOCK_MODES: readonly LockMode[] = ['default', 'readonly'];
 
+/** `module_ref_policy`: which git refs pin a module (`module-ref-unpinned`). */
+export type ModuleRefPolicy = 'tag-or-sha' | 'sha';
+export const MODULE_REF_POLICIES: readonly ModuleRefPolicy[] = ['tag-or-sha', 'sha'];
+
+/** `module_version_style`: the form of registry module versions in root modules (`module-version-style`). */
+export type ModuleVersionStyle = 'any' | 'exact' | 'pessimistic';
+export const MODULE_VERSION_STYLES: readonly ModuleVersionStyle[] = ['any', 'exact', 'pessimistic'];
+
 export interface RuleSetting {
   severity?: Severity;
   enabled?: boolean;
@@ -458,6 +470,12 @@ export interface ScanConfig {
   registryHosts: Record<string, string>;
   /** `lock_mode` (default `default`); explicit `rule "<id>" { severity = ... }` settings still win. */
   lockMode: LockMode;
+  /** `module_ref_policy` (default `tag-or-sha`): git module sources pinned by a tag or a commit, or
+   * (`sha`) only by a full commit SHA. */
+  moduleRefPolicy: ModuleRefPolicy;
+  /** `module_version_style` (default `any`): registry module versions in root modules must be an
+   * exact version (`exact`) or use `~>` (`pessimistic`). */
+  moduleVersionStyle: ModuleVersionStyle;
   /** Where the configuration came from (for the report). */
   configFiles: string[];
 }

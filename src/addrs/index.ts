@@ -20,5 +20,8 @@ export {
   cleanRelativePath,
   isLocalModuleSource,
   isOutsideArchive,
+  parseRemoteModuleSource,
   resolveLocalTarget,
+  splitPackageSubdir,
 } from './module-source';
+export type { ModuleGetter, RemoteModuleSource } from './module-source';

@@ -13,17 +13,32 @@ export function isLocalModuleSource(raw: string): boolean {
   return LOCAL_PREFIXES.some((p) => raw.startsWith(p));
 }
 
-/** Splits go-getter's `//subdir` suffix off a package address (ignoring the `://` of a scheme). */
-function splitSubdir(raw: string): string {
-  let start = 0;
-  const scheme = raw.indexOf('://');
-  if (scheme !== -1) start = scheme + 3;
-  const sub = raw.indexOf('//', start);
-  return sub === -1 ? raw : raw.slice(0, sub);
+/**
+ * Splits go-getter's `//subdir` suffix off a package address, as `SplitPackageSubdir` (go-getter's
+ * `SourceDirSubdir`) does: the `//` of a scheme (`://`) and anything in the query are not a subdir,
+ * and a query written after the subdir (`repo.git//sub?ref=v1`) belongs to the package
+ * (`repo.git?ref=v1`). Checked with `terraform init` 1.11, which prints the package it downloads.
+ */
+export function splitPackageSubdir(raw: string): { pkg: string; subdir: string } {
+  const q = raw.indexOf('?');
+  const stop = q === -1 ? raw.length : q;
+  const scheme = raw.slice(0, stop).indexOf('://');
+  const offset = scheme === -1 ? 0 : scheme + 3;
+  const sub = raw.slice(offset, stop).indexOf('//');
+  if (sub === -1) return { pkg: raw, subdir: '' };
+  const at = offset + sub;
+  let subdir = raw.slice(at + 2);
+  let pkg = raw.slice(0, at);
+  const query = subdir.indexOf('?');
+  if (query !== -1) {
+    pkg += subdir.slice(query);
+    subdir = subdir.slice(0, query);
+  }
+  return { pkg, subdir };
 }
 
 function isRegistryModuleSource(raw: string): boolean {
-  const pkg = splitSubdir(raw);
+  const { pkg } = splitPackageSubdir(raw);
   const parts = pkg.split('/');
   if (parts.length !== 3 && parts.length !== 4) return false;
   if (parts.length === 4) {
@@ -71,4 +86,105 @@ export function resolveLocalTarget(callerDir: string, raw: string): string {
 /** True when a cleaned path leaves the archive (`..` or `../x`). */
 export function isOutsideArchive(cleaned: string): boolean {
   return cleaned === '..' || cleaned.startsWith('../');
+}
+
+/**
+ * The go-getter installation method Terraform uses for a remote module package (the getters of
+ * hashicorp/terraform internal/getmodules): `git`, `hg` (Mercurial), `http` (plain or archive
+ * download; also `https`), `s3`, `gcs`, `file` (an absolute path).
+ */
+export type ModuleGetter = 'git' | 'hg' | 'http' | 's3' | 'gcs' | 'file';
+
+const GETTERS: Readonly<Record<string, ModuleGetter>> = {
+  git: 'git',
+  hg: 'hg',
+  http: 'http',
+  https: 'http',
+  s3: 's3',
+  gcs: 'gcs',
+  file: 'file',
+};
+
+/** A remote (go-getter) module source, as Terraform reads it to install the package. */
+export interface RemoteModuleSource {
+  /**
+   * The getter Terraform picks: the forced `X::` prefix, else the URL scheme, else the shorthand
+   * detectors (`github.com/…`, `git@host:…`, `bitbucket.org/…`, GCS and S3 hosts, `/abs/path`).
+   * Null when Terraform has no getter for it (`terraform init` rejects the address).
+   */
+  getter: ModuleGetter | null;
+  /** The package address as written, without the `//subdir` (a query written after it moved back). */
+  pkg: string;
+  subdir: string;
+  /** The package's query parameters, decoded as Go's `url.ParseQuery`; the first value of each key. */
+  query: ReadonlyMap<string, string>;
+}
+
+const FORCED = /^([A-Za-z0-9]+)::(.+)$/;
+/** Go's `url.getScheme`: a letter, then letters, digits, `+`, `-`, `.`, up to the first `:`. */
+const URL_SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):/;
+/** go-getter's SCP-like SSH form `user@host:path` (detectGit requires the user `git`). */
+const SCP_LIKE = /^(?:([^@]+)@)?([^:]+):\/?(.+)$/;
+
+/** Go's `url.ParseQuery` (`;` is not a separator since Go 1.17; a pair that fails is dropped). */
+function parseQuery(raw: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const pair of raw.split('&')) {
+    if (pair === '' || pair.includes(';')) continue;
+    const eq = pair.indexOf('=');
+    const rawKey = eq === -1 ? pair : pair.slice(0, eq);
+    const rawValue = eq === -1 ? '' : pair.slice(eq + 1);
+    let key: string;
+    let value: string;
+    try {
+      key = decodeURIComponent(rawKey.replace(/\+/g, ' '));
+      value = decodeURIComponent(rawValue.replace(/\+/g, ' '));
+    } catch {
+      continue;
+    }
+    if (!out.has(key)) out.set(key, value);
+  }
+  return out;
+}
+
+/**
+ * The getter go-getter's detectors (`detectRemoteSourceShorthands`, in Terraform's order) give a
+ * scheme-less address; null where a detector rejects it or none claims it.
+ */
+function detectedGetter(src: string): ModuleGetter | null {
+  if (src.startsWith('github.com/'))
+    return (src.split('?')[0] as string).split('/').length >= 3 ? 'git' : null;
+  const scp = SCP_LIKE.exec(src);
+  if (scp !== null && scp[1] === 'git') return 'git';
+  if (src.startsWith('bitbucket.org/')) return 'git';
+  if (src.includes('googleapis.com/')) return src.split('/').length >= 5 ? 'gcs' : null;
+  if (src.includes('.amazonaws.com/')) {
+    const host = (src.split('/')[0] as string).split('.');
+    const ok = host.length === 3 || host.length === 4 || (host.length === 5 && host[1] === 's3');
+    return ok ? 's3' : null;
+  }
+  if (src.startsWith('/')) return 'file';
+  return null;
+}
+
+/**
+ * Reads a remote module source address (neither local nor registry: `classifyModuleSource` says
+ * `remote`) the way Terraform does before it downloads it: forced getter, `//subdir`, URL scheme or
+ * shorthand detector, query parameters. Null for any other address.
+ */
+export function parseRemoteModuleSource(raw: string): RemoteModuleSource | null {
+  if (classifyModuleSource(raw) !== 'remote') return null;
+  const forced = FORCED.exec(raw);
+  const rest = forced === null ? raw : (forced[2] as string);
+  const { pkg: body, subdir } = splitPackageSubdir(rest);
+  const q = body.indexOf('?');
+  const query = parseQuery(q === -1 ? '' : body.slice(q + 1));
+  let getter: ModuleGetter | null;
+  if (forced !== null) {
+    getter = GETTERS[forced[1] as string] ?? null;
+  } else {
+    const scheme = URL_SCHEME.exec(body);
+    getter = scheme !== null ? (GETTERS[(scheme[1] as string).toLowerCase()] ?? null) : detectedGetter(body);
+  }
+  return { getter, pkg: forced === null ? body : `${forced[1] as string}::${body}`, subdir, query };
 }

@@ -43,6 +43,11 @@ export interface CollectedModule {
   requiredVersions: { value: string; location: SourceLocation }[];
 }
 
+/** Where an argument's value is written (its range: the value expression, e.g. the string literal). */
+function valueLocation(a: SrcAttr): SourceLocation {
+  return { file: a.file, line: a.line, range: a.valueRange };
+}
+
 /** `"${aws.east}"` → `aws.east`; JSON gives the bare string already. */
 function strip(s: string): string {
   const v = stripTemplate(s);
@@ -347,6 +352,8 @@ export function collectModule(
       providers,
       target: sourceKind === 'local' && source !== null ? resolveLocalTarget(modulePath, source) : null,
       location: loc(b),
+      ...(sourceAttr ? { sourceLocation: valueLocation(sourceAttr) } : {}),
+      ...(versionAttr ? { versionLocation: valueLocation(versionAttr) } : {}),
     });
   }
 

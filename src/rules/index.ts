@@ -27,9 +27,11 @@ import { missingConfigurationAlias } from './missing-configuration-alias';
 import { missingProviderSource } from './missing-provider-source';
 import { missingVersionConstraint } from './missing-version-constraint';
 import { moduleCycle } from './module-cycle';
+import { moduleRefUnpinned } from './module-ref-unpinned';
 import { moduleSourceMissing } from './module-source-missing';
 import { moduleUnresolved } from './module-unresolved';
 import { moduleVersionMissing } from './module-version-missing';
+import { moduleVersionStyle } from './module-version-style';
 import { parseError } from './parse-error';
 import { providerVersionUnknown } from './provider-version-unknown';
 import { requiredVersionMissing } from './required-version-missing';
@@ -63,6 +65,8 @@ export const RULES: readonly Rule[] = Object.freeze([
   providerVersionUnknown,
   incompatibleConstraints,
   moduleVersionMissing,
+  moduleRefUnpinned,
+  moduleVersionStyle,
   requiredVersionMissing,
   requiredVersionTooOldForFeature,
   parseError,

@@ -17,13 +17,15 @@
  * registry       = true
  * registry_hosts = { "registry.terraform.io" = "https://mirror.example.com" }
  * lock_mode      = "readonly"                # or "default"
+ * module_ref_policy    = "sha"               # or "tag-or-sha" (default)
+ * module_version_style = "pessimistic"       # or "exact", "any" (default)
  * rule "root-module-unbounded" { severity = "warning" }
  * rule "module-version-missing" { enabled = false }
  * ```
  */
 import { InputError } from '../errors';
 import type { Engine, HclAttribute, HclBody, ParseResult, RuleSetting, ScanConfig, Severity } from '../model';
-import { LOCK_MODES, SEVERITIES } from '../model';
+import { LOCK_MODES, MODULE_REF_POLICIES, MODULE_VERSION_STYLES, SEVERITIES } from '../model';
 
 export const CONFIG_FILE_NAME = '.tfguard.hcl';
 
@@ -42,6 +44,8 @@ export const DEFAULT_CONFIG: ScanConfig = {
   registry: false,
   registryHosts: {},
   lockMode: 'default',
+  moduleRefPolicy: 'tag-or-sha',
+  moduleVersionStyle: 'any',
   configFiles: [],
 };
 
@@ -70,6 +74,18 @@ function stringValue(file: string, attr: HclAttribute): string {
 function boolValue(file: string, attr: HclAttribute): boolean {
   if (typeof attr.value !== 'boolean') fail(file, attr.line, `"${attr.name}" must be true or false`);
   return attr.value;
+}
+
+/** A string setting that must be one of `allowed` (exactly: no other case). */
+function oneOf<T extends string>(file: string, attr: HclAttribute, allowed: readonly T[]): T {
+  const value = stringValue(file, attr);
+  const known = allowed.find((a) => a === value);
+  if (known === undefined) {
+    const quoted = allowed.map((a) => `"${a}"`);
+    const list = `${quoted.slice(0, -1).join(', ')} or ${quoted[quoted.length - 1] ?? ''}`;
+    fail(file, attr.line, `${attr.name} must be ${list}; got ${JSON.stringify(value)}`);
+  }
+  return known;
 }
 
 function ruleSetting(file: string, body: HclBody, line: number, id: string): RuleSetting {
@@ -209,11 +225,17 @@ export function parseConfigFile(
         layer.lockMode = known;
         break;
       }
+      case 'module_ref_policy':
+        layer.moduleRefPolicy = oneOf(file, attr, MODULE_REF_POLICIES);
+        break;
+      case 'module_version_style':
+        layer.moduleVersionStyle = oneOf(file, attr, MODULE_VERSION_STYLES);
+        break;
       default:
         fail(
           file,
           attr.line,
-          `unknown setting "${attr.name}" (expected engine, roots, shared, examples, tests, fragments, strict_examples, engines, lock_mode, platforms, plugin_dirs, registry, registry_hosts or rule blocks)`,
+          `unknown setting "${attr.name}" (expected engine, roots, shared, examples, tests, fragments, strict_examples, engines, lock_mode, module_ref_policy, module_version_style, platforms, plugin_dirs, registry, registry_hosts or rule blocks)`,
         );
     }
   }

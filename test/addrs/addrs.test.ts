@@ -10,8 +10,10 @@ import {
   impliedProviderSource,
   isBuiltinProviderSource,
   parseProviderSource,
+  parseRemoteModuleSource,
   resolveLocalTarget,
   shortSource,
+  splitPackageSubdir,
 } from '../../src/addrs';
 
 describe('provider source addresses', () => {
@@ -66,8 +68,43 @@ describe('module sources', () => {
     ['https://example.com/vpc-module.zip', 'remote'],
     ['acme/vpc/AWS', 'remote'],
     ['mod', 'remote'],
+    // terraform init: a query after the subdir moves onto the package, which is no registry address
+    ['example.com/acme/vpc/aws//modules/x?ref=v1', 'remote'],
+    ['terraform-aws-modules/vpc/aws//modules/x?ref=v1', 'remote'],
   ])('%s is %s', (raw, kind) => {
     expect(classifyModuleSource(raw)).toBe(kind);
+  });
+
+  test.each([
+    [
+      'git::https://example.com/repo.git//sub/dir?ref=v1&depth=1',
+      'git::https://example.com/repo.git?ref=v1&depth=1',
+      'sub/dir',
+    ],
+    ['https://example.com/mod.zip', 'https://example.com/mod.zip', ''],
+    ['https://example.com/mod.zip?archive=zip//x', 'https://example.com/mod.zip?archive=zip//x', ''],
+    ['github.com/acme/mod//sub', 'github.com/acme/mod', 'sub'],
+    ['git@github.com:acme/mod.git//a//b?ref=x', 'git@github.com:acme/mod.git?ref=x', 'a//b'],
+    ['acme/vpc/aws//modules/x', 'acme/vpc/aws', 'modules/x'],
+  ])('splitPackageSubdir(%s)', (raw, pkg, subdir) => {
+    expect(splitPackageSubdir(raw)).toEqual({ pkg, subdir });
+  });
+
+  test('only remote sources parse as remote', () => {
+    expect(parseRemoteModuleSource('./x')).toBeNull();
+    expect(parseRemoteModuleSource('acme/vpc/aws')).toBeNull();
+    expect(parseRemoteModuleSource('')).toBeNull();
+    expect(parseRemoteModuleSource('git::https://example.com/r.git//m?ref=v1')).toEqual({
+      getter: 'git',
+      pkg: 'git::https://example.com/r.git?ref=v1',
+      subdir: 'm',
+      query: new Map([['ref', 'v1']]),
+    });
+    // Go's url.ParseQuery drops a pair it cannot unescape
+    expect(parseRemoteModuleSource('git::https://example.com/r.git?ref=%zz&depth=1')?.query).toEqual(
+      new Map([['depth', '1']]),
+    );
+    expect(parseRemoteModuleSource('git::https://example.com/r.git?ref=v1+x')?.query.get('ref')).toBe('v1 x');
   });
 
   test('missing sources are unknown', () => {

@@ -63,7 +63,7 @@ test('a module library outside modules/: README placeholder source, sibling call
       'Use a module:\n\n```hcl\nmodule "x" {\n  source = "github.com/org/lib//<<Module Name>>?ref=v1"\n}\n```\n',
     'dns/main.tf': VERSIONS_CAPPED + RESOURCE + 'provider "aws" {\n  alias = "peer"\n}\n',
     'vpc/main.tf': VERSIONS_MIN + RESOURCE,
-    'terraform/main.tf': `terraform {\n  backend "s3" {}\n}\n${PROVIDER}module "dns" {\n  source = "github.com/org/lib//dns?ref=v1"\n}\n`,
+    'terraform/main.tf': `terraform {\n  backend "s3" {}\n}\n${PROVIDER}module "dns" {\n  source = "github.com/org/lib//dns?ref=v1.0.0"\n}\n`,
   });
   expect(kinds(r)).toEqual({ dns: 'shared/strong', terraform: 'root/strong', vpc: 'shared/strong' });
   expect(r.modules.find((m) => m.path === 'dns')?.kindReason).toMatch(/README/);

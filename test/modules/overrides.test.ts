@@ -246,6 +246,9 @@ module "ghost" {
         providers: { aws: 'aws.east' },
         target: null,
         location: { file: 'main.tf', line: 14 },
+        // the override replaced version, not source: each points where it is now written
+        sourceLocation: { file: 'main.tf', line: 15 },
+        versionLocation: { file: 'override.tf', line: 15 },
       },
     ]);
     expect(loaded.diagnostics).toEqual([]);

@@ -39,6 +39,27 @@ ruleTable('module-version-missing', [
     ],
   },
   {
+    name: 'registry source with a subdirectory; a query after it makes a remote source, as terraform reads it',
+    files: {
+      'main.tf': lines(
+        'module "role" {',
+        '  source = "terraform-aws-modules/iam/aws//modules/iam-role"',
+        '}',
+        'module "odd" {',
+        '  source = "terraform-aws-modules/iam/aws//modules/iam-role?ref=v1"',
+        '}',
+      ),
+    },
+    expected: [
+      {
+        module: '.',
+        file: 'main.tf',
+        line: 1,
+        message: 'registry source "terraform-aws-modules/iam/aws//modules/iam-role" without a version',
+      },
+    ],
+  },
+  {
     name: 'empty version string counts as missing',
     files: {
       'main.tf': lines(

@@ -75,6 +75,26 @@ describe('.tfguard.hcl', () => {
     ],
     ['lock_mode in another case', 'lock_mode = "READONLY"\n', /:1: lock_mode must be .*; got "READONLY"/],
     ['lock_mode not a string', 'lock_mode = true\n', /:1: "lock_mode" must be a string/],
+    [
+      'unknown module_ref_policy',
+      'module_ref_policy = "tag"\n',
+      /\.tfguard\.hcl:1: module_ref_policy must be "tag-or-sha" or "sha"; got "tag"/,
+    ],
+    [
+      'module_ref_policy not a string',
+      'module_ref_policy = ["sha"]\n',
+      /:1: "module_ref_policy" must be a string/,
+    ],
+    [
+      'unknown module_version_style',
+      'engine = "terraform"\nmodule_version_style = "Exact"\n',
+      /\.tfguard\.hcl:2: module_version_style must be "any", "exact" or "pessimistic"; got "Exact"/,
+    ],
+    [
+      'module_version_style not a string',
+      'module_version_style = 1\n',
+      /:1: "module_version_style" must be a string/,
+    ],
     ['unexpected block', 'limits {\n  max = 1\n}\n', /:1: unexpected block "limits"/],
     ['syntax error', 'roots = [\n', /\.tfguard\.hcl:\d+: cannot be parsed/],
   ])('%s rejects the scan with invalid-config and the line', async (_name, config, message) => {
