@@ -1,5 +1,5 @@
 /** Keys the parsers add to locate nodes in the source (see `SourceRange` in src/model.ts). */
-const RANGE_KEYS = new Set(['range', 'valueRange', 'items', 'openBraceRange', 'closeBraceRange']);
+const RANGE_KEYS = new Set(['range', 'valueRange', 'items', 'elements', 'openBraceRange', 'closeBraceRange']);
 
 function isNode(v: Record<string, unknown>): boolean {
   if (typeof v.file === 'string' && typeof v.line === 'number') return true; // a location or finding
@@ -8,7 +8,7 @@ function isNode(v: Record<string, unknown>): boolean {
 
 /**
  * A deep copy of `value` without the source ranges of attributes, blocks, locations and findings
- * (`range`, `valueRange`, `items`, brace ranges), for tests about
+ * (`range`, `valueRange`, `items`, `elements`, brace ranges), for tests about
  * structure and values (ranges have their own tests: test/hcl/ranges.test.ts). Attribute values are
  * kept as they are, whatever keys they have.
  */
