@@ -25,3 +25,4 @@ export {
   splitPackageSubdir,
 } from './module-source';
 export type { ModuleGetter, RemoteModuleSource } from './module-source';
+export type * from './types';

@@ -3,7 +3,7 @@
  * internal/addrs/module_source.go `ParseModuleSource`): local paths, registry addresses, remote
  * (go-getter) sources; checked against `terraform get` 1.11.
  */
-import type { ModuleSourceKind } from '../model';
+import type { ModuleSourceKind } from './types';
 
 const LOCAL_PREFIXES = ['./', '../', '.\\', '..\\'];
 const REGISTRY_NAME = /^[0-9A-Za-z](?:[0-9A-Za-z_-]{0,62}[0-9A-Za-z])?$/;

@@ -1,6 +1,7 @@
 import { createHash, hash as oneShotHash, type Hash } from 'node:crypto';
 import { InputError } from '../errors';
-import type { ArchiveEntry, ArchiveLimits, EntryType, LoadedArchive } from '../model';
+import type { ArchiveEntry, EntryType, LoadedArchive } from './types';
+import type { ArchiveLimits } from '../model';
 import {
   collisionKey,
   compareUtf8,

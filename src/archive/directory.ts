@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { constants, promises as fs, type Stats } from 'node:fs';
 import * as nodePath from 'node:path';
 import { InputError } from '../errors';
-import type { LoadedArchive } from '../model';
+import type { LoadedArchive } from './types';
 import { ArchiveBuilder } from './builder';
 import { decodeUtf8Name, displayName, hexEscape } from './paths';
 

@@ -8,7 +8,8 @@ import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as nodePath from 'node:path';
 import { InputError } from '../errors';
-import type { ArchiveLimits, LoadedArchive } from '../model';
+import type { ArchiveLimits } from '../model';
+import type { LoadedArchive } from './types';
 import { ArchiveBuilder } from './builder';
 import { detectFormat, type ArchiveFormat } from './detect';
 import { directoryListingSha256, readTreeFile, scanDirectory } from './directory';
@@ -159,3 +160,4 @@ export async function readInput(pathOnDisk: string, options: ReadOptions = {}): 
   }
   return readArchiveBytes(name, bytes, options);
 }
+export type * from './types';

@@ -21,7 +21,7 @@ import { renderReport, REPORT_FORMATS, verdict } from '../report';
 import type { FailOn, ReportFormat } from '../report';
 import { hashPackage, PackageHashError } from '../lockfile';
 import { applyEdits, planFixes, unifiedDiff } from '../fix';
-import type { Finding } from '../model';
+import type { Finding } from '../rules';
 import { RULES } from '../rules';
 import { closeSharedParser, scanPath } from '../scan';
 import type { ScanOptions } from '../scan/types';

@@ -6,7 +6,8 @@
  * Edits replace byte ranges of the file as uploaded (`SourcePos.byte`), so nothing outside them
  * changes: comments, formatting and line endings stay as they were.
  */
-import type { Finding, TextEdit } from '../model';
+import type { Finding } from '../rules';
+import type { TextEdit } from '../model';
 
 /** A finding whose fix was not planned, and why (for the "still needs a person" list). */
 export interface SkippedFix {

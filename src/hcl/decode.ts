@@ -7,7 +7,7 @@
  * of a file is almost always a concatenation accident that hides content from reviewers.
  */
 import { isUtf8 } from 'node:buffer';
-import type { ParseErrorInfo } from '../model';
+import type { ParseErrorInfo } from './types';
 
 /** `bomBytes`: bytes stripped before `text` (3 for a leading UTF-8 BOM, else 0), so positions can
  * count bytes in the file as uploaded. */

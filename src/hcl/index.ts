@@ -16,3 +16,4 @@ export { parseJsonConfig, parseJsonWithPositions } from './json';
 export type { JsonNode } from './json';
 export { hasInterpolation, stripTemplate, templateParts } from './template';
 export type { TemplatePart } from './template';
+export type * from './types';

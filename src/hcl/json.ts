@@ -12,7 +12,7 @@
  * Terraform language constructs (provider-defined nested blocks are not known, so they stay
  * attributes with their JSON value).
  */
-import type { HclAttribute, HclBlock, HclBody, ParseErrorInfo, ParseResult } from '../model';
+import type { HclAttribute, HclBlock, HclBody, ParseErrorInfo, ParseResult } from './types';
 import { itemRanges, PositionMap } from './positions';
 
 // ---------------------------------------------------------------------------------------------

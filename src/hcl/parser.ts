@@ -15,7 +15,7 @@
  * or a value the evaluator cannot read.
  */
 import os from 'node:os';
-import type { HclAttribute, HclBlock, HclBody, ParseErrorInfo, ParseResult } from '../model';
+import type { HclAttribute, HclBlock, HclBody, ParseErrorInfo, ParseResult } from './types';
 import { decodeSource } from './decode';
 import { evaluateExpression, NOT_EVALUABLE } from './fast/evaluate';
 import { parseJsonConfig } from './json';

@@ -7,7 +7,8 @@
  * those into positions. For the common ASCII-only file that is a binary search over line starts and
  * two subtractions; for a file with other characters the byte and column counts walk the line.
  */
-import type { HclObjectItem, SourcePos, SourceRange } from '../model';
+import type { HclObjectItem } from './types';
+import type { SourcePos, SourceRange } from '../model';
 
 export class PositionMap {
   /** UTF-16 offsets of line starts, computed on the first lookup (a file whose nodes are never

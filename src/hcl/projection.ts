@@ -8,7 +8,7 @@
  * `projectBody` copies a parsed body.
  */
 import { createHash } from 'node:crypto';
-import type { HclAttribute, HclBlock, HclBody } from '../model';
+import type { HclAttribute, HclBlock, HclBody } from './types';
 
 export interface BlockSpec {
   /** Arguments whose values are kept (`'all'`: every argument). Default: none. */

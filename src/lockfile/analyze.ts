@@ -5,7 +5,10 @@
  * result synchronously.
  */
 import type { HclParser } from '../hcl';
-import type { Engine, LoadedArchive, ModuleInfo, ParseResult, RootTree, ScanConfig } from '../model';
+import type { Engine, ScanConfig } from '../model';
+import type { LoadedArchive } from '../archive';
+import type { ModuleInfo, RootTree } from '../modules';
+import type { ParseResult } from '../hcl';
 import { hashEntries, hashZip } from './hash';
 import { findProviderPackages, packageServesRoot } from './packages';
 import { parseLockFile } from './parse';

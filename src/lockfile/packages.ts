@@ -9,7 +9,7 @@
  * of the working directory that contains it), every `.terraform/providers/` cache (unpacked layout)
  * and every directory listed in `.tfguard.hcl` `plugin_dirs`.
  */
-import type { ArchiveEntry, LoadedArchive } from '../model';
+import type { ArchiveEntry, LoadedArchive } from '../archive';
 import { parseVersion, formatVersion } from '../constraints';
 import { parseProviderSource } from '../addrs';
 import type { PackageLocation, ProviderPackage } from './types';

@@ -11,7 +11,8 @@
  * source ranges, so lock findings point at the exact text.
  */
 import { formatVersion, isNormalized, parseConstraints, parseVersion } from '../constraints';
-import type { HclAttribute, HclBlock, ParseResult, SourceRange } from '../model';
+import type { HclAttribute, HclBlock, ParseResult } from '../hcl';
+import type { SourceRange } from '../model';
 import { parseProviderSource } from '../addrs';
 import type { LockFile, LockHash, LockParseError, LockProviderEntry } from './types';
 

@@ -17,7 +17,8 @@
  *   drops the original entry's `source`); entries of other names are kept. `required_version` in an
  *   override file replaces every original one; a `backend` or `cloud` block replaces either.
  */
-import type { HclBody, HclObjectItem, SourceLocation, SourceRange } from '../model';
+import type { HclBody, HclObjectItem } from '../hcl';
+import type { SourceLocation, SourceRange } from '../model';
 
 /** An attribute with the file it came from. */
 export interface SrcAttr {

@@ -6,7 +6,8 @@
  * `kindEvidence` says whether it is strong enough for findings that depend on the kind to be
  * stated as facts. docs/classification.md describes the algorithm with the real layouts it serves.
  */
-import type { KindEvidence, ModuleInfo, ModuleKind, ScanConfig } from '../model';
+import type { KindEvidence, ModuleInfo, ModuleKind } from './types';
+import type { ScanConfig } from '../model';
 import { compareUtf8, dirname } from '../archive';
 import { matchGlob } from './glob';
 import type { RepositorySignals } from './repository';

@@ -11,15 +11,8 @@
  * an implied requirement: it is not installed and never appears in a lock file.
  */
 import { hasInterpolation, stripTemplate } from '../hcl';
-import type {
-  Engine,
-  ModuleCall,
-  ProviderConfig,
-  ProviderRequirement,
-  ProviderUse,
-  SourceLocation,
-  ValueExpression,
-} from '../model';
+import type { Engine, SourceLocation } from '../model';
+import type { ModuleCall, ProviderConfig, ProviderRequirement, ProviderUse, ValueExpression } from './types';
 import type { AssembledModule, RequiredProviderEntry, SrcAttr } from './assemble';
 import { attr, loc } from './assemble';
 import { evaluateConstant } from './constants';

@@ -19,7 +19,8 @@
  * writes them (templates); the two read the same through `templateParts`.
  */
 import { hasInterpolation, templateParts } from '../hcl';
-import type { HclBody, ValueExpression } from '../model';
+import type { HclBody } from '../hcl';
+import type { ValueExpression } from './types';
 import type { SrcAttr, SrcBlock, SrcFile } from './assemble';
 import { attr, mergeBlock } from './assemble';
 

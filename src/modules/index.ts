@@ -5,17 +5,10 @@
  */
 import type { HclParser } from '../hcl';
 import { CONSTANT_PROJECTION, LOADER_PROJECTION } from './projection';
-import type {
-  Engine,
-  LoadDiagnostic,
-  LoadedArchive,
-  ModuleCall,
-  ModuleInfo,
-  ParsedFile,
-  ParseResult,
-  RootTree,
-  ScanConfig,
-} from '../model';
+import type { Engine, ScanConfig } from '../model';
+import type { LoadDiagnostic, ModuleCall, ModuleInfo, RootTree } from './types';
+import type { LoadedArchive } from '../archive';
+import type { ParsedFile, ParseResult } from '../hcl';
 import { assembleModule, tagBody } from './assemble';
 import type { AssembledModule, SrcFile } from './assemble';
 import { classifyModules } from './classify';
@@ -575,3 +568,5 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
 
   return { modules: [...modules.values()], roots, diagnostics, engine, parsed, signals };
 }
+export type * from './types';
+export { MODULE_KINDS } from './types';

@@ -9,11 +9,13 @@
  * The classification (classify.ts) turns these signals into module kinds.
  */
 import type { HclParser, BlockSpec } from '../hcl';
-import type { HclBlock, HclBody, LoadedArchive, ParseResult, SourceLocation } from '../model';
+import type { HclBlock, HclBody, ParseResult } from '../hcl';
+import type { LoadedArchive } from '../archive';
+import type { SourceLocation } from '../model';
 import { basename, compareUtf8, dirname } from '../archive';
 import { inToolDirectory } from './files';
 import { classifyModuleSource, isOutsideArchive, resolveLocalTarget } from '../addrs';
-import type { ModuleSourceKind } from '../model';
+import type { ModuleSourceKind } from '../addrs';
 
 export const TERRAGRUNT_FILE = 'terragrunt.hcl';
 const TEST_FILE_SUFFIXES = ['.tftest.hcl', '.tftest.json'];

@@ -5,14 +5,13 @@
 import { normalizeConstraints, validateConstraints } from '../constraints';
 import type {
   ConstraintContribution,
-  Engine,
   LoadDiagnostic,
   ModuleCall,
   ModuleInfo,
   RootProvider,
   RootTree,
-  SourceLocation,
-} from '../model';
+} from './types';
+import type { Engine, SourceLocation } from '../model';
 import { compareUtf8 } from '../archive';
 import { impliedProviderSource, isBuiltinProviderSource } from '../addrs';
 import type { CallerRef } from './classify';

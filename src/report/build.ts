@@ -1,4 +1,7 @@
-import type { Engine, Finding, LoadedArchive, ModuleInfo, RootTree } from '../model';
+import type { Engine } from '../model';
+import type { Finding } from '../rules';
+import type { LoadedArchive } from '../archive';
+import type { ModuleInfo, RootTree } from '../modules';
 import { SEVERITIES } from '../model';
 import type { ModuleReport, Report, RootReport, Summary } from './types';
 import { TOOL_VERSION } from '../version';

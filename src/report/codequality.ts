@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Finding, Severity } from '../model';
+import type { Finding } from '../rules';
+import type { Severity } from '../model';
 import type { Report } from './types';
 
 /**

@@ -1,4 +1,5 @@
-import type { Finding, Severity } from '../model';
+import type { Finding } from '../rules';
+import type { Severity } from '../model';
 import { SEVERITIES } from '../model';
 import type { Report } from './types';
 

@@ -1,5 +1,6 @@
 import type { Fix as SarifFix, Location, Log, Region, ReportingDescriptor, Result } from 'sarif';
-import type { Finding, Severity, SourceRange } from '../model';
+import type { Finding } from '../rules';
+import type { Severity, SourceRange } from '../model';
 import type { Report } from './types';
 import { DOCS_URL, REPOSITORY_URL } from '../version';
 

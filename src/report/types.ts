@@ -1,16 +1,6 @@
-import type {
-  ArchiveLimits,
-  BackendInfo,
-  Engine,
-  Finding,
-  KindEvidence,
-  ModuleCall,
-  ModuleKind,
-  RootProvider,
-  RootTree,
-  Severity,
-  SourceLocation,
-} from '../model';
+import type { ArchiveLimits, Engine, Severity, SourceLocation } from '../model';
+import type { BackendInfo, KindEvidence, ModuleCall, ModuleKind, RootProvider, RootTree } from '../modules';
+import type { Finding } from '../rules';
 
 /** JSON report, `schemaVersion: 1`, documented by docs/report.schema.json. A public contract. */
 export interface Report {

@@ -1,5 +1,5 @@
 import { shortSource } from '../addrs';
-import type { RuleFinding } from '../model';
+import type { RuleFinding } from './types';
 import { at, isLegacyTerraformProvider } from './helpers';
 import type { Rule } from './types';
 

@@ -1,5 +1,6 @@
 import type { LockAnalysis } from '../lockfile/types';
-import type { Engine, LoadDiagnostic, ModuleInfo, RootTree, ScanConfig } from '../model';
+import type { Engine, ScanConfig } from '../model';
+import type { LoadDiagnostic, ModuleInfo, RootTree } from '../modules';
 import type { Annotation } from './suppress';
 import type { RuleContext } from './types';
 

@@ -4,17 +4,9 @@
 import { isBuiltinProviderSource, shortSource } from '../addrs';
 import { validateConstraints } from '../constraints';
 import { stripTemplate } from '../hcl';
-import type {
-  LoadDiagnostic,
-  ModuleInfo,
-  ProviderRequirement,
-  RootTree,
-  SourceLocation,
-  SourceRange,
-  TextEdit,
-  Fix,
-  ValueExpression,
-} from '../model';
+import type { LoadDiagnostic, ModuleInfo, ProviderRequirement, RootTree, ValueExpression } from '../modules';
+import type { SourceLocation, SourceRange, TextEdit } from '../model';
+import type { Fix } from './types';
 import { kindLabel } from '../modules';
 import type { RuleContext } from './types';
 

@@ -1,6 +1,8 @@
 import { shortSource } from '../addrs';
 import { findConflict, validateConstraints } from '../constraints';
-import type { ConstraintContribution, RootTree, RuleFinding, SourceLocation } from '../model';
+import type { ConstraintContribution, RootTree } from '../modules';
+import type { RuleFinding } from './types';
+import type { SourceLocation } from '../model';
 import { at, moduleAnchor } from './helpers';
 import type { Rule, RuleContext } from './types';
 

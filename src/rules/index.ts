@@ -4,7 +4,8 @@
  * (the report order of equal positions, and the order of the docs index) is stable. Adding a rule:
  * CONTRIBUTING.md.
  */
-import type { Finding, RuleFinding, Severity } from '../model';
+import type { Finding, RuleFinding } from './types';
+import type { Severity } from '../model';
 import { builtinTerraformProvider } from './builtin-terraform-provider';
 import { duplicateRequiredProviders } from './duplicate-required-providers';
 import { compareStrings } from './helpers';
@@ -45,7 +46,7 @@ import { suppressionUnused } from './suppression-unused';
 import { undeclaredProvider } from './undeclared-provider';
 import type { Rule, RuleContext } from './types';
 
-export type { Rule, RuleContext } from './types';
+export type { Finding, Fix, Rule, RuleContext, RuleFinding, Suppression } from './types';
 export { ruleContext, type LoadedForRules } from './context';
 export { readAnnotations, type Annotation, type AnnotatedFile } from './suppress';
 

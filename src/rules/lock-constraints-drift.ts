@@ -8,7 +8,7 @@ import {
   treeHasRemoteModules,
   treeOf,
 } from './lock-helpers';
-import type { RuleFinding } from '../model';
+import type { RuleFinding } from './types';
 import type { Rule } from './types';
 
 const quoted = (pieces: string[]): string => pieces.map((c) => `"${c}"`).join(', ');

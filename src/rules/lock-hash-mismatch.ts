@@ -1,7 +1,7 @@
 import { PACKAGE_NOT_LOADED } from '../lockfile';
 import { shortSource } from '../addrs';
 import { cliName, liveEntries, pathFromRoot, lockRoots } from './lock-helpers';
-import type { RuleFinding } from '../model';
+import type { RuleFinding } from './types';
 import type { Rule } from './types';
 
 const LOCATION: Record<string, string> = {

@@ -1,7 +1,7 @@
 import { isWellFormedH1, isWellFormedZh } from '../lockfile';
 import { shortSource } from '../addrs';
 import { cliName, registryChecks } from './lock-helpers';
-import type { RuleFinding } from '../model';
+import type { RuleFinding } from './types';
 import type { Rule } from './types';
 
 /**

@@ -3,7 +3,8 @@
  * lock entries count, and how to tell whether the loaded tree is complete enough to judge an entry.
  */
 import { posix } from 'node:path';
-import type { Engine, RootProvider, RootTree, ScanConfig, Severity } from '../model';
+import type { Engine, ScanConfig, Severity } from '../model';
+import type { RootProvider, RootTree } from '../modules';
 import type { LockProviderEntry, RegistryCheck, RootLockAnalysis } from '../lockfile';
 import type { RuleContext } from './types';
 

@@ -1,6 +1,6 @@
 import { shortSource } from '../addrs';
 import { cliName, readonlySeverity, requiredProviders } from './lock-helpers';
-import type { RuleFinding } from '../model';
+import type { RuleFinding } from './types';
 import { deployableTrees, kindCaveat, moduleAnchor } from './helpers';
 import type { Rule } from './types';
 

@@ -1,5 +1,5 @@
 import { lockRoots } from './lock-helpers';
-import type { RuleFinding } from '../model';
+import type { RuleFinding } from './types';
 import type { Rule } from './types';
 
 /** Terraform refuses to run with a lock file it cannot decode; each problem is reported with its line. */

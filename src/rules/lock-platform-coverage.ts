@@ -1,7 +1,7 @@
 import { isWellFormedH1 } from '../lockfile';
 import { shortSource } from '../addrs';
 import { cliName, liveEntries, lockRoots, registryCheckFor } from './lock-helpers';
-import type { RuleFinding } from '../model';
+import type { RuleFinding } from './types';
 import type { Rule, RuleContext } from './types';
 
 /**

@@ -1,6 +1,6 @@
 import { shortSource } from '../addrs';
 import { cliName, lockRoots, requiredProviders, treeOf } from './lock-helpers';
-import type { RuleFinding } from '../model';
+import type { RuleFinding } from './types';
 import type { Rule } from './types';
 
 /** `terraform init -lockfile=readonly` fails when a required provider has no lock entry. */

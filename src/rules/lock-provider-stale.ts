@@ -10,7 +10,7 @@ import {
   treeHasUnknownSources,
   treeOf,
 } from './lock-helpers';
-import type { RuleFinding } from '../model';
+import type { RuleFinding } from './types';
 import type { Rule } from './types';
 
 /**

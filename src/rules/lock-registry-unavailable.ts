@@ -1,6 +1,6 @@
 import { shortSource } from '../addrs';
 import { registryChecks } from './lock-helpers';
-import type { RuleFinding } from '../model';
+import type { RuleFinding } from './types';
 import type { Rule } from './types';
 
 /**

@@ -1,7 +1,7 @@
 import { satisfies } from '../constraints';
 import { shortSource } from '../addrs';
 import { cliName, liveEntries, lockRoots, treeOf } from './lock-helpers';
-import type { RuleFinding } from '../model';
+import type { RuleFinding } from './types';
 import type { Rule } from './types';
 
 /**

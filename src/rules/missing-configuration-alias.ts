@@ -1,4 +1,5 @@
-import type { ProviderUse, RuleFinding } from '../model';
+import type { ProviderUse } from '../modules';
+import type { RuleFinding } from './types';
 import { compareLocations, kindCaveat, modulesWithParseErrors, plural } from './helpers';
 import type { Rule } from './types';
 

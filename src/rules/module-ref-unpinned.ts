@@ -1,5 +1,7 @@
 import { parseRemoteModuleSource } from '../addrs';
-import type { ModuleCall, ModuleInfo, ModuleRefPolicy, RuleFinding } from '../model';
+import type { ModuleCall, ModuleInfo } from '../modules';
+import type { ModuleRefPolicy } from '../model';
+import type { RuleFinding } from './types';
 import { at } from './helpers';
 import type { Rule } from './types';
 

@@ -1,4 +1,4 @@
-import type { RuleFinding } from '../model';
+import type { RuleFinding } from './types';
 import { at, diagnosticsOf } from './helpers';
 import type { Rule } from './types';
 

@@ -1,4 +1,5 @@
-import type { ModuleVersionStyle, RuleFinding } from '../model';
+import type { ModuleVersionStyle } from '../model';
+import type { RuleFinding } from './types';
 import { at, isDeployable, kindCaveat } from './helpers';
 import type { Rule } from './types';
 

@@ -1,4 +1,5 @@
-import type { ModuleInfo, ProviderRequirement, RuleFinding, ValueExpression } from '../model';
+import type { ModuleInfo, ProviderRequirement, ValueExpression } from '../modules';
+import type { RuleFinding } from './types';
 import { at, describeProvider, expressionText } from './helpers';
 import type { Rule } from './types';
 

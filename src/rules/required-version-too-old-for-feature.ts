@@ -1,5 +1,6 @@
 import { isSatisfiable, validateConstraints } from '../constraints';
-import type { RuleFinding, ValueExpression } from '../model';
+import type { RuleFinding } from './types';
+import type { ValueExpression } from '../modules';
 import { at, compareStrings, expressionText, modulesWithParseErrors } from './helpers';
 import type { Rule } from './types';
 

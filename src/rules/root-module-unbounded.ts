@@ -1,5 +1,5 @@
 import { hasUpperBound, suggestUpperBound } from '../constraints';
-import type { RuleFinding } from '../model';
+import type { RuleFinding } from './types';
 import {
   at,
   constraintOrigin,

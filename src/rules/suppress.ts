@@ -20,7 +20,7 @@
  */
 import { decodeSource, DEFAULT_MAX_NESTING_DEPTH, parseJsonWithPositions, type JsonNode } from '../hcl';
 import { scanHcl, type ScanComment } from '../hcl';
-import type { Finding } from '../model';
+import type { Finding } from './types';
 import { compareStrings } from './helpers';
 import type { RuleContext } from './types';
 

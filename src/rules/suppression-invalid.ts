@@ -1,4 +1,4 @@
-import type { RuleFinding } from '../model';
+import type { RuleFinding } from './types';
 import { describeAnnotation, moduleOfFile } from './suppress';
 import type { Rule } from './types';
 

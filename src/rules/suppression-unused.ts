@@ -1,4 +1,4 @@
-import type { RuleFinding } from '../model';
+import type { RuleFinding } from './types';
 import { modulesWithParseErrors } from './helpers';
 import { REGISTRY_RULE_IDS } from './lock-helpers';
 import { describeAnnotation, moduleOfFile } from './suppress';

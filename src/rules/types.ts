@@ -1,14 +1,7 @@
 import type { LockAnalysis } from '../lockfile/types';
 import type { Annotation } from './suppress';
-import type {
-  Engine,
-  LoadDiagnostic,
-  ModuleInfo,
-  RootTree,
-  RuleFinding,
-  ScanConfig,
-  Severity,
-} from '../model';
+import type { Engine, ScanConfig, Severity, SourceRange, TextEdit } from '../model';
+import type { LoadDiagnostic, ModuleInfo, RootTree } from '../modules';
 
 /** Everything a rule may look at. Rules are pure: they read this and return findings as data. */
 export interface RuleContext {
@@ -50,3 +43,47 @@ export interface Rule {
    * annotations, with `ctx.suppressionsUsed` set; its findings are never suppressed. */
   stage?: 'after-suppression';
 }
+
+/** A mechanical fix a finding can offer (for example the replacement constraint string). */
+export interface Fix {
+  description: string;
+  /** The replacement text for the offending value (e.g. a constraint string). */
+  replacement: string;
+  /** The edits that apply the fix to the files, when the fix is safe to apply mechanically.
+   * Edits of one fix never overlap; applying them all leaves every file syntactically valid. */
+  edits?: TextEdit[];
+}
+
+/** One finding in a report. */
+export interface Finding {
+  ruleId: string;
+  severity: Severity;
+  message: string;
+  /** Module path relative to the archive root, `"."` for the top directory. */
+  module: string;
+  file: string | null;
+  line: number | null;
+  /** The exact span the finding is about (start and end line, column and byte), when known. Its
+   * `start.line` equals `line`. */
+  range?: SourceRange;
+  fix?: Fix;
+  /** Extra advice that is not a mechanical fix. */
+  note?: string;
+  /** `low` when the finding depends on a guess (a module kind decided on weak evidence): its
+   * severity was lowered one step and its message says what it assumes. */
+  confidence?: 'low';
+  /** Set when an inline `tfguard:ignore` / `tfguard:ignore-file` annotation covers the finding
+   * (src/rules/suppress.ts): it stays in the report but counts in no summary count or exit code. */
+  suppressed?: Suppression;
+}
+
+/** Where and why a finding was suppressed: the annotation's reason and location. */
+export interface Suppression {
+  reason: string;
+  file: string;
+  line: number;
+}
+
+/** What a rule returns: the engine adds `ruleId`, the (possibly overridden) `severity` and, when an
+ * annotation covers it, `suppressed`. */
+export type RuleFinding = Omit<Finding, 'ruleId' | 'severity' | 'suppressed'>;

@@ -21,7 +21,8 @@
  */
 import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import type { HclAttribute, HclBlock, HclBody, HclObjectItem, ParseResult, SourceRange } from '../model';
+import type { HclAttribute, HclBlock, HclBody, HclObjectItem, ParseResult } from '../hcl';
+import type { SourceRange } from '../model';
 import type { ObjectStore } from '../storage/types';
 
 /** Bump when anything about extraction changes what a file yields (parser, verifier, projection

@@ -24,7 +24,8 @@
  * ```
  */
 import { InputError } from '../errors';
-import type { Engine, HclAttribute, HclBody, ParseResult, RuleSetting, ScanConfig, Severity } from '../model';
+import type { Engine, RuleSetting, ScanConfig, Severity } from '../model';
+import type { HclAttribute, HclBody, ParseResult } from '../hcl';
 import { LOCK_MODES, MODULE_REF_POLICIES, MODULE_VERSION_STYLES, SEVERITIES } from '../model';
 
 export const CONFIG_FILE_NAME = '.tfguard.hcl';

@@ -5,7 +5,8 @@
 import { defaultShouldLoad, readArchiveBytes, readInput } from '../archive';
 import { HclParser } from '../hcl';
 import { analyzeLocks, isProviderPackageZip, RegistryClient } from '../lockfile';
-import type { LoadedArchive, ScanConfig } from '../model';
+import type { LoadedArchive } from '../archive';
+import type { ScanConfig } from '../model';
 import { LOADER_PROJECTION, loadModules } from '../modules';
 import type { ConfigFileReader } from '../modules';
 import { createHash } from 'node:crypto';
@@ -17,7 +18,7 @@ import type { Report } from '../report/types';
 import { readAnnotations, RULES, ruleContext, runRules } from '../rules';
 import type { AnnotatedFile } from '../rules';
 import type { LockAnalysis } from '../lockfile/types';
-import type { ModuleInfo } from '../model';
+import type { ModuleInfo } from '../modules';
 import { CONFIG_FILE_NAME, DEFAULT_CONFIG, mergeConfig, parseConfigFile } from './config-file';
 import type { ConfigLayer } from './config-file';
 import type { HclParserSettings, ScanOptions } from './types';

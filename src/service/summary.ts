@@ -8,7 +8,8 @@
  * of (rule, module, file, message).
  */
 import * as semver from 'semver';
-import type { Finding, Severity } from '../model';
+import type { Finding } from '../rules';
+import type { Severity } from '../model';
 import { SEVERITIES } from '../model';
 import type { Report } from '../report/types';
 import { compareKeys } from '../storage/keys';

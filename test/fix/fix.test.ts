@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { runCli } from '../../src/cli/main';
 import type { CliIo } from '../../src/cli/main';
 import { applyEdits, planFixes, unifiedDiff } from '../../src/fix';
-import type { Finding } from '../../src/model';
+import type { Finding } from '../../src/rules';
 import { describeWithTerraform } from '../support/external';
 import { runTerraform, writeTree } from '../support/terraform';
 

@@ -1,5 +1,5 @@
 import { HclParser } from '../../src/hcl';
-import type { HclBody } from '../../src/model';
+import type { HclBody } from '../../src/hcl';
 import { readCorpusArchive, tarGzFiles } from '../support/corpus';
 import { describeWithCorpus } from '../support/external';
 import { closeReference, hcl2jsonShape, referenceParse } from '../support/hcl2json';

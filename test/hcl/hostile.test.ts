@@ -1,6 +1,6 @@
 import { HclParser } from '../../src/hcl';
 import { Hcl2JsonPool } from '../../src/hcl/full/pool';
-import type { ParseResult } from '../../src/model';
+import type { ParseResult } from '../../src/hcl';
 import { withoutRanges } from '../support/ranges';
 
 const parser = new HclParser({ workers: 2 });

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { HclParser, parseJsonConfig, stripTemplate } from '../../src/hcl';
-import type { HclBlock, HclBody, ParseResult } from '../../src/model';
+import type { HclBlock, HclBody, ParseResult } from '../../src/hcl';
 import { withoutRanges } from '../support/ranges';
 
 function ok(text: string, path = 'main.tf.json'): HclBody {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { HclParser } from '../../src/hcl';
-import type { HclBlock, HclBody, ParseResult } from '../../src/model';
+import type { HclBlock, HclBody, ParseResult } from '../../src/hcl';
 import { closeReference, hcl2jsonShape, referenceParse } from '../support/hcl2json';
 import { withoutRanges } from '../support/ranges';
 

@@ -10,7 +10,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { HclParser } from '../../src/hcl';
-import type { HclBody, SourceRange } from '../../src/model';
+import type { HclBody } from '../../src/hcl';
+import type { SourceRange } from '../../src/model';
 import { runTerraform } from '../support/terraform';
 import { describeWithTerraform } from '../support/external';
 

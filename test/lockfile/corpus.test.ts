@@ -10,7 +10,7 @@ import { HclParser } from '../../src/hcl';
 import { analyzeLocks, isProviderPackageZip } from '../../src/lockfile';
 import type { LockAnalysis } from '../../src/lockfile';
 import { loadModules } from '../../src/modules';
-import type { Finding } from '../../src/model';
+import type { Finding } from '../../src/rules';
 import { ruleContext, runRules } from '../../src/rules';
 import { LOCK_RULES } from '../../src/rules';
 import { shouldLoad } from '../../src/scan';

@@ -10,7 +10,7 @@
  * older Terraform rejects the file.
  */
 import { afterAll, describe, expect, jest, test } from '@jest/globals';
-import type { ProviderRequirement } from '../../src/model';
+import type { ProviderRequirement } from '../../src/modules';
 import { CONSTANT_PROJECTION } from '../../src/modules';
 import { closeParser, load, moduleAt, provider, sharedParser } from './helpers';
 

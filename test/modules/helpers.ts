@@ -1,6 +1,7 @@
 import { readArchiveBytes } from '../../src/archive';
 import { HclParser } from '../../src/hcl';
-import type { ModuleInfo, ScanConfig } from '../../src/model';
+import type { ModuleInfo } from '../../src/modules';
+import type { ScanConfig } from '../../src/model';
 import { loadModules } from '../../src/modules';
 import type { LoadedModules } from '../../src/modules';
 import { DEFAULT_CONFIG } from '../../src/scan/config-file';

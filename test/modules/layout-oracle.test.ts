@@ -34,7 +34,7 @@ import { readFileSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
-import type { Finding } from '../../src/model';
+import type { Finding } from '../../src/rules';
 import type { Report } from '../../src/report/types';
 import { scanPath } from '../../src/scan';
 import type { FileMap } from '../support/archive';

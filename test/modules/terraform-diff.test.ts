@@ -10,7 +10,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readDirectory } from '../../src/archive';
-import type { ModuleInfo, RootTree } from '../../src/model';
+import type { ModuleInfo, RootTree } from '../../src/modules';
 import { combineConstraints, moduleRequirements } from '../../src/modules';
 import type { LoadedModules } from '../../src/modules';
 import { loadModules } from '../../src/modules';

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { readArchiveBytes } from '../../src/archive';
-import type { ModuleCall, ModuleInfo } from '../../src/model';
+import type { ModuleCall, ModuleInfo } from '../../src/modules';
 import { detectEngine } from '../../src/modules';
 import { buildRootTree, moduleCycles } from '../../src/modules/tree';
 import { makeTarGz } from '../support/archive';

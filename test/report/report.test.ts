@@ -3,7 +3,7 @@ import Ajv from 'ajv';
 import AjvDraft04 from 'ajv-draft-04';
 import addFormats from 'ajv-formats';
 import { readInput } from '../../src/archive';
-import type { Finding } from '../../src/model';
+import type { Finding } from '../../src/rules';
 import { renderReport, verdict } from '../../src/report';
 import type { Report } from '../../src/report/types';
 import { RULES } from '../../src/rules';

@@ -7,7 +7,7 @@
 import { describeWithTerraform } from '../support/external';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Finding } from '../../src/model';
+import type { Finding } from '../../src/rules';
 import { verdict } from '../../src/report';
 import type { Report } from '../../src/report/types';
 import { RULES } from '../../src/rules';

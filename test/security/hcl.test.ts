@@ -3,7 +3,7 @@
  * becomes exactly one finding (rule, file, line), never a crash, and the rest of the archive is still
  * scanned. Every archive here also carries `other/main.tf`, whose three findings prove that.
  */
-import type { Finding } from '../../src/model';
+import type { Finding } from '../../src/rules';
 import type { Report } from '../../src/report/types';
 import { scanBytes } from '../../src/scan';
 import type { ScanOptions } from '../../src/scan/types';

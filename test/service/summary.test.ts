@@ -1,4 +1,4 @@
-import type { Finding } from '../../src/model';
+import type { Finding } from '../../src/rules';
 import type { Report } from '../../src/report/types';
 import {
   buildSummary,

@@ -10,7 +10,7 @@
 import { HclParser, projectBody } from '../../src/hcl';
 import type { BlockSpec } from '../../src/hcl';
 import { Hcl2JsonPool } from '../../src/hcl/full/pool';
-import type { HclBody, ParseResult } from '../../src/model';
+import type { HclBody, ParseResult } from '../../src/hcl';
 
 let pool: Hcl2JsonPool | null = null;
 

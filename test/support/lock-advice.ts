@@ -22,7 +22,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import type { Finding } from '../../src/model';
+import type { Finding } from '../../src/rules';
 import type { FileMap } from './archive';
 import { describeWithTerraform } from './external';
 import { scanFiles } from './scan';

@@ -7,7 +7,7 @@
  * the same name. Blocks of one type with different label counts make it fail without a position
  * (or worse). `checkStructure` finds both situations first and reports them with a line.
  */
-import type { HclAttribute, HclBlock, HclBody } from '../../model';
+import type { HclAttribute, HclBlock, HclBody } from '../types';
 import { elementRanges, itemRanges } from '../positions';
 import type { PositionMap } from '../positions';
 import {

@@ -9,7 +9,7 @@
  */
 import { decodeSource, FULL_SPEC, fastParse, HclParser, scanHcl, verifyHcl } from '../../../src/hcl';
 import { isDeepStrictEqual } from 'node:util';
-import type { ParseResult } from '../../../src/model';
+import type { ParseResult } from '../../../src/hcl';
 import { LOADER_PROJECTION } from '../../../src/modules';
 import { mapLimit } from '../../../src/util/map-limit';
 import { corpusFiles } from '../../support/corpus';

@@ -1,0 +1,219 @@
+/** The module layer's model: modules, their calls, provider requirements and root trees. */
+import type { ModuleSourceKind } from '../addrs';
+import type { Engine, SourceLocation } from '../model';
+
+export interface ProviderRequirement {
+  /** Module-local name (the key in `required_providers`, or the implied name). */
+  name: string;
+  /** Fully-qualified source address `HOST/NAMESPACE/TYPE` (implied `hashicorp/NAME` when absent). */
+  source: string;
+  /** True when the entry has an explicit `source`. */
+  sourceExplicit: boolean;
+  /** Constraint string exactly as written, or null when the entry has none. */
+  constraints: string | null;
+  /** Location of the `version` argument (or of the entry when there is none). */
+  constraintLocation: SourceLocation | null;
+  /** `configuration_aliases`, as `NAME.ALIAS` strings. */
+  configurationAliases: string[];
+  /** Where the entry is declared in `required_providers`; null for implicit providers. */
+  declared: SourceLocation | null;
+  /** True when the provider is only used (resource type, provider block), never declared. */
+  implicit: boolean;
+  /** `NAME = "VERSION"` legacy form. */
+  legacyString: boolean;
+  /** Set when `version` is an expression over variables and locals (Terraform 1.17) rather than a
+   * literal: what tfguard made of it. `known`: `constraints` holds the value; `unknown`:
+   * `constraints` is null and nothing is claimed about it; `rejected`: `constraints` holds the text
+   * as written. */
+  versionExpression?: ValueExpression;
+  /** Likewise for `source` (`unknown`: `source` is the implied one and must not be relied on). */
+  sourceExpression?: ValueExpression;
+}
+
+/** A `required_providers` value written as an expression, as tfguard evaluated it. */
+export interface ValueExpression {
+  /** The expression as written (hcl2json's rendering in native syntax), e.g. `${var.aws_version}`. */
+  text: string;
+  /** `known`: a constant tfguard evaluated; `unknown`: tfguard cannot tell (the engine may still
+   * accept it); `rejected`: the engine rejects it during init. */
+  status: 'known' | 'unknown' | 'rejected';
+  /** Where the value comes from (`known`), or why it is unknown or rejected: a clause for messages,
+   * e.g. `var.aws_version (its default, variables.tf:3)`. */
+  detail: string;
+  /** The variables and locals it reads, directly or through locals: `var.x`, `local.y`. */
+  references: string[];
+  /** Where the expression is written (its value's range in `required_providers`). */
+  location?: SourceLocation;
+}
+
+export type ProviderUseKind = 'resource' | 'data' | 'ephemeral' | 'provider-block' | 'module-providers';
+
+/** A use of a provider: a resource/data type's implied provider, a `provider =` argument, a
+ * `provider` block, or a reference in a module call's `providers` map. */
+export interface ProviderUse {
+  /** Local provider name (`aws`). */
+  name: string;
+  /** Alias when referenced as `NAME.ALIAS`. */
+  alias: string | null;
+  kind: ProviderUseKind;
+  /** What uses it, e.g. `aws_instance.web`, `data.aws_ami.x`, `provider.aws`, `module.vpc`. */
+  address: string;
+  /** True when it comes from an explicit `provider = ...` / `providers = {...}` argument. */
+  explicit: boolean;
+  location: SourceLocation;
+}
+
+export interface ProviderConfig {
+  name: string;
+  alias: string | null;
+  location: SourceLocation;
+  /** True when the block sets anything besides `alias` (and the deprecated `version`): a real
+   * configuration, not an empty proxy block through which a caller passes an aliased provider. */
+  configured?: boolean;
+  /** The block's deprecated `version` argument, when set: Terraform still ANDs it into the
+   * provider's version constraints (and warns). */
+  version?: { value: string; location: SourceLocation };
+}
+
+export interface ModuleCall {
+  name: string;
+  source: string | null;
+  sourceKind: ModuleSourceKind;
+  version: string | null;
+  /** `providers` map: child reference → parent reference, e.g. `{"aws.east": "aws.usw2"}`. */
+  providers: Record<string, string>;
+  /** Archive-relative directory of a local module, resolved from the caller; null if not local. */
+  target: string | null;
+  location: SourceLocation;
+  /** Where the `source` and `version` arguments are written (findings about them point there);
+   * absent when the call has no such argument or was not written as a `module` block. */
+  sourceLocation?: SourceLocation;
+  versionLocation?: SourceLocation;
+}
+
+export interface BackendInfo {
+  kind: 'backend' | 'cloud';
+  /** Backend type (`s3`), or `cloud`. */
+  type: string;
+  location: SourceLocation;
+}
+
+/**
+ * What a directory is: `root` (deployed on its own: plan/apply run there), `shared` (reusable: meant
+ * to be called through a `module` block), `example` (shows how to call a reusable module),
+ * `test` (used by `terraform test` or a test procedure), `fragment` (files that are not a module
+ * on their own: Terragrunt `generate` snippets, files linked or templated into other directories).
+ */
+export type ModuleKind = 'root' | 'shared' | 'example' | 'test' | 'fragment';
+
+export const MODULE_KINDS: readonly ModuleKind[] = ['root', 'shared', 'example', 'test', 'fragment'];
+
+/** How strong the signal that decided `kind` is. Findings that depend on a kind decided on weak
+ * evidence are phrased conditionally and one severity lower, and offer no fix. */
+export type KindEvidence = 'strong' | 'weak';
+
+export interface ModuleInfo {
+  /** Archive-relative directory, `"."` for the top directory. */
+  path: string;
+  /** Selected configuration files of this module (archive-relative), sorted. */
+  files: string[];
+  /** Files that were ignored the way Terraform ignores them (`.x.tf`, `x.tf~`, `#x.tf#`). */
+  ignoredFiles: string[];
+  kind: ModuleKind;
+  kindReason: string;
+  kindEvidence: KindEvidence;
+  /** Provider local names that Terragrunt `generate` blocks declare for this module when it runs as
+   * a unit's source (their `required_providers` land in the module's working copy). */
+  generatedDeclarations?: string[];
+  /** For an installed copy of a remote module read from `.terraform/modules/` (third-party code:
+   * it joins the trees that call it, but no rule judges it on its own): which remote module. */
+  installedCopy?: string;
+  /** For a Terragrunt unit: its `terragrunt.hcl`. */
+  terragrunt?: { file: string; source: string | null; generated: string[] };
+  /** Declared and implicit provider requirements after override merging, sorted by name. */
+  providers: ProviderRequirement[];
+  providerUses: ProviderUse[];
+  providerConfigs: ProviderConfig[];
+  moduleCalls: ModuleCall[];
+  backend: BackendInfo | null;
+  /** `required_version` constraint strings (one per terraform block that sets it). */
+  requiredVersions: { value: string; location: SourceLocation }[];
+  /** Location of every `required_providers` block seen (more than one is a Terraform error). */
+  requiredProvidersBlocks: SourceLocation[];
+  /** Archive-relative path of the module's `.terraform.lock.hcl`, or null. */
+  lockFile: string | null;
+}
+
+/** One module's contribution to a root's combined constraints for a provider source. */
+export interface ConstraintContribution {
+  module: string;
+  constraints: string;
+  location: SourceLocation | null;
+}
+
+export interface RootProvider {
+  source: string;
+  /** Terraform's normalized combined form (what `terraform init` writes to the lock file);
+   * empty string when no module constrains it. Null when a constraint is invalid. */
+  constraints: string | null;
+  contributions: ConstraintContribution[];
+  /** Modules of the tree whose constraint for this provider tfguard could not evaluate (a
+   * `version` over variables without a constant value): `constraints` then lacks theirs. */
+  unknownContributions?: string[];
+}
+
+export interface RootTree {
+  /** Path of the root module (for an example or test configuration: its directory). */
+  root: string;
+  /** What the tree's top module is: lock files and pinning are checked only for `root` trees;
+   * `example` and `test` trees are checked for consistency (satisfiable constraints, sources). */
+  kind: 'root' | 'example' | 'test';
+  /** The engine that runs this tree (its lock file's registry host, `.tofu` files, settings). */
+  engine: Engine;
+  /** Module paths in the tree (root first, then depth-first by call order, each once). */
+  modules: string[];
+  /** Local calls: caller → callee, with the call name. */
+  calls: { from: string; to: string; name: string }[];
+  /** Remote module calls in the tree (not followed), and local calls into installed copies of
+   * remote modules that the archive does not hold (`.terraform/modules/…`, vendored `…//…`). */
+  remoteCalls: {
+    module: string;
+    name: string;
+    source: string | null;
+    version: string | null;
+    /** Set for a local path into an installed copy of a remote module. */
+    installed?: boolean;
+  }[];
+  providers: RootProvider[];
+}
+
+/** A problem found while loading modules (not a rule violation by itself). Rules turn these
+ * into findings. */
+export type LoadDiagnostic =
+  | {
+      kind: 'parse-error';
+      module: string;
+      file: string;
+      line: number;
+      column: number;
+      message: string;
+      /** The file looks like a template (`{% … %}`, `{{ … }}`), not Terraform. */
+      template?: boolean;
+    }
+  | { kind: 'module-missing'; module: string; call: string; target: string; location: SourceLocation }
+  | {
+      kind: 'module-unresolved';
+      module: string;
+      call: string;
+      source: string;
+      /** Why tfguard cannot read it: e.g. an installed copy of a remote module. */
+      reason: string;
+      location: SourceLocation;
+    }
+  | { kind: 'module-cycle'; module: string; cycle: string[]; location: SourceLocation }
+  | {
+      kind: 'duplicate-required-providers';
+      module: string;
+      location: SourceLocation;
+      first: SourceLocation;
+    };
