@@ -17,91 +17,38 @@
  *   drops the original entry's `source`); entries of other names are kept. `required_version` in an
  *   override file replaces every original one; a `backend` or `cloud` block replaces either.
  */
-import type { HclBody, HclObjectItem } from '../hcl';
+import type { HclAttribute, HclBlock, HclBody } from '../hcl';
 import type { SourceLocation, SourceRange } from '../model';
 
-/** An attribute with the file it came from. */
-export interface SrcAttr {
-  name: string;
-  value: unknown;
-  line: number;
-  endLine: number;
-  file: string;
-  range: SourceRange;
-  valueRange: SourceRange;
-  items?: HclObjectItem[];
-}
+/** An attribute of a module's files: its range names the file it came from (`range.file`). */
+export type SrcAttr = HclAttribute;
 
-/** A block with the file it came from; nested content keeps per-item files after a merge. */
-export interface SrcBlock {
-  type: string;
-  labels: string[];
-  line: number;
-  endLine: number;
-  file: string;
-  range: SourceRange;
-  attrs: SrcAttr[];
-  blocks: SrcBlock[];
-}
+/** A block of a module's files. After an override merge its body mixes items of several files;
+ * each keeps its own `range.file`. */
+export type SrcBlock = HclBlock;
 
 export interface SrcFile {
   path: string;
-  attrs: SrcAttr[];
-  blocks: SrcBlock[];
+  body: HclBody;
 }
 
-export function tagBody(body: HclBody, file: string): { attrs: SrcAttr[]; blocks: SrcBlock[] } {
-  // Plain loops and literals (no spread, labels shared: nothing mutates them): this runs over every
-  // block of every file of a monorepo.
-  const attrs: SrcAttr[] = [];
-  for (const a of body.attributes) {
-    const tagged: SrcAttr = {
-      name: a.name,
-      value: a.value,
-      line: a.line,
-      endLine: a.endLine,
-      file,
-      range: a.range,
-      valueRange: a.valueRange,
-    };
-    if (a.items !== undefined) tagged.items = a.items;
-    attrs.push(tagged);
-  }
-  const blocks: SrcBlock[] = [];
-  for (const b of body.blocks) {
-    const inner = tagBody(b.body, file);
-    blocks.push({
-      type: b.type,
-      labels: b.labels,
-      line: b.line,
-      endLine: b.endLine,
-      file,
-      range: b.range,
-      attrs: inner.attrs,
-      blocks: inner.blocks,
-    });
-  }
-  return { attrs, blocks };
+export function attr(block: SrcBlock, name: string): SrcAttr | undefined {
+  return block.body.attributes.find((a) => a.name === name);
 }
 
-export function attr(block: { attrs: SrcAttr[] }, name: string): SrcAttr | undefined {
-  return block.attrs.find((a) => a.name === name);
-}
-
-export function loc(item: { file: string; line: number; range?: SourceRange }): SourceLocation {
-  return item.range === undefined
-    ? { file: item.file, line: item.line }
-    : { file: item.file, line: item.line, range: item.range };
+export function loc(item: { line: number; range: SourceRange }): SourceLocation {
+  return { file: item.range.file, line: item.line, range: item.range };
 }
 
 /** Override semantics for an ordinary block: attributes replaced, nested block types replaced. */
 export function mergeBlock(base: SrcBlock, over: SrcBlock): SrcBlock {
-  const attrs = base.attrs.filter((a) => !over.attrs.some((o) => o.name === a.name));
-  attrs.push(...over.attrs);
-  const overTypes = new Set(over.blocks.map((b) => b.type));
-  const blocks = base.blocks.filter((b) => !overTypes.has(b.type));
-  blocks.push(...over.blocks);
-  return { ...base, attrs, blocks };
+  const overAttrs = over.body.attributes;
+  const attributes = base.body.attributes.filter((a) => !overAttrs.some((o) => o.name === a.name));
+  attributes.push(...overAttrs);
+  const overTypes = new Set(over.body.blocks.map((b) => b.type));
+  const blocks = base.body.blocks.filter((b) => !overTypes.has(b.type));
+  blocks.push(...over.body.blocks);
+  return { ...base, body: { attributes, blocks } };
 }
 
 export type ResourceMode = 'resource' | 'data' | 'ephemeral';
@@ -139,14 +86,14 @@ export interface AssembledModule {
 function requiredProvidersBlocks(
   terraformBlock: SrcBlock,
 ): { location: SourceLocation; entries: RequiredProviderEntry[] }[] {
-  return terraformBlock.blocks
+  return terraformBlock.body.blocks
     .filter((b) => b.type === 'required_providers')
-    .map((b) => ({ location: loc(b), entries: b.attrs }));
+    .map((b) => ({ location: loc(b), entries: b.body.attributes }));
 }
 
 function backends(terraformBlock: SrcBlock): BackendDecl[] {
   const out: BackendDecl[] = [];
-  for (const b of terraformBlock.blocks) {
+  for (const b of terraformBlock.body.blocks) {
     if (b.type === 'backend') out.push({ kind: 'backend', type: b.labels[0] ?? '', location: loc(b) });
     else if (b.type === 'cloud') out.push({ kind: 'cloud', type: 'cloud', location: loc(b) });
   }
@@ -204,7 +151,7 @@ export function assembleModule(
   };
 
   for (const file of primary) {
-    for (const b of file.blocks) {
+    for (const b of file.body.blocks) {
       switch (b.type) {
         case 'terraform': {
           const version = attr(b, 'required_version');
@@ -238,7 +185,7 @@ export function assembleModule(
         case 'check':
           // A check block may hold one scoped data source; Terraform adds it to the module's data
           // resources (and so to the implied provider requirements).
-          for (const inner of b.blocks) if (inner.type === 'data') addResource('data', inner);
+          for (const inner of b.body.blocks) if (inner.type === 'data') addResource('data', inner);
           break;
         case 'import':
           m.imports.push(b);
@@ -251,7 +198,7 @@ export function assembleModule(
 
   for (const file of overrides) {
     const fileVersions: { value: unknown; location: SourceLocation }[] = [];
-    for (const b of file.blocks) {
+    for (const b of file.body.blocks) {
       switch (b.type) {
         case 'terraform': {
           const version = attr(b, 'required_version');

@@ -38,7 +38,7 @@ export interface CollectedModule {
 
 /** Where an argument's value is written (its range: the value expression, e.g. the string literal). */
 function valueLocation(a: SrcAttr): SourceLocation {
-  return { file: a.file, line: a.line, range: a.valueRange };
+  return { file: a.range.file, line: a.line, range: a.valueRange };
 }
 
 /** `"${aws.east}"` → `aws.east`; JSON gives the bare string already. */
@@ -86,9 +86,9 @@ function versionLine(text: string[] | undefined, entry: SrcAttr): number {
 function versionLocation(entry: SrcAttr, lines: (file: string) => string[] | undefined): SourceLocation {
   const item = entry.items?.find((it) => it.key === 'version');
   if (item !== undefined) {
-    return { file: entry.file, line: item.valueRange.start.line, range: item.valueRange };
+    return { file: entry.range.file, line: item.valueRange.start.line, range: item.valueRange };
   }
-  return { file: entry.file, line: versionLine(lines(entry.file), entry) };
+  return { file: entry.range.file, line: versionLine(lines(entry.range.file), entry) };
 }
 
 /**
@@ -129,7 +129,7 @@ function itemLocation(entry: SrcAttr, key: string): SourceLocation {
   const item = entry.items?.find((it) => it.key === key);
   return item === undefined
     ? loc(entry)
-    : { file: entry.file, line: item.valueRange.start.line, range: item.valueRange };
+    : { file: entry.range.file, line: item.valueRange.start.line, range: item.valueRange };
 }
 
 function requirement(
@@ -152,7 +152,7 @@ function requirement(
       source: impliedProviderSource(entry.name, engine),
       sourceExplicit: false,
       constraints: String(entry.value),
-      constraintLocation: { file: entry.file, line: entry.line, range: entry.valueRange },
+      constraintLocation: { file: entry.range.file, line: entry.line, range: entry.valueRange },
       legacyString: true,
     };
   }
@@ -296,7 +296,8 @@ export function collectModule(
       name,
       alias,
       location: loc(b),
-      configured: b.blocks.length > 0 || b.attrs.some((a) => a.name !== 'alias' && a.name !== 'version'),
+      configured:
+        b.body.blocks.length > 0 || b.body.attributes.some((a) => a.name !== 'alias' && a.name !== 'version'),
       ...(version ? { version: { value: text(version.value), location: loc(version) } } : {}),
     });
     uses.push({

@@ -39,23 +39,23 @@ export interface ConstantScope {
 export function assembleConstants(primary: SrcFile[], overrides: SrcFile[]): ConstantScope {
   const scope: ConstantScope = { variables: new Map(), locals: new Map() };
   for (const file of primary) {
-    for (const b of file.blocks) {
+    for (const b of file.body.blocks) {
       if (b.type === 'variable') {
         const name = b.labels[0] ?? '';
         if (!scope.variables.has(name)) scope.variables.set(name, b);
       } else if (b.type === 'locals') {
-        for (const a of b.attrs) if (!scope.locals.has(a.name)) scope.locals.set(a.name, a);
+        for (const a of b.body.attributes) if (!scope.locals.has(a.name)) scope.locals.set(a.name, a);
       }
     }
   }
   for (const file of overrides) {
-    for (const b of file.blocks) {
+    for (const b of file.body.blocks) {
       if (b.type === 'variable') {
         const name = b.labels[0] ?? '';
         const base = scope.variables.get(name);
         if (base !== undefined) scope.variables.set(name, mergeBlock(base, b));
       } else if (b.type === 'locals') {
-        for (const a of b.attrs) if (scope.locals.has(a.name)) scope.locals.set(a.name, a);
+        for (const a of b.body.attributes) if (scope.locals.has(a.name)) scope.locals.set(a.name, a);
       }
     }
   }
@@ -77,8 +77,8 @@ const STEP = new RegExp(`\\.(${NAME})|\\[([0-9]+)\\]|\\["([^"\\\\]*)"\\]`, 'g');
 const REFERENCE = new RegExp(`(?<![A-Za-z0-9_.:-])(${NAME})\\.(${NAME})`, 'g');
 const QUOTED = /"(?:[^"\\]|\\.)*"/g;
 
-function where(a: { file: string; line: number }): string {
-  return `${a.file}:${a.line}`;
+function where(a: { range: { file: string }; line: number }): string {
+  return `${a.range.file}:${a.line}`;
 }
 
 class Evaluator {
@@ -200,7 +200,7 @@ class Evaluator {
     this.note(this.origins, `${ref} (its default, ${where(def)})`);
     // A default is a literal: in JSON syntax it is read as written, in native syntax a reference
     // in it is a Terraform error ("Variables not allowed").
-    if (def.file.endsWith('.json')) return { ok: true, value: def.value, literal: true };
+    if (def.range.file.endsWith('.json')) return { ok: true, value: def.value, literal: true };
     if (containsTemplate(def.value)) {
       return {
         ok: false,

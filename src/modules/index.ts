@@ -9,7 +9,7 @@ import type { Engine, ScanConfig } from '../model';
 import type { LoadDiagnostic, ModuleCall, ModuleInfo, RootTree } from './types';
 import type { LoadedArchive } from '../archive';
 import type { ParsedFile, ParseResult } from '../hcl';
-import { assembleModule, tagBody } from './assemble';
+import { assembleModule } from './assemble';
 import type { AssembledModule, SrcFile } from './assemble';
 import { classifyModules } from './classify';
 import { matchGlob } from './glob';
@@ -325,7 +325,7 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
       lockFile: lockOf(dir),
     };
   };
-  const srcFile = (path: string, body: ParsedFile['body']): SrcFile => ({ path, ...tagBody(body, path) });
+  const srcFile = (path: string, body: ParsedFile['body']): SrcFile => ({ path, body });
 
   const loadDir = (dir: string, selection: ReturnType<typeof selectConfigFiles>): ModuleInfo => {
     const overrideSet = new Set(selection.overrides);
