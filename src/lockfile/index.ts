@@ -23,3 +23,5 @@ export type { RegistryClientOptions, ReleaseQuery } from './registry';
 export { authenticateSums } from './signature';
 export type { RegistrySigningKey, SignatureResult, TrustAnchors } from './signature';
 export type * from './types';
+export { compareProviderSources, formatLockFile, hclQuoted, lockFileHeader, normalizeHashes } from './write';
+export type { LockEntryData } from './write';
