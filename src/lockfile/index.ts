@@ -25,5 +25,5 @@ export type { RegistrySigningKey, SignatureResult, TrustAnchors } from './signat
 export type * from './types';
 export { compareProviderSources, formatLockFile, hclQuoted, lockFileHeader, normalizeHashes } from './write';
 export type { LockEntryData } from './write';
-export { ReleaseHashResolver } from './release-hashes';
+export { currentPlatform, ReleaseHashResolver } from './release-hashes';
 export type { ReleaseHashes, ReleaseHashesOptions, Resolved } from './release-hashes';

@@ -55,6 +55,16 @@ export interface ReleaseHashes {
   downloaded: string[];
 }
 
+/** Terraform's name of the platform this process runs on (`linux_amd64`, `darwin_arm64`, ...): the
+ * one `terraform providers lock` records when given no `-platform`. */
+export function currentPlatform(): string {
+  const os = process.platform === 'win32' ? 'windows' : process.platform;
+  const arch = ({ x64: 'amd64', ia32: '386', arm64: 'arm64', arm: 'arm' } as Record<string, string>)[
+    process.arch
+  ];
+  return `${os}_${arch ?? process.arch}`;
+}
+
 const DEFAULT_MAX_PACKAGE_BYTES = 1024 * 1024 * 1024;
 const DEFAULT_DOWNLOAD_TIMEOUT_MS = 10 * 60 * 1000;
 
