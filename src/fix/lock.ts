@@ -249,17 +249,33 @@ async function planRewrite(w: Work, input: LockFixInput, plan: LockFixPlan): Pro
   };
   const locked = new Set(entries.keys());
   const missing = lockable(w.root).filter((p) => !locked.has(p.source));
+  // Stale entries first: other findings about them are then settled by their removal.
+  const removed = new Set<string>();
   for (const f of w.findings) {
+    if (f.ruleId !== 'lock-provider-stale') continue;
+    const e = entryAt(lock.providers, f.line, (x) => x.line);
+    if (e === undefined) skip(f, 'no lock entry at that line');
+    else {
+      entries.delete(e.source as string);
+      removed.add(e.source as string);
+      fixed.set(f, 'remove the entry nothing requires');
+    }
+  }
+  for (const f of w.findings) {
+    if (f.ruleId === 'lock-provider-stale') continue;
+    const about = lock.providers.find(
+      (e) =>
+        e.source !== null &&
+        removed.has(e.source) &&
+        f.line !== null &&
+        f.line >= e.line &&
+        f.line <= e.endLine,
+    );
+    if (about !== undefined) {
+      fixed.set(f, 'the entry is removed as stale');
+      continue;
+    }
     switch (f.ruleId) {
-      case 'lock-provider-stale': {
-        const e = entryAt(lock.providers, f.line, (x) => x.line);
-        if (e === undefined) skip(f, 'no lock entry at that line');
-        else {
-          entries.delete(e.source as string);
-          fixed.set(f, 'remove the entry nothing requires');
-        }
-        break;
-      }
       case 'lock-constraints-drift': {
         const e = entryAt(lock.providers, f.line, (x) => x.constraintsLine ?? x.line);
         const current = f.fix?.replacement;
