@@ -284,4 +284,31 @@ describeWithTerraform('tfguard fix on lock files (terraform as the oracle)', () 
     expect(res.code).toBe(1);
     expect(await fs.readFile(path.join(dir, L), 'utf8')).toBe(start);
   });
+
+  it('with TFGUARD_CACHE_DIR, a package is downloaded once across runs (cached by content)', async () => {
+    const cacheDir = path.join(tmp, 'cache');
+    const saved = process.env.TFGUARD_CACHE_DIR;
+    process.env.TFGUARD_CACHE_DIR = cacheDir;
+    try {
+      const start = expected.replace(block(expected, DNS), '');
+      const zips = (): string[] =>
+        http.requests.filter((p) => p.startsWith('/files/acme/dns/') && p.endsWith('.zip'));
+      const before = zips().length;
+      for (const name of ['cache-a', 'cache-b']) {
+        const dir = path.join(tmp, name);
+        await writeTree(dir, { 'main.tf': MAIN_TF, '.tfguard.hcl': SETTINGS, [L]: start });
+        const res = await cli(['fix', dir, '--config', operatorConfig]);
+        expect(res.stdout).toMatch(/^tfguard fix: fixed 1 finding\(s\) in 1 file\(s\)/);
+        expect(await fs.readFile(path.join(dir, L), 'utf8')).toBe(expected);
+      }
+      // One download per platform, in the first run only.
+      expect(zips().length - before).toBe(PLATFORMS.length);
+      const kept = await fs.readdir(path.join(cacheDir, 'package-h1', 'v1'));
+      const zh = Object.values(http.zh('acme', 'dns', '2.1.0')).map((h) => `${h.slice(3)}.json`);
+      expect(kept.sort()).toEqual(zh.sort());
+    } finally {
+      if (saved === undefined) delete process.env.TFGUARD_CACHE_DIR;
+      else process.env.TFGUARD_CACHE_DIR = saved;
+    }
+  });
 });

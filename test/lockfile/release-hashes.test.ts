@@ -72,6 +72,20 @@ describe('ReleaseHashResolver', () => {
     expect(await resolver().selectVersion(SOURCE, constraints)).toEqual({ ok: true, version });
   });
 
+  it('asks no host the operator did not allow', async () => {
+    const before = reg.requests.length;
+    const r = resolver();
+    expect(await r.selectVersion('evil.example/acme/cloud', '')).toEqual({
+      ok: false,
+      reason: expect.stringContaining('registry host evil.example is not contacted'),
+    });
+    expect(await r.releaseHashes('evil.example/acme/cloud', '1.0.0', 'terraform', ['linux_amd64'])).toEqual({
+      ok: false,
+      reason: expect.stringContaining('is not contacted'),
+    });
+    expect(reg.requests.length).toBe(before);
+  });
+
   it('says when no version matches, or the provider is unknown', async () => {
     expect(await resolver().selectVersion(SOURCE, '~> 3.0')).toEqual({
       ok: false,
