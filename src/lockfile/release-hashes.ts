@@ -77,6 +77,8 @@ export class ReleaseHashResolver {
   private readonly tmpDir: string;
   private readonly fetchImpl: typeof fetch;
   private readonly h1ByZip = new Map<string, Promise<string>>();
+  /** Version lists per provider, asked once per run however many roots need them. */
+  private readonly versions = new Map<string, ReturnType<RegistryClient['availableVersions']>>();
   /** Packages downloaded (for tests of the cache and diagnostics). */
   downloads = 0;
 
@@ -92,7 +94,12 @@ export class ReleaseHashResolver {
 
   /** The version `terraform init` would lock for a provider not locked yet. Never throws. */
   async selectVersion(source: string, constraints: string): Promise<Resolved<{ version: string }>> {
-    const listed = await this.client.availableVersions(source);
+    let pending = this.versions.get(source);
+    if (pending === undefined) {
+      pending = this.client.availableVersions(source);
+      this.versions.set(source, pending);
+    }
+    const listed = await pending;
     if (listed.status !== 'ok') return { ok: false, reason: listed.reason };
     let version: string | null;
     try {

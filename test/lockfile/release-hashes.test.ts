@@ -86,6 +86,15 @@ describe('ReleaseHashResolver', () => {
     expect(reg.requests.length).toBe(before);
   });
 
+  it("asks for a provider's versions once per run", async () => {
+    const r = resolver();
+    const lists = (): number => reg.requests.filter((p) => p === '/v1/providers/acme/cloud/versions').length;
+    const before = lists();
+    await r.selectVersion(SOURCE, '~> 1.0');
+    await r.selectVersion(SOURCE, '~> 2.0');
+    expect(lists() - before).toBe(1);
+  });
+
   it('says when no version matches, or the provider is unknown', async () => {
     expect(await resolver().selectVersion(SOURCE, '~> 3.0')).toEqual({
       ok: false,
