@@ -52,6 +52,22 @@ export function scanTimeoutMs(): number | undefined {
   return positiveInt('TFGUARD_SCAN_TIMEOUT_MS', process.env.TFGUARD_SCAN_TIMEOUT_MS);
 }
 
+/**
+ * `TFGUARD_CACHE_DIR`: where `tfguard fix` keeps what it learnt from the registry between runs
+ * (verified SHA256SUMS, and the `h1:` of downloaded provider packages by their SHA-256); unset or
+ * blank = nothing is kept beyond one run.
+ */
+export function cacheDir(): string | undefined {
+  const value = process.env.TFGUARD_CACHE_DIR;
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+/** `TFGUARD_MAX_PACKAGE_BYTES`: the largest provider package `tfguard fix` downloads to hash it
+ * (default 1 GiB). */
+export function maxPackageBytes(): number | undefined {
+  return positiveInt('TFGUARD_MAX_PACKAGE_BYTES', process.env.TFGUARD_MAX_PACKAGE_BYTES);
+}
+
 /** The environment variable of each archive limit (`src/archive/limits.ts`). */
 export const ARCHIVE_LIMIT_VARIABLES: Readonly<Record<keyof ArchiveLimits, string>> = Object.freeze({
   maxEntries: 'TFGUARD_MAX_ENTRIES',

@@ -9,9 +9,11 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import {
   archiveLimits,
+  cacheDir,
   colorMode,
   docsUrl,
   EnvironmentError,
+  maxPackageBytes,
   parserSettings,
   scanTimeoutMs,
 } from '../config';
@@ -19,9 +21,17 @@ import { isInputError, InputError } from '../errors';
 import type { Severity } from '../model';
 import { renderReport, REPORT_FORMATS, verdict } from '../report';
 import type { FailOn, ReportFormat } from '../report';
-import { hashPackage, PackageHashError } from '../lockfile';
-import { applyEdits, planFixes, unifiedDiff } from '../fix';
+import {
+  currentPlatform,
+  hashPackage,
+  PackageHashError,
+  RegistryClient,
+  ReleaseHashResolver,
+} from '../lockfile';
+import type { LockAnalysis } from '../lockfile';
+import { applyEdits, planFixes, planLockFixes, unifiedDiff } from '../fix';
 import type { Finding } from '../rules';
+import type { ScanConfig } from '../model';
 import { RULES } from '../rules';
 import { closeSharedParser, scanPath } from '../scan';
 import type { ScanOptions } from '../scan/types';
@@ -46,11 +56,13 @@ export const USAGE = `Usage:
   tfguard scan <dir|archive> [--format text|json|sarif|markdown|codequality] [--output FILE]
                              [--config FILE] [--fail-on error|warning|notice|never]
                              [--registry] [--no-color] [--timeout SECONDS]
-  tfguard fix <dir> [--dry-run] [--rule ID ...] [--config FILE] [--fail-on LEVEL] [--timeout SECONDS]
+  tfguard fix <dir> [--dry-run] [--rule ID ...] [--config FILE] [--fail-on LEVEL] [--registry]
+                   [--timeout SECONDS]
                               apply the safe fixes findings carry (edits of the exact ranges:
-                              comments and formatting stay), or print them as a unified diff
-                              (--dry-run); lists what still needs a person; exit code as for
-                              scan, on what remains
+                              comments and formatting stay; lock files rewritten as terraform
+                              writes them), or print them as a unified diff (--dry-run); lists
+                              what still needs a person; exit code as for scan, on what remains;
+                              --registry: also add lock entries and platform hashes
   tfguard audit <dir-of-archives> [--store DIR] [--format markdown|json] [--registry]
                               [--timeout SECONDS]
                               rescan every archive in the directory (one per repository),
@@ -65,6 +77,7 @@ Archives: .tar.gz, .tgz, .tar, .zip (the format is read from the content).
 Exit codes: 0 nothing at or above --fail-on (default error); 1 findings at or above it;
             2 unusable input or usage, or the scan did not finish within --timeout.
 Environment: TFGUARD_SCAN_TIMEOUT_MS (default for --timeout), TFGUARD_PARSER_WORKERS,
+  TFGUARD_CACHE_DIR and TFGUARD_MAX_PACKAGE_BYTES (fix --registry),
   TFGUARD_PARSER_TIMEOUT_MS, archive limits TFGUARD_MAX_ENTRIES, TFGUARD_MAX_TOTAL_BYTES,
   TFGUARD_MAX_FILE_BYTES, TFGUARD_MAX_COMPRESSION_RATIO, TFGUARD_MAX_PATH_LENGTH,
   TFGUARD_MAX_PATH_DEPTH; TFGUARD_DOCS_URL (base of the rule links in SARIF); NO_COLOR, FORCE_COLOR.
@@ -202,6 +215,40 @@ async function replaceFile(file: string, content: Buffer): Promise<void> {
   }
 }
 
+/** Writes a new file atomically (a temporary file renamed into place); fails if it appeared meanwhile. */
+async function createFile(file: string, content: Buffer): Promise<void> {
+  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tfguard-fix`);
+  try {
+    await fs.writeFile(tmp, content, { mode: 0o644 });
+    await fs.link(tmp, file);
+  } finally {
+    await fs.rm(tmp, { force: true });
+  }
+}
+
+/**
+ * Registry access for lock-file fixes, as the operator allows it: the registry hosts of the
+ * settings, and the cache of `TFGUARD_CACHE_DIR` (verified SHA256SUMS and package hashes) when set.
+ */
+function lockFixRegistry(config: ScanConfig): ReleaseHashResolver {
+  let dir: string | undefined;
+  let limit: number | undefined;
+  try {
+    dir = cacheDir();
+    limit = maxPackageBytes();
+  } catch (err) {
+    if (err instanceof EnvironmentError) throw new InputError('usage', err.message, { cause: err });
+    throw err;
+  }
+  const cache = dir === undefined ? undefined : new LocalObjectStore(dir);
+  const client = new RegistryClient({ hosts: config.registryHosts, ...(cache ? { cache } : {}) });
+  return new ReleaseHashResolver({
+    client,
+    ...(cache ? { cache } : {}),
+    ...(limit === undefined ? {} : { maxPackageBytes: limit }),
+  });
+}
+
 function where(f: Finding): string {
   return f.file === null ? f.module : `${f.file}${f.line === null ? '' : `:${f.line}`}`;
 }
@@ -218,6 +265,7 @@ async function fixCommand(args: string[], io: CliIo): Promise<number> {
         rule: { type: 'string', multiple: true },
         config: { type: 'string', short: 'c' },
         'fail-on': { type: 'string' },
+        registry: { type: 'boolean' },
         timeout: { type: 'string' },
       },
     });
@@ -237,22 +285,43 @@ async function fixCommand(args: string[], io: CliIo): Promise<number> {
   const options = {
     configText: await readConfigOption(values.config),
     ...operatorScanOptions(values.timeout),
+    ...(values.registry ? { registry: true } : {}),
   };
 
-  const report = await scanPath(dir, options);
-  const plan = planFixes(report.findings, rules);
+  let analysed: { lock: LockAnalysis; config: ScanConfig } | undefined;
+  const report = await scanPath(dir, {
+    ...options,
+    onLockAnalysis: (lock, config) => (analysed = { lock, config }),
+  });
+  const onDisk = (file: string): string => path.join(dir, ...file.split('/'));
+  const lockPlan =
+    analysed === undefined
+      ? undefined
+      : await planLockFixes({
+          findings: report.findings,
+          roots: report.roots,
+          lock: analysed.lock,
+          platforms: analysed.config.platforms.length > 0 ? analysed.config.platforms : [currentPlatform()],
+          ...(rules === undefined ? {} : { rules }),
+          registry: analysed.config.registry ? lockFixRegistry(analysed.config) : null,
+          read: (file) => fs.readFile(onDisk(file)).catch(() => null),
+        });
+  const plan = planFixes(report.findings, rules, lockPlan);
   const dryRun = values['dry-run'] === true;
   const say = dryRun ? io.stderr : io.stdout;
   for (const [file, edits] of [...plan.files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    const onDisk = path.join(dir, ...file.split('/'));
-    const before = await fs.readFile(onDisk);
+    const created = plan.created.has(file);
+    const before = created ? Buffer.alloc(0) : await fs.readFile(onDisk(file));
     const after = applyEdits(before, edits);
-    if (dryRun) io.stdout(unifiedDiff(file, before.toString('utf8'), after.toString('utf8')));
-    else await replaceFile(onDisk, after);
+    if (dryRun) io.stdout(unifiedDiff(file, before.toString('utf8'), after.toString('utf8'), created));
+    else if (created) await createFile(onDisk(file), after);
+    else await replaceFile(onDisk(file), after);
   }
   const verb = dryRun ? 'would fix' : 'fixed';
   say(`tfguard fix: ${verb} ${plan.fixed.length} finding(s) in ${plan.files.size} file(s)\n`);
-  for (const f of plan.fixed) say(`  ${where(f)}  ${f.ruleId}: ${f.fix?.description ?? ''}\n`);
+  for (const f of plan.fixed) {
+    say(`  ${where(f)}  ${f.ruleId}: ${lockPlan?.fixed.get(f) ?? f.fix?.description ?? ''}\n`);
+  }
   // What remains: after a real fix, a fresh scan of the edited files says; a dry run assumes the
   // planned fixes apply.
   const after = dryRun ? null : await scanPath(dir, options);

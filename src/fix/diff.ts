@@ -69,13 +69,14 @@ function editScript(a: string[], b: string[]): Op[] {
   return ops;
 }
 
-/** A unified diff of `path` from `before` to `after`; '' when they are equal. */
-export function unifiedDiff(path: string, before: string, after: string): string {
-  if (before === after) return '';
+/** A unified diff of `path` from `before` to `after`; '' when they are equal. `created`: the file
+ * does not exist yet (`before` is empty), so the patch creates it (`--- /dev/null`). */
+export function unifiedDiff(path: string, before: string, after: string, created = false): string {
+  if (before === after && !created) return '';
   const a = splitLines(before);
   const b = splitLines(after);
   const ops = editScript(a, b);
-  const out = [`--- a/${path}`, `+++ b/${path}`];
+  const out = [created ? '--- /dev/null' : `--- a/${path}`, `+++ b/${path}`];
   let k = 0;
   while (k < ops.length) {
     // The next change, with its context.

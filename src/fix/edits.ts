@@ -15,9 +15,23 @@ export interface SkippedFix {
   reason: string;
 }
 
+/** Fixes planned beside the findings' own edits: lock-file rewrites (src/fix/lock.ts). */
+export interface PlannedRewrites {
+  /** One edit per file, replacing all of it. */
+  edits: ReadonlyMap<string, TextEdit>;
+  /** Files the edits create. */
+  created: ReadonlySet<string>;
+  /** Findings the rewrites fix, with what the fix does. */
+  fixed: ReadonlyMap<Finding, string>;
+  /** Findings the rewrites would fix but cannot here, and why. */
+  skipped: readonly SkippedFix[];
+}
+
 export interface FixPlan {
   /** Edits per archive-relative file, sorted by start byte, never overlapping. */
   files: Map<string, TextEdit[]>;
+  /** Files that do not exist yet (a lock file written for a root that has none). */
+  created: Set<string>;
   /** Findings whose fix is planned. */
   fixed: Finding[];
   /** Findings with no mechanical fix, or whose fix could not be planned. */
@@ -34,15 +48,35 @@ function overlaps(a: TextEdit, b: TextEdit): boolean {
 /**
  * Plans the fixes of `findings` (in report order: on a conflict, the first finding's fix wins and
  * the other waits for the next run). `rules`: only these rule ids (all when absent). Suppressed
- * findings are left alone.
+ * findings are left alone. `rewrites`: whole-file rewrites planned for some findings (lock files);
+ * those findings count as fixed (or skipped, with the rewrite's reason).
  */
-export function planFixes(findings: readonly Finding[], rules?: ReadonlySet<string>): FixPlan {
+export function planFixes(
+  findings: readonly Finding[],
+  rules?: ReadonlySet<string>,
+  rewrites?: PlannedRewrites,
+): FixPlan {
   const files = new Map<string, TextEdit[]>();
+  const created = new Set<string>();
   const fixed: Finding[] = [];
   const remaining: SkippedFix[] = [];
+  const skippedRewrite = new Map((rewrites?.skipped ?? []).map((s) => [s.finding, s.reason]));
+  for (const [file, edit] of rewrites?.edits ?? []) {
+    files.set(file, [edit]);
+    if (rewrites?.created.has(file)) created.add(file);
+  }
   for (const f of findings) {
     if (f.suppressed !== undefined) continue;
     if (rules !== undefined && !rules.has(f.ruleId)) continue;
+    if (rewrites?.fixed.has(f)) {
+      fixed.push(f);
+      continue;
+    }
+    const reason = skippedRewrite.get(f);
+    if (reason !== undefined) {
+      remaining.push({ finding: f, reason });
+      continue;
+    }
     const edits = f.fix?.edits;
     if (edits === undefined || edits.length === 0) {
       const reason =
@@ -68,7 +102,7 @@ export function planFixes(findings: readonly Finding[], rules?: ReadonlySet<stri
     fixed.push(f);
   }
   for (const list of files.values()) list.sort((a, b) => a.range.start.byte - b.range.start.byte);
-  return { files, fixed, remaining };
+  return { files, created, fixed, remaining };
 }
 
 /** `content` with `edits` (one file's, sorted, non-overlapping) applied. */

@@ -3,5 +3,7 @@
  * them as unified diffs. Pure; `tfguard fix` (src/cli) reads and writes the files.
  */
 export { applyEdits, planFixes } from './edits';
-export type { FixPlan, SkippedFix } from './edits';
+export type { FixPlan, PlannedRewrites, SkippedFix } from './edits';
+export { LOCK_FIX_RULES, planLockFixes } from './lock';
+export type { LockFixInput, LockFixPlan, LockFixSource } from './lock';
 export { unifiedDiff } from './diff';

@@ -23,3 +23,7 @@ export type { RegistryClientOptions, ReleaseQuery } from './registry';
 export { authenticateSums } from './signature';
 export type { RegistrySigningKey, SignatureResult, TrustAnchors } from './signature';
 export type * from './types';
+export { compareProviderSources, formatLockFile, hclQuoted, lockFileHeader, normalizeHashes } from './write';
+export type { LockEntryData } from './write';
+export { currentPlatform, ReleaseHashResolver } from './release-hashes';
+export type { ReleaseHashes, ReleaseHashesOptions, Resolved } from './release-hashes';

@@ -272,6 +272,109 @@ export class RegistryClient {
     return promise;
   }
 
+  /** The release a query names, split into host, namespace and type, or why it cannot be asked. */
+  private target(source: string): { host: string; namespace: string; type: string } | { reason: string } {
+    const parts = source.split('/');
+    if (parts.length !== 3) return { reason: `"${source}" is not a registry provider address` };
+    const [host, namespace, type] = parts as [string, string, string];
+    if (!this.allowsHost(host)) {
+      return {
+        reason:
+          `registry host ${host} is not contacted: only ${[...PUBLIC_REGISTRIES].join(' and ')} and hosts ` +
+          'mapped with registry_hosts by whoever runs the scan are',
+      };
+    }
+    return { host, namespace, type };
+  }
+
+  /**
+   * Every version the registry publishes for a provider, with the platforms of each (what
+   * `terraform init` selects from). Never throws.
+   */
+  async availableVersions(
+    source: string,
+  ): Promise<
+    | { status: 'ok'; versions: { version: string; platforms: string[] }[] }
+    | { status: 'not-found' | 'unavailable'; reason: string }
+  > {
+    const t = this.target(source);
+    if ('reason' in t) return { status: 'unavailable', reason: t.reason };
+    try {
+      const v1 = await this.discover(t.host);
+      const url = new URL(`${encodeURIComponent(t.namespace)}/${encodeURIComponent(t.type)}/versions`, v1);
+      const doc = await this.getJson(url, `the version list of ${t.namespace}/${t.type}`);
+      if (!isObject(doc) || !Array.isArray(doc.versions)) {
+        return { status: 'unavailable', reason: `${url.href} returned no "versions" list` };
+      }
+      const versions = doc.versions.filter(isObject).flatMap((v) =>
+        typeof v.version !== 'string'
+          ? []
+          : [
+              {
+                version: v.version,
+                platforms: (Array.isArray(v.platforms) ? v.platforms : [])
+                  .filter(isObject)
+                  .map((p) => `${String(p.os)}_${String(p.arch)}`)
+                  .filter((p) => /^[a-z0-9]+_[a-z0-9]+$/.test(p)),
+              },
+            ],
+      );
+      return { status: 'ok', versions };
+    } catch (err) {
+      if (err instanceof RegistryRequestError) return { status: err.kind, reason: err.message };
+      return {
+        status: 'unavailable',
+        reason: `internal error while asking the registry: ${describeError(err)}`,
+      };
+    }
+  }
+
+  /**
+   * Where the registry serves the package of one platform of a release: its file name, download
+   * URL (resolved, http(s) only) and the `shasum` the registry announces. Never throws.
+   */
+  async packageLocation(
+    source: string,
+    version: string,
+    platform: string,
+  ): Promise<
+    | { status: 'ok'; filename: string; url: URL; shasum: string }
+    | { status: 'not-found' | 'unavailable'; reason: string }
+  > {
+    const t = this.target(source);
+    if ('reason' in t) return { status: 'unavailable', reason: t.reason };
+    const [os, arch] = platform.split('_') as [string, string];
+    try {
+      const v1 = await this.discover(t.host);
+      const providerUrl = new URL(`${encodeURIComponent(t.namespace)}/${encodeURIComponent(t.type)}/`, v1);
+      const url = new URL(`${encodeURIComponent(version)}/download/${os}/${arch}`, providerUrl);
+      const dl = await this.getJson(
+        url,
+        `the download data of ${t.namespace}/${t.type} ${version} ${platform}`,
+      );
+      if (
+        !isObject(dl) ||
+        typeof dl.download_url !== 'string' ||
+        typeof dl.filename !== 'string' ||
+        typeof dl.shasum !== 'string'
+      ) {
+        return { status: 'unavailable', reason: `${url.href} returned no download_url, filename or shasum` };
+      }
+      return {
+        status: 'ok',
+        filename: dl.filename,
+        url: httpUrl(dl.download_url, url, 'download_url'),
+        shasum: dl.shasum.toLowerCase(),
+      };
+    } catch (err) {
+      if (err instanceof RegistryRequestError) return { status: err.kind, reason: err.message };
+      return {
+        status: 'unavailable',
+        reason: `internal error while asking the registry: ${describeError(err)}`,
+      };
+    }
+  }
+
   private cacheKey(source: string, version: string): string {
     return `${this.cachePrefix}${source}/${version}.json`;
   }

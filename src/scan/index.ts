@@ -242,6 +242,7 @@ async function scanLoaded(
   } finally {
     budget?.dispose();
   }
+  options.onLockAnalysis?.(lock, config);
   deadline.enter('reading inline annotations');
   const annotations = readAnnotations(annotatedFiles(archive, loaded.modules, lock), KNOWN_RULES);
   deadline.enter('running the rules');

@@ -1,3 +1,4 @@
+import type { LockAnalysis } from '../lockfile/types';
 import type { ArchiveLimits, ScanConfig } from '../model';
 import type { ObjectStore } from '../storage/types';
 import type { CacheStats } from './cache';
@@ -29,6 +30,9 @@ export interface ScanOptions {
   /** A stable name of the repository (e.g. `github.com/org/repo`): with `cache`, a scan of a new
    * commit reuses the results of the previous scan under this name for unchanged files. */
   cacheLineage?: string;
+  /** Called once the lock files are analysed, with the settings the scan resolved and the analysis
+   * (`tfguard fix` plans lock-file rewrites from them). */
+  onLockAnalysis?: (analysis: LockAnalysis, config: ScanConfig) => void;
   /** Called once per scan with what the cache did (hits, misses, requests, bytes). */
   onCacheStats?: (stats: CacheStats) => void;
   /**

@@ -12,7 +12,13 @@
  * OpenTofu-style `packages` list) or per request path (status codes, hangs, garbage, resets).
  */
 import { createHash } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import * as openpgp from 'openpgp';
@@ -85,6 +91,9 @@ export interface FakeRelease {
   lyingShasum?: boolean;
   /** Replaces the `shasums_url` of the download response. */
   shasumsUrl?: string;
+  /** More signed `SHA256SUMS` lines, as `[file name, content]` (HashiCorp's list a manifest too);
+   * the files are served beside the zips. */
+  extraFiles?: [string, string][];
 }
 
 export interface Fault {
@@ -101,6 +110,9 @@ export interface RegistryServerOptions {
   releases: FakeRelease[];
   /** Prefix of the providers API (default `/v1/providers/`); exercises discovery. */
   providersPath?: string;
+  /** Serve HTTPS with this certificate (PEM) instead of HTTP: terraform talks only to HTTPS
+   * registries (see `selfSignedCertificate`). */
+  https?: { key: string; cert: string };
 }
 
 interface Built {
@@ -147,6 +159,10 @@ async function build(r: FakeRelease, registryKey: TestKey): Promise<Built> {
     lines.push(`${hex}  ${name}`);
     const z = await hashZip(zip);
     packages[platform] = { hashes: [z.h1, z.zh] };
+  }
+  for (const [name, content] of r.extraFiles ?? []) {
+    zips.set(name, Buffer.from(content, 'utf8'));
+    lines.push(`${createHash('sha256').update(content).digest('hex')}  ${name}`);
   }
   const signedSums = Buffer.from(`${lines.join('\n')}\n`, 'utf8');
   const servedSums = r.tamperSums
@@ -280,7 +296,8 @@ export async function startRegistry(options: RegistryServerOptions): Promise<Reg
     notFound(res);
   };
 
-  const server: Server = createServer(handle);
+  const server: Server =
+    options.https === undefined ? createServer(handle) : createHttpsServer(options.https, handle);
   server.on('connection', (s: Socket) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
@@ -293,7 +310,7 @@ export async function startRegistry(options: RegistryServerOptions): Promise<Reg
     return b;
   };
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `${options.https === undefined ? 'http' : 'https'}://127.0.0.1:${port}`,
     requests,
     faults,
     zh: (ns, type, version) =>
@@ -319,4 +336,44 @@ export async function closedPort(): Promise<string> {
   const port = (server.address() as AddressInfo).port;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return `http://127.0.0.1:${port}`;
+}
+
+/**
+ * A self-signed certificate for 127.0.0.1 (made with the openssl CLI), and the PEM file to trust it:
+ * Go programs such as terraform read extra roots from `SSL_CERT_FILE`.
+ */
+export async function selfSignedCertificate(): Promise<{
+  key: string;
+  cert: string;
+  certFile: string;
+  cleanup: () => Promise<void>;
+}> {
+  const dir = await mkdtemp(join(tmpdir(), 'tfguard-cert-'));
+  const keyFile = join(dir, 'key.pem');
+  const certFile = join(dir, 'cert.pem');
+  await promisify(execFile)('openssl', [
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-keyout',
+    keyFile,
+    '-out',
+    certFile,
+    '-days',
+    '2',
+    '-subj',
+    '/CN=127.0.0.1',
+    '-addext',
+    'subjectAltName=IP:127.0.0.1,DNS:localhost',
+  ]);
+  return {
+    key: await readFile(keyFile, 'utf8'),
+    cert: await readFile(certFile, 'utf8'),
+    certFile,
+    cleanup: () => rm(dir, { recursive: true, force: true }),
+  };
 }
