@@ -293,6 +293,9 @@ export interface LexOptions {
   strict?: boolean;
   /** Strict mode: give up when nesting exceeds this. Default: no limit. */
   depthLimit?: number;
+  /** Read the whole text as the content of a template (as in a heredoc that never closes): literal
+   * text and `${ }` / `%{ }` sequences, as hcl2json renders expressions. Tolerant mode only. */
+  template?: boolean;
 }
 
 let shared = { type: new Uint8Array(1 << 16), start: new Int32Array(1 << 16), end: new Int32Array(1 << 16) };
@@ -401,6 +404,13 @@ class Lexer {
     return i + 2;
   }
 
+  /** Template mode: a heredoc whose (empty) marker never closes it. */
+  startInTemplate(): void {
+    this.modes.push(M_HEREDOC);
+    this.markers.push('');
+    this.heredocAtLineStart.push(false);
+  }
+
   run(): Tokens {
     const text = this.text;
     const n = text.length;
@@ -494,7 +504,7 @@ class Lexer {
           while (a < b && isGoSpace(text.charCodeAt(a))) a++;
           while (b > a && isGoSpace(text.charCodeAt(b - 1))) b--;
           const marker = this.markers[this.markers.length - 1] as string;
-          if (b - a === marker.length && text.startsWith(marker, a)) {
+          if (marker !== '' && b - a === marker.length && text.startsWith(marker, a)) {
             // A line holding `$` / `%` is split into several literal tokens by the real scanner, so it
             // is never a closing line; a marker line has neither.
             this.emit(T_CHEREDOC, i, lineEnd);
@@ -830,6 +840,7 @@ class Lexer {
 export function lex(text: string, options: LexOptions = {}): LexResult {
   const strict = options.strict === true;
   const lexer = new Lexer(text, strict, options.depthLimit ?? Infinity);
+  if (options.template === true && !strict) lexer.startInTemplate();
   const tokens = lexer.run();
   return { tokens, maxDepth: lexer.maxDepth, error: lexer.error };
 }

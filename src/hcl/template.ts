@@ -6,45 +6,41 @@
  * (`"provider": "aws.east"`) or as templates (`"${aws.east}"`). `stripTemplate` turns the first form
  * into the second so consumers can read both the same way.
  */
+import { lex, TOKEN } from './lexer';
+
+/** Closing token → the opening tokens it closes. */
+const OPENER_OF = new Map<number, readonly number[]>([
+  [TOKEN.SEQ_END, [TOKEN.INTERP, TOKEN.CONTROL]],
+  [TOKEN.CBRACE, [TOKEN.OBRACE]],
+  [TOKEN.CBRACK, [TOKEN.OBRACK]],
+  [TOKEN.CPAREN, [TOKEN.OPAREN]],
+]);
+/** Tokens that open a nested sequence or bracket. */
+const OPENERS = new Set<number>([TOKEN.INTERP, TOKEN.CONTROL, TOKEN.OBRACE, TOKEN.OBRACK, TOKEN.OPAREN]);
 
 /**
- * Offset just past the `}` that closes the interpolation whose `${` starts at `start`, or -1.
- * Strings inside the interpolation may contain braces and nested templates, so this keeps a small
- * explicit stack (no recursion).
+ * Offset just past the `}` that closes the interpolation whose `${` starts at `start` of `s` (a
+ * template as hcl2json renders it), or -1. Read with the shared lexer in template mode, so strings,
+ * nested templates and braces inside the interpolation are told apart exactly as in HCL.
  */
-const OPEN: Record<string, string> = { '}': '{', ']': '[', ')': '(' };
-
 function interpolationEnd(s: string, start: number): number {
-  // Stack entries: '{' (brace or interpolation in expression mode) or '"' (inside a string).
-  const stack: string[] = ['{'];
-  let i = start + 2;
-  while (i < s.length) {
-    const c = s[i] as string;
-    const top = stack[stack.length - 1];
-    if (top === '"') {
-      if (c === '\\') {
-        i += 2;
-        continue;
-      }
-      if (c === '"') stack.pop();
-      else if ((c === '$' || c === '%') && s[i + 1] === c && s[i + 2] === '{') {
-        i += 3;
-        continue;
-      } else if ((c === '$' || c === '%') && s[i + 1] === '{') {
-        stack.push('{');
-        i += 2;
-        continue;
-      }
-      i++;
+  const { tokens } = lex(s, { template: true });
+  const { type, start: starts, end } = tokens;
+  let k = 0;
+  while (k < tokens.count && (starts[k] as number) < start) k++;
+  if (type[k] !== TOKEN.INTERP || starts[k] !== start) return -1;
+  // Brackets must match inside the interpolation (an unbalanced one is no expression).
+  const stack: number[] = [];
+  for (; k < tokens.count; k++) {
+    const t = type[k] as number;
+    const opener = OPENER_OF.get(t);
+    if (opener === undefined) {
+      if (OPENERS.has(t)) stack.push(t);
       continue;
     }
-    if (c === '"') stack.push('"');
-    else if (c === '{' || c === '[' || c === '(') stack.push(c);
-    else if (c === '}' || c === ']' || c === ')') {
-      if (stack.pop() !== OPEN[c]) return -1;
-      if (stack.length === 0) return i + 1;
-    }
-    i++;
+    const top = stack.pop();
+    if (top === undefined || !opener.includes(top)) return -1;
+    if (stack.length === 0) return end[k] as number;
   }
   return -1;
 }
