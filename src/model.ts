@@ -207,6 +207,10 @@ export interface ProviderRequirement {
   implicit: boolean;
   /** `NAME = "VERSION"` legacy form. */
   legacyString: boolean;
+  /** The entry's value where the parser located it (an object constructor, a JSON object or the
+   * legacy string) and, for an object, its items: where a fix inserts a missing `source`,
+   * `version` or `configuration_aliases`. Absent for implicit providers. */
+  entry?: { valueRange: SourceRange; items?: HclObjectItem[] };
 }
 
 export type ProviderUseKind = 'resource' | 'data' | 'ephemeral' | 'provider-block' | 'module-providers';
@@ -250,6 +254,8 @@ export interface ModuleCall {
   /** Archive-relative directory of a local module, resolved from the caller; null if not local. */
   target: string | null;
   location: SourceLocation;
+  /** The `source` argument (name to value), where a fix inserts a missing `version` after it. */
+  sourceRange?: SourceRange;
 }
 
 export interface BackendInfo {

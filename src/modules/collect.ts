@@ -101,6 +101,10 @@ function requirement(
     configurationAliases: [] as string[],
     declared,
     implicit: false,
+    entry:
+      entry.items === undefined
+        ? { valueRange: entry.valueRange }
+        : { valueRange: entry.valueRange, items: entry.items },
   };
   if (typeof entry.value === 'string' || typeof entry.value === 'number') {
     // Legacy `NAME = "VERSION"`: a version constraint with the implied source.
@@ -283,6 +287,7 @@ export function collectModule(
       providers,
       target: sourceKind === 'local' && source !== null ? resolveLocalTarget(modulePath, source) : null,
       location: loc(b),
+      ...(sourceAttr ? { sourceRange: sourceAttr.range } : {}),
     });
   }
 
