@@ -12,6 +12,8 @@ import type { Finding, TextEdit } from '../model';
 export interface SkippedFix {
   finding: Finding;
   reason: string;
+  /** True when the fix is sound but waits for another one it overlaps (a next pass applies it). */
+  deferred?: boolean;
 }
 
 export interface FixPlan {
@@ -28,6 +30,15 @@ function overlaps(a: TextEdit, b: TextEdit): boolean {
   const [as, ae, bs, be] = [a.range.start.byte, a.range.end.byte, b.range.start.byte, b.range.end.byte];
   // Two insertions at the same point conflict too: their order would be a guess.
   return as < be && bs < ae ? true : as === bs && (as === ae || bs === be);
+}
+
+function sameEdit(a: TextEdit, b: TextEdit): boolean {
+  return (
+    a.range.file === b.range.file &&
+    a.range.start.byte === b.range.start.byte &&
+    a.range.end.byte === b.range.end.byte &&
+    a.text === b.text
+  );
 }
 
 /**
@@ -54,12 +65,15 @@ export function planFixes(findings: readonly Finding[], rules?: ReadonlySet<stri
       continue;
     }
     const planned = [...files.values()].flat();
-    const clash = edits.some((e) => planned.some((p) => overlaps(e, p)));
+    // An edit another finding already planned (findings that share one fix, such as every missing
+    // alias of one provider) is that fix: nothing more to apply.
+    const fresh = edits.filter((e) => !planned.some((p) => sameEdit(e, p)));
+    const clash = fresh.some((e) => planned.some((p) => overlaps(e, p)));
     if (clash) {
-      remaining.push({ finding: f, reason: 'its edit overlaps another fix; run fix again' });
+      remaining.push({ finding: f, reason: 'its edit overlaps another fix; run fix again', deferred: true });
       continue;
     }
-    for (const e of edits) {
+    for (const e of fresh) {
       const list = files.get(e.range.file) ?? [];
       list.push(e);
       files.set(e.range.file, list);

@@ -27,6 +27,10 @@ export interface RuleContext {
   /** Inline `tfguard:` annotations of the scanned files (src/rules/suppress.ts), sorted by file and
    * line; absent when the scan did not read them. */
   annotations?: readonly Annotation[];
+  /** The bytes of the scanned files by archive path (the archive's loaded files), for fixes that
+   * insert text next to what the parser located; absent when the caller did not pass them (the
+   * fixes that need them are then advice only). */
+  sources?: ReadonlyMap<string, Buffer>;
   /** Set only for rules of the `after-suppression` stage: for each annotation that covered a
    * finding, the rule ids it covered. */
   suppressionsUsed?: ReadonlyMap<Annotation, ReadonlySet<string>>;
