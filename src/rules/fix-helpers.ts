@@ -359,7 +359,11 @@ export function insertObjectItem(
     const sep = multiLine ? `,${eolOf(src, li)}${indentOf(src, li)}` : ', ';
     return [insertion(src, start, `${JSON.stringify(item.key)}: ${item.json}${sep}`)];
   }
-  if (multiLine) return insertLine(src, li - 1, indentOf(src, li), `${item.key} = ${item.hcl}`);
+  if (multiLine) {
+    // On the line after the `{`, ahead of any comment about the first item.
+    if (!restOfLineIsTrailing(src, open + 1, false)) return undefined;
+    return insertLine(src, openLine, indentOf(src, li), `${item.key} = ${item.hcl}`);
+  }
   return [insertion(src, start, `${item.key} = ${item.hcl}, `)];
 }
 
@@ -387,42 +391,40 @@ export function insertArgumentAfter(
 }
 
 /**
- * Appends an element to the tuple at `valueRange` (`[a, b]` / a JSON array). Undefined when the
- * tuple holds comments (where the element goes would be a guess).
+ * Appends elements to the tuple at `valueRange` (`[a, b]` / a JSON array): inline after the last
+ * element, or one per line, indented like the last, when the tuple spans lines. Undefined when the
+ * tuple holds comments (where the elements go would be a guess).
  */
 export function appendToTuple(
   src: SourceText,
   valueRange: SourceRange,
-  element: { hcl: string; json: string },
+  elements: { hcl: string; json: string }[],
 ): TextEdit[] | undefined {
-  if (valueRange.file !== src.file) return undefined;
+  if (valueRange.file !== src.file || elements.length === 0) return undefined;
   const open = valueRange.start.byte;
   const close = valueRange.end.byte - 1;
   const body = src.text.slice(open, close + 1);
   if (body[0] !== '[' || body[body.length - 1] !== ']') return undefined;
   if (!isJson(src.file) && /#|\/\/|\/\*/.test(body.replace(/"(?:[^"\\]|\\.)*"/g, '""'))) return undefined;
-  const value = isJson(src.file) ? element.json : element.hcl;
+  const values = elements.map((e) => (isJson(src.file) ? e.json : e.hcl));
   // The last element's end: the last non-blank character before `]`.
   let k = close - 1;
   while (k > open && /\s/.test(src.text[k] as string)) k--;
   if (k === open) {
     // Empty: `[]`, or `[` and `]` on different lines.
-    return [insertion(src, open + 1, value)];
+    return [insertion(src, open + 1, values.join(', '))];
   }
-  const multiLine = lineIndex(src, close) > lineIndex(src, k);
-  if (src.text[k] === ',') {
-    // A trailing comma: the new element follows it, with one too when on its own line.
-    if (multiLine) {
-      const li = lineIndex(src, k);
-      return [insertion(src, k + 1, `${eolOf(src, li)}${indentOf(src, li)}${value},`)];
-    }
-    return [insertion(src, k + 1, ` ${value}`)];
+  const li = lineIndex(src, k);
+  if (lineIndex(src, close) > li) {
+    const sep = `${eolOf(src, li)}${indentOf(src, li)}`;
+    // A trailing comma stays the style: each new element gets one too.
+    return src.text[k] === ','
+      ? [insertion(src, k + 1, values.map((v) => `${sep}${v},`).join(''))]
+      : [insertion(src, k + 1, values.map((v) => `,${sep}${v}`).join(''))];
   }
-  if (multiLine) {
-    const li = lineIndex(src, k);
-    return [insertion(src, k + 1, `,${eolOf(src, li)}${indentOf(src, li)}${value}`)];
-  }
-  return [insertion(src, k + 1, `, ${value}`)];
+  return src.text[k] === ','
+    ? [insertion(src, k + 1, ` ${values.join(', ')}`)]
+    : [insertion(src, k + 1, `, ${values.join(', ')}`)];
 }
 
 /** The edit that replaces the bytes of `range` with `text`. */

@@ -20,7 +20,11 @@ function aliasEdits(ctx: RuleContext, req: ProviderRequirement, refs: string[]):
   const json = refs.map((r) => JSON.stringify(r));
   const list = req.entry.items.find((it) => it.key === 'configuration_aliases');
   if (list !== undefined) {
-    return appendToTuple(src, list.valueRange, { hcl: refs.join(', '), json: json.join(', ') });
+    return appendToTuple(
+      src,
+      list.valueRange,
+      refs.map((r) => ({ hcl: r, json: JSON.stringify(r) })),
+    );
   }
   return insertObjectItem(
     src,
