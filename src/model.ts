@@ -50,6 +50,10 @@ export interface Fix {
   /** The edits that apply the fix to the files, when the fix is safe to apply mechanically.
    * Edits of one fix never overlap; applying them all leaves every file syntactically valid. */
   edits?: TextEdit[];
+  /** For a fix of one edit: the whole lines it touches (`startLine` to `endLine` of `file`) as they
+   * read after it, line endings as `\n`. What a line-based review suggestion (a GitHub
+   * ```suggestion block) replaces those lines with. */
+  suggestion?: { file: string; startLine: number; endLine: number; text: string };
 }
 
 /** One finding in a report. */

@@ -99,3 +99,29 @@ export function applyEdits(content: Buffer, edits: readonly TextEdit[]): Buffer 
   parts.push(content.subarray(at));
   return Buffer.concat(parts);
 }
+
+/**
+ * The whole lines `edit` touches in `content`, as they read after it (without the final line
+ * ending; `\r\n` read as `\n`): the text of a line-based review suggestion. Null when the edit's
+ * range is out of bounds.
+ */
+export function suggestionFor(
+  content: Buffer,
+  edit: TextEdit,
+): { file: string; startLine: number; endLine: number; text: string } | null {
+  const { start, end } = edit.range;
+  if (start.byte > end.byte || end.byte > content.length) return null;
+  const lineStart = content.lastIndexOf(0x0a, start.byte - 1) + 1;
+  let lineEnd = content.indexOf(0x0a, end.byte);
+  if (lineEnd < 0) lineEnd = content.length;
+  const text =
+    content.subarray(lineStart, start.byte).toString('utf8') +
+    edit.text +
+    content.subarray(end.byte, lineEnd).toString('utf8');
+  return {
+    file: edit.range.file,
+    startLine: start.line,
+    endLine: end.line,
+    text: text.replace(/\r\n/g, '\n').replace(/\r$/, ''),
+  };
+}

@@ -2,6 +2,6 @@
  * Fix mode: planning and applying the mechanical fixes findings carry (`Fix.edits`), and showing
  * them as unified diffs. Pure; `tfguard fix` (src/cli) reads and writes the files.
  */
-export { applyEdits, planFixes } from './edits';
+export { applyEdits, planFixes, suggestionFor } from './edits';
 export type { FixPlan, SkippedFix } from './edits';
 export { unifiedDiff } from './diff';
