@@ -370,6 +370,36 @@ const CASES: Case[] = [
     fixes: [],
     stays: [['missing-version-constraint', 'no fix: root "live/b" that uses it locks no version of it']],
   },
+  {
+    name: 'missing-version-constraint: a module whose kind is a guess gets no fix',
+    files: {
+      'live/a/main.tf': L(
+        'terraform {',
+        '  backend "local" {}',
+        '  required_providers {',
+        '    aws = {',
+        '      source  = "hashicorp/aws"',
+        '      version = "~> 5.0"',
+        '    }',
+        '  }',
+        '}',
+      ),
+      'live/a/.terraform.lock.hcl': lock({ 'hashicorp/aws': '5.40.3' }),
+      // Nothing calls it: shared on weak evidence (a path segment "modules").
+      'modules/net/versions.tf': L(
+        'terraform {',
+        '  required_providers {',
+        '    aws = {',
+        '      source = "hashicorp/aws"',
+        '    }',
+        '  }',
+        '}',
+      ),
+    },
+    changed: {},
+    fixes: [],
+    stays: [['missing-version-constraint', 'no fix: tfguard\'s guess of what "modules/net" is']],
+  },
   // missing-provider-source ----------------------------------------------------------------------
   {
     name: 'missing-provider-source (.tf): the source the lock records, first, ahead of comments',
