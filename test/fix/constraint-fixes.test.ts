@@ -12,7 +12,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { runCli } from '../../src/cli/main';
 import type { CliIo } from '../../src/cli/main';
-import { scanPath } from '../../src/scan';
+import { fixPath, scanPath } from '../../src/scan';
 import { describeWithTerraform } from '../support/external';
 import { runTerraform, writeTree } from '../support/terraform';
 
@@ -495,6 +495,32 @@ const CASES: Case[] = [
     fixes: [],
     stays: [['missing-provider-source', 'Write the source of the provider you mean (no fix:']],
   },
+  {
+    name: 'an empty entry gets both source and version: overlapping fixes converge in one run',
+    files: {
+      'main.tf': L(
+        'terraform {',
+        '  backend "local" {}',
+        '  required_providers {',
+        '    aws = {} # filled in by tfguard fix',
+        '  }',
+        '}',
+      ),
+      '.terraform.lock.hcl': lock({ 'hashicorp/aws': '5.40.3' }),
+    },
+    changed: {
+      'main.tf': L(
+        'terraform {',
+        '  backend "local" {}',
+        '  required_providers {',
+        '    aws = { source = "hashicorp/aws", version = "~> 5.40" } # filled in by tfguard fix',
+        '  }',
+        '}',
+      ),
+    },
+    fixes: ['missing-provider-source', 'missing-version-constraint'],
+    formatted: true,
+  },
   // missing-configuration-alias ------------------------------------------------------------------
   {
     name: 'missing-configuration-alias (.tf): every missing alias joins the multi-line list',
@@ -693,6 +719,18 @@ afterEach(async () => {
 });
 
 describe('constraint fixes', () => {
+  it('fixes that overlap are applied by a second pass over the edited files in memory', async () => {
+    const c = CASES.find((x) => x.name.startsWith('an empty entry')) as Case;
+    await writeTree(tmp, c.files);
+    const outcome = await fixPath(tmp);
+    expect(outcome.after).not.toBeNull();
+    expect(outcome.fixed.map((f) => f.ruleId).sort()).toEqual(c.fixes);
+    expect(outcome.changes.map((ch) => [ch.path, ch.after.toString('utf8')])).toEqual(
+      Object.entries(c.changed),
+    );
+    expect(await tree(tmp)).toEqual(c.files); // fixPath writes nothing
+  });
+
   it.each(CASES.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
     await writeTree(tmp, c.files);
     const before = await scanPath(tmp);
