@@ -9,14 +9,15 @@
  * and a rescan with a warm extraction cache. Then: the scaling table (1×, 2×, 4×, 8× copies of a
  * corpus tree), cache batching (one manifest vs one object per file, on the filesystem adapter and
  * on s3rver), the Lambda bundle (size, zipped size, cold initialisation) and peak RSS for an
- * archive holding 50 MB of HCL.
+ * archive holding 50 MB of HCL, and `tfguard fix --dry-run` against `tfguard scan` on the largest
+ * corpus archive unpacked.
  *
  * Every measurement runs in its own child process (fresh heap; peak RSS per measurement).
  *
  * Options: --runs N (default 7; at least 5), --quick (fewer runs, skips the 50 MB archive),
  * --only NAME[,NAME] (archives whose name contains one of these), --json FILE (write the results),
  * --max-load L (wait, up to 15 minutes, until the 1-minute load average is below L; default 2),
- * --no-wait.
+ * --no-wait, --no-fix (skip the fix measurement).
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import {
@@ -273,6 +274,48 @@ async function childBatching(file: string): Promise<ChildResult> {
   return out;
 }
 
+/**
+ * `tfguard fix --dry-run` against `tfguard scan` on the same directory (the archive unpacked), both
+ * through the CLI with output discarded: what a user runs. Interleaved runs, after one warm-up each.
+ */
+async function childFix(file: string, runs: number): Promise<ChildResult> {
+  const { runCli } = await import('../src/cli/main');
+  const { closeSharedParser, fixPath } = await import('../src/scan');
+  const { tarGzFiles } = await import('../test/support/corpus');
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'tfguard-bench-fix-'));
+  try {
+    for (const [p, c] of Object.entries(await tarGzFiles(readFileSync(file)))) {
+      mkdirSync(path.join(dir, path.dirname(p)), { recursive: true });
+      writeFileSync(path.join(dir, p), c);
+    }
+    const io = { stdout: (): void => {}, stderr: (): void => {}, isTTY: false };
+    await runCli(['scan', dir], io);
+    await runCli(['fix', dir, '--dry-run'], io);
+    const scanRuns: number[] = [];
+    const fixRuns: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      let t = performance.now();
+      await runCli(['scan', dir], io);
+      scanRuns.push(performance.now() - t);
+      t = performance.now();
+      await runCli(['fix', dir, '--dry-run'], io);
+      fixRuns.push(performance.now() - t);
+    }
+    const outcome = await fixPath(dir);
+    await closeSharedParser();
+    return {
+      name: path.basename(file),
+      scan: stats(scanRuns),
+      fix: stats(fixRuns),
+      fixed: outcome.fixed.length,
+      files: outcome.changes.length,
+      rescanned: outcome.after !== null,
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 async function child(kind: string, args: string[]): Promise<void> {
   const runs = Number(args[1] ?? 5);
   const file = args[0] as string;
@@ -295,6 +338,9 @@ async function child(kind: string, args: string[]): Promise<void> {
       break;
     case 'batching':
       result = await childBatching(file);
+      break;
+    case 'fix':
+      result = await childFix(file, runs);
       break;
     default:
       throw new Error(`unknown child ${kind}`);
@@ -517,6 +563,15 @@ async function main(): Promise<void> {
   }
   results.archives = perArchive;
 
+  // fix --dry-run on the largest corpus archive (target: at most 2× the scan of the same directory).
+  const largest = readdirSync(CORPUS)
+    .filter((f) => f.endsWith('.tar.gz'))
+    .sort((a, b) => statSync(path.join(CORPUS, b)).size - statSync(path.join(CORPUS, a)).size)[0];
+  if (largest !== undefined && !flag('--no-fix')) {
+    process.stderr.write(`fix --dry-run (${largest})…\n`);
+    results.fix = await runChild('fix', [path.join(CORPUS, largest), String(runs)]);
+  }
+
   const scaleSource = path.join(CORPUS, 'ministryofjustice_modernisation-platform.tar.gz');
   const scaling: Record<string, unknown>[] = [];
   if (existsSync(scaleSource) && !flag('--no-scaling')) {
@@ -598,6 +653,22 @@ function print(r: Record<string, unknown>, terraform: boolean): void {
     );
   }
   if (!terraform) lines.push('', 'terraform is not installed: no `terraform fmt` column.');
+  const fix = r.fix as Record<string, unknown> | undefined;
+  if (fix !== undefined) {
+    const scan = fix.scan as Stats;
+    const dry = fix.fix as Stats;
+    lines.push(
+      '',
+      `\`tfguard fix --dry-run\` on the largest corpus archive (${String(fix.name).replace('.tar.gz', '')}, unpacked; ` +
+        `${String(fix.fixed)} fixes in ${String(fix.files)} files${fix.rescanned === true ? ', one rescan' : ''}), ` +
+        'both through the CLI with output discarded:',
+      '',
+      '| command | time (ms) | ratio to scan (medians) |',
+      '|---|---|---:|',
+      `| scan <dir> | ${fmtStats(scan)} | 1.0× |`,
+      `| fix <dir> --dry-run | ${fmtStats(dry)} | ${(dry.median / scan.median).toFixed(2)}× (target ≤ 2×) |`,
+    );
+  }
   const scaling = r.scaling as Record<string, unknown>[];
   if (scaling.length > 0) {
     lines.push('', 'Scaling (copies of the modernisation-platform tree in one archive):', '');

@@ -11,6 +11,9 @@
 #   TFGUARD_API            base URL of the HTTP API (the stack's HttpApiUrl output)
 #   TFGUARD_REPOSITORY     repository name (for example $GITHUB_REPOSITORY or $CI_PROJECT_PATH)
 #   TFGUARD_FAIL_ON        error (default) | warning | notice | never
+#   TFGUARD_FIX            true: also ask for the patch of every safe fix (POST /scans?fix=true, the
+#                          diff `tfguard fix --dry-run` prints) and write it to tfguard.patch; an archive
+#                          that goes through POST /uploads gets no patch (a notice says so)
 #   TFGUARD_MAX_POST_BYTES archives up to this size are posted to POST /scans (default 4500000); larger
 #                          ones, and any that POST /scans answers 413 (too large) or 504 (the scan did
 #                          not finish in the API's time), go through POST /uploads and the returned
@@ -28,7 +31,8 @@
 # as written (curl issue #9717), so API Gateway would answer 403 to any other order. Every query
 # below is therefore built in canonical order by `query`.
 #
-# Writes tfguard.json (the API's JSON answer: scanId, verdict, report), tfguard.sarif and tfguard.md.
+# Writes tfguard.json (the API's JSON answer: scanId, verdict, report), tfguard.sarif and tfguard.md
+# (and tfguard.patch with TFGUARD_FIX=true).
 # Exit status: 0 pass, 1 fail (findings at or above TFGUARD_FAIL_ON), 2 the scan could not be done.
 set -euo pipefail
 
@@ -56,6 +60,8 @@ wait_seconds=${TFGUARD_WAIT_SECONDS:-300}
 poll_seconds=${TFGUARD_POLL_SECONDS:-5}
 retries=${TFGUARD_RETRIES:-4}
 retry_seconds=${TFGUARD_RETRY_SECONDS:-2}
+fix=${TFGUARD_FIX:-false}
+case $fix in true | false) ;; *) die "TFGUARD_FIX must be true or false, not $fix" ;; esac
 
 response=$(mktemp)
 errors=$(mktemp)
@@ -157,7 +163,9 @@ upload_and_wait() {
 }
 
 if [ "$size" -le "$max_post" ]; then
-  status=$(no_retry=504 call POST "$api/scans?$(query failOn "$fail_on" format json repository "$repository")" \
+  params=(failOn "$fail_on" format json repository "$repository")
+  [ "$fix" = false ] || params+=(fix true)
+  status=$(no_retry=504 call POST "$api/scans?$(query "${params[@]}")" \
     -H "content-type: $type" --data-binary "@$archive")
   case $status in
     200) cp "$response" tfguard.json ;;
@@ -179,6 +187,18 @@ cp "$response" tfguard.sarif
 status=$(call GET "$api/scans/$scan_id?$(query failOn "$fail_on" format markdown)")
 [ "$status" = 200 ] || explain "$status"
 cp "$response" tfguard.md
+rm -f tfguard.patch
+if [ "$fix" = true ]; then
+  if jq -e '.patch | type == "string"' tfguard.json >/dev/null; then
+    jq -j .patch tfguard.json >tfguard.patch
+  elif url=$(jq -re '.reportUrls.patch // empty' tfguard.json); then
+    # Too large to inline: the stored copy, by its presigned link.
+    curl -sS --fail --retry "$((retries - 1))" -o tfguard.patch "$url" 2>"$errors" ||
+      die "the download of the patch failed: $(curl_error)"
+  else
+    echo "tfguard: no patch: the archive was scanned through POST /uploads, which does not fix; run tfguard fix --dry-run" >&2
+  fi
+fi
 
 jq -r '(.summary // .report.summary) as $s
   | "tfguard: \($s.error) errors, \($s.warning) warnings, \($s.notice) notices; verdict \(.verdict) (fail on \(.failOn)), scan \(.scanId)"' tfguard.json

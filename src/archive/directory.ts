@@ -106,9 +106,38 @@ function relativeInside(target: string, ...roots: string[]): string | null {
   return null;
 }
 
+/** From a skipped `.terraform` directory, only `modules/modules.json`: `terraform init`'s record of
+ * the module versions it installed, which `tfguard fix` writes into `module` blocks that lack one. */
+async function addInstalledManifest(
+  builder: ArchiveBuilder,
+  absolute: string,
+  relative: string,
+): Promise<void> {
+  const file = nodePath.join(absolute, 'modules', 'modules.json');
+  const stats = await fs.lstat(file).catch(() => null);
+  const modulesDir = await fs.lstat(nodePath.join(absolute, 'modules')).catch(() => null);
+  if (stats === null || !stats.isFile() || modulesDir === null || !modulesDir.isDirectory()) return;
+  for (const dir of [relative, `${relative}/modules`]) {
+    const shown = displayName(dir);
+    builder.countEntry(shown);
+    const path = builder.admit(dir, true);
+    if (path === null) return;
+    builder.addDirectory(path, shown, 0o755);
+  }
+  const fileRelative = `${relative}/modules/modules.json`;
+  const shown = displayName(fileRelative);
+  builder.countEntry(shown);
+  const path = builder.admit(fileRelative, false);
+  if (path === null) return;
+  const sink = builder.beginFile(path, shown, stats.size, stats.mode & 0o7777);
+  await fsStep(shown, () => readRegularFile(file, (chunk) => sink.write(chunk), shown));
+  sink.finish();
+}
+
 /**
  * Read a directory tree into the same shape as an archive. Symlinks are not followed while walking;
- * they are recorded and must resolve inside the directory. `.git` and `.terraform` are skipped.
+ * they are recorded and must resolve inside the directory. `.git` and `.terraform` are skipped
+ * (of `.terraform`, only `modules/modules.json` is read).
  */
 export async function scanDirectory(root: string, builder: ArchiveBuilder): Promise<void> {
   // Paths in the walk are relative to the real root, so absolute link targets can be checked.
@@ -130,7 +159,11 @@ export async function scanDirectory(root: string, builder: ArchiveBuilder): Prom
       const shown = displayName(relative);
       const absolute = nodePath.join(absoluteDir, name);
       const stats = await fsStep(shown, () => fs.lstat(absolute));
-      if (SKIPPED_DIRECTORIES.has(name) && (stats.isDirectory() || name === '.git')) continue;
+      if (SKIPPED_DIRECTORIES.has(name) && (stats.isDirectory() || name === '.git')) {
+        if (name === '.terraform' && stats.isDirectory())
+          await addInstalledManifest(builder, absolute, relative);
+        continue;
+      }
       builder.countEntry(shown);
       const path = builder.admit(relative, stats.isDirectory());
       if (path === null) continue;

@@ -22,18 +22,15 @@ import type { Severity } from '../model';
 import { renderReport, REPORT_FORMATS, verdict } from '../report';
 import type { FailOn, ReportFormat } from '../report';
 import {
-  currentPlatform,
   hashPackage,
   PackageHashError,
   RegistryClient,
   ReleaseHashResolver,
 } from '../lockfile';
-import type { LockAnalysis } from '../lockfile';
-import { applyEdits, planFixes, planLockFixes, unifiedDiff } from '../fix';
 import type { Finding } from '../rules';
 import type { ScanConfig } from '../model';
 import { RULES } from '../rules';
-import { closeSharedParser, scanPath } from '../scan';
+import { closeSharedParser, fixPatch, fixPath, scanPath } from '../scan';
 import type { ScanOptions } from '../scan/types';
 import { renderSummaryMarkdown, runLocalAudit } from '../service';
 import type { LocalArchive } from '../service';
@@ -288,54 +285,41 @@ async function fixCommand(args: string[], io: CliIo): Promise<number> {
     ...(values.registry ? { registry: true } : {}),
   };
 
-  let analysed: { lock: LockAnalysis; config: ScanConfig } | undefined;
-  const report = await scanPath(dir, {
-    ...options,
-    onLockAnalysis: (lock, config) => (analysed = { lock, config }),
-  });
-  const onDisk = (file: string): string => path.join(dir, ...file.split('/'));
-  const lockPlan =
-    analysed === undefined
-      ? undefined
-      : await planLockFixes({
-          findings: report.findings,
-          roots: report.roots,
-          lock: analysed.lock,
-          platforms: analysed.config.platforms.length > 0 ? analysed.config.platforms : [currentPlatform()],
-          ...(rules === undefined ? {} : { rules }),
-          registry: analysed.config.registry ? lockFixRegistry(analysed.config) : null,
-          read: (file) => fs.readFile(onDisk(file)).catch(() => null),
-        });
-  const plan = planFixes(report.findings, rules, lockPlan);
   const dryRun = values['dry-run'] === true;
+  const outcome = await fixPath(dir, {
+    ...options,
+    ...(rules !== undefined ? { rules } : {}),
+    lockRegistry: (config) => (config.registry ? lockFixRegistry(config) : null),
+  });
+  const { report, changes, fixed } = outcome;
   const say = dryRun ? io.stderr : io.stdout;
-  for (const [file, edits] of [...plan.files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    const created = plan.created.has(file);
-    const before = created ? Buffer.alloc(0) : await fs.readFile(onDisk(file));
-    const after = applyEdits(before, edits);
-    if (dryRun) io.stdout(unifiedDiff(file, before.toString('utf8'), after.toString('utf8'), created));
-    else if (created) await createFile(onDisk(file), after);
-    else await replaceFile(onDisk(file), after);
-  }
+  const onDisk = (file: string): string => path.join(dir, ...file.split('/'));
+  if (dryRun) io.stdout(fixPatch(changes));
+  else
+    for (const c of changes) {
+      if (c.created) await createFile(onDisk(c.path), c.after);
+      else await replaceFile(onDisk(c.path), c.after);
+    }
   const verb = dryRun ? 'would fix' : 'fixed';
-  say(`tfguard fix: ${verb} ${plan.fixed.length} finding(s) in ${plan.files.size} file(s)\n`);
-  for (const f of plan.fixed) {
-    say(`  ${where(f)}  ${f.ruleId}: ${lockPlan?.fixed.get(f) ?? f.fix?.description ?? ''}\n`);
-  }
-  // What remains: after a real fix, a fresh scan of the edited files says; a dry run assumes the
-  // planned fixes apply.
-  const after = dryRun ? null : await scanPath(dir, options);
-  const fixedSet = new Set(plan.fixed);
-  const remaining = after?.findings ?? report.findings.filter((f) => !fixedSet.has(f));
+  say(`tfguard fix: ${verb} ${fixed.length} finding(s) in ${changes.length} file(s)\n`);
+  for (const f of fixed) say(`  ${where(f)}  ${f.ruleId}: ${outcome.descriptions.get(f) ?? ''}\n`);
+  // What remains: after a real fix, a fresh scan of the written files says; a dry run assumes the
+  // planned fixes apply (to the last scan it made).
+  const fixedKeys = new Set(fixed.map((f) => `${f.ruleId}\0${where(f)}`));
+  const remaining = dryRun
+    ? (outcome.after ?? report).findings.filter((f) => !fixedKeys.has(`${f.ruleId}\0${where(f)}`))
+    : (await scanPath(dir, options)).findings;
   const open = remaining.filter(
     (f) => f.suppressed === undefined && (rules === undefined || rules.has(f.ruleId)),
   );
-  const reasons = new Map(plan.remaining.map((r) => [`${r.finding.ruleId}\0${where(r.finding)}`, r.reason]));
+  const reasons = new Map(outcome.skipped.map((r) => [`${r.finding.ruleId}\0${where(r.finding)}`, r.reason]));
   if (open.length > 0) {
     say(`still needs a person: ${open.length} finding(s)\n`);
     for (const f of open) {
       const reason = reasons.get(`${f.ruleId}\0${where(f)}`) ?? 'no mechanical fix';
       say(`  ${where(f)}  ${f.ruleId} (${f.severity}): ${reason}\n`);
+      // A finding without a fix says in its note what to do (and, for a fix withheld, why).
+      if (f.fix?.edits === undefined && f.note !== undefined) say(`      ${f.note}\n`);
     }
   }
   // With --rule, the exit code, like the list, is about those rules.

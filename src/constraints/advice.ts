@@ -5,7 +5,7 @@
 import { toConstraints, type Constraint } from './parse';
 import { meets } from './semantics';
 import { formatConstraint } from './normalize';
-import { compareVersions, type Version } from './version';
+import { compareVersions, parseVersion, type Version } from './version';
 
 const UPPER_OPS: ReadonlySet<string> = new Set(['~>', '<', '<=', '=']);
 
@@ -66,6 +66,31 @@ export function suggestUpperBound(s: string): string | null {
     }
   }
   return out.join(', ');
+}
+
+/**
+ * For a root module's constraint without an upper bound whose provider is locked at `locked`: the
+ * constraint bounded to the locked version's release line, `~> MAJOR.MINOR`, keeping every existing
+ * constraint the cap does not already imply (a minimum above `MAJOR.MINOR.0`, exclusions at or above
+ * it). `>= 5.1` locked at 5.40.3 → `~> 5.40`; `>= 5.40.2, != 5.41.0` locked at 5.40.3 →
+ * `~> 5.40, >= 5.40.2, != 5.41.0`. Null when the constraint already has an upper bound, or the
+ * locked version is a pre-release or does not satisfy the result (a lock that disagrees with the
+ * configuration is a person's call).
+ */
+export function suggestUpperBoundAt(s: string, locked: string): string | null {
+  const cs = toConstraints(s);
+  if (hasUpperBound(cs)) return null;
+  const v = parseVersion(locked);
+  if (v.prerelease !== '') return null;
+  const floor = parseVersion(`${v.major}.${v.minor}.0`);
+  const out = [`~> ${v.major}.${v.minor}`];
+  for (const c of cs) {
+    const cmp = compareVersions(c.version, floor);
+    const implied = (c.op === '>=' && cmp <= 0) || (c.op === '>' && cmp < 0) || (c.op === '!=' && cmp < 0);
+    if (!implied) out.push(c.raw);
+  }
+  const result = out.join(', ');
+  return toConstraints(result).every((c) => meets(v, c)) ? result : null;
 }
 
 /**

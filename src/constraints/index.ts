@@ -13,4 +13,10 @@ export type { Constraint, Grammar, Operator, ParseOptions } from './parse';
 export { findConflict, isSatisfiable, maxSatisfying, satisfies } from './semantics';
 export type { SatisfiesOptions } from './semantics';
 export { formatConstraint, isNormalized, normalizeConstraints } from './normalize';
-export { hasUpperBound, suggestMinimumOnly, suggestUpperBound, upperBounding } from './advice';
+export {
+  hasUpperBound,
+  suggestMinimumOnly,
+  suggestUpperBound,
+  suggestUpperBoundAt,
+  upperBounding,
+} from './advice';

@@ -13,6 +13,8 @@ import type { TextEdit } from '../model';
 export interface SkippedFix {
   finding: Finding;
   reason: string;
+  /** True when the fix is sound but waits for another one it overlaps (a next pass applies it). */
+  deferred?: boolean;
 }
 
 /** Fixes planned beside the findings' own edits: lock-file rewrites (src/fix/lock.ts). */
@@ -43,6 +45,15 @@ function overlaps(a: TextEdit, b: TextEdit): boolean {
   const [as, ae, bs, be] = [a.range.start.byte, a.range.end.byte, b.range.start.byte, b.range.end.byte];
   // Two insertions at the same point conflict too: their order would be a guess.
   return as < be && bs < ae ? true : as === bs && (as === ae || bs === be);
+}
+
+function sameEdit(a: TextEdit, b: TextEdit): boolean {
+  return (
+    a.range.file === b.range.file &&
+    a.range.start.byte === b.range.start.byte &&
+    a.range.end.byte === b.range.end.byte &&
+    a.text === b.text
+  );
 }
 
 /**
@@ -89,12 +100,15 @@ export function planFixes(
       continue;
     }
     const planned = [...files.values()].flat();
-    const clash = edits.some((e) => planned.some((p) => overlaps(e, p)));
+    // An edit another finding already planned (findings that share one fix, such as every missing
+    // alias of one provider) is that fix: nothing more to apply.
+    const fresh = edits.filter((e) => !planned.some((p) => sameEdit(e, p)));
+    const clash = fresh.some((e) => planned.some((p) => overlaps(e, p)));
     if (clash) {
-      remaining.push({ finding: f, reason: 'its edit overlaps another fix; run fix again' });
+      remaining.push({ finding: f, reason: 'its edit overlaps another fix; run fix again', deferred: true });
       continue;
     }
-    for (const e of edits) {
+    for (const e of fresh) {
       const list = files.get(e.range.file) ?? [];
       list.push(e);
       files.set(e.range.file, list);
@@ -119,4 +133,30 @@ export function applyEdits(content: Buffer, edits: readonly TextEdit[]): Buffer 
   }
   parts.push(content.subarray(at));
   return Buffer.concat(parts);
+}
+
+/**
+ * The whole lines `edit` touches in `content`, as they read after it (without the final line
+ * ending; `\r\n` read as `\n`): the text of a line-based review suggestion. Null when the edit's
+ * range is out of bounds.
+ */
+export function suggestionFor(
+  content: Buffer,
+  edit: TextEdit,
+): { file: string; startLine: number; endLine: number; text: string } | null {
+  const { start, end } = edit.range;
+  if (start.byte > end.byte || end.byte > content.length) return null;
+  const lineStart = content.lastIndexOf(0x0a, start.byte - 1) + 1;
+  let lineEnd = content.indexOf(0x0a, end.byte);
+  if (lineEnd < 0) lineEnd = content.length;
+  const text =
+    content.subarray(lineStart, start.byte).toString('utf8') +
+    edit.text +
+    content.subarray(end.byte, lineEnd).toString('utf8');
+  return {
+    file: edit.range.file,
+    startLine: start.line,
+    endLine: end.line,
+    text: text.replace(/\r\n/g, '\n').replace(/\r$/, ''),
+  };
 }

@@ -144,6 +144,10 @@ function requirement(
     configurationAliases: [] as string[],
     declared,
     implicit: false,
+    entry:
+      entry.items === undefined
+        ? { valueRange: entry.valueRange }
+        : { valueRange: entry.valueRange, items: entry.items },
   };
   if (typeof entry.value === 'string' || typeof entry.value === 'number') {
     // Legacy `NAME = "VERSION"`: a version constraint with the implied source.
@@ -348,6 +352,7 @@ export function collectModule(
       location: loc(b),
       ...(sourceAttr ? { sourceLocation: valueLocation(sourceAttr) } : {}),
       ...(versionAttr ? { versionLocation: valueLocation(versionAttr) } : {}),
+      ...(sourceAttr ? { sourceRange: sourceAttr.range } : {}),
     });
   }
 

@@ -1,6 +1,7 @@
 /** The module layer's model: modules, their calls, provider requirements and root trees. */
 import type { ModuleSourceKind } from '../addrs';
-import type { Engine, SourceLocation } from '../model';
+import type { HclObjectItem } from '../hcl';
+import type { Engine, SourceLocation, SourceRange } from '../model';
 
 export interface ProviderRequirement {
   /** Module-local name (the key in `required_providers`, or the implied name). */
@@ -28,6 +29,10 @@ export interface ProviderRequirement {
   versionExpression?: ValueExpression;
   /** Likewise for `source` (`unknown`: `source` is the implied one and must not be relied on). */
   sourceExpression?: ValueExpression;
+  /** The entry's value where the parser located it (an object constructor, a JSON object or the
+   * legacy string) and, for an object, its items: where a fix inserts a missing `source`,
+   * `version` or `configuration_aliases`. Absent for implicit providers. */
+  entry?: { valueRange: SourceRange; items?: HclObjectItem[] };
 }
 
 /** A `required_providers` value written as an expression, as tfguard evaluated it. */
@@ -89,6 +94,8 @@ export interface ModuleCall {
    * absent when the call has no such argument or was not written as a `module` block. */
   sourceLocation?: SourceLocation;
   versionLocation?: SourceLocation;
+  /** The `source` argument (name to value), where a fix inserts a missing `version` after it. */
+  sourceRange?: SourceRange;
 }
 
 export interface BackendInfo {

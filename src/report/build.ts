@@ -1,4 +1,5 @@
-import type { Engine } from '../model';
+import { suggestionFor } from '../fix';
+import type { Engine, TextEdit } from '../model';
 import type { Finding } from '../rules';
 import type { LoadedArchive } from '../archive';
 import type { ModuleInfo, RootTree } from '../modules';
@@ -100,6 +101,16 @@ export function summarize(findings: Finding[], modules: number, roots: number): 
 }
 
 /** Assembles the JSON report. Pure and deterministic: the same input gives byte-identical JSON. */
+/** A finding whose fix is one edit gets the lines it touches as they read after it (`Fix.suggestion`). */
+function withSuggestion(f: Finding, archive: ReportInput['archive']): Finding {
+  const edits = f.fix?.edits;
+  if (f.fix === undefined || edits === undefined || edits.length !== 1) return f;
+  const edit = edits[0] as TextEdit;
+  const content = archive.files.get(edit.range.file);
+  const suggestion = content === undefined ? null : suggestionFor(content, edit);
+  return suggestion === null ? f : { ...f, fix: { ...f.fix, suggestion } };
+}
+
 export function buildReport(input: ReportInput): Report {
   const { archive } = input;
   const fileCount = archive.entries.filter((e) => e.type === 'file').length;
@@ -118,7 +129,7 @@ export function buildReport(input: ReportInput): Report {
     configFiles: [...input.configFiles],
     modules: input.modules.map(moduleReport),
     roots: input.roots.map((r) => rootReport(r, input.lock)),
-    findings: input.findings,
+    findings: input.findings.map((f) => withSuggestion(f, archive)),
     summary: summarize(
       input.findings,
       input.modules.length,

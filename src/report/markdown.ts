@@ -88,6 +88,27 @@ function findingRow(f: Finding): string {
   return `| ${ICON[f.severity]} ${f.severity} | ${code(f.ruleId)} | ${location(f)} | ${message} |`;
 }
 
+/**
+ * A fix of one edit as a GitHub suggestion: the lines it touches as they read after it, in a
+ * fenced block whose info string is `suggestion` (what a review comment on those lines turns into
+ * an "Apply suggestion" button). The fence is longer than any backtick run in the text.
+ */
+function suggestionBlock(f: Finding): string {
+  const fix = f.fix as NonNullable<Finding['fix']>;
+  const s = fix.suggestion as NonNullable<NonNullable<Finding['fix']>['suggestion']>;
+  const lines = s.startLine === s.endLine ? `line ${s.startLine}` : `lines ${s.startLine}–${s.endLine}`;
+  const longest = Math.max(0, ...(s.text.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = '`'.repeat(Math.max(3, longest + 1));
+  return [
+    `${code(`${s.file}:${s.startLine}`)} ${code(f.ruleId)}: ${cell(fix.description)} (${lines}):`,
+    '',
+    `${fence}suggestion`,
+    s.text,
+    fence,
+    '',
+  ].join('\n');
+}
+
 function suppressedRow(f: Finding): string {
   const s = f.suppressed as NonNullable<Finding['suppressed']>;
   const at = s.file === f.file ? `line ${s.line}` : `${s.file}:${s.line}`;
@@ -197,6 +218,15 @@ export function renderMarkdown(report: Report, options: MarkdownOptions = {}): s
     for (const line of ['', '</details>', '']) emit(line);
   };
 
+  const suggestions = bySeverity(active).filter((f) => f.fix?.suggestion !== undefined);
+  if (suggestions.length > 0) {
+    section(
+      `${plural(suggestions.length, 'suggested change')} (\`tfguard fix\` applies them all)`,
+      [],
+      suggestions.map(suggestionBlock),
+      'suggested changes',
+    );
+  }
   if (suppressed.length > 0) {
     section(
       `${plural(suppressed.length, 'suppressed finding')} (not counted)`,

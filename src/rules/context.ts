@@ -14,7 +14,7 @@ export interface LoadedForRules {
 
 /**
  * The context the rules run in, from the loader's output, the resolved settings and (when the scan
- * ran it) the lock-file analysis and the inline annotations. The one place that assembles it: the scan and the test harnesses
+ * ran it) the lock-file analysis, the inline annotations and the files' bytes. The one place that assembles it: the scan and the test harnesses
  * that run rule subsets all use it.
  */
 export function ruleContext(
@@ -22,6 +22,7 @@ export function ruleContext(
   config: ScanConfig,
   lock?: LockAnalysis,
   annotations?: readonly Annotation[],
+  sources?: ReadonlyMap<string, Buffer>,
 ): RuleContext {
   // Fragments (files copied, linked or templated into other directories) are not modules: no rule
   // judges them on their own.
@@ -43,5 +44,6 @@ export function ruleContext(
     engine: loaded.engine,
     ...(lock === undefined ? {} : { lock }),
     ...(annotations === undefined ? {} : { annotations }),
+    ...(sources === undefined ? {} : { sources }),
   };
 }

@@ -2,12 +2,14 @@
  * Small helpers shared by the provider-version rules. Not a rule itself.
  */
 import { isBuiltinProviderSource, shortSource } from '../addrs';
-import { validateConstraints } from '../constraints';
+import { parseVersion, satisfies, validateConstraints } from '../constraints';
 import { stripTemplate } from '../hcl';
 import type { LoadDiagnostic, ModuleInfo, ProviderRequirement, RootTree, ValueExpression } from '../modules';
 import type { SourceLocation, SourceRange, TextEdit } from '../model';
 import type { Fix } from './types';
 import { kindLabel } from '../modules';
+import { sourceText, type SourceText } from './fix-helpers';
+import { liveEntries, lockRoots } from './lock-helpers';
 import type { RuleContext } from './types';
 
 /**
@@ -167,4 +169,113 @@ export function kindCaveat(m: Pick<ModuleInfo, 'path' | 'kind' | 'kindReason' | 
     weak: true,
     suffix: ` (if "${m.path}" is a ${kindLabel(m.kind)}; tfguard's guess, because: ${m.kindReason})`,
   };
+}
+
+/** The file's bytes for an inserting fix, when the scan passed them (`RuleContext.sources`). */
+export function sourceFor(ctx: RuleContext, file: string | undefined): SourceText | undefined {
+  if (file === undefined) return undefined;
+  const bytes = ctx.sources?.get(file);
+  return bytes === undefined ? undefined : sourceText(file, bytes);
+}
+
+/** What a root's lock file says about one provider source. */
+export type LockedVersion =
+  | { status: 'locked'; version: string; lockFile: string }
+  | { status: 'no-lock' }
+  | { status: 'no-entry'; lockFile: string }
+  /** The lock file or its entry could not be read (the lock rules report why). */
+  | { status: 'unreadable'; lockFile: string };
+
+/** The version the lock file of `root` records for `source` (lock analysis of deployable roots). */
+export function lockedVersion(ctx: RuleContext, root: string, source: string): LockedVersion {
+  const a = lockRoots(ctx).find((r) => r.root === root);
+  if (a === undefined || a.lockFile === null) return { status: 'no-lock' };
+  if (a.lock === null || !a.lock.readable) return { status: 'unreadable', lockFile: a.lockFile };
+  const entries = a.lock.providers.filter((e) => e.source === source);
+  if (entries.length === 0) return { status: 'no-entry', lockFile: a.lockFile };
+  const e = liveEntries(a).find((x) => x.source === source);
+  if (e === undefined || e.version === null || entries.length > 1)
+    return { status: 'unreadable', lockFile: a.lockFile };
+  return { status: 'locked', version: e.version, lockFile: a.lockFile };
+}
+
+/** The trees a module is part of. */
+export function treesWith(ctx: RuleContext, modulePath: string): RootTree[] {
+  return ctx.roots.filter((t) => t.modules.includes(modulePath));
+}
+
+/** The combined constraints of `source` in `tree` ('' when nothing constrains it, null when a
+ * constraint is invalid or the tree does not require it). */
+export function treeConstraints(tree: RootTree, source: string): string | null {
+  const p = tree.providers.find((rp) => rp.source === source);
+  return p === undefined ? null : p.constraints;
+}
+
+/** True when `version` satisfies `constraints` (false for an invalid constraint). */
+export function safelySatisfies(version: string, constraints: string): boolean {
+  if (constraints === '') return true;
+  try {
+    return satisfies(version, constraints);
+  } catch {
+    return false;
+  }
+}
+
+/** `~> MAJOR.MINOR` of a version; null for a pre-release (only an exact constraint selects one). */
+export function releaseLine(version: string): string | null {
+  try {
+    const v = parseVersion(version);
+    return v.prerelease === '' ? `~> ${v.major}.${v.minor}` : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The call-name paths (`["network", "eks"]`) by which `tree`'s root reaches `modulePath`: the
+ * module keys `terraform init` records in `.terraform/modules/modules.json`, without the last
+ * call. The root itself is reached by the empty path. */
+export function callPaths(tree: RootTree, modulePath: string): string[][] {
+  const out: string[][] = [];
+  const walk = (at: string, path: string[], seen: Set<string>): void => {
+    if (at === modulePath) out.push(path);
+    if (out.length > 64) return;
+    for (const c of tree.calls) {
+      if (c.from !== at || seen.has(c.to)) continue;
+      walk(c.to, [...path, c.name], new Set([...seen, c.to]));
+    }
+  };
+  walk(tree.root, [], new Set([tree.root]));
+  return out;
+}
+
+interface InstalledModule {
+  key: string;
+  source: string;
+  version: string | null;
+}
+
+/** The entries of `<root>/.terraform/modules/modules.json` (written by `terraform init`), or null
+ * when the archive has none or it cannot be read. */
+export function installedModules(ctx: RuleContext, root: string): InstalledModule[] | null {
+  const file = root === '.' ? '.terraform/modules/modules.json' : `${root}/.terraform/modules/modules.json`;
+  const bytes = ctx.sources?.get(file);
+  if (bytes === undefined) return null;
+  try {
+    const doc = JSON.parse(bytes.toString('utf8')) as { Modules?: unknown };
+    if (!Array.isArray(doc.Modules)) return null;
+    const out: InstalledModule[] = [];
+    for (const m of doc.Modules as Record<string, unknown>[]) {
+      if (typeof m?.Key !== 'string' || typeof m.Source !== 'string') continue;
+      out.push({ key: m.Key, source: m.Source, version: typeof m.Version === 'string' ? m.Version : null });
+    }
+    return out;
+  } catch {
+    return null;
+  }
+}
+
+/** A registry module address without the public registries' host, lowercased, for comparing the
+ * configuration's `source` with what `terraform init` recorded. */
+export function registryModuleKey(source: string): string {
+  return source.replace(/^(registry\.terraform\.io|registry\.opentofu\.org)\//i, '').toLowerCase();
 }

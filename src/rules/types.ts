@@ -20,6 +20,10 @@ export interface RuleContext {
   /** Inline `tfguard:` annotations of the scanned files (src/rules/suppress.ts), sorted by file and
    * line; absent when the scan did not read them. */
   annotations?: readonly Annotation[];
+  /** The bytes of the scanned files by archive path (the archive's loaded files), for fixes that
+   * insert text next to what the parser located; absent when the caller did not pass them (the
+   * fixes that need them are then advice only). */
+  sources?: ReadonlyMap<string, Buffer>;
   /** Set only for rules of the `after-suppression` stage: for each annotation that covered a
    * finding, the rule ids it covered. */
   suppressionsUsed?: ReadonlyMap<Annotation, ReadonlySet<string>>;
@@ -52,6 +56,10 @@ export interface Fix {
   /** The edits that apply the fix to the files, when the fix is safe to apply mechanically.
    * Edits of one fix never overlap; applying them all leaves every file syntactically valid. */
   edits?: TextEdit[];
+  /** For a fix of one edit: the whole lines it touches (`startLine` to `endLine` of `file`) as they
+   * read after it, line endings as `\n`. What a line-based review suggestion (a GitHub
+   * ```suggestion block) replaces those lines with. */
+  suggestion?: { file: string; startLine: number; endLine: number; text: string };
 }
 
 /** One finding in a report. */

@@ -33,6 +33,8 @@ import {
 } from './deadline';
 
 export type { ScanOptions } from './types';
+export { fixArchive, fixBytes, fixPatch, fixPath } from './fix';
+export type { FileChange, FixOptions, FixOutcome } from './fix';
 export { EXTRACTOR_VERSION } from './cache';
 export type { CacheStats } from './cache';
 export {
@@ -70,9 +72,13 @@ export async function closeSharedParser(): Promise<void> {
   if (current) await current.parser.close();
 }
 
+/** `terraform init`'s record of the modules it installed (`module-version-missing` fixes read the
+ * versions from it). */
+const INSTALLED_MODULES_MANIFEST = /(^|\/)\.terraform\/modules\/modules\.json$/;
+
 /** Which files the archive reader keeps in memory. */
 export function shouldLoad(path: string): boolean {
-  return defaultShouldLoad(path) || isProviderPackageZip(path);
+  return defaultShouldLoad(path) || isProviderPackageZip(path) || INSTALLED_MODULES_MANIFEST.test(path);
 }
 
 async function resolveConfig(
@@ -246,7 +252,7 @@ async function scanLoaded(
   deadline.enter('reading inline annotations');
   const annotations = readAnnotations(annotatedFiles(archive, loaded.modules, lock), KNOWN_RULES);
   deadline.enter('running the rules');
-  const ctx = ruleContext(loaded, config, lock, annotations);
+  const ctx = ruleContext(loaded, config, lock, annotations, archive.files);
   const findings = runRules(ctx);
   deadline.enter('building the report');
   return buildReport({

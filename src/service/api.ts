@@ -1,14 +1,16 @@
 /**
  * Entry point 2, the pipeline API (HTTP API with IAM auth; the handlers only adapt the event):
  *
- *   POST /scans          archive in the body → the report, stored, with a pass/fail verdict
+ *   POST /scans          archive in the body → the report, stored, with a pass/fail verdict (with
+ *                          `fix=true` also the patch of every safe fix, stored beside the reports)
  *   POST /uploads        → a presigned POST (size, type and metadata bound) and, for older clients, a
  *                          presigned PUT URL, with an id, for archives too large for a request body
  *   GET  /scans/{id}     → the report (by scan id or upload id), 202 while an upload is pending
  *
  * Output format: `?format=json|sarif|markdown`, else the `Accept` header, else JSON. The JSON form
  * wraps the report: `{ scanId, status, verdict, failOn, repository, summary, reportInline,
- * reportKeys, reportUrls, reportUrlsExpireAt, report }`; SARIF and Markdown are the bare documents.
+ * reportKeys, reportUrls, reportUrlsExpireAt, report }` (and `patch` with `fix=true`); SARIF and
+ * Markdown are the bare documents.
  * Every report response carries `x-tfguard-scan-id` and `x-tfguard-verdict` headers.
  *
  * Responses always fit Lambda's 6 MB response limit: the report is inlined only when the whole
@@ -249,6 +251,16 @@ function chooseFailOn(request: ApiRequest, fallback: FailOn): FailOn {
   }
 }
 
+/** `fix=true` (query) or `x-tfguard-fix: true`: also return and store the patch of every safe fix. */
+function chooseFix(request: ApiRequest): boolean {
+  const raw = request.query.fix ?? request.headers['x-tfguard-fix'];
+  if (raw === undefined) return false;
+  const value = raw.trim().toLowerCase();
+  if (value === 'true' || value === '1') return true;
+  if (value === 'false' || value === '0' || value === '') return false;
+  throw new ApiError(400, 'bad-fix', `fix must be true or false, got ${JSON.stringify(raw)}`);
+}
+
 function chooseRepository(raw: string | undefined, required: boolean): string | null {
   if (raw === undefined || raw.trim() === '') {
     if (required) throw new ApiError(400, 'missing-repository', 'a repository name is required');
@@ -326,10 +338,12 @@ interface CompleteScan {
   keys: ReportKeys;
   /** Size of the stored JSON report when known (a report larger than the limit is not inlined). */
   bytes?: number;
+  /** The fixes as a unified diff, when the request asked for them (`fix=true`). */
+  patch?: string;
 }
 
 interface ReportLinks {
-  urls: Record<StoredFormat, string>;
+  urls: Record<StoredFormat, string> & { patch?: string };
   expiresAt: string;
 }
 
@@ -338,11 +352,13 @@ async function reportLinks(deps: ApiDeps, keys: ReportKeys): Promise<ReportLinks
   if (signer === undefined) throw new Error('report responses need a report URL signer');
   const ttl = deps.settings.reportUrlTtlSeconds;
   const now = (deps.now ?? (() => new Date()))();
-  const [json, sarif, markdown] = await Promise.all(
-    [keys.json, keys.sarif, keys.markdown].map((key) => signer.presignGet(key, { expiresInSeconds: ttl })),
+  const [json, sarif, markdown, patch] = await Promise.all(
+    [keys.json, keys.sarif, keys.markdown, ...(keys.patch !== undefined ? [keys.patch] : [])].map((key) =>
+      signer.presignGet(key, { expiresInSeconds: ttl }),
+    ),
   );
   return {
-    urls: { json: json!, sarif: sarif!, markdown: markdown! },
+    urls: { json: json!, sarif: sarif!, markdown: markdown!, ...(patch !== undefined ? { patch } : {}) },
     expiresAt: new Date(now.getTime() + ttl * 1000).toISOString(),
   };
 }
@@ -376,12 +392,21 @@ async function reportResponse(
     reportUrlsExpireAt: links.expiresAt,
   };
   if (format === 'json') {
-    // A stored JSON report already larger than the limit is not even serialized again.
-    if (scan.bytes === undefined || scan.bytes <= MAX_INLINE_RESPONSE_BYTES) {
-      const inline = json(200, { ...envelope, reportInline: true, report }, headers);
-      if (lambdaPayloadBytes(inline) <= MAX_INLINE_RESPONSE_BYTES) return inline;
+    // The patch is inlined before the report: it is what a fix request is for. Either that does not
+    // fit is left out (null) and one download away (reportUrls).
+    const attempts: Record<string, unknown>[] =
+      scan.patch === undefined ? [{}] : [{ patch: scan.patch }, { patch: null }];
+    let linked: ApiResponse | undefined;
+    for (const patch of attempts) {
+      // A stored JSON report already larger than the limit is not even serialized again.
+      if (scan.bytes === undefined || scan.bytes <= MAX_INLINE_RESPONSE_BYTES) {
+        const inline = json(200, { ...envelope, ...patch, reportInline: true, report }, headers);
+        if (lambdaPayloadBytes(inline) <= MAX_INLINE_RESPONSE_BYTES) return inline;
+      }
+      linked = json(200, { ...envelope, ...patch, reportInline: false, report: null }, headers);
+      if (lambdaPayloadBytes(linked) <= MAX_INLINE_RESPONSE_BYTES) return linked;
     }
-    return json(200, { ...envelope, reportInline: false, report: null }, headers);
+    return linked as ApiResponse;
   }
   const document: ApiResponse = {
     statusCode: 200,
@@ -454,6 +479,7 @@ export async function createScan(deps: ApiDeps, request: ApiRequest): Promise<Ap
     false,
   );
   const name = archiveName(request, ARCHIVE_TYPES[type]!);
+  const fix = chooseFix(request);
   const sha256 = createHash('sha256').update(body).digest('hex');
   const scanId = apiScanId(repository, sha256);
   deps.logger.appendKeys?.({ scanId, ...(repository !== null ? { repository } : {}) });
@@ -466,6 +492,7 @@ export async function createScan(deps: ApiDeps, request: ApiRequest): Promise<Ap
       repository,
       registry: deps.settings.scanRegistry,
       source: { kind: 'api', name, sha256, size: body.length, uploadedBy: request.caller ?? null },
+      ...(fix ? { fix } : {}),
     });
   } catch (err) {
     // Not the client's fault and not a property of the archive: nothing was stored, no report.
@@ -488,7 +515,13 @@ export async function createScan(deps: ApiDeps, request: ApiRequest): Promise<Ap
   if (outcome.status === 'rejected') return rejectedResponse(outcome.record);
   return reportResponse(
     deps,
-    { scanId, repository, report: outcome.report, keys: outcome.keys },
+    {
+      scanId,
+      repository,
+      report: outcome.report,
+      keys: outcome.keys,
+      ...(outcome.patch !== undefined ? { patch: outcome.patch } : {}),
+    },
     format,
     failOn,
     { uploadedBy: request.caller ?? null },

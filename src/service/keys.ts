@@ -5,6 +5,7 @@
  * event overwrites identical content.
  *
  *   scans/<scanId>/report.sarif|report.md|report.json   one scan (report.json written last)
+ *   scans/<scanId>/fix.patch                             its fixes as a unified diff (`POST /scans?fix=true`)
  *   scans/<scanId>/rejected.json                         an archive the scanner rejected
  *   repos/<repoKey>/@latest.json                         per-repository pointer to the newest upload's scan
  *   requests/<uploadId>.json                             a `POST /uploads` request and its outcome
@@ -101,6 +102,8 @@ export interface ReportKeys {
   json: string;
   sarif: string;
   markdown: string;
+  /** The fixes as a unified diff (`tfguard fix --dry-run`), stored when the scan was asked to fix. */
+  patch?: string;
 }
 
 /** Key builder for everything under the reports prefix. */
@@ -115,12 +118,19 @@ export class ReportLayout {
     return this.scanPrefix(scanId) + REPORT_FILES[format];
   }
 
-  reports(scanId: string): ReportKeys {
+  /** The keys of a scan's renderings; with `patch`, of its stored fixes too. */
+  reports(scanId: string, patch = false): ReportKeys {
     return {
       json: this.report(scanId, 'json'),
       sarif: this.report(scanId, 'sarif'),
       markdown: this.report(scanId, 'markdown'),
+      ...(patch ? { patch: this.patch(scanId) } : {}),
     };
+  }
+
+  /** The fixes of a scan, as a unified diff. */
+  patch(scanId: string): string {
+    return this.scanPrefix(scanId) + 'fix.patch';
   }
 
   rejected(scanId: string): string {

@@ -8,7 +8,7 @@ import type { InputErrorCode } from '../errors';
 import { isInputError } from '../errors';
 import { CONTENT_TYPES, renderReport, type RenderOptions } from '../report';
 import type { Report, Summary } from '../report/types';
-import { scanBytes } from '../scan';
+import { fixBytes, fixPatch, scanBytes } from '../scan';
 import type { ScanOptions } from '../scan/types';
 import type { ConditionalObjectStore, WriteCondition } from '../storage/ports';
 import { PrefixedObjectStore } from '../storage/prefixed';
@@ -65,7 +65,14 @@ export interface RejectedRecord {
 }
 
 export type ScanOutcome =
-  | { status: 'complete'; scanId: string; report: Report; keys: ReportKeys }
+  | {
+      status: 'complete';
+      scanId: string;
+      report: Report;
+      keys: ReportKeys;
+      /** With `ScanInput.fix`: the fixes as a unified diff ('' when there is nothing to fix). */
+      patch?: string;
+    }
   | { status: 'rejected'; scanId: string; record: RejectedRecord; key: string };
 
 export interface ScanInput {
@@ -77,6 +84,8 @@ export interface ScanInput {
   source: ScanSource;
   /** Registry cross-check of lock files. */
   registry: boolean;
+  /** Also plan every safe fix and store the patch beside the reports (`tfguard fix --dry-run`). */
+  fix?: boolean;
 }
 
 function rejection(
@@ -103,13 +112,21 @@ function rejection(
 export async function scanAndStore(ctx: ScanContext, input: ScanInput): Promise<ScanOutcome> {
   const started = Date.now();
   let report: Report;
+  let patch: string | undefined;
   try {
-    report = await scanBytes(input.name, input.bytes, {
+    const options = {
       ...ctx.scanOptions,
       ...(ctx.signal !== undefined ? { signal: ctx.signal } : {}),
       registry: input.registry,
       store: new PrefixedObjectStore(ctx.reports, ctx.layout.registryCachePrefix),
-    });
+    };
+    if (input.fix === true) {
+      const fixed = await fixBytes(input.name, input.bytes, options);
+      report = fixed.report;
+      patch = fixPatch(fixed.changes);
+    } else {
+      report = await scanBytes(input.name, input.bytes, options);
+    }
   } catch (err) {
     if (!isInputError(err)) throw err;
     if (err.code === 'scan-timeout') {
@@ -134,7 +151,14 @@ export async function scanAndStore(ctx: ScanContext, input: ScanInput): Promise<
     });
     return { status: 'rejected', scanId: input.scanId, record, key };
   }
-  const keys = await storeReport(ctx, input.scanId, input.repository, report, uploaderOf(input.source));
+  const keys = await storeReport(
+    ctx,
+    input.scanId,
+    input.repository,
+    report,
+    uploaderOf(input.source),
+    patch,
+  );
   ctx.metrics.addMetric(METRIC.scans, 'Count', 1);
   ctx.metrics.addMetric(METRIC.duration, 'Milliseconds', Date.now() - started);
   ctx.metrics.addMetric(METRIC.findings, 'Count', report.summary.total);
@@ -146,7 +170,13 @@ export async function scanAndStore(ctx: ScanContext, input: ScanInput): Promise<
     repository: input.repository,
     summary: report.summary,
   });
-  return { status: 'complete', scanId: input.scanId, report, keys };
+  return {
+    status: 'complete',
+    scanId: input.scanId,
+    report,
+    keys,
+    ...(patch !== undefined ? { patch } : {}),
+  };
 }
 
 /** Stores an already rejected input (e.g. an upload too large to download). */
@@ -200,9 +230,13 @@ export function storedMarkdownOptions(keys: Pick<ReportKeys, 'json'>): RenderOpt
   return { markdown: { fullReport: `the JSON report stored beside this one, \`${keys.json}\`` } };
 }
 
+/** The content type of a stored patch (`fix.patch`). */
+export const PATCH_CONTENT_TYPE = 'text/x-diff; charset=utf-8';
+
 /**
- * Writes SARIF, Markdown, then JSON: a reader that finds `report.json` finds the other two. Each
- * carries the scan id, the repository and who sent the archive as object metadata.
+ * Writes SARIF, Markdown, the patch (when given), then JSON: a reader that finds `report.json` finds
+ * the others (the JSON's `fix` metadata says whether a patch is stored). Each carries the scan id,
+ * the repository and who sent the archive as object metadata.
  */
 export async function storeReport(
   ctx: Pick<ScanContext, 'reports' | 'layout'>,
@@ -210,9 +244,13 @@ export async function storeReport(
   repository: string | null,
   report: Report,
   uploadedBy: string | null = null,
+  patch?: string,
 ): Promise<ReportKeys> {
-  const keys = ctx.layout.reports(scanId);
+  const keys = ctx.layout.reports(scanId, patch !== undefined);
   const metadata = objectMetadata(scanId, repository, uploadedBy);
+  if (patch !== undefined) {
+    await ctx.reports.put(keys.patch as string, patch, { contentType: PATCH_CONTENT_TYPE, metadata });
+  }
   await ctx.reports.put(keys.sarif, renderReport(report, 'sarif'), {
     contentType: CONTENT_TYPES.sarif,
     metadata,
@@ -224,7 +262,7 @@ export async function storeReport(
   });
   await ctx.reports.put(keys.json, renderReport(report, 'json'), {
     contentType: CONTENT_TYPES.json,
-    metadata,
+    metadata: patch !== undefined ? { ...metadata, fix: 'patch' } : metadata,
   });
   return keys;
 }
@@ -235,7 +273,7 @@ export type StoredScan =
       scanId: string;
       report: Report;
       repository: string | null;
-      /** Where its three renderings are stored. */
+      /** Where its three renderings (and its patch, when it was asked to fix) are stored. */
       keys: ReportKeys;
       /** Size of the stored JSON report. */
       bytes: number;
@@ -256,7 +294,7 @@ export async function loadScan(
       scanId,
       report: JSON.parse(json.body.toString('utf8')) as Report,
       repository: json.metadata.repository ?? null,
-      keys: ctx.layout.reports(scanId),
+      keys: ctx.layout.reports(scanId, json.metadata.fix === 'patch'),
       bytes: json.body.length,
       uploadedBy: json.metadata['uploaded-by'] ?? null,
     };

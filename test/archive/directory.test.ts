@@ -45,14 +45,18 @@ const SAMPLE = {
 };
 
 describe('readDirectory', () => {
-  test('lists the tree, skips .git/.terraform/AppleDouble, loads selected files', async () => {
+  test('lists the tree, skips .git/.terraform (but modules.json)/AppleDouble, loads selected files', async () => {
     const root = tree(path.join(scratch, 'config'), SAMPLE);
     chmodSync(path.join(root, 'main.tf'), 0o600);
     const archive = await readDirectory(root);
     expect(archive.name).toBe('config');
     expect(archive.format).toBe('directory');
     expect(archive.entries.map((e) => [e.path, e.type])).toEqual([
+      // Of .terraform only the record of installed modules (module versions for tfguard fix).
+      ['.terraform', 'directory'],
       ['.terraform.lock.hcl', 'file'],
+      ['.terraform/modules', 'directory'],
+      ['.terraform/modules/modules.json', 'file'],
       ['empty', 'directory'],
       ['main.tf', 'file'],
       ['modules', 'directory'],

@@ -20,6 +20,7 @@ import {
   satisfies,
   suggestMinimumOnly,
   suggestUpperBound,
+  suggestUpperBoundAt,
   upperBounding,
   validateConstraints,
   type Constraint,
@@ -502,6 +503,33 @@ describe('findConflict / isSatisfiable', () => {
       }),
       { numRuns: 400 },
     );
+  });
+});
+
+describe('suggestUpperBoundAt (bounded to the locked version)', () => {
+  test.each<[string, string, string | null]>([
+    ['>= 5.1', '5.40.3', '~> 5.40'],
+    ['>= 5.40', '5.40.3', '~> 5.40'],
+    ['> 5.39.9', '5.40.3', '~> 5.40'],
+    ['>= 5.40.2, != 5.41.0', '5.40.3', '~> 5.40, >= 5.40.2, != 5.41.0'],
+    ['>= 5.1, != 5.2.0', '5.40.3', '~> 5.40'],
+    ['> 5.40.0', '5.40.3', '~> 5.40, > 5.40.0'],
+    ['>= 0.12', '0.15.4', '~> 0.15'],
+    // The lock disagrees with the minimum, or is a pre-release: no suggestion.
+    ['>= 5.41', '5.40.3', null],
+    ['>= 5.1', '5.40.3-beta1', null],
+    ['~> 5.0', '5.40.3', null],
+  ])('%j locked at %s → %j', (input, locked, expected) => {
+    const got = suggestUpperBoundAt(input, locked);
+    expect(got).toBe(expected);
+    if (got === null) return;
+    expect(validateConstraints(got)).toBeNull();
+    expect(hasUpperBound(got)).toBe(true);
+    // The locked version is still allowed, and nothing the original excluded is allowed now.
+    expect(satisfies(locked, got)).toBe(true);
+    for (const v of ['5.0.0', '5.1.0', '5.2.0', '5.40.0', '5.40.2', '5.41.0', '6.0.0', '0.12.0', '0.15.0']) {
+      if (satisfies(v, got)) expect([v, satisfies(v, input)]).toEqual([v, true]);
+    }
   });
 });
 

@@ -7,13 +7,14 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { load } from 'js-yaml';
+import { runCli } from '../../src/cli/main';
 import {
   condition,
   evaluate,
@@ -286,4 +287,42 @@ test('role-to-assume configures credentials first; no scan possible (exit 2) fai
   expect([scan.exitCode, scan.stderr]).toEqual([1, 'tfguard: no such archive: /nonexistent.tar.gz\n']);
   expect(run.outputs.verdict).toBe('');
   expect(existsSync(join(REPO, 'tfguard.json'))).toBe(false);
+});
+
+test('fix-comment: the patch of every safe fix in a comment of its own, updated on the next run', async () => {
+  const marker = '<!-- tfguard:fix-comment -->';
+  const job: Job = {
+    event: 'pull_request',
+    payload: SAME_REPO_PR,
+    with: { 'fix-comment': 'true', 'fail-on': 'never' },
+  };
+  const first = await runAction(job);
+  expect(first.run.failed).toBe(false);
+  expect(ran(first.run.steps)).toEqual(['guard', 'scan', 'github/codeql-action/upload-sarif@v3', 'run']);
+  expect(first.calls[0]!.query).toBe('failOn=never&fix=true&format=json&repository=acme%2Fnetwork');
+  const patch = await readFile(join(first.workspace, 'tfguard.patch'), 'utf8');
+  // The oracle: the CLI's dry run on the same checkout.
+  let dryRun = '';
+  await runCli(['fix', first.workspace, '--dry-run'], {
+    stdout: (t) => (dryRun += t),
+    stderr: () => {},
+    isTTY: false,
+  });
+  expect(patch).toMatch(/^--- a\//);
+  expect(patch).toBe(dryRun);
+  const mine = comments.filter((c) => c.body.startsWith(marker));
+  expect(mine).toHaveLength(1);
+  // The comment's diff block is the patch, and git apply accepts it in the checkout.
+  const block = /^(`{3,})diff\n([\s\S]*)\1$/m.exec(mine[0]!.body);
+  expect(block?.[2]).toBe(patch);
+  await writeFile(join(work, 'from-comment.patch'), block![2]!);
+  await exec('git', ['apply', '--check', join(work, 'from-comment.patch')], { cwd: first.workspace });
+
+  const second = await runAction(job);
+  expect(second.run.failed).toBe(false);
+  expect(comments.filter((c) => c.body.startsWith(marker))).toHaveLength(1);
+  expect(githubCalls.slice(-2)).toEqual([
+    'GET /repos/acme/network/issues/7/comments?per_page=100',
+    `PATCH /repos/acme/network/issues/comments/${mine[0]!.id}`,
+  ]);
 });

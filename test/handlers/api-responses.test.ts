@@ -179,6 +179,24 @@ test('POST /scans and GET /scans/{id}: a report too large for a response is link
   expect(markdown.result.body).toBe((await h.reports.get(payload.reportKeys.markdown))!.body.toString());
 });
 
+test('fix=true with a report too large to inline: the patch is inlined first, the report linked', async () => {
+  const archive = await manyFindings(2000);
+  const posted = await call(createScan, postScans(archive, { repository: 'big/findings', fix: 'true' }));
+  expect(posted.result.statusCode).toBe(200);
+  expect(posted.bytes).toBeLessThanOrEqual(MAX_INLINE_RESPONSE_BYTES);
+  const payload = envelope(posted.result) as Envelope & {
+    patch: string | null;
+    reportKeys: Record<string, string>;
+    reportUrls: Record<string, string>;
+  };
+  expect([payload.reportInline, payload.report]).toEqual([false, null]);
+  // Every stack's unbounded random constraint is bounded: one hunk per stack.
+  expect(payload.patch?.match(/^\+\+\+ b\/stacks\/s\d+\/main\.tf$/gm)).toHaveLength(2000);
+  const stored = await h.reports.get(payload.reportKeys.patch!);
+  expect(stored!.body.toString('utf8')).toBe(payload.patch);
+  expect((await download(payload.reportUrls.patch!)).toString('utf8')).toBe(payload.patch);
+});
+
 describeWithCorpus('a real corpus configuration', () => {
   test('an upload of a real configuration five times over: GET /scans/{uploadId} links the report', async () => {
     const archive = await replicateTarGz(

@@ -2,7 +2,13 @@
  * Entry point 2 end to end against s3rver: the three routes invoked with the sample HTTP API events
  * (adjusted), including a presigned URL that really accepts a PUT and the upload scan it triggers.
  */
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { runCli } from '../../src/cli/main';
 import { createScan, createUpload, getScan } from '../../handlers/api';
 import { handler as scanUpload } from '../../handlers/upload-scan';
 import { ReportLayout, SCAN_ID_PATTERN, UPLOAD_ID_PATTERN } from '../../src/service/keys';
@@ -10,6 +16,8 @@ import type { UploadRequestRecord } from '../../src/service/requests';
 import { scanBytes } from '../../src/scan';
 import type { Report } from '../../src/report/types';
 import { makeTarGz } from '../support/archive';
+import { tarGzFiles } from '../support/corpus';
+import { writeTree } from '../support/terraform';
 import {
   contentLengthRange,
   decodePolicy,
@@ -29,6 +37,7 @@ import {
 } from '../support/lambda';
 
 const layout = new ReportLayout('reports/');
+const run = promisify(execFile);
 let h: Harness;
 let sampleReport: Report;
 
@@ -235,6 +244,59 @@ describe('POST /scans', () => {
       postScans(SAMPLE_ARCHIVE, { headers: { accept: 'text/html;q=1, text/markdown;q=0.5' } }),
     );
     expect(weighted.headers['content-type']).toBe('text/markdown; charset=utf-8');
+  });
+
+  test('fix=true returns the patch tfguard fix --dry-run prints, and stores it beside the reports', async () => {
+    const result = await call(createScan, postScans(SAMPLE_ARCHIVE, { query: { fix: 'true' } }));
+    expect(result.statusCode).toBe(200);
+    const payload = body<{
+      scanId: string;
+      patch: string;
+      report: Report;
+      reportKeys: Record<string, string>;
+      reportUrls: Record<string, string>;
+    }>(result);
+    // The report is the scan of the archive as sent; the fixes are in the patch only.
+    expect(payload.report).toEqual(sampleReport);
+    // The oracle: the CLI's dry run on the same files unpacked, and git apply accepting its patch.
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'tfguard-api-fix-'));
+    try {
+      await writeTree(dir, await tarGzFiles(SAMPLE_ARCHIVE));
+      let stdout = '';
+      await runCli(['fix', dir, '--dry-run'], {
+        stdout: (t) => (stdout += t),
+        stderr: () => {},
+        isTTY: false,
+      });
+      expect(stdout).toMatch(/^--- a\//);
+      expect(payload.patch).toBe(stdout);
+      await writeFile(path.join(dir, 'fix.patch'), payload.patch);
+      await run('git', ['apply', '--check', 'fix.patch'], { cwd: dir });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    // Stored beside the reports (additive: the other keys are as before), and one link away.
+    expect(payload.reportKeys).toEqual({
+      ...layout.reports(payload.scanId),
+      patch: `reports/scans/${payload.scanId}/fix.patch`,
+    });
+    const stored = await h.reports.get(payload.reportKeys.patch!);
+    expect(stored!.body.toString('utf8')).toBe(payload.patch);
+    const download = await fetch(payload.reportUrls.patch!);
+    expect(download.status).toBe(200);
+    expect(await download.text()).toBe(payload.patch);
+    // GET /scans/{id} lists it too.
+    const get = body<{ reportKeys: Record<string, string>; patch?: string }>(
+      await call(getScan, getEvent(payload.scanId)),
+    );
+    expect(get.reportKeys.patch).toBe(payload.reportKeys.patch);
+    // Without fix=true there is no patch; a bad value is a 400.
+    const plain = body<{ reportKeys: Record<string, string>; patch?: string }>(
+      await call(createScan, postScans(SAMPLE_ARCHIVE, { query: { fix: 'false' } })),
+    );
+    expect([plain.patch, plain.reportKeys]).toEqual([undefined, layout.reports(payload.scanId)]);
+    const bad = await call(createScan, postScans(SAMPLE_ARCHIVE, { query: { fix: 'yes' } }));
+    expect([bad.statusCode, body(bad).error]).toEqual([400, 'bad-fix']);
   });
 
   test('a clean archive passes', async () => {

@@ -4,6 +4,9 @@
  * rendered under the limit, with a per-rule roll-up and a statement of what was cut.
  */
 import * as path from 'node:path';
+import { readInput } from '../../src/archive';
+import { applyEdits } from '../../src/fix';
+import type { TextEdit } from '../../src/model';
 import { GITHUB_COMMENT_LIMIT, renderReport } from '../../src/report';
 import type { Report } from '../../src/report/types';
 import { scanPath } from '../../src/scan';
@@ -136,5 +139,26 @@ describe('a small scan', () => {
     const fixed = demo.findings.find((f) => f.fix !== undefined);
     expect(fixed).toBeDefined();
     expect(md).toContain(`Suggested: \`${fixed?.fix?.replacement}\``);
+  });
+
+  it('single-edit fixes are GitHub suggestion blocks: the lines they touch as tfguard fix writes them', async () => {
+    const archive = await readInput(DEMO);
+    const md = renderReport(demo, 'markdown');
+    // GitHub's syntax: a fenced code block whose info string is `suggestion`; its content replaces
+    // the commented lines.
+    const blocks = [...md.matchAll(/^`(`{2,})suggestion\n([\s\S]*?)\n`\1$/gm)].map((m) => m[2]);
+    const single = demo.findings.filter((f) => f.fix?.edits?.length === 1);
+    expect(single.length).toBeGreaterThanOrEqual(2);
+    expect(blocks).toHaveLength(single.length);
+    for (const f of single) {
+      const edit = (f.fix?.edits ?? [])[0] as TextEdit;
+      const content = archive.files.get(edit.range.file) as Buffer;
+      // The oracle: apply the edit to the file, then read the same lines (plus those it added).
+      const after = applyEdits(content, [edit]).toString('utf8').split('\n');
+      const added = edit.text.split('\n').length - 1 - (edit.range.end.line - edit.range.start.line);
+      const lines = after.slice(edit.range.start.line - 1, edit.range.end.line + added).join('\n');
+      expect(blocks).toContain(lines);
+      expect(md).toContain(`\`${edit.range.file}:${edit.range.start.line}\` \`${f.ruleId}\``);
+    }
   });
 });

@@ -3,6 +3,7 @@ import Ajv from 'ajv';
 import AjvDraft04 from 'ajv-draft-04';
 import addFormats from 'ajv-formats';
 import { readInput } from '../../src/archive';
+import { applyEdits } from '../../src/fix';
 import type { Finding } from '../../src/rules';
 import { renderReport, verdict } from '../../src/report';
 import type { Report } from '../../src/report/types';
@@ -140,6 +141,7 @@ describe('SARIF fixes', () => {
     const log = JSON.parse(renderReport(report, 'sarif'));
     const withEdits = report.findings.filter((f) => (f.fix?.edits?.length ?? 0) > 0);
     expect(withEdits.map((f) => f.ruleId).sort()).toEqual([
+      'missing-configuration-alias',
       'root-module-unbounded',
       'shared-module-upper-bound',
     ]);
@@ -150,22 +152,38 @@ describe('SARIF fixes', () => {
         continue;
       }
       const [fix] = result.fixes;
-      const [change] = fix.artifactChanges;
-      expect(change.artifactLocation.uri).toBe(encodeURI(f.file as string));
-      const [replacement] = change.replacements;
-      const content = archive.files.get(f.file as string) as Buffer;
-      const { byteOffset, byteLength } = replacement.deletedRegion;
-      const fixed = Buffer.concat([
-        content.subarray(0, byteOffset),
-        Buffer.from(replacement.insertedContent.text),
-        content.subarray(byteOffset + byteLength),
-      ]).toString('utf8');
-      // The constraint literal is replaced by the suggested one; nothing else changes.
-      expect(content.subarray(byteOffset, byteOffset + byteLength).toString()).toMatch(/^"[^"]+"$/);
-      expect(replacement.insertedContent.text).toBe(`"${f.fix?.replacement}"`);
-      expect(fixed.length - content.toString('utf8').length).toBe(
-        replacement.insertedContent.text.length - byteLength,
-      );
+      const edits = f.fix?.edits ?? [];
+      expect(
+        fix.artifactChanges.map((c: { artifactLocation: { uri: string } }) => c.artifactLocation.uri),
+      ).toEqual([...new Set(edits.map((e) => encodeURI(e.range.file)))]);
+      for (const change of fix.artifactChanges) {
+        const file = decodeURI(change.artifactLocation.uri);
+        const content = archive.files.get(file) as Buffer;
+        // Applying the SARIF replacements by their byte regions (last first) gives what tfguard fix
+        // writes for that file.
+        let fixed = content;
+        const byOffset = [...change.replacements].sort(
+          (a: { deletedRegion: { byteOffset: number } }, b: { deletedRegion: { byteOffset: number } }) =>
+            b.deletedRegion.byteOffset - a.deletedRegion.byteOffset,
+        );
+        for (const r of byOffset) {
+          const { byteOffset, byteLength } = r.deletedRegion;
+          fixed = Buffer.concat([
+            fixed.subarray(0, byteOffset),
+            Buffer.from(r.insertedContent.text),
+            fixed.subarray(byteOffset + byteLength),
+          ]);
+        }
+        const own = edits.filter((e) => e.range.file === file);
+        expect(fixed.toString('utf8')).toBe(applyEdits(content, own).toString('utf8'));
+        if (/unbounded|upper-bound/.test(f.ruleId)) {
+          // The constraint literal is replaced by the suggested one; nothing else changes.
+          const [replacement] = change.replacements;
+          const { byteOffset, byteLength } = replacement.deletedRegion;
+          expect(content.subarray(byteOffset, byteOffset + byteLength).toString()).toMatch(/^"[^"]+"$/);
+          expect(replacement.insertedContent.text).toBe(`"${f.fix?.replacement}"`);
+        }
+      }
     }
   });
 });

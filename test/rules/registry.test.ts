@@ -16,6 +16,7 @@ const NOT_RULES = new Set([
   'types.ts',
   'helpers.ts',
   'lock-helpers.ts',
+  'fix-helpers.ts',
   'context.ts',
   'suppress.ts',
 ]);

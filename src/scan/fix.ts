@@ -1,0 +1,175 @@
+/**
+ * Fix mode over the scan pipeline: scan, apply the planned edits to the files in memory, and scan
+ * again while fixes waited for others they overlap (two inserts into one `required_providers`
+ * entry, a legacy string that one fix bounds and another rewrites as an object), so one run
+ * converges. Lock files are rewritten whole, as Terraform writes them (`planLockFixes`); when a
+ * pass changed a configuration's constraints, one more scan brings the lock files' recorded
+ * constraints up to date in the same run. A plain run without fixes costs one scan. Pure: the
+ * caller writes the files or shows the patch (`tfguard fix`, the API's `fix=true`).
+ */
+import { createHash } from 'node:crypto';
+import { readArchiveBytes, readInput } from '../archive';
+import { applyEdits, LOCK_FIX_RULES, planFixes, planLockFixes, unifiedDiff } from '../fix';
+import type { LockFixSource, SkippedFix } from '../fix';
+import { currentPlatform } from '../lockfile';
+import type { LockAnalysis } from '../lockfile';
+import type { ScanConfig } from '../model';
+import type { Finding } from '../rules';
+import type { LoadedArchive } from '../archive';
+import type { Report } from '../report/types';
+import type { ScanOptions } from './types';
+import { scanArchive, shouldLoad } from './index';
+
+/** At most this many scans: each further pass exists only for fixes an overlap deferred. */
+const MAX_PASSES = 4;
+
+export interface FixOptions extends ScanOptions {
+  /** Only the fixes of these rule ids (all when absent). */
+  rules?: ReadonlySet<string>;
+  /** Registry access for lock-file fixes that add entries, lock files or platforms, given the
+   * scan's settings; null or absent: only what needs no registry (stale entries, drifted
+   * constraints). */
+  lockRegistry?: (config: ScanConfig) => LockFixSource | null;
+}
+
+export interface FileChange {
+  /** Archive-relative path. */
+  path: string;
+  before: Buffer;
+  after: Buffer;
+  /** The fix creates the file (a lock file that did not exist); `before` is empty. */
+  created: boolean;
+}
+
+export interface FixOutcome {
+  /** The scan of the files as given. */
+  report: Report;
+  /** The files the fixes change, sorted by path, with their bytes before and after. */
+  changes: FileChange[];
+  /** The findings whose fixes were applied (over every pass). */
+  fixed: Finding[];
+  /** What the fix of each fixed finding does (its `fix.description`, or the lock rewrite's). */
+  descriptions: Map<Finding, string>;
+  /** The findings of the last pass whose fix was not applied, with why. */
+  skipped: SkippedFix[];
+  /** The scan of the fixed files when a later pass ran one (it shows what remains), else null. */
+  after: Report | null;
+}
+
+/** `archive` with some files' bytes replaced or added (entries keep their metadata, with the new
+ * size and hash, so the extraction cache keys stay right). */
+function withFiles(archive: LoadedArchive, changed: ReadonlyMap<string, Buffer>): LoadedArchive {
+  const files = new Map(archive.files);
+  for (const [path, bytes] of changed) files.set(path, bytes);
+  const entries = archive.entries.map((e) => {
+    const bytes = changed.get(e.path);
+    if (bytes === undefined || e.type !== 'file') return e;
+    return { ...e, size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
+  });
+  // Files a fix creates (a new lock file) join the archive as regular files.
+  const known = new Set(archive.entries.map((e) => e.path));
+  for (const [path, bytes] of changed) {
+    if (known.has(path)) continue;
+    entries.push({
+      path,
+      type: 'file',
+      size: bytes.length,
+      sha256: createHash('sha256').update(bytes).digest('hex'),
+    });
+  }
+  return { ...archive, files, entries };
+}
+
+/** Applies every safe fix the scan of `archive` finds, in memory. */
+export async function fixArchive(archive: LoadedArchive, options: FixOptions = {}): Promise<FixOutcome> {
+  const { rules, lockRegistry, ...scanOptions } = options;
+  const lockFixes = rules === undefined || [...rules].some((r) => LOCK_FIX_RULES.has(r));
+  let analysed: { lock: LockAnalysis; config: ScanConfig } | null = null;
+  const scan = (a: LoadedArchive): Promise<Report> =>
+    scanArchive(a, {
+      ...scanOptions,
+      onLockAnalysis: (lock, config) => {
+        analysed = { lock, config };
+        scanOptions.onLockAnalysis?.(lock, config);
+      },
+    });
+  const report = await scan(archive);
+  const originals = new Map<string, Buffer>();
+  const current = new Map<string, Buffer>();
+  const created = new Set<string>();
+  const fixed: Finding[] = [];
+  const descriptions = new Map<Finding, string>();
+  let skipped: SkippedFix[] = [];
+  let after: Report | null = null;
+  let last = report;
+  let registry: LockFixSource | null | undefined;
+  for (let pass = 1; pass <= MAX_PASSES; pass++) {
+    const seen = analysed as { lock: LockAnalysis; config: ScanConfig } | null;
+    const lockPlan =
+      lockFixes && seen !== null
+        ? await planLockFixes({
+            findings: last.findings,
+            roots: last.roots,
+            lock: seen.lock,
+            platforms: seen.config.platforms.length > 0 ? seen.config.platforms : [currentPlatform()],
+            ...(rules === undefined ? {} : { rules }),
+            registry: (registry ??= lockRegistry?.(seen.config) ?? null),
+            read: (file) => Promise.resolve(current.get(file) ?? archive.files.get(file) ?? null),
+          })
+        : undefined;
+    const plan = planFixes(last.findings, rules, lockPlan);
+    skipped = plan.remaining;
+    if (plan.files.size === 0) break;
+    let configChanged = false;
+    for (const [path, edits] of plan.files) {
+      const isNew = plan.created.has(path) && !current.has(path) && !archive.files.has(path);
+      const before = current.get(path) ?? archive.files.get(path) ?? (isNew ? Buffer.alloc(0) : undefined);
+      if (before === undefined) throw new Error(`fix: ${path} is not among the scanned files`);
+      if (!originals.has(path)) {
+        originals.set(path, before);
+        if (isNew) created.add(path);
+      }
+      current.set(path, applyEdits(before, edits));
+      if (!lockPlan?.edits.has(path)) configChanged = true;
+    }
+    for (const f of plan.fixed) {
+      fixed.push(f);
+      descriptions.set(f, lockPlan?.fixed.get(f) ?? f.fix?.description ?? '');
+    }
+    const deferred = plan.remaining.some((r) => r.deferred === true);
+    // Changed constraints leave the lock files' recorded constraints behind: one more pass lets
+    // the lock rewrite catch up, so a second `fix` finds nothing to do.
+    if ((!deferred && !(configChanged && lockFixes)) || pass === MAX_PASSES) break;
+    after = await scan(withFiles(archive, current));
+    last = after;
+  }
+  const changes = [...originals]
+    .map(([path, before]) => ({
+      path,
+      before,
+      after: current.get(path) as Buffer,
+      created: created.has(path),
+    }))
+    .filter((c) => c.created || !c.before.equals(c.after))
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return { report, changes, fixed, descriptions, skipped, after };
+}
+
+/** The unified diff (`git apply`-able) of the changes, files in path order. */
+export function fixPatch(changes: readonly FileChange[]): string {
+  return changes
+    .map((c) => unifiedDiff(c.path, c.before.toString('utf8'), c.after.toString('utf8'), c.created))
+    .join('');
+}
+
+/** `fixArchive` over a directory (or archive file) on disk. */
+export async function fixPath(path: string, options: FixOptions = {}): Promise<FixOutcome> {
+  const archive = await readInput(path, { limits: options.limits, shouldLoad });
+  return fixArchive(archive, options);
+}
+
+/** `fixArchive` over archive bytes. */
+export async function fixBytes(name: string, bytes: Buffer, options: FixOptions = {}): Promise<FixOutcome> {
+  const archive = await readArchiveBytes(name, bytes, { limits: options.limits, shouldLoad });
+  return fixArchive(archive, options);
+}
