@@ -1,17 +1,8 @@
 /**
- * What only the fast-path suites share: the corpus archives they walk and a seeded random
- * generator for mutations. The hcl2json reference is test/support/hcl2json.ts; corpus files come
- * from test/support/corpus.ts.
+ * What only the fast-path suites share: a seeded random generator for mutations. The corpus
+ * archives they walk and their files come from test/support/corpus.ts, the hcl2json reference
+ * from test/support/hcl2json.ts.
  */
-
-export const ARCHIVES = [
-  'cloudposse_terraform-aws-components.tar.gz',
-  'ministryofjustice_modernisation-platform.tar.gz',
-  'ministryofjustice_cloud-platform-infrastructure.tar.gz',
-  'terraform-aws-modules_terraform-aws-eks.tar.gz',
-  'terraform-aws-modules_terraform-aws-vpc.tar.gz',
-  'hashicorp_learn-terraform-provision-eks-cluster.tar.gz',
-] as const;
 
 /** Deterministic pseudo-random numbers (mulberry32). */
 export function rng(seed: number): () => number {
