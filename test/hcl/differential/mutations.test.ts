@@ -10,7 +10,7 @@ import { LOADER_PROJECTION } from '../../../src/modules';
 import { mapLimit } from '../../../src/util/map-limit';
 import { corpusFiles, robustnessArchives } from '../../support/corpus';
 import { projected, referenceParser, render } from '../../support/hcl2json';
-import { rng } from './helpers';
+import { rng } from '../../support/random';
 import { HclParser } from '../../../src/hcl';
 import { describeWithCorpus } from '../../support/external';
 

@@ -1,10 +1,9 @@
 /**
- * What only the fast-path suites share: a seeded random generator for mutations. The corpus
- * archives they walk and their files come from test/support/corpus.ts, the hcl2json reference
- * from test/support/hcl2json.ts.
+ * The seeded pseudo-random generator for tests and scripts (mulberry32): a seed always gives the
+ * same sequence, so a seeded suite keeps its cases and a soak seed reproduces its archives.
  */
 
-/** Deterministic pseudo-random numbers (mulberry32). */
+/** Numbers in [0, 1) from `seed` (taken as an unsigned 32-bit integer), mulberry32. */
 export function rng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
