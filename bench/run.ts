@@ -16,7 +16,7 @@
  * Options: --runs N (default 7; at least 5), --quick (fewer runs, skips the 50 MB archive),
  * --only NAME[,NAME] (archives whose name contains one of these), --json FILE (write the results),
  * --max-load L (wait, up to 15 minutes, until the 1-minute load average is below L; default 2),
- * --no-wait.
+ * --no-wait, --no-scaling, --no-batching (skip those sections), --help (this list, nothing run).
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import {
@@ -36,6 +36,11 @@ import { buildTarGz, type TarEntrySpec } from '../test/support/archive';
 import { corpusDir, corpusStatus } from '../test/support/external';
 
 const ROOT = path.resolve(__dirname, '..');
+const USAGE =
+  'usage: tsx bench/run.ts [--runs N] [--quick] [--only NAME[,NAME]] [--json FILE] [--max-load L] [--no-wait]\n' +
+  '                        [--no-scaling] [--no-batching]\n' +
+  'Measures every corpus archive, then scaling, cache batching, the Lambda bundle and (without --quick)\n' +
+  'a 50 MB archive; see the header of bench/run.ts and docs/performance.md.\n';
 const CORPUS = corpusDir();
 const MiB = 1024 * 1024;
 
@@ -471,6 +476,10 @@ async function main(): Promise<void> {
     const i = argv.indexOf(name);
     return i === -1 ? undefined : argv[i + 1];
   };
+  if (flag('--help')) {
+    process.stdout.write(USAGE);
+    return;
+  }
   const corpus = corpusStatus();
   if (!corpus.ok) {
     process.stderr.write(`bench: cannot run: ${corpus.reason}\n`);
