@@ -14,8 +14,9 @@ import { corpusFile, corpusStatus } from './external';
  * section, whose archives test/corpus/layouts.test.ts reads), in that table's order, which seeded
  * suites depend on (test/hcl/differential/mutations.test.ts seeds each archive by its index).
  *
- * Derived from the corpus directory, so it is empty when the corpus is missing (the suites that
- * use it run inside describeWithCorpus, where an empty `.each` is one skipped test). A name listed
+ * Derived from the corpus directory, so it is empty when the corpus is missing: the suites that
+ * use it run inside describeWithCorpus, where an empty `it.each` is one skipped test (an empty
+ * `describe.each` fails the file, so iterate it with `it.each`/`test.each`). A name listed
  * there but absent from the directory is kept, so the suite reading it fails rather than shrinks.
  */
 export function robustnessArchives(): string[] {
