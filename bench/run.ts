@@ -17,7 +17,8 @@
  * Options: --runs N (default 7; at least 5), --quick (fewer runs, skips the 50 MB archive),
  * --only NAME[,NAME] (archives whose name contains one of these), --json FILE (write the results),
  * --max-load L (wait, up to 15 minutes, until the 1-minute load average is below L; default 2),
- * --no-wait, --no-fix (skip the fix measurement).
+ * --no-wait, --no-fix (skip the fix measurement), --no-scaling, --no-batching (skip those sections),
+ * --help (this list, nothing run).
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import {
@@ -33,11 +34,15 @@ import {
 } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { gzipSync } from 'node:zlib';
-import * as tar from 'tar-stream';
+import { buildTarGz, type TarEntrySpec } from '../test/support/archive';
 import { corpusDir, corpusStatus } from '../test/support/external';
 
 const ROOT = path.resolve(__dirname, '..');
+const USAGE =
+  'usage: tsx bench/run.ts [--runs N] [--quick] [--only NAME[,NAME]] [--json FILE] [--max-load L] [--no-wait]\n' +
+  '                        [--no-fix] [--no-scaling] [--no-batching]\n' +
+  'Measures every corpus archive, then scaling, cache batching, the Lambda bundle and (without --quick)\n' +
+  'a 50 MB archive; see the header of bench/run.ts and docs/performance.md.\n';
 const CORPUS = corpusDir();
 const MiB = 1024 * 1024;
 
@@ -88,29 +93,20 @@ async function replicate(
     shouldLoad,
     limits: { maxEntries: 1_000_000, maxTotalBytes: 4096 * MiB },
   });
-  const pack = tar.pack();
-  const chunks: Buffer[] = [];
-  pack.on('data', (c: unknown) => {
-    chunks.push(c as Buffer);
-  });
-  const ended = new Promise<void>((resolve, reject) => {
-    pack.on('end', () => resolve());
-    pack.on('error', reject);
-  });
+  const entries: TarEntrySpec[] = [];
   let files = 0;
   let hclBytes = 0;
   for (let i = 0; i < copies; i++) {
     for (const [p, content] of source.files) {
-      pack.entry({ name: copies === 1 ? p : `copy-${i}/${p}`, size: content.length, mode: 0o644 }, content);
+      entries.push({ name: copies === 1 ? p : `copy-${i}/${p}`, data: content });
       if (isConfig(p)) {
         files++;
         hclBytes += content.length;
       }
     }
   }
-  pack.finalize();
-  await ended;
-  return { bytes: gzipSync(Buffer.concat(chunks), { level: 6 }), files, hclBytes };
+  // Mode 0644 and gzip level 6 (zlib's default), as the scaling tables were measured with.
+  return { bytes: await buildTarGz(entries), files, hclBytes };
 }
 
 function isConfig(p: string): boolean {
@@ -527,6 +523,10 @@ async function main(): Promise<void> {
     const i = argv.indexOf(name);
     return i === -1 ? undefined : argv[i + 1];
   };
+  if (flag('--help')) {
+    process.stdout.write(USAGE);
+    return;
+  }
   const corpus = corpusStatus();
   if (!corpus.ok) {
     process.stderr.write(`bench: cannot run: ${corpus.reason}\n`);

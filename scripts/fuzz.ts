@@ -41,14 +41,19 @@ interface Options {
   replay: string | null;
 }
 
+const USAGE =
+  'usage: tsx scripts/fuzz.ts --seconds N [--seed N] [--case-timeout-ms N] [--out DIR] [--replay FILE.b64]\n';
+
 function usage(message: string): never {
-  process.stderr.write(
-    `${message}\nusage: tsx scripts/fuzz.ts --seconds N [--seed N] [--case-timeout-ms N] [--out DIR] [--replay FILE.b64]\n`,
-  );
+  process.stderr.write(`${message}\n${USAGE}`);
   process.exit(2);
 }
 
 function parseOptions(argv: string[]): Options {
+  if (argv.includes('--help')) {
+    process.stdout.write(USAGE);
+    process.exit(0);
+  }
   const options: Options = {
     seconds: 60,
     seed: Math.floor(Math.random() * 0x7fffffff),

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { buildTar } from '../../test/support/archive';
+import { rng } from '../../test/support/random';
 import { writeZip } from '../../test/support/zip-writer';
 import type { Expectation } from './invariants';
 
@@ -61,18 +62,6 @@ export interface PlanOptions {
   /** The service's `TFGUARD_MAX_ARCHIVE_BYTES` (the oversize archives exceed it). */
   maxArchiveBytes: number;
   seed: number;
-}
-
-/** mulberry32: a small seeded PRNG, so a seed reproduces a round's archives and order. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 export function shuffle<T>(items: readonly T[], random: () => number): T[] {
@@ -210,7 +199,7 @@ async function hostileArchive(
  * produce them): index = upload sequence.
  */
 export async function planArchives(options: PlanOptions): Promise<PlannedArchive[]> {
-  const random = prng(options.seed);
+  const random = rng(options.seed);
   const corpus = options.corpus.slice(0, options.archives);
   const generated = options.archives - corpus.length;
   const repositories = Math.max(1, Math.min(options.repositories, generated));

@@ -44,7 +44,8 @@ import {
   startS3rver,
   type RunningS3rver,
 } from '../../test/support/s3rver';
-import { planArchives, prng, shuffle, type PlannedArchive } from './archives';
+import { rng } from '../../test/support/random';
+import { planArchives, shuffle, type PlannedArchive } from './archives';
 import { startFaultGate, type FaultGate } from './fault-gate';
 import {
   checkInvariants,
@@ -183,7 +184,7 @@ export async function runRound(
   observe?: (observation: SoakObservation) => void,
 ): Promise<RoundResult> {
   const log = options.log ?? (() => undefined);
-  const random = prng(options.seed ^ 0x5eed);
+  const random = rng(options.seed ^ 0x5eed);
   const planned = await planArchives({
     prefix: `soak/${options.label}`,
     archives: options.archives,

@@ -1,19 +1,10 @@
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { runCli } from '../../src/cli/main';
-import type { CliIo } from '../../src/cli/main';
+import { cli } from '../support/cli';
 import { makeTarGz } from '../support/archive';
 
 const DEMO = path.resolve(__dirname, '../../examples/platform-demo.tar.gz');
-
-async function cli(argv: string[], isTTY = false) {
-  let stdout = '';
-  let stderr = '';
-  const io: CliIo = { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), isTTY };
-  const code = await runCli(argv, io);
-  return { code, stdout, stderr };
-}
 
 const lock = (version: string) => `provider "registry.terraform.io/hashicorp/random" {
   version     = "${version}"

@@ -4,8 +4,7 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { runCli } from '../../src/cli/main';
-import type { CliIo } from '../../src/cli/main';
+import { cli } from '../support/cli';
 import { makeTarGz } from '../support/archive';
 import { readLockFile, terraformInit, withMirror } from '../support/terraform';
 import { describeWithTerraform } from '../support/external';
@@ -13,20 +12,6 @@ import { describeWithTerraform } from '../support/external';
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');
 const DEMO = path.join(ROOT, 'examples/platform-demo.tar.gz');
-
-interface Captured {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function cli(argv: string[], isTTY = false): Promise<Captured> {
-  let stdout = '';
-  let stderr = '';
-  const io: CliIo = { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), isTTY };
-  const code = await runCli(argv, io);
-  return { code, stdout, stderr };
-}
 
 let tmp: string;
 beforeAll(async () => {

@@ -7,25 +7,11 @@
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { runCli, type CliIo } from '../../src/cli/main';
+import { cli } from '../support/cli';
 import { ARCHIVE_LIMIT_VARIABLES } from '../../src/config';
 import type { AuditSummary } from '../../src/service/summary';
 import { makeTarGz, type FileMap } from '../support/archive';
 import { slowToParse } from '../support/scan';
-
-interface Captured {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function cli(argv: string[]): Promise<Captured> {
-  let stdout = '';
-  let stderr = '';
-  const io: CliIo = { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), isTTY: false };
-  const code = await runCli(argv, io);
-  return { code, stdout, stderr };
-}
 
 const VARIABLES = [...Object.values(ARCHIVE_LIMIT_VARIABLES), 'TFGUARD_SCAN_TIMEOUT_MS'];
 

@@ -1,18 +1,10 @@
 import { promises as fs } from 'node:fs';
 import { scanBytes } from '../../src/scan';
+import { robustnessArchives } from '../support/corpus';
 import { corpusFile, describeWithCorpus } from '../support/external';
 
-const ARCHIVES = [
-  'cloudposse_terraform-aws-components.tar.gz',
-  'ministryofjustice_modernisation-platform.tar.gz',
-  'ministryofjustice_cloud-platform-infrastructure.tar.gz',
-  'terraform-aws-modules_terraform-aws-eks.tar.gz',
-  'terraform-aws-modules_terraform-aws-vpc.tar.gz',
-  'hashicorp_learn-terraform-provision-eks-cluster.tar.gz',
-];
-
 describeWithCorpus('real-world corpus', () => {
-  it.each(ARCHIVES)(
+  it.each(robustnessArchives())(
     '%s scans completely, with no parse-error or internal error',
     async (name) => {
       const bytes = await fs.readFile(corpusFile(name));

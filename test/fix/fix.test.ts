@@ -10,22 +10,13 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { runCli } from '../../src/cli/main';
-import type { CliIo } from '../../src/cli/main';
+import { cli } from '../support/cli';
 import { applyEdits, planFixes, unifiedDiff } from '../../src/fix';
 import type { Finding } from '../../src/rules';
 import { describeWithTerraform } from '../support/external';
 import { runTerraform, writeTree } from '../support/terraform';
 
 const run = promisify(execFile);
-
-async function cli(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const io: CliIo = { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), isTTY: false };
-  const code = await runCli(argv, io);
-  return { code, stdout, stderr };
-}
 
 async function tree(dir: string): Promise<Record<string, string>> {
   const out: Record<string, string> = {};

@@ -15,8 +15,7 @@ import { execFile } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { runCli } from '../../src/cli/main';
-import type { CliIo } from '../../src/cli/main';
+import { cli } from '../support/cli';
 import { scanPath } from '../../src/scan';
 import { describeWithTerraform } from '../support/external';
 import { generateTestKey, selfSignedCertificate, startRegistry } from '../support/registry-server';
@@ -62,14 +61,6 @@ function releases(): FakeRelease[] {
     r('dns', '2.1.0', { extraFiles: [['terraform-provider-dns_2.1.0_manifest.json', '{"version":1}\n']] }),
     r('old', '0.1.0'),
   ];
-}
-
-async function cli(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const io: CliIo = { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), isTTY: false };
-  const code = await runCli(argv, io);
-  return { code, stdout, stderr };
 }
 
 async function exists(p: string): Promise<boolean> {

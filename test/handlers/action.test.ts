@@ -7,7 +7,7 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -16,6 +16,7 @@ import { promisify } from 'node:util';
 import { load } from 'js-yaml';
 import { runCli } from '../../src/cli/main';
 import {
+  checkoutSample,
   condition,
   evaluate,
   runCompositeAction,
@@ -24,9 +25,10 @@ import {
   type Value,
 } from '../support/github-actions';
 import { CI_AWS_ENV, startApiStandIn, type ApiStandIn } from './api-stand-in';
-import { EVENTS_DIR, type Harness, startHarness } from '../support/lambda';
+import { type Harness, startHarness } from '../support/lambda';
 
 const exec = promisify(execFile);
+
 const REPO = resolve(__dirname, '..', '..');
 const TOKEN = 'ghs_example_token';
 
@@ -92,18 +94,8 @@ afterAll(async () => {
   if (work) await rm(work, { recursive: true, force: true });
 });
 
-/** A checked-out repository: the sample configuration, committed. */
-async function checkout(name: string): Promise<string> {
-  const dir = join(work, name);
-  await mkdir(dir);
-  await exec('tar', ['-xzf', join(EVENTS_DIR, 'archives', 'acme-network.tar.gz'), '-C', dir]);
-  const git = (...args: string[]) =>
-    exec('git', ['-c', 'user.name=ci', '-c', 'user.email=ci@example.com', ...args], { cwd: dir });
-  await git('init', '-q');
-  await git('add', '-A');
-  await git('commit', '-q', '-m', 'configuration');
-  return dir;
-}
+/** A checked-out repository under the work directory: the sample configuration, committed. */
+const checkout = (name: string): Promise<string> => checkoutSample(join(work, name));
 
 interface Job {
   event: string;

@@ -13,11 +13,11 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { load } from 'js-yaml';
-import { condition, type ActionDefinition, type Contexts } from '../support/github-actions';
+import { checkoutSample, condition, type ActionDefinition, type Contexts } from '../support/github-actions';
 import { REPOSITORY_URL } from '../../src/version';
 import pkg from '../../package.json';
 import { CI_AWS_ENV, startApiStandIn, type ApiStandIn } from './api-stand-in';
-import { EVENTS_DIR, type Harness, startHarness } from '../support/lambda';
+import { type Harness, startHarness } from '../support/lambda';
 
 const exec = promisify(execFile);
 const REPO = resolve(__dirname, '..', '..');
@@ -59,18 +59,8 @@ afterAll(async () => {
   if (work) await rm(work, { recursive: true, force: true });
 });
 
-/** A checked-out repository with the sample configuration committed. */
-async function checkout(name: string): Promise<string> {
-  const dir = join(work, name);
-  await mkdir(dir);
-  await exec('tar', ['-xzf', join(EVENTS_DIR, 'archives', 'acme-network.tar.gz'), '-C', dir]);
-  const git = (...args: string[]) =>
-    exec('git', ['-c', 'user.name=ci', '-c', 'user.email=ci@example.com', ...args], { cwd: dir });
-  await git('init', '-q');
-  await git('add', '-A');
-  await git('commit', '-q', '-m', 'configuration');
-  return dir;
-}
+/** A checked-out repository under the work directory: the sample configuration, committed. */
+const checkout = (name: string): Promise<string> => checkoutSample(join(work, name));
 
 /** Runs CI shell lines as one bash session (as both GitLab and a `run:` step do). */
 async function shell(

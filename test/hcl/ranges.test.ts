@@ -14,18 +14,7 @@ import type { HclBody } from '../../src/hcl';
 import type { SourceRange } from '../../src/model';
 import { runTerraform } from '../support/terraform';
 import { describeWithTerraform } from '../support/external';
-
-/** A small deterministic generator (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from '../support/random';
 
 /** Invalid for provider requirements (apparentlymart/go-versions) and for `required_version`
  * (hashicorp/go-version) alike. */

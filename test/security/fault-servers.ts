@@ -7,41 +7,19 @@
  * - `startThrottlingProxy`: an HTTP proxy in front of it that answers S3's `503 SlowDown` to
  *   chosen requests and forwards the rest.
  *
- * s3rver runs with `--openssl-legacy-provider` for the reason given in test/support/s3rver.ts.
+ * The s3rver is the one test/support/s3rver.ts starts; its `dieOn` option arms the trap.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
-
-const CHILD = `
-const S3rver = require('s3rver');
-const [directory, bucketsJson, port, dieOn] = process.argv.slice(1);
-const die = dieOn === '' ? null : new RegExp(dieOn);
-const server = new S3rver({ address: '127.0.0.1', port: Number(port), silent: true, directory,
-  vhostBuckets: false, configureBuckets: JSON.parse(bucketsJson).map((name) => ({ name })) });
-server.on('event', (event) => {
-  const key = event && event.Records && event.Records[0] && event.Records[0].s3.object.key;
-  process.stdout.write(JSON.stringify({ stored: key }) + '\\n');
-  // Gone before the response to this PUT is sent: the writer sees the connection drop.
-  if (die !== null && typeof key === 'string' && die.test(decodeURIComponent(key))) process.exit(0);
-});
-server.run().then((address) => process.stdout.write(JSON.stringify({ port: address.port }) + '\\n'),
-  (err) => { process.stderr.write(String(err && err.stack || err)); process.exit(1); });
-process.stdin.on('end', () => process.exit(0));
-process.stdin.resume();
-process.on('SIGTERM', () => process.exit(0));
-`;
-
-const REPO_ROOT = resolve(__dirname, '..', '..');
+import { join } from 'node:path';
+import { startS3rver, type RunningS3rver } from '../support/s3rver';
 
 export interface StoppableS3rver {
   endpoint: string;
   /** Keys stored since the server was (re)started, in order. */
-  stored: string[];
+  readonly stored: string[];
   running(): boolean;
   /** Starts again on the same port with the same data; `dieOn` arms the crash-after-write trap. */
   start(options?: { dieOn?: RegExp }): Promise<void>;
@@ -52,71 +30,30 @@ export interface StoppableS3rver {
   dispose(): Promise<void>;
 }
 
+/** The object key of an s3rver notification event, decoded. */
+function eventKey(event: { Records: unknown[] }): string[] {
+  const key = (event.Records[0] as { s3?: { object?: { key?: unknown } } } | undefined)?.s3?.object?.key;
+  return typeof key === 'string' ? [decodeURIComponent(key)] : [];
+}
+
 export async function startStoppableS3rver(
   buckets: string[],
   options: { dieOn?: RegExp } = {},
 ): Promise<StoppableS3rver> {
   const directory = await mkdtemp(join(tmpdir(), 'tfguard-faults-s3rver-'));
-  let child: ChildProcess | null = null;
-  let exit: Promise<void> = Promise.resolve();
-  let port = 0;
-  const stored: string[] = [];
-
-  const launch = async (dieOn: RegExp | undefined): Promise<void> => {
-    stored.length = 0;
-    const proc = spawn(
-      process.execPath,
-      [
-        '--openssl-legacy-provider',
-        '-e',
-        CHILD,
-        directory,
-        JSON.stringify(buckets),
-        String(port),
-        dieOn?.source ?? '',
-      ],
-      { cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'pipe'] },
-    );
-    child = proc;
-    exit = new Promise((r) => proc.once('exit', () => r()));
-    let stderr = '';
-    proc.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    port = await new Promise<number>((resolvePort, reject) => {
-      const lines = createInterface({ input: proc.stdout! });
-      const timer = setTimeout(
-        () => reject(new Error(`s3rver did not start within 20 s: ${stderr}`)),
-        20_000,
-      );
-      lines.on('line', (line) => {
-        const message = JSON.parse(line) as { port?: number; stored?: string };
-        if (message.stored !== undefined) stored.push(decodeURIComponent(message.stored));
-        if (message.port !== undefined) {
-          clearTimeout(timer);
-          resolvePort(message.port);
-        }
-      });
-      proc.once('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`s3rver exited with code ${code}: ${stderr}`));
-      });
-    });
-  };
-
-  await launch(options.dieOn);
+  let current: RunningS3rver = await startS3rver(buckets, { directory, dieOn: options.dieOn });
+  const port = current.port;
   const server: StoppableS3rver = {
-    endpoint: `http://127.0.0.1:${port}`,
-    stored,
-    running: () => child !== null && child.exitCode === null,
-    start: (again = {}) => launch(again.dieOn),
-    exited: () => exit,
-    async stop() {
-      const proc = child;
-      if (proc !== null && proc.exitCode === null) {
-        proc.stdin?.end();
-        proc.kill('SIGTERM');
-      }
-      await exit;
+    endpoint: current.endpoint,
+    get stored() {
+      return current.events.flatMap(eventKey);
     },
+    running: () => current.running(),
+    async start(again = {}) {
+      current = await startS3rver(buckets, { directory, port, dieOn: again.dieOn });
+    },
+    exited: () => current.exited(),
+    stop: () => current.stop(),
     async dispose() {
       await server.stop();
       await rm(directory, { recursive: true, force: true });

@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { readArchiveBytes } from '../../src/archive';
 import { buildTar } from '../support/archive';
 import { writeZip } from '../support/zip-writer';
-import { CORPUS_ARCHIVES, corpusBytes } from './helpers';
+import { readCorpusArchive, robustnessArchives } from '../support/corpus';
 
 export interface CorpusFile {
   /** Path inside its corpus archive. */
@@ -21,8 +21,11 @@ export interface CorpusFile {
 /** Configuration and lock files of the corpus archives, at most `maxBytes` each. */
 export async function loadCorpusFiles(maxBytes = 16 * 1024): Promise<CorpusFile[]> {
   const files: CorpusFile[] = [];
-  for (const archiveName of CORPUS_ARCHIVES) {
-    const archive = await readArchiveBytes(archiveName, await corpusBytes(archiveName));
+  // Smallest archive first (SOURCES.md lists the largest first): several archives hold files at
+  // the same path, the sort below keeps them in this order, and fuzz seeds (scripts/fuzz.ts) and
+  // the property tests' cases index into the result, so this order is part of what a seed means.
+  for (const archiveName of robustnessArchives().reverse()) {
+    const archive = await readArchiveBytes(archiveName, await readCorpusArchive(archiveName));
     for (const [path, content] of archive.files) {
       if (content.length > maxBytes) continue;
       const name = path.slice(path.lastIndexOf('/') + 1);

@@ -2,24 +2,9 @@
  * Helpers for the threat-model tests: run hostile input through the real entry points and capture
  * the exact outcome (the `InputError` code, entry and message, or the report).
  */
-import { promises as fs } from 'node:fs';
 import { InputError, type InputErrorCode } from '../../src/errors';
 import type { Report } from '../../src/report/types';
 import { scanBytes } from '../../src/scan';
-import { corpusFile } from '../support/external';
-
-export const CORPUS_ARCHIVES = [
-  'hashicorp_learn-terraform-provision-eks-cluster.tar.gz',
-  'terraform-aws-modules_terraform-aws-vpc.tar.gz',
-  'terraform-aws-modules_terraform-aws-eks.tar.gz',
-  'ministryofjustice_cloud-platform-infrastructure.tar.gz',
-  'ministryofjustice_modernisation-platform.tar.gz',
-  'cloudposse_terraform-aws-components.tar.gz',
-] as const;
-
-export async function corpusBytes(name: string): Promise<Buffer> {
-  return fs.readFile(corpusFile(name));
-}
 
 /** The outcome of a promise that must reject with an `InputError`; anything else fails the test. */
 export async function rejection(promise: Promise<unknown>): Promise<InputError> {

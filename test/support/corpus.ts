@@ -1,11 +1,32 @@
-/** Reading and replicating real-configuration corpus archives in tests. */
+/** The corpus archives the suites walk, and reading and replicating them in tests. */
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createGunzip } from 'node:zlib';
 import * as tar from 'tar-stream';
 import { readArchiveBytes } from '../../src/archive';
 import { shouldLoad } from '../../src/scan';
 import { makeTarGz, type FileMap } from './archive';
-import { corpusFile } from './external';
+import { corpusFile, corpusStatus } from './external';
+
+/**
+ * The robustness archives: the real configurations the corpus packed "for robustness tests and
+ * benchmarks", as listed in the first table of its SOURCES.md (before its `## Layout archives`
+ * section, whose archives test/corpus/layouts.test.ts reads), in that table's order, which seeded
+ * suites depend on (test/hcl/differential/mutations.test.ts seeds each archive by its index).
+ *
+ * Derived from the corpus directory, so it is empty when the corpus is missing: the suites that
+ * use it run inside describeWithCorpus, where an empty `it.each` is one skipped test (an empty
+ * `describe.each` fails the file, so iterate it with `it.each`/`test.each`). A name listed
+ * there but absent from the directory is kept, so the suite reading it fails rather than shrinks.
+ */
+export function robustnessArchives(): string[] {
+  if (!corpusStatus().ok) return [];
+  const sources = readFileSync(corpusFile('SOURCES.md'), 'utf8');
+  const head = sources.split(/^## /m)[0] ?? '';
+  const listed = [...head.matchAll(/^\|\s*([^|\s]+\.tar\.gz)\s*\|/gm)].map((m) => m[1] as string);
+  if (listed.length === 0) throw new Error(`no archives listed in ${corpusFile('SOURCES.md')}`);
+  return listed;
+}
 
 /** A corpus archive's bytes (the corpus is found by test/support/external.ts; suites that read
  * it run inside describeWithCorpus). */

@@ -14,11 +14,30 @@
  *
  * Anything else in an expression (other functions, filters) throws, so an unsupported construct in
  * the action fails the test instead of being misread.
+ *
+ * `checkoutSample` gives the workspace: a git repository holding the sample configuration.
  */
-import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { execFile, spawn } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { EVENTS_DIR } from './lambda';
+
+const exec = promisify(execFile);
+
+/** A checked-out repository at `dir` (created): the sample configuration
+ * (events/archives/acme-network.tar.gz) extracted and committed. Returns `dir`. */
+export async function checkoutSample(dir: string): Promise<string> {
+  await mkdir(dir);
+  await exec('tar', ['-xzf', join(EVENTS_DIR, 'archives', 'acme-network.tar.gz'), '-C', dir]);
+  const git = (...args: string[]) =>
+    exec('git', ['-c', 'user.name=ci', '-c', 'user.email=ci@example.com', ...args], { cwd: dir });
+  await git('init', '-q');
+  await git('add', '-A');
+  await git('commit', '-q', '-m', 'configuration');
+  return dir;
+}
 
 export type Value = string | number | boolean | null | undefined | { [key: string]: Value } | Value[];
 export interface Contexts {

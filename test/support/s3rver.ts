@@ -11,6 +11,8 @@
  * `options.directory` and `options.port` start it on a given directory and port, so a server
  * stopped with `crash()` (SIGKILL, a real crash) can be started again on the same data and
  * address (scripts/soak.ts); a directory given by the caller is the caller's to remove.
+ * `options.dieOn` makes it exit the moment it has stored an object whose key matches, before it
+ * answers that write (S3 failing in the middle of a sequence of writes; test/security/fault-servers.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -32,6 +34,10 @@ export interface RunningS3rver {
   events: Array<{ Records: unknown[] }>;
   /** The server's process id. */
   pid: number;
+  /** Whether the server process is still running. */
+  running(): boolean;
+  /** Resolves when the server process has exited (stopped, crashed, or died on `dieOn`). */
+  exited(): Promise<void>;
   /** Kills the server process with SIGKILL (no clean shutdown), keeping its directory. */
   crash(): Promise<void>;
   stop(): Promise<void>;
@@ -42,14 +48,22 @@ export interface S3rverOptions {
   directory?: string;
   /** Listen on this port instead of a random one. */
   port?: number;
+  /** Exit as soon as an object whose (decoded) key matches is stored, before answering the write. */
+  dieOn?: RegExp;
 }
 
 const CHILD = `
 const S3rver = require('s3rver');
-const [directory, bucketsJson, port] = process.argv.slice(1);
+const [directory, bucketsJson, port, dieOn] = process.argv.slice(1);
+const die = dieOn === '' ? null : new RegExp(dieOn);
 const server = new S3rver({ address: '127.0.0.1', port: Number(port), silent: true, directory,
   vhostBuckets: false, configureBuckets: JSON.parse(bucketsJson).map((name) => ({ name })) });
-server.on('event', (event) => process.stdout.write(JSON.stringify({ event }) + '\\n'));
+server.on('event', (event) => {
+  process.stdout.write(JSON.stringify({ event }) + '\\n');
+  const key = event && event.Records && event.Records[0] && event.Records[0].s3.object.key;
+  // Gone before the response to this write is sent: the writer sees the connection drop.
+  if (die !== null && typeof key === 'string' && die.test(decodeURIComponent(key))) process.exit(0);
+});
 server.run().then((address) => process.stdout.write(JSON.stringify({ port: address.port }) + '\\n'),
   (err) => { process.stderr.write(String(err && err.stack || err)); process.exit(1); });
 process.stdin.on('end', () => process.exit(0));
@@ -76,9 +90,19 @@ export async function startS3rver(buckets: string[], options: S3rverOptions = {}
   const directory = options.directory ?? (await mkdtemp(join(tmpdir(), 'tfguard-s3rver-')));
   const child: ChildProcess = spawn(
     process.execPath,
-    ['--openssl-legacy-provider', '-e', CHILD, directory, JSON.stringify(buckets), String(options.port ?? 0)],
+    [
+      '--openssl-legacy-provider',
+      '-e',
+      CHILD,
+      directory,
+      JSON.stringify(buckets),
+      String(options.port ?? 0),
+      options.dieOn?.source ?? '',
+    ],
     { cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'pipe'] },
   );
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const running = (): boolean => child.exitCode === null && child.signalCode === null;
   const events: Array<{ Records: unknown[] }> = [];
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -106,26 +130,24 @@ export async function startS3rver(buckets: string[], options: S3rverOptions = {}
     directory,
     events,
     pid: child.pid!,
+    running,
+    exited: () => exited,
     client() {
       const client = s3rverClient(endpoint);
       clients.push(client);
       return client;
     },
     async crash() {
-      if (child.exitCode === null && child.signalCode === null) {
-        const exited = new Promise((r) => child.once('exit', r));
-        child.kill('SIGKILL');
-        await exited;
-      }
+      if (running()) child.kill('SIGKILL');
+      await exited;
     },
     async stop() {
       for (const client of clients) client.destroy();
-      if (child.exitCode === null && child.signalCode === null) {
-        const exited = new Promise((r) => child.once('exit', r));
+      if (running()) {
         child.stdin?.end();
         child.kill('SIGTERM');
-        await exited;
       }
+      await exited;
       if (options.directory === undefined) await rm(directory, { recursive: true, force: true });
     },
   };

@@ -13,6 +13,7 @@ import type { ParseResult } from '../../../src/hcl';
 import { LOADER_PROJECTION } from '../../../src/modules';
 import { mapLimit } from '../../../src/util/map-limit';
 import { corpusFiles } from '../../support/corpus';
+import { describeWithCorpus } from '../../support/external';
 import { projected, referenceParser, render, sameResult } from '../../support/hcl2json';
 
 export interface DifferentialOutcome {
@@ -81,4 +82,29 @@ export async function differential(
     await reference.close();
   }
   return outcome;
+}
+
+const CLOUDPOSSE = 'cloudposse_terraform-aws-components.tar.gz';
+const CLOUDPOSSE_SHARDS = 3;
+
+/**
+ * The test of one shard of the largest archive (cloudposse: 1,801 files, 4.9 MB of HCL), for a test
+ * file of its own: the full hcl2json reference parse takes most of the time, so the shards live in
+ * corpus-cloudposse-1.test.ts … -3.test.ts and jest runs them in parallel.
+ */
+export function describeCloudposseShard(index: number): void {
+  const shard = `${index + 1}/${CLOUDPOSSE_SHARDS}`;
+  describeWithCorpus(`fast path vs hcl2json: cloudposse shard ${shard}`, () => {
+    it(`cloudposse, shard ${shard}: the fast path equals a full hcl2json parse for every file, without calling hcl2json`, async () => {
+      const outcome = await differential(CLOUDPOSSE, { index, count: CLOUDPOSSE_SHARDS });
+      expect(outcome.files).toBeGreaterThan(590);
+      expect(outcome.differences).toEqual([]);
+      // Every file was proven well-formed by the verifier and every value the loader reads was
+      // evaluated in TypeScript: a scan of this archive never loads the WebAssembly parser.
+      expect(outcome.fullParses).toBe(0);
+      expect(outcome.snippets).toBe(0);
+      expect(outcome.wholeBodies).toBeGreaterThan(100);
+      expect(outcome.syntaxTrees).toBeGreaterThan(100);
+    }, 180_000);
+  });
 }

@@ -8,9 +8,9 @@
 import { scanHcl, verifyHcl } from '../../../src/hcl';
 import { LOADER_PROJECTION } from '../../../src/modules';
 import { mapLimit } from '../../../src/util/map-limit';
-import { corpusFiles } from '../../support/corpus';
+import { corpusFiles, robustnessArchives } from '../../support/corpus';
 import { projected, referenceParser, render } from '../../support/hcl2json';
-import { ARCHIVES, rng } from './helpers';
+import { rng } from '../../support/random';
 import { HclParser } from '../../../src/hcl';
 import { describeWithCorpus } from '../../support/external';
 
@@ -119,7 +119,7 @@ afterAll(async () => {
 describeWithCorpus('mutated corpus files', () => {
   it('mutated corpus files: the fast path gives the full parse verdict, message and position', async () => {
     const all: Mutant[] = [];
-    for (const [i, archive] of ARCHIVES.entries()) {
+    for (const [i, archive] of robustnessArchives().entries()) {
       if (archive.startsWith('hashicorp')) continue;
       all.push(...mutants(await corpusFiles(archive), 50, 1000 + i));
     }

@@ -10,9 +10,9 @@ import { loadModules } from '../../../src/modules';
 import { DEFAULT_CONFIG } from '../../../src/scan/config-file';
 import { shouldLoad } from '../../../src/scan';
 import { makeTarGz } from '../../support/archive';
+import { robustnessArchives } from '../../support/corpus';
 import { corpusFile, describeWithCorpus } from '../../support/external';
 import { render } from '../../support/hcl2json';
-import { ARCHIVES } from './helpers';
 
 const parser = new HclParser({ workers: 1 });
 
@@ -35,7 +35,7 @@ async function both(name: string, bytes: Buffer): Promise<[string, string]> {
 }
 
 describeWithCorpus('projections on the corpus', () => {
-  it.each(ARCHIVES)(
+  it.each(robustnessArchives())(
     '%s: the same modules from projected and from whole bodies',
     async (archive) => {
       const [projected, whole] = await both(archive, await readFile(corpusFile(archive)));
