@@ -9,6 +9,7 @@ import type {
   LoadDiagnostic,
   ModuleCall,
   ModuleInfo,
+  RemoteModule,
   RootProvider,
   RootTree,
   SourceLocation,
@@ -260,4 +261,53 @@ export function buildRootTree(
     };
   });
   return { root, kind: options.kind ?? 'root', engine, modules: order, calls, remoteCalls, providers };
+}
+
+/** The display of a remote module in contributions and messages: its address and version. */
+export function remoteLabel(r: Pick<RemoteModule, 'address' | 'resolvedVersion'>): string {
+  return r.resolvedVersion === null ? r.address : `${r.address} ${r.resolvedVersion}`;
+}
+
+/**
+ * A tree with its remote modules (src/modules/remote): the providers every resolved one requires
+ * join the tree's providers, the constraints it states join their contributions (named by address
+ * and version, located at the archive's call that leads to it), and each remote call says what it
+ * resolved to.
+ */
+export function withRemoteModules(tree: RootTree, remote: RemoteModule[]): RootTree {
+  const bySource = new Map<string, ConstraintContribution[]>(
+    tree.providers.map((p) => [p.source, [...p.contributions]]),
+  );
+  for (const r of remote) {
+    if (r.origin === null) continue;
+    for (const p of r.providers) {
+      if (isBuiltinProviderSource(p.source)) continue;
+      const list = bySource.get(p.source) ?? [];
+      bySource.set(p.source, list);
+      for (const constraints of p.constraints) {
+        list.push({
+          module: remoteLabel(r),
+          constraints,
+          location: r.location,
+          remote: { key: r.key, address: r.address, version: r.resolvedVersion },
+        });
+      }
+    }
+  }
+  const providers: RootProvider[] = [...bySource.keys()].sort(compareUtf8).map((source) => {
+    const contributions = bySource.get(source) as ConstraintContribution[];
+    return {
+      source,
+      constraints: combineConstraints(contributions.map((c) => c.constraints)),
+      contributions,
+    };
+  });
+  const top = new Map(remote.filter((r) => r.parent === null).map((r) => [`${r.module}\0${r.name}`, r]));
+  const remoteCalls = tree.remoteCalls.map((c) => {
+    const r = c.installed === true ? undefined : top.get(`${c.module}\0${c.name}`);
+    return r === undefined
+      ? c
+      : { ...c, key: r.key, address: r.address, resolvedVersion: r.resolvedVersion, origin: r.origin };
+  });
+  return { ...tree, providers, remoteCalls, remoteModules: remote };
 }

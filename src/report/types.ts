@@ -6,6 +6,7 @@ import type {
   KindEvidence,
   ModuleCall,
   ModuleKind,
+  RemoteModule,
   RootProvider,
   RootTree,
   Severity,
@@ -67,6 +68,9 @@ export interface ModuleReport {
   lockFile: string | null;
 }
 
+/** A remote module of a root's tree: what it resolved to and where its requirements came from. */
+export type RemoteModuleReport = Omit<RemoteModule, 'location'> & { file: string; line: number };
+
 export interface RootReport {
   path: string;
   /** `root` for a deployable root; `example` / `test` for configurations checked for consistency. */
@@ -75,6 +79,8 @@ export interface RootReport {
   engine: Engine;
   modules: string[];
   remoteModules: RootTree['remoteCalls'];
+  /** Every remote module of the tree, when remote resolution ran (src/modules/remote). */
+  remoteModuleTree?: RemoteModuleReport[];
   providers: Array<Pick<RootProvider, 'source' | 'constraints'>>;
   /** The root's `.terraform.lock.hcl` and the versions it locks; null without a lock file. */
   lock: { file: string; providers: { source: string; version: string | null }[] } | null;

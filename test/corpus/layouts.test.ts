@@ -30,7 +30,8 @@ const LAYOUTS: Layout[] = [
       ['**', 'shared'],
     ],
     counts: { shared: 14, example: 12 },
-    findings: {},
+    // the examples' registry modules (vpc, security-group, ...): not fetched without --remote-modules
+    findings: { 'module-unresolved notice': 32 },
   },
   {
     archive: 'uktrade_platform-tools.tar.gz',
@@ -68,6 +69,7 @@ const LAYOUTS: Layout[] = [
       // DocumentDB/examples/secured_setup calls "./../", a directory that holds no module
       'module-source-missing error': 1,
       'required-version-missing notice': 1,
+      'module-unresolved notice': 13,
     },
   },
   {
@@ -81,7 +83,7 @@ const LAYOUTS: Layout[] = [
     ],
     counts: { root: 12, shared: 6, fragment: 2 },
     // Terragrunt generates aws's declaration into every unit; template's is really missing.
-    findings: { 'undeclared-provider warning': 2 },
+    findings: { 'undeclared-provider warning': 2, 'module-unresolved notice': 19 },
   },
   {
     archive: 'DFE-Digital_access-your-teaching-qualifications.tar.gz',
@@ -119,6 +121,7 @@ const LAYOUTS: Layout[] = [
       'lock-missing notice': 1,
       'required-version-missing notice': 1,
       'undeclared-provider warning': 1,
+      'module-unresolved notice': 4,
     },
   },
   {
@@ -135,6 +138,7 @@ const LAYOUTS: Layout[] = [
       'missing-version-constraint error': 10,
       'shared-module-upper-bound error': 2,
       'root-module-unbounded error': 2,
+      'module-unresolved notice': 230,
     },
   },
   {
@@ -147,7 +151,7 @@ const LAYOUTS: Layout[] = [
       ['tests/*', 'test'],
     ],
     counts: { shared: 3, example: 2, test: 2 },
-    findings: { 'undeclared-provider warning': 3 },
+    findings: { 'undeclared-provider warning': 3, 'module-unresolved notice': 3 },
   },
 ];
 
@@ -213,6 +217,12 @@ describeWithCorpus('layout archives of ../shared/corpus', () => {
         source:
           'git::https://github.com/cds-snc/scan-files//terragrunt/aws/api?ref=${get_env("INFRASTRUCTURE_VERSION")}',
         version: null,
+        // remote resolution ran (offline): a source with an expression is never resolved
+        key: 'terragrunt',
+        address:
+          'git::https://github.com/cds-snc/scan-files//terragrunt/aws/api?ref=${get_env("INFRASTRUCTURE_VERSION")}',
+        resolvedVersion: null,
+        origin: null,
       },
     ]);
   });
