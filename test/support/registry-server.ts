@@ -147,6 +147,8 @@ export interface RegistryServerOptions {
   modulesPath?: string | null;
   /** Any other bytes, by request path. */
   files?: Record<string, Buffer>;
+  /** Request path → `Location` of a 302 answer (e.g. to another host). */
+  redirects?: Record<string, string>;
 }
 
 interface Built {
@@ -277,6 +279,12 @@ export async function startRegistry(options: RegistryServerOptions): Promise<Reg
       const n = Number(redirect[1]);
       const target = n <= 1 ? (redirect[2] as string) : `/redirect/${n - 1}${redirect[2] as string}`;
       res.writeHead(302, { location: target, 'content-length': 0 });
+      res.end();
+      return;
+    }
+    const to = options.redirects?.[path];
+    if (to !== undefined) {
+      res.writeHead(302, { location: to, 'content-length': 0 });
       res.end();
       return;
     }

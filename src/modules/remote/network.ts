@@ -271,7 +271,7 @@ export class RemoteNetwork {
    * Downloads an archive from `url`, following at most `maxRedirects` redirects, each of which must
    * stay on the same host or go to an allowed one (`allowed`). Bounded by `maxDownloadBytes`.
    */
-  async download(url: URL, what: string, allowed: (host: string) => boolean): Promise<Buffer> {
+  async download(url: URL, what: string, allowed: (next: URL) => boolean): Promise<Buffer> {
     let current = url;
     for (let hop = 0; hop <= this.maxRedirects; hop++) {
       const res = await this.http.request(current, what, {
@@ -285,7 +285,7 @@ export class RemoteNetwork {
       if (location === null)
         throw new HttpRequestError('unavailable', `${what}: ${current.href} redirected nowhere`);
       const next = httpUrl(location, current, 'redirect');
-      if (next.host.toLowerCase() !== current.host.toLowerCase() && !allowed(next.hostname.toLowerCase())) {
+      if (next.host.toLowerCase() !== current.host.toLowerCase() && !allowed(next)) {
         throw new HttpRequestError(
           'unavailable',
           `${what}: ${current.href} redirected to ${next.host}, which is not an allowed module host`,

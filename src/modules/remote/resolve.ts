@@ -22,7 +22,13 @@
  * Local calls inside a remote package resolve inside the same package (`//modules/x`, `../y`).
  */
 import { defaultShouldLoad, readArchiveBytes } from '../../archive';
-import { classifyModuleSource, defaultRegistryHost, parseProviderSource } from '../../addrs';
+import { posix } from 'node:path';
+import {
+  classifyModuleSource,
+  cleanRelativePath,
+  defaultRegistryHost,
+  parseProviderSource,
+} from '../../addrs';
 import { maxSatisfying, parseVersion, satisfies, validateConstraints } from '../../constraints';
 import type {
   ArchiveLimits,
@@ -207,6 +213,7 @@ export function selectModuleVersion(
 export class RemoteResolver {
   private readonly installed = new Map<string, Promise<PackageSummary | null>>();
   private readonly packages = new Map<string, Promise<PackageHandle>>();
+  private readonly summaries = new Map<string, Promise<PackageSummary>>();
 
   constructor(private readonly input: ResolveRemoteInput) {}
 
@@ -304,14 +311,14 @@ export class RemoteResolver {
     try {
       if (registry !== null) {
         const handle = await this.registryPackage(network, registry, n, engine);
-        return await this.inPackage(ctx, handle, registry.subdir, n);
+        return await this.inPackage(ctx, handle, joinDir(handle.root, registry.subdir), n);
       }
       if (classifyModuleSource(n.source) === 'local') {
         return this.unresolved(ctx, n, 'a local path of the archive that the loader could not read');
       }
       const p = parseRemotePackage(n.source);
       if (p.kind === 'unsupported') return this.unresolved(ctx, n, p.reason);
-      const handle = await this.archivePackage(network, p, engine, null);
+      const handle = await this.archivePackage(network, p, engine, null, '.');
       return await this.inPackage(ctx, handle, p.subdir, n);
     } catch (err) {
       if (err instanceof Unresolved) return this.unresolved(ctx, n, err.message);
@@ -375,11 +382,15 @@ export class RemoteResolver {
     const version = selected.version;
     const display = this.registryDisplay(a, engine);
     const download = (): Promise<PackageHandle> =>
-      this.memo(`registry-download ${engine} ${registryAddress(a, false)} ${version}`, async () => {
-        const { location, base } = await network.downloadLocation(a, version);
-        const handle = await this.locationPackage(network, location, base, engine, version);
-        return { ...handle, display, version, origin: 'download' as const };
-      });
+      this.memo(
+        this.packages,
+        `registry-download ${engine} ${registryAddress(a, false)} ${version}`,
+        async () => {
+          const { location, base } = await network.downloadLocation(a, version);
+          const handle = await this.locationPackage(network, location, base, engine, version);
+          return { ...handle, display, version, origin: 'download' as const };
+        },
+      );
     const meta = versions.find((v) => v.version === version) as RegistryModuleVersion;
     const summary = metadataSummary(meta, engine);
     if (summary === null) return download();
@@ -414,14 +425,15 @@ export class RemoteResolver {
     if (p.kind === 'unsupported')
       throw new Unresolved(`its download location "${location}" is not fetched: ${p.reason}`);
     const registryHost = base.host.toLowerCase();
-    return this.archivePackage(network, p, engine, registryHost, version);
+    // The location's own `//subdir` is where the registry module's package starts.
+    return this.archivePackage(network, p, engine, registryHost, p.subdir, version);
   }
 
-  private memo(key: string, make: () => Promise<PackageHandle>): Promise<PackageHandle> {
-    let p = this.packages.get(key);
+  private memo<T>(map: Map<string, Promise<T>>, key: string, make: () => Promise<T>): Promise<T> {
+    let p = map.get(key);
     if (p === undefined) {
       p = make();
-      this.packages.set(key, p);
+      map.set(key, p);
     }
     return p;
   }
@@ -432,6 +444,7 @@ export class RemoteResolver {
     p: ArchivePackage,
     engine: Engine,
     registryHost: string | null,
+    root: string,
     version?: string,
   ): Promise<PackageHandle> {
     const onRegistry = registryHost !== null && p.host === registryHost;
@@ -443,12 +456,15 @@ export class RemoteResolver {
       );
     }
     const url = onRegistry ? new URL(p.url) : archiveUrl(p, network.downloadBase(p.host));
-    const allowed = (host: string): boolean =>
-      network.allowsDownloadHost(host) ||
-      host === registryHost ||
-      (p.host === 'github.com' && host === 'codeload.github.com');
+    // Redirects may lead to another allowed host, back to the registry, or from GitHub to the host
+    // that serves its archives.
+    const allowed = (next: URL): boolean =>
+      network.allowsDownloadHost(next.hostname) ||
+      network.allowsDownloadHost(next.host) ||
+      next.host.toLowerCase() === registryHost ||
+      (p.host === 'github.com' && next.hostname.toLowerCase() === 'codeload.github.com');
     const identity = `${engine} ${p.address}`;
-    return this.memo(`archive ${identity}`, async () => {
+    const summary = this.memo(this.summaries, identity, async () => {
       const load = async (): Promise<PackageSummary> => {
         const bytes = await network.download(url, `the package ${p.address}`, allowed);
         let archive = await readArchiveBytes(p.address, bytes, {
@@ -460,16 +476,16 @@ export class RemoteResolver {
       };
       // A git source without a ref follows a branch: never cached across scans.
       const immutable = p.ref !== null || !p.address.startsWith('git::');
-      const summary = immutable ? await network.cached('package', identity, load) : await load();
-      return {
-        identity,
-        origin: 'download' as const,
-        display: p.ref !== null ? p.address.replace(/\?ref=[^&]*$/, '') : p.address,
-        version: version ?? p.ref,
-        summary,
-        root: '.',
-      };
+      return immutable ? network.cached('package', identity, load) : load();
     });
+    return summary.then((s) => ({
+      identity,
+      origin: 'download' as const,
+      display: p.ref !== null ? p.address.replace(/\?ref=[^&]*$/, '') : p.address,
+      version: version ?? p.ref,
+      summary: s,
+      root,
+    }));
   }
 
   /** The module in `dir` of a package, then the modules it calls. */
@@ -483,7 +499,9 @@ export class RemoteResolver {
     let m = h.summary[dir];
     if (m === undefined && h.fallback !== undefined) {
       try {
+        const rel = relativeDir(h.root, dir);
         h = await h.fallback();
+        dir = joinDir(h.root, rel);
         m = h.summary[dir];
       } catch (err) {
         return this.unresolved(
@@ -493,7 +511,7 @@ export class RemoteResolver {
         );
       }
     }
-    const shown = shownDir(h.root, dir);
+    const shown = relativeDir(h.root, dir);
     const address = shown === '.' ? h.display : `${h.display}//${shown}`;
     if (m === undefined) {
       return this.unresolved(
@@ -565,10 +583,13 @@ interface TreeContext {
 }
 
 /** A directory of a package as messages show it: relative to the package's top directory. */
-function shownDir(root: string, dir: string): string {
-  if (root === '.') return dir;
-  if (dir === root) return '.';
-  return dir.startsWith(`${root}/`) ? dir.slice(root.length + 1) : dir;
+function relativeDir(root: string, dir: string): string {
+  return posix.relative(root === '.' ? '' : root, dir === '.' ? '' : dir) || '.';
+}
+
+/** `rel` inside `root`, cleaned. */
+function joinDir(root: string, rel: string): string {
+  return cleanRelativePath(root === '.' ? rel : `${root}/${rel}`);
 }
 
 /** The installed package's top directory, from the installed module's directory and the subdirectory
