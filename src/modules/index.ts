@@ -653,7 +653,7 @@ export async function resolveRemoteModules(
     ...(input.limits !== undefined ? { limits: input.limits } : {}),
   });
   const roots: RootTree[] = [];
-  const diagnostics = [...loaded.diagnostics];
+  const added: LoadDiagnostic[] = [];
   const seen = new Set<string>();
   for (const tree of loaded.roots) {
     input.signal?.throwIfAborted();
@@ -669,7 +669,7 @@ export async function resolveRemoteModules(
       const id = `${r.location.file}:${r.location.line}\0${r.key}\0${r.source}\0${r.unresolved ?? ''}`;
       if (seen.has(id)) continue;
       seen.add(id);
-      diagnostics.push({
+      added.push({
         kind: 'module-unresolved',
         module: r.module,
         call: r.key,
@@ -680,6 +680,15 @@ export async function resolveRemoteModules(
       });
     }
   }
-  diagnostics.sort(compareDiagnostics);
+  // The loader's diagnostics are sorted already: merge the new ones in.
+  added.sort(compareDiagnostics);
+  const diagnostics: LoadDiagnostic[] = [];
+  let i = 0;
+  for (const d of loaded.diagnostics) {
+    while (i < added.length && compareDiagnostics(added[i] as LoadDiagnostic, d) < 0)
+      diagnostics.push(added[i++] as LoadDiagnostic);
+    diagnostics.push(d);
+  }
+  while (i < added.length) diagnostics.push(added[i++] as LoadDiagnostic);
   return { ...loaded, roots, diagnostics };
 }

@@ -277,6 +277,11 @@ export class RegistryHosts {
     return this.hosts[host.toLowerCase()] ?? `https://${host}`;
   }
 
+  /** The operator's mapping, sorted by host. */
+  mapping(): [string, string][] {
+    return Object.entries(this.hosts).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  }
+
   /** Why `host` is not contacted, for messages. */
   refusal(host: string): string {
     return (

@@ -161,7 +161,11 @@ test("remote modules are resolved by default, through the operator's hosts, and 
     ]);
     const cached: string[] = [];
     for await (const k of h.reports.list(`${layout.registryCachePrefix}remote-modules/v1/`)) cached.push(k);
-    expect(cached).toEqual([expect.stringMatching(/remote-modules\/v1\/versions\/[0-9a-f]{64}\.json$/)]);
+    // The tree's resolution and the module's version list, each under the SHA-256 of what it is.
+    expect(cached).toEqual([
+      expect.stringMatching(/remote-modules\/v1\/tree\/[0-9a-f]{64}\.json$/),
+      expect.stringMatching(/remote-modules\/v1\/versions\/[0-9a-f]{64}\.json$/),
+    ]);
     // Another scan (another process could run it): the answer comes from S3.
     registry.requests.length = 0;
     const second = await reportOf('uploads/remote/kms/b.tar.gz');

@@ -384,5 +384,40 @@ describe('the cache', () => {
     expect(registry.requests).toEqual([]);
     expect(stats).toEqual([0]);
     expect(second.roots).toEqual(first.roots);
+    // The calls moved: the cached resolution is placed at their new lines.
+    const moved = await scanRemote({ 'main.tf': `\n\n${files['main.tf']}` }, { remoteModuleCache: store });
+    expect(registry.requests).toEqual([]);
+    expect(moved.roots[0]?.remoteModuleTree?.map((m) => [m.key, m.line])).toEqual([
+      ['eks', 8],
+      ['eks.kms', 8],
+      ['eks.nodes', 8],
+      ['eks.nodes.iam', 8],
+    ]);
+  });
+
+  it('asks again once the version lists are older than their lifetime', async () => {
+    const store = new LocalObjectStore(path.join(cacheDir, 'ttl'));
+    const files = { 'main.tf': rootCalling('acme/kms/aws', '~> 2.0') };
+    await scanRemote(files, { remoteModuleCache: store, remoteModuleSettings: { versionsTtlMs: 0 } });
+    registry.requests.length = 0;
+    await scanRemote(files, { remoteModuleCache: store, remoteModuleSettings: { versionsTtlMs: 0 } });
+    expect(registry.requests).toEqual(['/.well-known/terraform.json', '/v1/modules/acme/kms/aws/versions']);
+  });
+
+  it('does not keep a resolution that left a module unresolved', async () => {
+    const store = new LocalObjectStore(path.join(cacheDir, 'partial'));
+    const files = {
+      'main.tf':
+        rootCalling('acme/kms/aws', '~> 2.0') + lines('module "x" {', '  source = "acme/missing/aws"', '}'),
+    };
+    await scanRemote(files, { remoteModuleCache: store });
+    registry.requests.length = 0;
+    const again = await scanRemote(files, { remoteModuleCache: store });
+    // kms comes from its cached version list; the missing module is asked for again.
+    expect(registry.requests).toEqual([
+      '/.well-known/terraform.json',
+      '/v1/modules/acme/missing/aws/versions',
+    ]);
+    expect(findingsOf(again, 'module-unresolved').map((f) => f.line)).toEqual([10]);
   });
 });

@@ -154,6 +154,11 @@ export class RemoteNetwork {
     return this.http.requestCount;
   }
 
+  /** The operator's host settings, as part of cache keys (another mapping may resolve otherwise). */
+  hostsFingerprint(): string {
+    return JSON.stringify([this.registryHosts.mapping(), Object.entries(this.moduleHosts).sort()]);
+  }
+
   /** Whether packages may be downloaded from `host` (`module_hosts`). */
   allowsDownloadHost(host: string): boolean {
     return Object.prototype.hasOwnProperty.call(this.moduleHosts, host.toLowerCase());
@@ -208,6 +213,25 @@ export class RemoteNetwork {
       await this.cachePut(key, { identity, value });
       return value;
     });
+  }
+
+  /** A value stored with `putFresh` less than `versionsTtlMs` ago (version lists it depends on may
+   * have changed since), else null. */
+  async getFresh(kind: string, identity: string): Promise<unknown> {
+    const hit = await this.cacheGet(`${kind}/${sha256(identity)}.json`);
+    if (
+      hit === null ||
+      hit.identity !== identity ||
+      typeof hit.fetchedAt !== 'number' ||
+      Date.now() - hit.fetchedAt >= this.versionsTtlMs
+    ) {
+      return null;
+    }
+    return hit.value ?? null;
+  }
+
+  async putFresh(kind: string, identity: string, value: unknown): Promise<void> {
+    await this.cachePut(`${kind}/${sha256(identity)}.json`, { identity, fetchedAt: Date.now(), value });
   }
 
   private async modulesBase(a: RegistryModuleAddress): Promise<URL> {

@@ -226,29 +226,51 @@ export class RemoteResolver {
     }
     const manifest = readModulesManifest(this.input.archive, tree.root);
     const ctx: TreeContext = { tree, manifest, count: 0 };
-    const lists = await Promise.all(
-      tree.remoteCalls
-        .filter((rc) => rc.installed !== true && rc.source !== null)
-        .map((rc) => {
-          const caller = this.input.modules.get(rc.module);
-          const call = caller?.moduleCalls.find(
-            (c) => c.name === rc.name && (c.sourceKind === 'registry' || c.sourceKind === 'remote'),
-          );
-          const base = keys.get(rc.module) ?? '';
-          return this.node(ctx, {
-            key: base === '' ? rc.name : `${base}.${rc.name}`,
-            parent: null,
-            name: rc.name,
-            source: rc.source as string,
-            version: rc.version,
-            module: rc.module,
-            location: call?.location ?? { file: caller?.files[0] ?? rc.module, line: 1 },
-            depth: 1,
-            chain: new Set(),
+    const tops: Node[] = tree.remoteCalls
+      .filter((rc) => rc.installed !== true && rc.source !== null)
+      .map((rc) => {
+        const caller = this.input.modules.get(rc.module);
+        const call = caller?.moduleCalls.find(
+          (c) => c.name === rc.name && (c.sourceKind === 'registry' || c.sourceKind === 'remote'),
+        );
+        const base = keys.get(rc.module) ?? '';
+        return {
+          key: base === '' ? rc.name : `${base}.${rc.name}`,
+          parent: null,
+          name: rc.name,
+          source: rc.source as string,
+          version: rc.version,
+          module: rc.module,
+          location: call?.location ?? { file: caller?.files[0] ?? rc.module, line: 1 },
+          depth: 1,
+          chain: new Set<string>(),
+        };
+      });
+    // A rescan asks the cache once per tree: the whole resolution, keyed by the remote calls and
+    // the hosts, for as long as the version lists it was selected from are trusted.
+    const network = this.input.network;
+    const identity =
+      network === null || manifest !== null
+        ? null
+        : JSON.stringify({
+            engine: tree.engine,
+            hosts: network.hostsFingerprint(),
+            calls: tops.map((t) => [t.key, t.source, t.version]),
           });
-        }),
-    );
-    return lists.flat();
+    if (identity !== null && network !== null) {
+      const cached = restoreTree(await network.getFresh('tree', identity), tops);
+      if (cached !== null) return cached;
+    }
+    const lists = await Promise.all(tops.map((n) => this.node(ctx, n)));
+    const out = lists.flat();
+    if (identity !== null && network !== null && out.every((r) => r.origin !== null)) {
+      await network.putFresh(
+        'tree',
+        identity,
+        out.map(({ module: _m, location: _l, ...rest }) => rest),
+      );
+    }
+    return out;
   }
 
   private unresolved(ctx: TreeContext, n: Node, reason: string, address?: string): RemoteModule[] {
@@ -580,6 +602,30 @@ interface TreeContext {
   tree: RootTree;
   manifest: Map<string, ManifestEntry> | null;
   count: number;
+}
+
+/** A cached tree resolution with the current calls' locations, or null when it does not fit. */
+function restoreTree(value: unknown, tops: readonly Node[]): RemoteModule[] | null {
+  if (!Array.isArray(value)) return null;
+  const out: RemoteModule[] = [];
+  for (const v of value as unknown[]) {
+    if (typeof v !== 'object' || v === null) return null;
+    const r = v as Omit<RemoteModule, 'module' | 'location'>;
+    if (typeof r.key !== 'string' || !Array.isArray(r.providers) || typeof r.address !== 'string')
+      return null;
+    // The top call it descends from: the longest key that is it or a prefix of it.
+    let top: Node | undefined;
+    for (const t of tops) {
+      if (
+        (r.key === t.key || r.key.startsWith(`${t.key}.`)) &&
+        (top === undefined || t.key.length > top.key.length)
+      )
+        top = t;
+    }
+    if (top === undefined) return null;
+    out.push({ ...r, module: top.module, location: top.location });
+  }
+  return out;
 }
 
 /** A directory of a package as messages show it: relative to the package's top directory. */
