@@ -12,6 +12,9 @@ import type { FakeModule, RegistryServer } from '../support/registry-server';
 import { findingsOf, scanFiles } from '../support/scan';
 import type { FileMap } from '../support/archive';
 import { lines } from '../rules/table';
+import Ajv from 'ajv';
+import addFormats from 'ajv-formats';
+import reportSchema from '../../docs/report.schema.json';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -275,6 +278,21 @@ describe('registry modules through provider metadata', () => {
         'remote module "eks" (source "acme/eks/aws", version "~> 22.0") was not resolved: no published version matches "~> 22.0" (newest: 21.0.0, 20.9.0-beta1, 20.8.4)',
       ].map((x, i) => (i === 2 ? expect.stringContaining(x as string) : x)),
     ]);
+  });
+});
+
+describe('the JSON report', () => {
+  it('validates against docs/report.schema.json with resolved, nested and unresolved modules', async () => {
+    const report = await scanRemote({
+      'main.tf':
+        rootCalling('acme/eks/aws', '~> 20.0') + lines('module "x" {', '  source = "acme/missing/aws"', '}'),
+    });
+    expect(tree(report).map((m) => m.origin)).toEqual(['metadata', 'metadata', 'metadata', 'metadata', null]);
+    const ajv = new Ajv({ allErrors: true, strict: true });
+    addFormats(ajv);
+    const validate = ajv.compile(reportSchema);
+    expect(validate(JSON.parse(JSON.stringify(report)))).toBe(true);
+    expect(validate.errors ?? null).toBeNull();
   });
 });
 
