@@ -645,7 +645,6 @@ export async function resolveRemoteModules(
   const byPath = new Map(loaded.modules.map((m) => [m.path, m]));
   const resolver = new RemoteResolver({
     archive: input.archive,
-    roots: loaded.roots,
     modules: byPath,
     loadPackage: (pkg, engine) => summarizePackage(pkg, engine, input),
     network: input.network,

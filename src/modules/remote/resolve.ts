@@ -29,7 +29,13 @@ import {
   defaultRegistryHost,
   parseProviderSource,
 } from '../../addrs';
-import { maxSatisfying, parseVersion, satisfies, validateConstraints } from '../../constraints';
+import {
+  compareVersions,
+  maxSatisfying,
+  parseVersion,
+  satisfies,
+  validateConstraints,
+} from '../../constraints';
 import type {
   ArchiveLimits,
   Engine,
@@ -72,7 +78,6 @@ export type PackageLoader = (pkg: LoadedArchive, engine: Engine) => Promise<Pack
 
 export interface ResolveRemoteInput {
   archive: LoadedArchive;
-  roots: readonly RootTree[];
   modules: ReadonlyMap<string, ModuleInfo>;
   loadPackage: PackageLoader;
   /** Null: installed copies in the archive only, no network. */
@@ -203,7 +208,7 @@ export function selectModuleVersion(
   if (valid.length === 0) return { error: 'the registry publishes no valid version of it' };
   return {
     error: `no published version matches "${c}" (newest: ${[...valid]
-      .sort((a, b) => (satisfies(a, `> ${b}`, { includePrerelease: true }) ? -1 : 1))
+      .sort((a, b) => compareVersions(parseVersion(b), parseVersion(a)))
       .slice(0, 3)
       .join(', ')})`,
   };
