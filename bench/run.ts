@@ -8,9 +8,11 @@
  * hcl2json), `terraform fmt -check -recursive` on the same files (when terraform is installed),
  * and a rescan with a warm extraction cache. Then: the scaling table (1×, 2×, 4×, 8× copies of a
  * corpus tree), cache batching (one manifest vs one object per file, on the filesystem adapter and
- * on s3rver), the Lambda bundle (size, zipped size, cold initialisation) and peak RSS for an
- * archive holding 50 MB of HCL, and `tfguard fix --dry-run` against `tfguard scan` on the largest
- * corpus archive unpacked.
+ * on s3rver), the Lambda bundle (size, zipped size, cold initialisation), peak RSS for an
+ * archive holding 50 MB of HCL, `tfguard fix --dry-run` against `tfguard scan` on the largest
+ * corpus archive unpacked, and remote module resolution: a root calling 20 registry modules
+ * (each with a nested one) from a module registry on 127.0.0.1, scanned without resolution, with a
+ * cold cache and with a warm cache (the target: a warm-cache rescan adds at most 20 ms).
  *
  * Every measurement runs in its own child process (fresh heap; peak RSS per measurement).
  *
@@ -18,7 +20,7 @@
  * --only NAME[,NAME] (archives whose name contains one of these), --json FILE (write the results),
  * --max-load L (wait, up to 15 minutes, until the 1-minute load average is below L; default 2),
  * --no-wait, --no-fix (skip the fix measurement), --no-scaling, --no-batching (skip those sections),
- * --help (this list, nothing run).
+ * --remote-only (only the remote module case), --help (this list, nothing run).
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import {
@@ -40,7 +42,7 @@ import { corpusDir, corpusStatus } from '../test/support/external';
 const ROOT = path.resolve(__dirname, '..');
 const USAGE =
   'usage: tsx bench/run.ts [--runs N] [--quick] [--only NAME[,NAME]] [--json FILE] [--max-load L] [--no-wait]\n' +
-  '                        [--no-fix] [--no-scaling] [--no-batching]\n' +
+  '                        [--no-fix] [--no-scaling] [--no-batching] [--remote-only]\n' +
   'Measures every corpus archive, then scaling, cache batching, the Lambda bundle and (without --quick)\n' +
   'a 50 MB archive; see the header of bench/run.ts and docs/performance.md.\n';
 const CORPUS = corpusDir();
@@ -312,6 +314,70 @@ async function childFix(file: string, runs: number): Promise<ChildResult> {
   }
 }
 
+/** 20 registry modules with 30 versions each (provider metadata, two submodules, a nested
+ * registry module): what a warm-cache rescan costs over a scan that resolves nothing. */
+async function childRemote(runs: number): Promise<ChildResult> {
+  const { scanBytes, closeSharedParser } = await import('../src/scan');
+  const { LocalObjectStore } = await import('../src/storage/local');
+  const { startRegistry } = await import('../test/support/registry-server');
+  const { makeTarGz } = await import('../test/support/archive');
+  const versions = (deps: { name: string; source: string; version: string }[]) =>
+    Array.from({ length: 30 }, (_, v) => ({
+      version: `${Math.floor(v / 10) + 1}.${v % 10}.0`,
+      root: {
+        providers: [
+          { name: 'aws', namespace: 'hashicorp', source: 'hashicorp/aws', version: '>= 5.0' },
+          { name: 'random', namespace: 'hashicorp', source: 'hashicorp/random', version: '>= 3.1' },
+        ],
+        dependencies: [...deps, { name: 'sub', source: './modules/sub' }],
+      },
+      submodules: [
+        { path: 'modules/sub', providers: [{ name: 'aws', source: 'hashicorp/aws', version: '>= 5.1' }] },
+        { path: 'modules/other', providers: [{ name: 'tls', source: 'hashicorp/tls', version: '>= 4.0' }] },
+      ],
+    }));
+  const modules = [
+    { namespace: 'bench', name: 'kms', system: 'aws', versions: versions([]) },
+    ...Array.from({ length: 20 }, (_, i) => ({
+      namespace: 'bench',
+      name: `m${i}`,
+      system: 'aws',
+      versions: versions([{ name: 'kms', source: 'bench/kms/aws', version: '~> 2.0' }]),
+    })),
+  ];
+  const registry = await startRegistry({ modules });
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'tfguard-bench-remote-'));
+  try {
+    const main =
+      'terraform {\n  required_providers {\n    aws = { source = "hashicorp/aws", version = "~> 5.0" }\n  }\n}\n' +
+      Array.from(
+        { length: 20 },
+        (_, i) => `module "m${i}" {\n  source  = "bench/m${i}/aws"\n  version = "~> 3.0"\n}\n`,
+      ).join('');
+    const bytes = await makeTarGz({ 'main.tf': main });
+    const configText = {
+      name: 'ops.hcl',
+      text: `registry_hosts = { "registry.terraform.io" = "${registry.url}" }\n`,
+    };
+    const store = new LocalObjectStore(dir);
+    const online = { configText, remoteModules: true, remoteModuleCache: store };
+    await scanBytes('remote.tar.gz', bytes, { configText }); // warm-up (JIT)
+    const t = performance.now();
+    const cold = await scanBytes('remote.tar.gz', bytes, online);
+    const coldMs = performance.now() - t;
+    const resolved = (cold.roots[0]?.remoteModuleTree ?? []).filter((m) => m.origin !== null).length;
+    const coldRequests = registry.requests.length;
+    const offline = await timeRuns(runs, () => scanBytes('remote.tar.gz', bytes, { configText }));
+    const warm = await timeRuns(runs, () => scanBytes('remote.tar.gz', bytes, online));
+    const warmRequests = registry.requests.length - coldRequests;
+    await closeSharedParser();
+    return { resolved, coldMs, coldRequests, offline, warm, warmRequests };
+  } finally {
+    await registry.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 async function child(kind: string, args: string[]): Promise<void> {
   const runs = Number(args[1] ?? 5);
   const file = args[0] as string;
@@ -337,6 +403,9 @@ async function child(kind: string, args: string[]): Promise<void> {
       break;
     case 'fix':
       result = await childFix(file, runs);
+      break;
+    case 'remote':
+      result = await childRemote(runs);
       break;
     default:
       throw new Error(`unknown child ${kind}`);
@@ -535,6 +604,11 @@ async function main(): Promise<void> {
   }
   const quick = flag('--quick');
   const runs = Math.max(5, Number(option('--runs') ?? (quick ? 5 : 7)));
+  if (flag('--remote-only')) {
+    const remote = await runChild('remote', ['-', String(runs)]);
+    process.stdout.write(remoteLine(remote) + '\n');
+    return;
+  }
   const only = option('--only')?.split(',');
   const loadBefore = await waitForLoad(Number(option('--max-load') ?? 2), !flag('--no-wait'));
   const archives = readdirSync(CORPUS)
@@ -615,6 +689,8 @@ async function main(): Promise<void> {
     process.stderr.write('cache batching…\n');
     results.batching = await runChild('batching', [big]);
   }
+  process.stderr.write('remote modules…\n');
+  results.remote = await runChild('remote', ['-', String(runs)]);
   process.stderr.write('Lambda bundle…\n');
   results.lambda = [await lambdaBundle(runs, 'upload-handler'), await lambdaBundle(runs, 'scan-core')];
   results.loadAfter = os.loadavg()[0];
@@ -622,6 +698,18 @@ async function main(): Promise<void> {
   const json = option('--json');
   if (json !== undefined) writeFileSync(json, JSON.stringify(results, null, 2) + '\n');
   print(results, terraform);
+}
+
+/** The remote module case as one line of the report. */
+function remoteLine(r: ChildResult): string {
+  const offline = r.offline as Stats;
+  const warm = r.warm as Stats;
+  return (
+    `Remote modules: a root calling 20 registry modules (${String(r.resolved)} remote modules resolved from ` +
+    `provider metadata, 30 versions each): resolution off ${fmtStats(offline)} ms; cold cache ` +
+    `${ms(r.coldMs as number)} ms (${String(r.coldRequests)} requests); warm cache ${fmtStats(warm)} ms ` +
+    `(${String(r.warmRequests)} requests): **the warm rescan adds ${ms(warm.median - offline.median)} ms** (median).`
+  );
 }
 
 function print(r: Record<string, unknown>, terraform: boolean): void {
@@ -708,6 +796,7 @@ function print(r: Record<string, unknown>, terraform: boolean): void {
       );
     }
   }
+  if (r.remote !== undefined) lines.push('', remoteLine(r.remote as ChildResult));
   lines.push(
     '',
     'Lambda bundles (esbuild as in serverless.yml, hcl2json and its dependencies beside the bundle):',

@@ -55,7 +55,12 @@ export function runtime(): Runtime {
       parser: parserSettings(),
       limits: archiveLimits(),
       timeoutMs: scanTimeoutMs(),
-      config: { registryHosts: settings.registryHosts },
+      config: { registryHosts: settings.registryHosts, moduleHosts: settings.moduleHosts },
+      // Remote modules are resolved in every scan unless switched off; answers are cached with the
+      // registry's in the reports bucket.
+      remoteModules: settings.remoteModules,
+      remoteModulesOffReason:
+        'remote module resolution is switched off in this deployment (TFGUARD_REMOTE_MODULES), and the archive has no installed copy (.terraform/modules)',
     },
     auditQueue() {
       if (settings.auditQueueUrl === undefined)

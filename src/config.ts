@@ -138,6 +138,21 @@ export function docsUrl(): string | undefined {
   return value.trim().replace(/\/+$/, '');
 }
 
+/**
+ * The CLI's cache directory (remote module answers): `TFGUARD_CACHE_DIR`, else
+ * `$XDG_CACHE_HOME/tfguard`, else `~/.cache/tfguard`; undefined when none can be derived.
+ */
+export function cacheDirectory(): string | undefined {
+  const env = process.env;
+  const own = env.TFGUARD_CACHE_DIR?.trim();
+  if (own !== undefined && own !== '') return own;
+  const xdg = env.XDG_CACHE_HOME?.trim();
+  if (xdg !== undefined && xdg !== '') return `${xdg.replace(/\/+$/, '')}/tfguard`;
+  const home = env.HOME?.trim();
+  if (home !== undefined && home !== '') return `${home.replace(/\/+$/, '')}/.cache/tfguard`;
+  return undefined;
+}
+
 /** A snapshot of the environment for settings loaders that take it as a parameter. */
 export function environment(): Readonly<Record<string, string | undefined>> {
   return { ...process.env };

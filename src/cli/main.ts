@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import {
   archiveLimits,
   cacheDir,
+  cacheDirectory,
   colorMode,
   docsUrl,
   EnvironmentError,
@@ -21,12 +22,7 @@ import { isInputError, InputError } from '../errors';
 import type { Severity } from '../model';
 import { renderReport, REPORT_FORMATS, verdict } from '../report';
 import type { FailOn, ReportFormat } from '../report';
-import {
-  hashPackage,
-  PackageHashError,
-  RegistryClient,
-  ReleaseHashResolver,
-} from '../lockfile';
+import { hashPackage, PackageHashError, RegistryClient, ReleaseHashResolver } from '../lockfile';
 import type { Finding } from '../rules';
 import type { ScanConfig } from '../model';
 import { RULES } from '../rules';
@@ -52,7 +48,11 @@ const FAIL_ON: readonly FailOn[] = ['error', 'warning', 'notice', 'never'];
 export const USAGE = `Usage:
   tfguard scan <dir|archive> [--format text|json|sarif|markdown|codequality] [--output FILE]
                              [--config FILE] [--fail-on error|warning|notice|never]
-                             [--registry] [--no-color] [--timeout SECONDS]
+                             [--registry] [--remote-modules] [--cache-dir DIR]
+                             [--no-color] [--timeout SECONDS]
+                              --remote-modules: resolve registry modules (and git or HTTP
+                              packages on hosts allowed with module_hosts in --config) over the
+                              network; without it only .terraform/modules in the archive is read
   tfguard fix <dir> [--dry-run] [--rule ID ...] [--config FILE] [--fail-on LEVEL] [--registry]
                    [--timeout SECONDS]
                               apply the safe fixes findings carry (edits of the exact ranges:
@@ -77,7 +77,8 @@ Environment: TFGUARD_SCAN_TIMEOUT_MS (default for --timeout), TFGUARD_PARSER_WOR
   TFGUARD_CACHE_DIR and TFGUARD_MAX_PACKAGE_BYTES (fix --registry),
   TFGUARD_PARSER_TIMEOUT_MS, archive limits TFGUARD_MAX_ENTRIES, TFGUARD_MAX_TOTAL_BYTES,
   TFGUARD_MAX_FILE_BYTES, TFGUARD_MAX_COMPRESSION_RATIO, TFGUARD_MAX_PATH_LENGTH,
-  TFGUARD_MAX_PATH_DEPTH; TFGUARD_DOCS_URL (base of the rule links in SARIF); NO_COLOR, FORCE_COLOR.
+  TFGUARD_MAX_PATH_DEPTH; TFGUARD_DOCS_URL (base of the rule links in SARIF); NO_COLOR, FORCE_COLOR;
+  TFGUARD_CACHE_DIR (default for --cache-dir: $XDG_CACHE_HOME/tfguard or ~/.cache/tfguard).
 `;
 
 function usage(message: string): never {
@@ -122,6 +123,23 @@ function operatorDocsUrl(): string | undefined {
   }
 }
 
+/** `--remote-modules` and `--cache-dir`: network resolution of remote modules, cached in a local
+ * directory. Without the flag the CLI sends no request for modules. */
+function remoteModuleOptions(
+  on: boolean,
+  cacheDir: string | undefined,
+): Pick<ScanOptions, 'remoteModules' | 'remoteModuleCache' | 'remoteModulesOffReason'> {
+  if (!on) {
+    if (cacheDir !== undefined) usage('--cache-dir is used only with --remote-modules');
+    return {};
+  }
+  const dir = cacheDir ?? cacheDirectory();
+  return {
+    remoteModules: true,
+    ...(dir !== undefined ? { remoteModuleCache: new LocalObjectStore(dir) } : {}),
+  };
+}
+
 async function writeAtomically(file: string, text: string): Promise<void> {
   const dir = path.dirname(path.resolve(file));
   const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.tmp`);
@@ -142,6 +160,8 @@ async function scanCommand(args: string[], io: CliIo): Promise<number> {
         config: { type: 'string', short: 'c' },
         'fail-on': { type: 'string' },
         registry: { type: 'boolean' },
+        'remote-modules': { type: 'boolean' },
+        'cache-dir': { type: 'string' },
         'no-color': { type: 'boolean' },
         timeout: { type: 'string' },
       },
@@ -173,6 +193,7 @@ async function scanCommand(args: string[], io: CliIo): Promise<number> {
     configText,
     ...operator,
     ...(values.registry ? { registry: true } : {}),
+    ...remoteModuleOptions(values['remote-modules'] === true, values['cache-dir']),
   });
   const mode = colorMode();
   const color =

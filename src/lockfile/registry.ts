@@ -21,6 +21,17 @@ import { HASHICORP_PARTNERS_KEY, HASHICORP_PUBLIC_KEY } from './hashicorp-keys';
 import { authenticateSums } from './signature';
 import type { RegistrySigningKey } from './signature';
 import type { RegistryOutcome } from './types';
+import {
+  describeError,
+  HttpClient,
+  HttpRequestError as RegistryRequestError,
+  httpUrl,
+  PUBLIC_REGISTRIES,
+  RegistryHosts,
+  ServiceDiscovery,
+} from '../util/http';
+
+export { describeError, PUBLIC_REGISTRIES } from '../util/http';
 
 export interface RegistryClientOptions {
   /** Registry hostname → base URL (e.g. a private mirror, or a local test server). */
@@ -60,16 +71,6 @@ export interface ReleaseQuery {
   engine: Engine;
   /** Platforms of interest (`OS_ARCH`); the first one the release has is used for the download call. */
   platforms?: readonly string[];
-}
-
-class RegistryRequestError extends Error {
-  override readonly name = 'RegistryRequestError';
-  readonly kind: 'unavailable' | 'not-found';
-
-  constructor(kind: 'unavailable' | 'not-found', message: string, options?: { cause?: unknown }) {
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
-    this.kind = kind;
-  }
 }
 
 const CACHE_SCHEMA = 1;
@@ -123,107 +124,38 @@ function parsePackages(v: unknown): Record<string, string[]> | null {
   return Object.keys(out).length === 0 ? null : out;
 }
 
-/** Waits `ms`, or less when `signal` fires first. */
-function delay(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const done = (): void => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
-}
-
-/** The message of an abort reason, for "unavailable" outcomes. */
-function abortReason(signal: AbortSignal): string {
-  const reason: unknown = signal.reason;
-  if (reason instanceof Error && reason.message !== '') return reason.message;
-  return "the registry check's time budget ran out";
-}
-
-/** Resolves a URL from a registry response; only http(s) is followed. */
-function httpUrl(raw: string, base: URL, what: string): URL {
-  let url: URL;
-  try {
-    url = new URL(raw, base);
-  } catch (err) {
-    throw new RegistryRequestError(
-      'unavailable',
-      `${base.href} gave an invalid ${what} ${JSON.stringify(raw)}`,
-      {
-        cause: err,
-      },
-    );
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new RegistryRequestError(
-      'unavailable',
-      `${base.href} gave a ${what} that is not http(s): ${JSON.stringify(raw)}`,
-    );
-  }
-  return url;
-}
-
-/** `fetch failed: connect ECONNREFUSED ...` (duck-typed: errors may come from another realm). */
-export function describeError(err: unknown): string {
-  const msg = (e: unknown): string | null =>
-    typeof e === 'object' && e !== null && typeof (e as { message?: unknown }).message === 'string'
-      ? (e as { message: string }).message
-      : null;
-  const own = msg(err) ?? String(err);
-  const cause = msg((err as { cause?: unknown } | null)?.cause);
-  return cause !== null && cause !== own ? `${own}: ${cause}` : own;
-}
-
-/** Registries the client contacts without configuration. */
-export const PUBLIC_REGISTRIES: ReadonlySet<string> = new Set([
-  'registry.terraform.io',
-  'registry.opentofu.org',
-]);
-
 export class RegistryClient {
-  private readonly hosts: Record<string, string>;
+  private readonly hosts: RegistryHosts;
   private readonly cache: ObjectStore | undefined;
   private readonly cachePrefix: string;
-  private readonly timeoutMs: number;
-  private readonly retries: number;
-  private readonly backoffMs: number;
-  private readonly maxBytes: number;
-  private readonly fetchImpl: typeof fetch;
+  private readonly http: HttpClient;
+  private readonly discovery: ServiceDiscovery;
   private readonly officialKeys: string[];
   private readonly partnerKeys: string[];
   private readonly negativeTtlMs: number;
-  private readonly signal: AbortSignal | undefined;
   private readonly releases = new Map<string, { promise: Promise<RegistryOutcome>; expires: number }>();
-  private readonly discovery = new Map<string, { promise: Promise<URL>; expires: number }>();
-  /** Requests sent (for diagnostics and tests of the cache). */
-  requestCount = 0;
 
   constructor(options: RegistryClientOptions = {}) {
-    this.hosts = Object.fromEntries(
-      Object.entries(options.hosts ?? {}).map(([h, u]) => [h.toLowerCase(), u]),
-    );
+    this.hosts = new RegistryHosts(options.hosts ?? {});
     this.cache = options.cache;
     this.cachePrefix = options.cachePrefix ?? 'registry-sums/v1/';
-    this.timeoutMs = options.timeoutMs ?? 10_000;
-    this.retries = Math.max(0, options.retries ?? 2);
-    this.backoffMs = options.backoffMs ?? 250;
-    this.maxBytes = options.maxResponseBytes ?? 8 * 1024 * 1024;
-    this.fetchImpl = options.fetch ?? fetch;
+    this.http = new HttpClient({
+      ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+      ...(options.retries !== undefined ? { retries: options.retries } : {}),
+      ...(options.backoffMs !== undefined ? { backoffMs: options.backoffMs } : {}),
+      ...(options.maxResponseBytes !== undefined ? { maxResponseBytes: options.maxResponseBytes } : {}),
+      ...(options.fetch !== undefined ? { fetch: options.fetch } : {}),
+      ...(options.signal !== undefined ? { signal: options.signal } : {}),
+    });
     this.officialKeys = options.officialKeys ?? [HASHICORP_PUBLIC_KEY];
     this.partnerKeys = options.partnerKeys ?? [HASHICORP_PARTNERS_KEY];
     this.negativeTtlMs = options.negativeTtlMs ?? 60_000;
-    this.signal = options.signal;
+    this.discovery = new ServiceDiscovery(this.http, this.hosts, this.negativeTtlMs);
   }
 
-  /** Throws "unavailable" once the budget ran out. */
-  private checkBudget(what: string, url: URL): void {
-    if (this.signal?.aborted) {
-      throw new RegistryRequestError('unavailable', `${what}: ${url.href}: ${abortReason(this.signal)}`);
-    }
+  /** Requests sent (for diagnostics and tests of the cache). */
+  get requestCount(): number {
+    return this.http.requestCount;
   }
 
   /**
@@ -233,13 +165,12 @@ export class RegistryClient {
    * (internal) endpoints.
    */
   allowsHost(host: string): boolean {
-    const h = host.toLowerCase();
-    return PUBLIC_REGISTRIES.has(h) || Object.prototype.hasOwnProperty.call(this.hosts, h);
+    return this.hosts.allowsHost(host);
   }
 
   /** Base URL of a registry host (configured mapping, else `https://HOST`). */
   baseUrl(host: string): string {
-    return this.hosts[host.toLowerCase()] ?? `https://${host}`;
+    return this.hosts.baseUrl(host);
   }
 
   /**
@@ -253,12 +184,7 @@ export class RegistryClient {
     if (hit !== undefined && hit.expires > Date.now()) return hit.promise;
     const host = query.source.split('/')[0] ?? '';
     if (!this.allowsHost(host)) {
-      return Promise.resolve({
-        status: 'unavailable',
-        reason:
-          `registry host ${host} is not contacted: only ${[...PUBLIC_REGISTRIES].join(' and ')} and hosts ` +
-          'mapped with registry_hosts by whoever runs the scan are',
-      });
+      return Promise.resolve({ status: 'unavailable', reason: this.hosts.refusal(host) });
     }
     const promise = this.load(query).catch((err: unknown) => ({
       status: 'unavailable' as const,
@@ -300,9 +226,9 @@ export class RegistryClient {
     const t = this.target(source);
     if ('reason' in t) return { status: 'unavailable', reason: t.reason };
     try {
-      const v1 = await this.discover(t.host);
+      const v1 = await this.discovery.discover(t.host, 'providers.v1', 'provider registry');
       const url = new URL(`${encodeURIComponent(t.namespace)}/${encodeURIComponent(t.type)}/versions`, v1);
-      const doc = await this.getJson(url, `the version list of ${t.namespace}/${t.type}`);
+      const doc = await this.http.getJson(url, `the version list of ${t.namespace}/${t.type}`);
       if (!isObject(doc) || !Array.isArray(doc.versions)) {
         return { status: 'unavailable', reason: `${url.href} returned no "versions" list` };
       }
@@ -345,10 +271,10 @@ export class RegistryClient {
     if ('reason' in t) return { status: 'unavailable', reason: t.reason };
     const [os, arch] = platform.split('_') as [string, string];
     try {
-      const v1 = await this.discover(t.host);
+      const v1 = await this.discovery.discover(t.host, 'providers.v1', 'provider registry');
       const providerUrl = new URL(`${encodeURIComponent(t.namespace)}/${encodeURIComponent(t.type)}/`, v1);
       const url = new URL(`${encodeURIComponent(version)}/download/${os}/${arch}`, providerUrl);
-      const dl = await this.getJson(
+      const dl = await this.http.getJson(
         url,
         `the download data of ${t.namespace}/${t.type} ${version} ${platform}`,
       );
@@ -456,10 +382,10 @@ export class RegistryClient {
     namespace: string,
     type: string,
   ): Promise<RegistryOutcome> {
-    const v1 = await this.discover(host);
+    const v1 = await this.discovery.discover(host, 'providers.v1', 'provider registry');
     const providerUrl = new URL(`${encodeURIComponent(namespace)}/${encodeURIComponent(type)}/`, v1);
     const versionsUrl = new URL('versions', providerUrl);
-    const versions = await this.getJson(versionsUrl, `the version list of ${namespace}/${type}`);
+    const versions = await this.http.getJson(versionsUrl, `the version list of ${namespace}/${type}`);
     if (!isObject(versions) || !Array.isArray(versions.versions)) {
       throw new RegistryRequestError('unavailable', `${versionsUrl.href} returned no "versions" list`);
     }
@@ -483,7 +409,10 @@ export class RegistryClient {
     }
     const [os, arch] = preferred.split('_') as [string, string];
     const downloadUrl = new URL(`${encodeURIComponent(query.version)}/download/${os}/${arch}`, providerUrl);
-    const dl = await this.getJson(downloadUrl, `the download data of ${namespace}/${type} ${query.version}`);
+    const dl = await this.http.getJson(
+      downloadUrl,
+      `the download data of ${namespace}/${type} ${query.version}`,
+    );
     if (!isObject(dl) || typeof dl.shasums_url !== 'string' || typeof dl.shasums_signature_url !== 'string') {
       throw new RegistryRequestError(
         'unavailable',
@@ -496,8 +425,8 @@ export class RegistryClient {
     let sigBytes: Buffer;
     try {
       [sumsBytes, sigBytes] = await Promise.all([
-        this.getBytes(sumsUrl, 'the SHA256SUMS file'),
-        this.getBytes(sigUrl, 'the SHA256SUMS signature'),
+        this.http.getBytes(sumsUrl, 'the SHA256SUMS file'),
+        this.http.getBytes(sigUrl, 'the SHA256SUMS signature'),
       ]);
     } catch (err) {
       // A registry that names checksum files it does not serve cannot be authenticated (Terraform
@@ -557,168 +486,5 @@ export class RegistryClient {
       packages: parsePackages(dl.packages),
       cached: false,
     };
-  }
-
-  private discover(host: string): Promise<URL> {
-    const hit = this.discovery.get(host);
-    if (hit !== undefined && hit.expires > Date.now()) return hit.promise;
-    {
-      const p = (async () => {
-        const base = this.baseUrl(host);
-        let baseUrl: URL;
-        try {
-          baseUrl = new URL(base.endsWith('/') ? base : `${base}/`);
-        } catch (err) {
-          throw new RegistryRequestError('unavailable', `invalid registry base URL "${base}" for ${host}`, {
-            cause: err,
-          });
-        }
-        const url = new URL('.well-known/terraform.json', baseUrl);
-        let doc: unknown;
-        try {
-          doc = await this.getJson(url, `service discovery of ${host}`);
-        } catch (err) {
-          if (err instanceof RegistryRequestError && err.kind === 'not-found') {
-            throw new RegistryRequestError(
-              'unavailable',
-              `${host} offers no service discovery (${err.message})`,
-              {
-                cause: err,
-              },
-            );
-          }
-          throw err;
-        }
-        if (!isObject(doc) || typeof doc['providers.v1'] !== 'string') {
-          throw new RegistryRequestError(
-            'unavailable',
-            `${host} does not offer a provider registry (no "providers.v1" in ${url.href})`,
-          );
-        }
-        const v1 = doc['providers.v1'];
-        return httpUrl(v1.endsWith('/') ? v1 : `${v1}/`, url, 'providers.v1');
-      })();
-      const entry = { promise: p, expires: Number.POSITIVE_INFINITY };
-      this.discovery.set(host, entry);
-      p.catch(() => {
-        entry.expires = Date.now() + this.negativeTtlMs;
-      });
-      return p;
-    }
-  }
-
-  private async getJson(url: URL, what: string): Promise<unknown> {
-    const body = await this.getBytes(url, what);
-    try {
-      return JSON.parse(body.toString('utf8')) as unknown;
-    } catch (err) {
-      throw new RegistryRequestError('unavailable', `${what}: ${url.href} did not return JSON`, {
-        cause: err,
-      });
-    }
-  }
-
-  /** GET with timeout, size cap and retries. 404/410 → not-found; other failures → unavailable. */
-  private async getBytes(url: URL, what: string): Promise<Buffer> {
-    let lastError: RegistryRequestError | null = null;
-    for (let attempt = 0; attempt <= this.retries; attempt++) {
-      if (attempt > 0) await delay(this.backoffMs * 2 ** (attempt - 1), this.signal);
-      this.checkBudget(what, url);
-      const result = await this.attempt(url, what);
-      if (Buffer.isBuffer(result)) return result;
-      const failure = result as { retry: boolean; error: RegistryRequestError };
-      if (!failure.retry) throw failure.error;
-      lastError = failure.error;
-    }
-    throw new RegistryRequestError(
-      'unavailable',
-      `${lastError?.message ?? `${what}: request failed`} (after ${this.retries + 1} attempts)`,
-      { cause: lastError },
-    );
-  }
-
-  private async attempt(
-    url: URL,
-    what: string,
-  ): Promise<Buffer | { retry: boolean; error: RegistryRequestError }> {
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), this.timeoutMs);
-    const signal = this.signal ? AbortSignal.any([controller.signal, this.signal]) : controller.signal;
-    this.requestCount++;
-    try {
-      const res = await this.fetchImpl(url, {
-        signal,
-        headers: { accept: 'application/json, text/plain, */*' },
-        redirect: 'follow',
-      });
-      if (res.status === 404 || res.status === 410) {
-        await res.body?.cancel().catch(() => undefined);
-        return {
-          retry: false,
-          error: new RegistryRequestError('not-found', `${what}: ${url.href} answered ${res.status}`),
-        };
-      }
-      if (!res.ok) {
-        await res.body?.cancel().catch(() => undefined);
-        const retry = res.status === 429 || res.status >= 500;
-        return {
-          retry,
-          error: new RegistryRequestError('unavailable', `${what}: ${url.href} answered ${res.status}`),
-        };
-      }
-      const declared = Number(res.headers.get('content-length') ?? '0');
-      if (declared > this.maxBytes) {
-        await res.body?.cancel().catch(() => undefined);
-        return {
-          retry: false,
-          error: new RegistryRequestError(
-            'unavailable',
-            `${what}: ${url.href} is larger than ${this.maxBytes} bytes`,
-          ),
-        };
-      }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      if (res.body !== null) {
-        const reader = res.body.getReader();
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          size += value.byteLength;
-          if (size > this.maxBytes) {
-            await reader.cancel().catch(() => undefined);
-            return {
-              retry: false,
-              error: new RegistryRequestError(
-                'unavailable',
-                `${what}: ${url.href} is larger than ${this.maxBytes} bytes`,
-              ),
-            };
-          }
-          chunks.push(Buffer.from(value));
-        }
-      }
-      return Buffer.concat(chunks);
-    } catch (err) {
-      if (this.signal?.aborted) {
-        return {
-          retry: false,
-          error: new RegistryRequestError(
-            'unavailable',
-            `${what}: ${url.href}: ${abortReason(this.signal)}`,
-            {
-              cause: err,
-            },
-          ),
-        };
-      }
-      const reason = controller.signal.aborted ? `no answer within ${this.timeoutMs} ms` : describeError(err);
-      return {
-        retry: true,
-        error: new RegistryRequestError('unavailable', `${what}: ${url.href}: ${reason}`, { cause: err }),
-      };
-    } finally {
-      clearTimeout(timer);
-    }
   }
 }

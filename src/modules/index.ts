@@ -21,7 +21,17 @@ import { assembleConstants, readsConstants } from './constants';
 import type { ConstantScope } from './constants';
 import { basename, compareUtf8, dirname } from '../archive';
 import { inToolDirectory, isIgnoredName, selectConfigFiles } from './files';
-import { buildRootTree, localCallers, missingModules, moduleCycles } from './tree';
+import {
+  buildRootTree,
+  localCallers,
+  missingModules,
+  moduleCycles,
+  moduleRequirements,
+  withRemoteModules,
+} from './tree';
+import { localCall, RemoteResolver } from './remote';
+import type { PackageModule, PackageSummary, RemoteNetwork } from './remote';
+import type { ArchiveLimits } from '../model';
 
 export { matchGlob } from './glob';
 export { CONSTANT_PROJECTION, LOADER_PROJECTION } from './projection';
@@ -42,6 +52,18 @@ export type { KindDecision } from './classify';
 export { readRepositorySignals } from './repository';
 export type { RepositorySignals, TerragruntUnit, TestRun } from './repository';
 export type { ModuleConstraint } from './tree';
+export { remoteLabel, withRemoteModules } from './tree';
+export {
+  isModulesManifest,
+  MAX_REMOTE_DEPTH,
+  OFFLINE_REASON,
+  parseModuleVersions,
+  parseRegistrySource,
+  parseRemotePackage,
+  RemoteNetwork,
+  selectModuleVersion,
+} from './remote';
+export type { RemoteNetworkOptions, PackageSummary } from './remote';
 
 /** Reads one configuration file: the parse result projected on `LOADER_PROJECTION`. */
 export type ConfigFileReader = (path: string, content: Buffer) => Promise<ParseResult>;
@@ -569,4 +591,136 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
   return { modules: [...modules.values()], roots, diagnostics, engine, parsed, signals };
 }
 export type * from './types';
-export { MODULE_KINDS } from './types';
+export { MODULE_KINDS, REMOTE_ORIGINS } from './types';
+
+/** What remote resolution needs besides the loaded modules. */
+export interface ResolveRemoteModulesInput {
+  archive: LoadedArchive;
+  config: ScanConfig;
+  parser: HclParser;
+  readConfigFile?: ConfigFileReader;
+  signal?: AbortSignal | undefined;
+  /** Null: only installed copies the archive carries (`.terraform/modules`), no network. */
+  network: RemoteNetwork | null;
+  /** Why network resolution is off, for the notices (default: how to turn it on in the CLI). */
+  offlineReason?: string;
+  /** Archive limits for downloaded packages (the scan's). */
+  limits?: Partial<ArchiveLimits>;
+}
+
+function packageConfig(config: ScanConfig, engine: Engine): ScanConfig {
+  return {
+    ...config,
+    engine,
+    engineExplicit: true,
+    roots: [],
+    shared: [],
+    examples: [],
+    tests: [],
+    fragments: [],
+    engines: {},
+    configFiles: [],
+  };
+}
+
+/** Every module of a package (a download, or the installed modules of a root), as resolution
+ * needs it: requirements as `terraform providers` lists them, calls, parse errors. */
+export async function summarizePackage(
+  pkg: LoadedArchive,
+  engine: Engine,
+  input: Pick<ResolveRemoteModulesInput, 'config' | 'parser' | 'readConfigFile' | 'signal'>,
+): Promise<PackageSummary> {
+  const loaded = await loadModules({
+    archive: pkg,
+    config: packageConfig(input.config, engine),
+    parser: input.parser,
+    ...(input.readConfigFile !== undefined ? { readConfigFile: input.readConfigFile } : {}),
+    signal: input.signal,
+  });
+  const errors = new Map<string, string[]>();
+  for (const d of loaded.diagnostics) {
+    if (d.kind !== 'parse-error') continue;
+    const list = errors.get(d.module) ?? [];
+    list.push(`${d.file}:${d.line}: ${d.message}`);
+    errors.set(d.module, list);
+  }
+  const summary: PackageSummary = {};
+  for (const m of loaded.modules) {
+    const req = moduleRequirements(m, engine);
+    const providers: PackageModule['providers'] = req.sources.map((source) => ({
+      source,
+      constraints: [
+        ...new Set(
+          req.constraints
+            .filter((c) => c.source === source && c.constraints.trim() !== '')
+            .map((c) => c.constraints),
+        ),
+      ],
+    }));
+    const calls = m.moduleCalls
+      .filter((c) => c.source !== null && c.source !== '')
+      .map((c) => localCall(m.path, c.name, c.source as string, c.version));
+    summary[m.path] = { providers, calls, ...(errors.has(m.path) ? { errors: errors.get(m.path) } : {}) };
+  }
+  return summary;
+}
+
+/**
+ * Resolves the remote modules of every tree (src/modules/remote): installed copies the archive
+ * carries first, then, with `network`, the registries and allowed hosts. Each tree gets its remote
+ * modules and their requirements; each module that stays unresolved gets one `module-unresolved`
+ * diagnostic. Trees without remote calls are returned as they are.
+ */
+export async function resolveRemoteModules(
+  loaded: LoadedModules,
+  input: ResolveRemoteModulesInput,
+): Promise<LoadedModules> {
+  const byPath = new Map(loaded.modules.map((m) => [m.path, m]));
+  const resolver = new RemoteResolver({
+    archive: input.archive,
+    modules: byPath,
+    loadPackage: (pkg, engine) => summarizePackage(pkg, engine, input),
+    network: input.network,
+    ...(input.offlineReason !== undefined ? { offlineReason: input.offlineReason } : {}),
+    ...(input.limits !== undefined ? { limits: input.limits } : {}),
+  });
+  const roots: RootTree[] = [];
+  const added: LoadDiagnostic[] = [];
+  const seen = new Set<string>();
+  for (const tree of loaded.roots) {
+    input.signal?.throwIfAborted();
+    if (!tree.remoteCalls.some((c) => c.installed !== true && c.source !== null)) {
+      roots.push(tree);
+      continue;
+    }
+    const remote = await resolver.resolveTree(tree);
+    input.signal?.throwIfAborted();
+    roots.push(withRemoteModules(tree, remote));
+    for (const r of remote) {
+      if (r.origin !== null) continue;
+      const id = `${r.location.file}:${r.location.line}\0${r.key}\0${r.source}\0${r.unresolved ?? ''}`;
+      if (seen.has(id)) continue;
+      seen.add(id);
+      added.push({
+        kind: 'module-unresolved',
+        module: r.module,
+        call: r.key,
+        source: r.source,
+        reason: r.unresolved ?? 'it was not resolved',
+        location: r.location,
+        remote: { key: r.key, version: r.version },
+      });
+    }
+  }
+  // The loader's diagnostics are sorted already: merge the new ones in.
+  added.sort(compareDiagnostics);
+  const diagnostics: LoadDiagnostic[] = [];
+  let i = 0;
+  for (const d of loaded.diagnostics) {
+    while (i < added.length && compareDiagnostics(added[i] as LoadDiagnostic, d) < 0)
+      diagnostics.push(added[i++] as LoadDiagnostic);
+    diagnostics.push(d);
+  }
+  while (i < added.length) diagnostics.push(added[i++] as LoadDiagnostic);
+  return { ...loaded, roots, diagnostics };
+}

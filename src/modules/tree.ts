@@ -8,6 +8,7 @@ import type {
   LoadDiagnostic,
   ModuleCall,
   ModuleInfo,
+  RemoteModule,
   RootProvider,
   RootTree,
 } from './types';
@@ -271,4 +272,73 @@ export function buildRootTree(
     };
   });
   return { root, kind: options.kind ?? 'root', engine, modules: order, calls, remoteCalls, providers };
+}
+
+/** The display of a remote module in contributions and messages: its address and version. */
+export function remoteLabel(r: Pick<RemoteModule, 'address' | 'resolvedVersion'>): string {
+  return r.resolvedVersion === null ? r.address : `${r.address} ${r.resolvedVersion}`;
+}
+
+/**
+ * A tree with its remote modules (src/modules/remote): the providers every resolved one requires
+ * join the tree's providers, the constraints it states join their contributions (named by address
+ * and version, located at the archive's call that leads to it), and each remote call says what it
+ * resolved to.
+ */
+export function withRemoteModules(tree: RootTree, remote: RemoteModule[]): RootTree {
+  const bySource = new Map<string, ConstraintContribution[]>(
+    tree.providers.map((p) => [p.source, p.contributions]),
+  );
+  // Only the providers remote modules add to are combined again (it is not free on big trees).
+  const changed = new Set<string>();
+  for (const r of remote) {
+    if (r.origin === null) continue;
+    for (const p of r.providers) {
+      if (isBuiltinProviderSource(p.source)) continue;
+      if (!changed.has(p.source)) {
+        changed.add(p.source);
+        bySource.set(p.source, [...(bySource.get(p.source) ?? [])]);
+      }
+      const list = bySource.get(p.source) as ConstraintContribution[];
+      for (const constraints of p.constraints) {
+        list.push({
+          module: remoteLabel(r),
+          constraints,
+          location: r.location,
+          remote: { key: r.key, address: r.address, version: r.resolvedVersion },
+        });
+      }
+    }
+  }
+  const existing = new Map(tree.providers.map((p) => [p.source, p]));
+  const providers: RootProvider[] =
+    changed.size === 0
+      ? tree.providers
+      : [...bySource.keys()].sort(compareUtf8).map((source) => {
+          const kept = existing.get(source);
+          if (kept !== undefined && !changed.has(source)) return kept;
+          const contributions = bySource.get(source) as ConstraintContribution[];
+          return {
+            source,
+            constraints: combineConstraints(contributions.map((c) => c.constraints)),
+            contributions,
+          };
+        });
+  const top = new Map(remote.filter((r) => r.parent === null).map((r) => [`${r.module}\0${r.name}`, r]));
+  const remoteCalls = tree.remoteCalls.map((c) => {
+    const r = c.installed === true ? undefined : top.get(`${c.module}\0${c.name}`);
+    return r === undefined
+      ? c
+      : {
+          module: c.module,
+          name: c.name,
+          source: c.source,
+          version: c.version,
+          key: r.key,
+          address: r.address,
+          resolvedVersion: r.resolvedVersion,
+          origin: r.origin,
+        };
+  });
+  return { ...tree, providers, remoteCalls, remoteModules: remote };
 }

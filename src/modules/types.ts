@@ -153,9 +153,14 @@ export interface ModuleInfo {
 
 /** One module's contribution to a root's combined constraints for a provider source. */
 export interface ConstraintContribution {
+  /** The archive path of the module; for a remote module, its address and version
+   * (`terraform-aws-modules/eks/aws 20.8.4`). */
   module: string;
   constraints: string;
+  /** For a remote module: the call in the archive that leads to it. */
   location: SourceLocation | null;
+  /** Set when a remote module of the tree adds the constraint (see `RootTree.remoteModules`). */
+  remote?: { key: string; address: string; version: string | null };
 }
 
 export interface RootProvider {
@@ -190,8 +195,50 @@ export interface RootTree {
     version: string | null;
     /** Set for a local path into an installed copy of a remote module. */
     installed?: boolean;
+    /** When remote resolution ran: the module key, the package address, the selected version and
+     * where its requirements came from (null: unresolved). */
+    key?: string;
+    address?: string;
+    resolvedVersion?: string | null;
+    origin?: RemoteOrigin | null;
   }[];
   providers: RootProvider[];
+  /** Every remote module of the tree (nested ones and the local modules of remote packages too),
+   * resolved or not, when remote resolution ran (src/modules/remote). */
+  remoteModules?: RemoteModule[];
+}
+
+/** Where a remote module's provider requirements came from: the registry's provider metadata, the
+ * downloaded package, or an installed copy in the archive (`.terraform/modules`). */
+export type RemoteOrigin = 'metadata' | 'download' | 'archive';
+export const REMOTE_ORIGINS: readonly RemoteOrigin[] = ['metadata', 'download', 'archive'];
+
+/** A module of a root's tree that the archive does not hold as a module of its own. */
+export interface RemoteModule {
+  /** Terraform's module key (`modules.json`): call names from the root, joined with `.`
+   * (`eks.kms`). */
+  key: string;
+  /** The key of the remote module whose package holds or calls it; null when an archive module
+   * calls it. */
+  parent: string | null;
+  name: string;
+  /** The `source` as written in the calling module. */
+  source: string;
+  /** The `version` constraint as written, or null. */
+  version: string | null;
+  /** The package (`registry.terraform.io/ns/name/system`, a download URL, a git address) and, after
+   * `//`, the module's directory in it. */
+  address: string;
+  /** The version selected (registry), the ref (git), or null. */
+  resolvedVersion: string | null;
+  /** Null when the module stayed unresolved (`unresolved` says why). */
+  origin: RemoteOrigin | null;
+  unresolved?: string;
+  /** The providers it requires, with the constraints it states (empty when unresolved). */
+  providers: { source: string; constraints: string[] }[];
+  /** The archive module whose call leads to it, and that call. */
+  module: string;
+  location: SourceLocation;
 }
 
 /** A problem found while loading modules (not a rule violation by itself). Rules turn these
@@ -216,6 +263,8 @@ export type LoadDiagnostic =
       /** Why tfguard cannot read it: e.g. an installed copy of a remote module. */
       reason: string;
       location: SourceLocation;
+      /** For a remote module that stayed unresolved: its module key and the version constraint. */
+      remote?: { key: string; version: string | null };
     }
   | { kind: 'module-cycle'; module: string; cycle: string[]; location: SourceLocation }
   | {

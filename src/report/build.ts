@@ -83,6 +83,25 @@ export function rootReport(r: RootTree, lock?: LockAnalysis): RootReport {
     engine: r.engine,
     modules: [...r.modules],
     remoteModules: r.remoteCalls.map((c) => ({ ...c })),
+    ...(r.remoteModules === undefined
+      ? {}
+      : {
+          remoteModuleTree: r.remoteModules.map(({ location, providers, ...m }) => ({
+            key: m.key,
+            parent: m.parent,
+            module: m.module,
+            file: location.file,
+            line: location.line,
+            name: m.name,
+            source: m.source,
+            version: m.version,
+            address: m.address,
+            resolvedVersion: m.resolvedVersion,
+            origin: m.origin,
+            ...(m.unresolved !== undefined ? { unresolved: m.unresolved } : {}),
+            providers: providers.map((p) => ({ source: p.source, constraints: [...p.constraints] })),
+          })),
+        }),
     providers: r.providers.map((p) => ({ source: p.source, constraints: p.constraints })),
     lock: analysis?.lockFile ? { file: analysis.lockFile, providers: locked } : null,
   };

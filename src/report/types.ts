@@ -1,5 +1,13 @@
 import type { ArchiveLimits, Engine, Severity, SourceLocation } from '../model';
-import type { BackendInfo, KindEvidence, ModuleCall, ModuleKind, RootProvider, RootTree } from '../modules';
+import type {
+  BackendInfo,
+  KindEvidence,
+  ModuleCall,
+  ModuleKind,
+  RemoteModule,
+  RootProvider,
+  RootTree,
+} from '../modules';
 import type { Finding } from '../rules';
 
 /** JSON report, `schemaVersion: 1`, documented by docs/report.schema.json. A public contract. */
@@ -57,6 +65,9 @@ export interface ModuleReport {
   lockFile: string | null;
 }
 
+/** A remote module of a root's tree: what it resolved to and where its requirements came from. */
+export type RemoteModuleReport = Omit<RemoteModule, 'location'> & { file: string; line: number };
+
 export interface RootReport {
   path: string;
   /** `root` for a deployable root; `example` / `test` for configurations checked for consistency. */
@@ -65,6 +76,8 @@ export interface RootReport {
   engine: Engine;
   modules: string[];
   remoteModules: RootTree['remoteCalls'];
+  /** Every remote module of the tree, when remote resolution ran (src/modules/remote). */
+  remoteModuleTree?: RemoteModuleReport[];
   providers: Array<Pick<RootProvider, 'source' | 'constraints'>>;
   /** The root's `.terraform.lock.hcl` and the versions it locks; null without a lock file. */
   lock: { file: string; providers: { source: string; version: string | null }[] } | null;

@@ -30,8 +30,9 @@ export const incompatibleConstraints: Rule = {
         if (valid.length === 0) continue;
         const byId = new Map<string, ConstraintContribution>();
         for (const c of valid) {
-          let id = c.module;
-          for (let n = 2; byId.has(id); n++) id = `${c.module} (${n})`;
+          const base = c.remote === undefined ? c.module : `${c.module} [${c.remote.key}]`;
+          let id = base;
+          for (let n = 2; byId.has(id); n++) id = `${base} (${n})`;
           byId.set(id, c);
         }
         const conflict = findConflict([...byId].map(([id, c]) => ({ id, constraints: c.constraints })));
@@ -40,7 +41,14 @@ export const incompatibleConstraints: Rule = {
         const ids = [...new Set(conflict.ids)]
           .filter((id) => byId.has(id))
           .sort((a, b) => order.indexOf(a) - order.indexOf(b));
-        const parts = ids.map((id) => `"${id}" requires "${byId.get(id)?.constraints ?? ''}"`);
+        const parts = ids.map((id) => {
+          const c = byId.get(id) as ConstraintContribution;
+          // A remote module is named by its module key, its address and the version selected.
+          return c.remote === undefined
+            ? `"${id}" requires "${c.constraints}"`
+            : `remote module "${c.remote.key}" (${c.module}) requires "${c.constraints}"`;
+        });
+        const remote = ids.map((id) => byId.get(id)).filter((c) => c?.remote !== undefined);
         out.push({
           module: tree.root,
           ...locate(
@@ -48,6 +56,7 @@ export const incompatibleConstraints: Rule = {
             tree,
             ids.map((id) => byId.get(id)?.module ?? id),
             byId.get(tree.root)?.location ?? null,
+            remote.map((c) => c?.location ?? null),
           ),
           message:
             `no version of provider ${shown} satisfies every module of root "${tree.root}": ${parts.join(', ')} ` +
@@ -60,17 +69,28 @@ export const incompatibleConstraints: Rule = {
   },
 };
 
-/** The root's own constraint if it takes part, else the root's module call leading to the first
- * conflicting module (breadth-first over the tree's local calls), else the root's first file. */
+/** The root's own constraint if it takes part, else the root's call of a conflicting remote module,
+ * else the root's module call leading to the first conflicting module (breadth-first over the
+ * tree's local calls), else the root's first file. */
 function locate(
   ctx: RuleContext,
   tree: RootTree,
   conflicting: string[],
   rootLocation: SourceLocation | null,
+  remoteCalls: (SourceLocation | null)[] = [],
 ): { file: string | null; line: number | null } {
   const rootModule = ctx.moduleByPath.get(tree.root);
   if (conflicting.includes(tree.root) && rootLocation !== null) return at(rootLocation);
+  const rootFiles = new Set(rootModule?.files ?? []);
+  const fromRoot = remoteCalls.find((l) => l !== null && rootFiles.has(l.file));
+  if (fromRoot !== undefined && fromRoot !== null) return at(fromRoot);
   const targets = new Set(conflicting);
+  // A remote module counts as the archive module whose call leads to it.
+  for (const l of remoteCalls) {
+    if (l === null) continue;
+    for (const path of tree.modules)
+      if (ctx.moduleByPath.get(path)?.files.includes(l.file)) targets.add(path);
+  }
   const firstHop = new Map<string, string>(); // module → name of the root call that reaches it
   const queue: string[] = [];
   for (const c of tree.calls) {

@@ -71,10 +71,14 @@ export function treeHasUnknownSources(ctx: RuleContext, tree: RootTree): boolean
   );
 }
 
-/** True when the tree calls modules that are not in the archive: they may require more providers
- * and add constraints that tfguard cannot see. */
+/** True when the tree calls modules whose requirements tfguard does not know: remote modules that
+ * stayed unresolved (or were never resolved), and installed copies the archive lacks. They may
+ * require more providers and add constraints that tfguard cannot see. */
 export function treeHasRemoteModules(tree: RootTree): boolean {
-  return tree.remoteCalls.length > 0;
+  if (tree.remoteModules === undefined) return tree.remoteCalls.length > 0;
+  return (
+    tree.remoteCalls.some((c) => c.installed === true) || tree.remoteModules.some((r) => r.origin === null)
+  );
 }
 
 /** True when the tree calls any module (local or remote): commands that read the whole

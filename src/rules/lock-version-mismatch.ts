@@ -38,7 +38,11 @@ export const lockVersionMismatch: Rule = {
             ok = true; // an invalid constraint is reported by invalid-version-constraint
           }
           if (!ok) {
-            const by = p.contributions.map((c) => `"${c.constraints}" in module "${c.module}"`);
+            const by = p.contributions.map((c) =>
+              c.remote === undefined
+                ? `"${c.constraints}" in module "${c.module}"`
+                : `"${c.constraints}" in remote module "${c.remote.key}" (${c.module})`,
+            );
             out.push({
               ...where,
               message:

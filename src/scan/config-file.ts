@@ -16,6 +16,7 @@
  * plugin_dirs    = ["vendor/providers"]
  * registry       = true
  * registry_hosts = { "registry.terraform.io" = "https://mirror.example.com" }
+ * module_hosts   = { "github.com" = "" }     # --config only: where remote modules are downloaded
  * lock_mode      = "readonly"                # or "default"
  * module_ref_policy    = "sha"               # or "tag-or-sha" (default)
  * module_version_style = "pessimistic"       # or "exact", "any" (default)
@@ -213,6 +214,33 @@ export function parseConfigFile(
         layer.registryHosts = hosts;
         break;
       }
+      case 'module_hosts': {
+        if (origin.fromArchive) {
+          fail(
+            file,
+            attr.line,
+            '"module_hosts" decides where tfguard downloads remote modules from, so only whoever runs the scan may set it ' +
+              '(--config FILE, or TFGUARD_MODULE_HOSTS in the service), not the scanned archive',
+          );
+        }
+        const v = attr.value;
+        if (v === null || typeof v !== 'object' || Array.isArray(v)) {
+          fail(file, attr.line, '"module_hosts" must be a map of hostname to base URL ("" for https://HOST)');
+        }
+        const hosts: Record<string, string> = {};
+        for (const [host, url] of Object.entries(v as Record<string, unknown>)) {
+          if (typeof url !== 'string' || (url !== '' && !/^https?:\/\/[^\s]+$/.test(url))) {
+            fail(
+              file,
+              attr.line,
+              `module_hosts["${host}"] must be an http(s) URL, or "" for https://${host}`,
+            );
+          }
+          hosts[host.toLowerCase()] = url.replace(/\/+$/, '');
+        }
+        layer.moduleHosts = hosts;
+        break;
+      }
       case 'lock_mode': {
         const mode = stringValue(file, attr);
         const known = LOCK_MODES.find((m) => m === mode);
@@ -236,7 +264,7 @@ export function parseConfigFile(
         fail(
           file,
           attr.line,
-          `unknown setting "${attr.name}" (expected engine, roots, shared, examples, tests, fragments, strict_examples, engines, lock_mode, module_ref_policy, module_version_style, platforms, plugin_dirs, registry, registry_hosts or rule blocks)`,
+          `unknown setting "${attr.name}" (expected engine, roots, shared, examples, tests, fragments, strict_examples, engines, lock_mode, module_ref_policy, module_version_style, platforms, plugin_dirs, registry, registry_hosts, module_hosts or rule blocks)`,
         );
     }
   }

@@ -7,7 +7,14 @@ import { HclParser } from '../hcl';
 import { analyzeLocks, isProviderPackageZip, RegistryClient } from '../lockfile';
 import type { LoadedArchive } from '../archive';
 import type { ScanConfig } from '../model';
-import { LOADER_PROJECTION, loadModules } from '../modules';
+import {
+  isModulesManifest,
+  LOADER_PROJECTION,
+  loadModules,
+  OFFLINE_REASON,
+  RemoteNetwork,
+  resolveRemoteModules,
+} from '../modules';
 import type { ConfigFileReader } from '../modules';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -72,13 +79,11 @@ export async function closeSharedParser(): Promise<void> {
   if (current) await current.parser.close();
 }
 
-/** `terraform init`'s record of the modules it installed (`module-version-missing` fixes read the
- * versions from it). */
-const INSTALLED_MODULES_MANIFEST = /(^|\/)\.terraform\/modules\/modules\.json$/;
-
-/** Which files the archive reader keeps in memory. */
+/** Which files the archive reader keeps in memory (with `terraform init`'s record of the modules it
+ * installed, `.terraform/modules/modules.json`: remote resolution reads it, and `module-version-missing`
+ * fixes take versions from it). */
 export function shouldLoad(path: string): boolean {
-  return defaultShouldLoad(path) || isProviderPackageZip(path) || INSTALLED_MODULES_MANIFEST.test(path);
+  return defaultShouldLoad(path) || isProviderPackageZip(path) || isModulesManifest(path);
 }
 
 async function resolveConfig(
@@ -156,6 +161,65 @@ function* annotatedFiles(
   }
 }
 
+/**
+ * Remote module resolution (src/modules/remote): installed copies in the archive always; the
+ * registries and allowed hosts only with `options.remoteModules`, within what the deadline leaves
+ * after a reserve for the rest of the scan (half of it when the registry check follows).
+ */
+async function resolveRemote(
+  loaded: Awaited<ReturnType<typeof loadModules>>,
+  archive: LoadedArchive,
+  config: ScanConfig,
+  parser: HclParser,
+  read: ConfigFileReader,
+  options: ScanOptions,
+  deadline: ScanDeadline,
+): Promise<Awaited<ReturnType<typeof loadModules>>> {
+  if (!loaded.roots.some((r) => r.remoteCalls.some((c) => c.installed !== true && c.source !== null))) {
+    return loaded;
+  }
+  const online = options.remoteModules === true;
+  deadline.enter(online ? 'resolving remote modules (with the network)' : 'resolving remote modules');
+  const remaining = online ? deadline.remainingMs() : undefined;
+  let budget: TimeLimit | undefined;
+  if (remaining !== undefined) {
+    const ms = Math.floor(registryBudgetMs(remaining) * (config.registry ? 0.5 : 1));
+    budget = timeLimit(
+      ms,
+      `remote module resolution's time budget of ${duration(ms)} ran out (the scan's deadline left ` +
+        `${duration(remaining)})`,
+    );
+  }
+  const cache = options.remoteModuleCache ?? options.store;
+  const network = online
+    ? new RemoteNetwork({
+        ...(options.remoteModuleSettings ?? {}),
+        registryHosts: config.registryHosts,
+        moduleHosts: config.moduleHosts ?? {},
+        ...(cache !== undefined ? { cache } : {}),
+        ...(budget !== undefined ? { signal: budget.signal } : {}),
+      })
+    : null;
+  try {
+    const resolved = await deadline.race(
+      resolveRemoteModules(loaded, {
+        archive,
+        config,
+        parser,
+        readConfigFile: read,
+        signal: deadline.signal,
+        network,
+        offlineReason: options.remoteModulesOffReason ?? OFFLINE_REASON,
+        ...(options.limits !== undefined ? { limits: options.limits } : {}),
+      }),
+    );
+    if (network !== null) options.onRemoteStats?.({ requests: network.requestCount });
+    return resolved;
+  } finally {
+    budget?.dispose();
+  }
+}
+
 /** Scans an archive already read into memory. Throws `InputError` only for unusable settings
  * (and `scan-timeout`, see `ScanOptions.timeoutMs` / `signal`). */
 export async function scanArchive(archive: LoadedArchive, options: ScanOptions = {}): Promise<Report> {
@@ -198,13 +262,14 @@ async function scanLoaded(
     };
   }
   deadline.enter(PARSING);
-  const loaded = await loadModules({
+  let loaded = await loadModules({
     archive,
     config,
     parser,
     readConfigFile: deadline.reader(read),
     signal,
   });
+  loaded = await resolveRemote(loaded, archive, config, parser, deadline.reader(read), options, deadline);
   if (cache !== null) {
     deadline.enter('saving the extraction cache');
     await deadline.race(cache.save());

@@ -1,5 +1,6 @@
 import type { LockAnalysis } from '../lockfile/types';
 import type { ArchiveLimits, ScanConfig } from '../model';
+import type { RemoteNetworkOptions } from '../modules';
 import type { ObjectStore } from '../storage/types';
 import type { CacheStats } from './cache';
 
@@ -19,8 +20,33 @@ export interface ScanOptions {
   parser?: HclParserSettings;
   /** Registry cross-check of lock files (issue 3); overrides `registry` in the config files. */
   registry?: boolean;
-  /** Where verified registry SHA256SUMS are cached. */
+  /** Where verified registry SHA256SUMS (and, unless `remoteModuleCache` says otherwise, remote
+   * module answers) are cached. */
   store?: ObjectStore;
+  /**
+   * Resolve remote modules over the network (registries, allowed git and HTTP hosts): the CLI's
+   * `--remote-modules`, on by default in the Lambda functions. Installed copies in the archive
+   * (`.terraform/modules`) are used either way.
+   */
+  remoteModules?: boolean;
+  /** Where remote module answers are cached (keys under `remote-modules/v1/`); default `store`. */
+  remoteModuleCache?: ObjectStore;
+  /** Tuning of remote resolution (timeouts, retries, download size, version-list lifetime). */
+  remoteModuleSettings?: Pick<
+    RemoteNetworkOptions,
+    | 'timeoutMs'
+    | 'retries'
+    | 'backoffMs'
+    | 'maxDownloadBytes'
+    | 'maxResponseBytes'
+    | 'versionsTtlMs'
+    | 'fetch'
+  >;
+  /** What the notices of unresolved modules say when `remoteModules` is off (each shell says how it
+   * is turned on there). */
+  remoteModulesOffReason?: string;
+  /** Called once per scan that resolved remote modules over the network, with the requests sent. */
+  onRemoteStats?: (stats: { requests: number }) => void;
   /**
    * Content-addressed cache of per-file extraction results (see src/scan/cache.ts; keys start with
    * `extract/`): a rescan of an unchanged archive parses nothing, and never loads the

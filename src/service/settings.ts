@@ -33,6 +33,12 @@ export interface ServiceSettings {
   /** `TFGUARD_REGISTRY_HOSTS`: JSON object, registry hostname → base URL (private registries and
    * mirrors). The only way to add a registry host: a scanned archive cannot (SSRF). Default `{}`. */
   registryHosts: Record<string, string>;
+  /** `TFGUARD_REMOTE_MODULES`: resolve remote modules over the network (registries, and git or HTTP
+   * packages on `TFGUARD_MODULE_HOSTS`) in every scan (default on). */
+  remoteModules: boolean;
+  /** `TFGUARD_MODULE_HOSTS`: JSON object, git / HTTP hostname → base URL (`""` for `https://HOST`):
+   * the only hosts remote module packages are downloaded from. Default `{}`. */
+  moduleHosts: Record<string, string>;
   /** `TFGUARD_MAX_ARCHIVE_BYTES`: larger uploads are rejected without being downloaded. */
   maxArchiveBytes: number;
   /** `TFGUARD_API_MAX_BODY_BYTES`: largest archive accepted in a `POST /scans` body. */
@@ -131,7 +137,7 @@ function prefix(env: Env, name: string, fallback: string): string {
   return value;
 }
 
-function registryHosts(env: Env, name: string): Record<string, string> {
+function registryHosts(env: Env, name: string, allowEmpty = false): Record<string, string> {
   const raw = text(env, name);
   if (raw === undefined) return {};
   let parsed: unknown;
@@ -147,8 +153,10 @@ function registryHosts(env: Env, name: string): Record<string, string> {
   }
   const out: Record<string, string> = {};
   for (const [host, value] of Object.entries(parsed as Record<string, unknown>)) {
-    if (typeof value !== 'string' || !/^https?:\/\/\S+$/.test(value)) {
-      throw new SettingsError(`${name}: the URL for ${JSON.stringify(host)} must be an http(s) URL`);
+    if (typeof value !== 'string' || !(/^https?:\/\/\S+$/.test(value) || (allowEmpty && value === ''))) {
+      throw new SettingsError(
+        `${name}: the URL for ${JSON.stringify(host)} must be an http(s) URL${allowEmpty ? ' (or "" for https://HOST)' : ''}`,
+      );
     }
     out[host.toLowerCase()] = value.replace(/\/+$/, '');
   }
@@ -205,6 +213,8 @@ export function loadServiceSettings(env: Env): ServiceSettings {
     scanRegistry: boolean(env, 'TFGUARD_SCAN_REGISTRY', true),
     auditRegistry: boolean(env, 'TFGUARD_AUDIT_REGISTRY', true),
     registryHosts: registryHosts(env, 'TFGUARD_REGISTRY_HOSTS'),
+    remoteModules: boolean(env, 'TFGUARD_REMOTE_MODULES', true),
+    moduleHosts: registryHosts(env, 'TFGUARD_MODULE_HOSTS', true),
     maxArchiveBytes: integer(env, 'TFGUARD_MAX_ARCHIVE_BYTES', DEFAULTS.maxArchiveBytes, 1, 2 ** 40),
     apiMaxBodyBytes: integer(env, 'TFGUARD_API_MAX_BODY_BYTES', DEFAULTS.apiMaxBodyBytes, 1, 6 * 1024 * 1024),
     uploadUrlTtlSeconds: integer(

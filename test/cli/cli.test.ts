@@ -8,6 +8,8 @@ import { cli } from '../support/cli';
 import { makeTarGz } from '../support/archive';
 import { readLockFile, terraformInit, withMirror } from '../support/terraform';
 import { describeWithTerraform } from '../support/external';
+import { startRegistry } from '../support/registry-server';
+import type { Report } from '../../src/report/types';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');
@@ -161,6 +163,61 @@ resource "random_pet" "x" {}
     expect((await cli(['scan', DEMO])).stdout).not.toContain('\u001b[');
     expect((await cli(['scan', DEMO], true)).stdout).toContain('\u001b[');
     expect((await cli(['scan', DEMO, '--no-color'], true)).stdout).not.toContain('\u001b[');
+  });
+});
+
+describe('tfguard scan --remote-modules', () => {
+  const MAIN = 'module "kms" {\n  source  = "acme/kms/aws"\n  version = "~> 2.2"\n}\n';
+
+  it('asks nothing without the flag, resolves with it, and caches in --cache-dir', async () => {
+    const registry = await startRegistry({
+      modules: [
+        {
+          namespace: 'acme',
+          name: 'kms',
+          system: 'aws',
+          versions: [{ version: '2.2.1', root: { providers: [{ name: 'random', version: '>= 3.1' }] } }],
+        },
+      ],
+    });
+    try {
+      const dir = path.join(tmp, 'remote');
+      await fs.mkdir(dir, { recursive: true });
+      await fs.writeFile(path.join(dir, 'main.tf'), MAIN);
+      const ops = path.join(tmp, 'ops.hcl');
+      await fs.writeFile(ops, `registry_hosts = { "registry.terraform.io" = "${registry.url}" }\n`);
+      const cache = path.join(tmp, 'remote-cache');
+      const json = ['--format', 'json', '--fail-on', 'never', '--config', ops];
+
+      const off = JSON.parse((await cli(['scan', dir, ...json])).stdout) as Report;
+      expect(registry.requests).toEqual([]);
+      expect(off.findings.filter((f) => f.ruleId === 'module-unresolved').map((f) => f.note)).toEqual([
+        expect.stringContaining('Scan with --remote-modules'),
+      ]);
+
+      const on = await cli(['scan', dir, ...json, '--remote-modules', '--cache-dir', cache]);
+      expect(on.code).toBe(0);
+      const report = JSON.parse(on.stdout) as Report;
+      expect(report.roots[0]?.remoteModuleTree?.map((m) => [m.key, m.resolvedVersion, m.origin])).toEqual([
+        ['kms', '2.2.1', 'metadata'],
+      ]);
+      expect(report.findings.filter((f) => f.ruleId === 'module-unresolved')).toEqual([]);
+      const cached = await fs.readdir(path.join(cache, 'remote-modules', 'v1', 'versions'));
+      expect(cached).toEqual([expect.stringMatching(/^[0-9a-f]{64}\.json$/)]);
+
+      registry.requests.length = 0;
+      const again = await cli(['scan', dir, ...json, '--remote-modules', '--cache-dir', cache]);
+      expect(registry.requests).toEqual([]);
+      expect(JSON.parse(again.stdout)).toEqual(report);
+    } finally {
+      await registry.close();
+    }
+  });
+
+  it('--cache-dir without --remote-modules is a usage error', async () => {
+    const r = await cli(['scan', DEMO, '--cache-dir', tmp]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--cache-dir is used only with --remote-modules');
   });
 });
 

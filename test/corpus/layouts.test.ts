@@ -30,7 +30,8 @@ const LAYOUTS: Layout[] = [
       ['**', 'shared'],
     ],
     counts: { shared: 14, example: 12 },
-    findings: {},
+    // the examples' registry modules (vpc, security-group, ...): not fetched without --remote-modules
+    findings: { 'module-unresolved notice': 32 },
   },
   {
     archive: 'uktrade_platform-tools.tar.gz',
@@ -70,6 +71,7 @@ const LAYOUTS: Layout[] = [
       'required-version-missing notice': 1,
       // S3?ref=main in athena_access_logs/tests/setup (2) and ecs; no ref in two examples
       'module-ref-unpinned warning': 5,
+      'module-unresolved notice': 13,
     },
   },
   {
@@ -83,7 +85,7 @@ const LAYOUTS: Layout[] = [
     ],
     counts: { root: 12, shared: 6, fragment: 2 },
     // Terragrunt generates aws's declaration into every unit; template's is really missing.
-    findings: { 'undeclared-provider warning': 2 },
+    findings: { 'undeclared-provider warning': 2, 'module-unresolved notice': 19 },
   },
   {
     archive: 'DFE-Digital_access-your-teaching-qualifications.tar.gz',
@@ -121,6 +123,7 @@ const LAYOUTS: Layout[] = [
       'lock-missing notice': 1,
       'required-version-missing notice': 1,
       'undeclared-provider warning': 1,
+      'module-unresolved notice': 4,
     },
   },
   {
@@ -139,6 +142,7 @@ const LAYOUTS: Layout[] = [
       'root-module-unbounded error': 2,
       // terraform-dms-module?ref=update-dms-module (a branch); its other git refs are full SHAs or tags
       'module-ref-unpinned warning': 1,
+      'module-unresolved notice': 230,
     },
   },
   {
@@ -151,7 +155,7 @@ const LAYOUTS: Layout[] = [
       ['tests/*', 'test'],
     ],
     counts: { shared: 3, example: 2, test: 2 },
-    findings: { 'undeclared-provider warning': 3 },
+    findings: { 'undeclared-provider warning': 3, 'module-unresolved notice': 3 },
   },
 ];
 
@@ -217,6 +221,12 @@ describeWithCorpus('layout archives of ../shared/corpus', () => {
         source:
           'git::https://github.com/cds-snc/scan-files//terragrunt/aws/api?ref=${get_env("INFRASTRUCTURE_VERSION")}',
         version: null,
+        // remote resolution ran (offline): a source with an expression is never resolved
+        key: 'terragrunt',
+        address:
+          'git::https://github.com/cds-snc/scan-files//terragrunt/aws/api?ref=${get_env("INFRASTRUCTURE_VERSION")}',
+        resolvedVersion: null,
+        origin: null,
       },
     ]);
   });

@@ -1,7 +1,8 @@
 /**
  * The operator's scan settings in the service (handlers/runtime.ts, read through src/config.ts):
- * archive limits (`TFGUARD_MAX_*`) and the per-scan time limit (`TFGUARD_SCAN_TIMEOUT_MS`, combined
- * with the invocation's deadline), end to end against s3rver; unusable values name the variable.
+ * archive limits (`TFGUARD_MAX_*`), the per-scan time limit (`TFGUARD_SCAN_TIMEOUT_MS`, combined
+ * with the invocation's deadline) and remote module resolution (on by default, cached in S3), end
+ * to end against s3rver; unusable values name the variable.
  */
 import { handler } from '../../handlers/upload-scan';
 import { runtime } from '../../handlers/runtime';
@@ -13,6 +14,8 @@ import { UploadBatchError } from '../../src/service/upload-scan';
 import { makeTarGz } from '../support/archive';
 import { type Harness, lambdaContext, startHarness, UPLOADS_BUCKET, withEnv } from '../support/lambda';
 import { slowToParse } from '../support/scan';
+import { startRegistry } from '../support/registry-server';
+import type { Report } from '../../src/report/types';
 
 const layout = new ReportLayout('reports/');
 let h: Harness;
@@ -114,3 +117,75 @@ test('TFGUARD_SCAN_TIMEOUT_MS stops a scan long before the invocation deadline: 
   expect(await h.reports.get(layout.rejected(scanId))).toBeNull();
   expect(await h.reports.get(layout.latest('limits/timeout'))).toBeNull();
 }, 30_000);
+
+test("remote modules are resolved by default, through the operator's hosts, and cached in S3", async () => {
+  const registry = await startRegistry({
+    modules: [
+      {
+        namespace: 'acme',
+        name: 'kms',
+        system: 'aws',
+        versions: [
+          {
+            version: '2.2.1',
+            root: { providers: [{ name: 'random', source: 'hashicorp/random', version: '>= 3.1' }] },
+          },
+        ],
+      },
+    ],
+  });
+  try {
+    const archive = await makeTarGz({
+      'main.tf': `${MAIN_TF}module "kms" {\n  source  = "acme/kms/aws"\n  version = "~> 2.2"\n}\n`,
+    });
+    const env = {
+      TFGUARD_REMOTE_MODULES: undefined,
+      TFGUARD_REGISTRY_HOSTS: JSON.stringify({ 'registry.terraform.io': registry.url }),
+    };
+    const reportOf = async (key: string): Promise<Report> => {
+      const object = await h.upload(key, archive);
+      const result = await withEnv(env, () =>
+        handler(h.s3Event([object]), lambdaContext('scanUpload', 60_000)),
+      );
+      expect(result.outcomes.map((o) => o.status)).toEqual(['scanned']);
+      const scanId = uploadScanId({ bucket: UPLOADS_BUCKET, key: object.key, etag: object.etag });
+      const stored = await h.reports.get(layout.reports(scanId).json);
+      return JSON.parse(stored!.body.toString('utf8')) as Report;
+    };
+    const first = await reportOf('uploads/remote/kms/a.tar.gz');
+    expect(first.roots[0]?.remoteModuleTree?.map((m) => [m.key, m.resolvedVersion, m.origin])).toEqual([
+      ['kms', '2.2.1', 'metadata'],
+    ]);
+    expect(first.roots[0]?.providers.map((p) => p.source)).toEqual([
+      'registry.terraform.io/hashicorp/random',
+    ]);
+    const cached: string[] = [];
+    for await (const k of h.reports.list(`${layout.registryCachePrefix}remote-modules/v1/`)) cached.push(k);
+    // The tree's resolution and the module's version list, each under the SHA-256 of what it is.
+    expect(cached).toEqual([
+      expect.stringMatching(/remote-modules\/v1\/tree\/[0-9a-f]{64}\.json$/),
+      expect.stringMatching(/remote-modules\/v1\/versions\/[0-9a-f]{64}\.json$/),
+    ]);
+    // Another scan (another process could run it): the answer comes from S3.
+    registry.requests.length = 0;
+    const second = await reportOf('uploads/remote/kms/b.tar.gz');
+    expect(registry.requests).toEqual([]);
+    expect(second.roots).toEqual(first.roots);
+    // Switched off: a notice says so, and nothing is asked.
+    const object = await h.upload('uploads/remote/kms/c.tar.gz', archive);
+    const off = await withEnv({ ...env, TFGUARD_REMOTE_MODULES: 'false' }, () =>
+      handler(h.s3Event([object]), lambdaContext('scanUpload', 60_000)),
+    );
+    expect(off.outcomes.map((o) => o.status)).toEqual(['scanned']);
+    const scanId = uploadScanId({ bucket: UPLOADS_BUCKET, key: object.key, etag: object.etag });
+    const report = JSON.parse(
+      (await h.reports.get(layout.reports(scanId).json))!.body.toString('utf8'),
+    ) as Report;
+    expect(report.findings.filter((f) => f.ruleId === 'module-unresolved').map((f) => f.message)).toEqual([
+      expect.stringContaining('switched off in this deployment (TFGUARD_REMOTE_MODULES)'),
+    ]);
+    expect(registry.requests).toEqual([]);
+  } finally {
+    await registry.close();
+  }
+});

@@ -1,7 +1,8 @@
 /**
  * The lock-file half of the scan pipeline, over real components: files → real tar.gz → archive
- * reader (loading config files and provider zips) → HCL parser → module loader → `analyzeLocks` →
- * the `lock-*` rules through the rule engine. Used by the rule tests; the differential test uses the
+ * reader (loading config files, provider zips and `.terraform/modules/modules.json`) → HCL parser →
+ * module loader → remote modules (installed copies only: no network) → `analyzeLocks` → the
+ * `lock-*` rules through the rule engine. Used by the rule tests; the differential test uses the
  * full scan (`test/support/scan.ts`).
  */
 import { defaultShouldLoad, readArchiveBytes } from '../../src/archive';
@@ -10,7 +11,7 @@ import { analyzeLocks, isProviderPackageZip } from '../../src/lockfile';
 import type { LockAnalysis, RegistryClient } from '../../src/lockfile';
 import type { Finding } from '../../src/rules';
 import type { ScanConfig } from '../../src/model';
-import { loadModules } from '../../src/modules';
+import { isModulesManifest, loadModules, resolveRemoteModules } from '../../src/modules';
 import { ruleContext, runRules } from '../../src/rules';
 import { LOCK_RULES } from '../../src/rules';
 import type { RuleContext } from '../../src/rules/types';
@@ -43,11 +44,16 @@ export async function lockScan(
 ): Promise<LockScan> {
   const bytes = await makeTarGz(files);
   const archive = await readArchiveBytes('inline.tar.gz', bytes, {
-    shouldLoad: (p) => defaultShouldLoad(p) || isProviderPackageZip(p),
+    shouldLoad: (p) => defaultShouldLoad(p) || isProviderPackageZip(p) || isModulesManifest(p),
   });
   const config: ScanConfig = { ...DEFAULT_CONFIG, ...options.config };
   const p = sharedParser();
-  const loaded = await loadModules({ archive, config, parser: p });
+  const loaded = await resolveRemoteModules(await loadModules({ archive, config, parser: p }), {
+    archive,
+    config,
+    parser: p,
+    network: null,
+  });
   const analysis = await analyzeLocks({
     archive,
     modules: loaded.modules,

@@ -73,6 +73,8 @@ test('a module library outside modules/: README placeholder source, sibling call
     'lock-missing warning terraform/main.tf:1',
     'required-version-missing notice terraform/main.tf:1',
     'undeclared-provider warning terraform/main.tf:4',
+    // The remote call stays unresolved without --remote-modules: said once.
+    'module-unresolved notice terraform/main.tf:7',
   ]);
 });
 
@@ -111,7 +113,11 @@ test('a path into .terraform/modules belongs to the installed remote module: a n
       lock('registry.terraform.io') + lock('registry.terraform.io').replace(/aws/g, 'tls'),
   });
   expect(findingsOf(r, 'module-source-missing')).toEqual([]);
-  expect(findingsOf(r, 'module-unresolved').map((f) => [f.severity, f.line])).toEqual([['notice', 11]]);
+  // The registry module itself (line 7, not fetched without --remote-modules) and the path into it.
+  expect(findingsOf(r, 'module-unresolved').map((f) => [f.severity, f.line])).toEqual([
+    ['notice', 7],
+    ['notice', 11],
+  ]);
   // tls may be what the installed module needs: not called stale.
   expect(findingsOf(r, 'lock-provider-stale')).toEqual([]);
   expect(r.roots[0]?.remoteModules.map((c) => [c.name, c.installed ?? false])).toEqual([
@@ -244,7 +250,8 @@ test('an installed copy present in the archive (.terraform/modules) is read: its
   expect(r.roots[0]?.providers).toEqual([
     { source: 'registry.terraform.io/hashicorp/aws', constraints: '~> 5.0, ~> 5.1' },
   ]);
-  expect(rules(r)).toEqual([]);
+  // Only the registry module itself stays unresolved (no --remote-modules, no modules.json).
+  expect(rules(r)).toEqual(['module-unresolved notice main.tf:13']);
 });
 
 test('settings: examples/tests/fragments globs decide, and engines globs choose a root engine', async () => {

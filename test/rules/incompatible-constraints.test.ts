@@ -125,6 +125,70 @@ ruleTable('incompatible-constraints', [
     expected: [],
   },
   {
+    name: 'root ~> 4.0 against an installed registry module >= 5.34: named by key, address and version',
+    files: {
+      'versions.tf': versions('~> 4.0'),
+      'main.tf': lines(
+        'module "eks" {',
+        '  source  = "terraform-aws-modules/eks/aws"',
+        '  version = "~> 20.0"',
+        '}',
+      ),
+      '.terraform/modules/modules.json': JSON.stringify({
+        Modules: [
+          { Key: '', Source: '', Dir: '.' },
+          {
+            Key: 'eks',
+            Source: 'registry.terraform.io/terraform-aws-modules/eks/aws',
+            Version: '20.8.4',
+            Dir: '.terraform/modules/eks',
+          },
+        ],
+      }),
+      '.terraform/modules/eks/versions.tf': versions('>= 5.34'),
+    },
+    expected: [
+      {
+        module: '.',
+        file: 'versions.tf',
+        line: 3,
+        message:
+          '"." requires "~> 4.0", remote module "eks" (terraform-aws-modules/eks/aws 20.8.4) requires ">= 5.34"',
+      },
+    ],
+  },
+  {
+    name: 'two remote modules disagree, the root is silent: reported at the call of the first',
+    files: {
+      'main.tf': lines(
+        'module "a" {',
+        '  source = "git::https://github.com/acme/a.git?ref=v1.0.0"',
+        '}',
+        'module "b" {',
+        '  source = "git::https://github.com/acme/b.git?ref=v2.0.0"',
+        '}',
+      ),
+      '.terraform/modules/modules.json': JSON.stringify({
+        Modules: [
+          { Key: '', Source: '', Dir: '.' },
+          { Key: 'a', Source: 'git::https://github.com/acme/a.git?ref=v1.0.0', Dir: '.terraform/modules/a' },
+          { Key: 'b', Source: 'git::https://github.com/acme/b.git?ref=v2.0.0', Dir: '.terraform/modules/b' },
+        ],
+      }),
+      '.terraform/modules/a/main.tf': versions('< 5.0'),
+      '.terraform/modules/b/main.tf': versions('>= 5.0'),
+    },
+    expected: [
+      {
+        module: '.',
+        file: 'main.tf',
+        line: 1,
+        message:
+          'remote module "a" (git::https://github.com/acme/a.git v1.0.0) requires "< 5.0", remote module "b" (git::https://github.com/acme/b.git v2.0.0) requires ">= 5.0"',
+      },
+    ],
+  },
+  {
     name: 'severity overridden',
     files: {
       'versions.tf': versions('< 4.0'),

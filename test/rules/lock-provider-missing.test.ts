@@ -14,6 +14,32 @@ lockRuleTable('lock-provider-missing', [
     ],
   },
   {
+    name: 'a provider only an installed remote module requires (read from .terraform/modules)',
+    files: {
+      'main.tf': `${awsTf}module "ids" {\n  source  = "acme/ids/random"\n  version = "~> 1.0"\n}\n`,
+      '.terraform/modules/modules.json': JSON.stringify({
+        Modules: [
+          { Key: '', Source: '', Dir: '.' },
+          {
+            Key: 'ids',
+            Source: 'registry.terraform.io/acme/ids/random',
+            Version: '1.2.0',
+            Dir: '.terraform/modules/ids',
+          },
+        ],
+      }),
+      '.terraform/modules/ids/main.tf': 'resource "random_id" "x" {\n  byte_length = 4\n}\n',
+      [L]: goodLock,
+    },
+    expected: [
+      {
+        file: L,
+        line: 1,
+        message: 'provider hashicorp/random is required (by remote module "ids" (acme/ids/random 1.2.0))',
+      },
+    ],
+  },
+  {
     name: 'an implied provider used by a resource',
     files: { 'main.tf': `${awsTf}resource "random_id" "x" {\n  byte_length = 4\n}\n`, [L]: goodLock },
     expected: [{ file: L, line: 1, message: 'provider hashicorp/random is required' }],

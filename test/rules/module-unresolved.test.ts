@@ -18,9 +18,60 @@ ruleTable('module-unresolved', [
       {
         module: '.',
         file: 'main.tf',
+        line: 1,
+        message:
+          'remote module "eks" (source "terraform-aws-modules/eks/aws", version "~> 20.0") was not resolved: remote modules are fetched only with --remote-modules',
+        note: 'Scan with --remote-modules',
+      },
+      {
+        module: '.',
+        file: 'main.tf',
         line: 5,
         message:
           'module "nodes" (source "./.terraform/modules/eks/modules/eks-managed-node-group") is not in the archive: it is part of the remote module "eks" (terraform-aws-modules/eks/aws)',
+      },
+    ],
+  },
+  {
+    name: 'a registry module two roots reach through one shared module: one notice',
+    files: {
+      'envs/a/main.tf': lines('module "net" {', '  source = "../../net"', '}'),
+      'envs/b/main.tf': lines('module "net" {', '  source = "../../net"', '}'),
+      'net/main.tf': lines('module "vpc" {', '  source  = "acme/vpc/aws"', '  version = "~> 5.0"', '}'),
+    },
+    expected: [
+      {
+        module: 'net',
+        file: 'net/main.tf',
+        line: 1,
+        message: 'remote module "net.vpc" (source "acme/vpc/aws", version "~> 5.0") was not resolved',
+      },
+    ],
+  },
+  {
+    name: 'a git source on a host nobody allowed, a local path, an s3 bucket',
+    files: {
+      'main.tf': lines(
+        'module "a" {',
+        '  source = "git::https://git.example.com/acme/a.git?ref=v1"',
+        '}',
+        'module "b" {',
+        '  source = "s3::https://s3.amazonaws.com/bucket/b.zip"',
+        '}',
+      ),
+    },
+    expected: [
+      {
+        module: '.',
+        file: 'main.tf',
+        line: 1,
+        message: 'remote module "a" (source "git::https://git.example.com/acme/a.git?ref=v1")',
+      },
+      {
+        module: '.',
+        file: 'main.tf',
+        line: 4,
+        message: 'remote module "b" (source "s3::https://s3.amazonaws.com/bucket/b.zip")',
       },
     ],
   },

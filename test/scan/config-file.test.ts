@@ -69,6 +69,11 @@ describe('.tfguard.hcl', () => {
       /:1: "registry_hosts" decides where tfguard sends network requests, so only whoever runs the scan may set it/,
     ],
     [
+      'module_hosts in the archive (SSRF)',
+      'module_hosts = { "github.com" = "" }\n',
+      /:1: "module_hosts" decides where tfguard downloads remote modules from, so only whoever runs the scan may set it/,
+    ],
+    [
       'unknown lock_mode',
       'engine = "terraform"\nlock_mode = "strict"\n',
       /\.tfguard\.hcl:2: lock_mode must be "default" or "readonly"; got "strict"/,
@@ -128,6 +133,30 @@ describe('.tfguard.hcl', () => {
         /ops\.hcl:1: registry_hosts\["registry.terraform.io"\] must be an http\(s\) URL/,
       ),
     });
+  });
+
+  it('module_hosts from --config is accepted ("" for https://HOST), and validated', async () => {
+    const ok = await scanFiles(
+      { 'main.tf': ROOT_TF },
+      {
+        configText: {
+          name: 'ops.hcl',
+          text: 'module_hosts = { "GitHub.com" = "", "git.example.com" = "https://mirror.example.com/" }\n',
+        },
+      },
+    );
+    expect(ok.configFiles).toEqual(['ops.hcl']);
+    for (const [text, message] of [
+      [
+        'module_hosts = { "github.com" = "ssh://git@github.com" }\n',
+        /ops\.hcl:1: module_hosts\["github.com"\] must be an http\(s\) URL, or "" for https:\/\/github.com/,
+      ],
+      ['module_hosts = ["github.com"]\n', /ops\.hcl:1: "module_hosts" must be a map of hostname to base URL/],
+    ] as const) {
+      await expect(
+        scanFiles({ 'main.tf': ROOT_TF }, { configText: { name: 'ops.hcl', text } }),
+      ).rejects.toMatchObject({ code: 'invalid-config', message: expect.stringMatching(message) });
+    }
   });
 
   it('a bad lock_mode in --config names that file and line', async () => {

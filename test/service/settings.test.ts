@@ -14,6 +14,8 @@ describe('loadServiceSettings', () => {
       scanRegistry: true,
       auditRegistry: true,
       registryHosts: {},
+      remoteModules: true,
+      moduleHosts: {},
       maxArchiveBytes: 50 * 1024 * 1024,
       apiMaxBodyBytes: 4_500_000,
       uploadUrlTtlSeconds: 900,
@@ -44,7 +46,11 @@ describe('loadServiceSettings', () => {
       TFGUARD_AUDIT_SHARD_SIZE: '25',
       TFGUARD_DEADLINE_MARGIN_MS: '2500',
       TFGUARD_REGISTRY_HOSTS: '{"Registry.Example.com": "https://mirror.example.com/tf/"}',
+      TFGUARD_REMOTE_MODULES: 'off',
+      TFGUARD_MODULE_HOSTS: '{"GitHub.com": "", "git.example.com": "https://git-mirror.example.com/"}',
     });
+    expect(s.remoteModules).toBe(false);
+    expect(s.moduleHosts).toEqual({ 'github.com': '', 'git.example.com': 'https://git-mirror.example.com' });
     expect(s.registryHosts).toEqual({ 'registry.example.com': 'https://mirror.example.com/tf' });
     expect(s.uploads).toEqual({ bucket: 'up-bucket', prefix: 'incoming/' });
     expect(s.reports).toEqual({ bucket: 'rep-bucket', prefix: '' });
@@ -83,6 +89,18 @@ describe('loadServiceSettings', () => {
       /must be an http\(s\) URL/,
     ],
     [{ TFGUARD_UPLOADS_BUCKET: 'bkt', TFGUARD_MAX_ARCHIVE_BYTES: '10MB' }, /must be an integer/],
+    [
+      { TFGUARD_UPLOADS_BUCKET: 'bkt', TFGUARD_REMOTE_MODULES: 'sometimes' },
+      /TFGUARD_REMOTE_MODULES must be true or false/,
+    ],
+    [
+      { TFGUARD_UPLOADS_BUCKET: 'bkt', TFGUARD_MODULE_HOSTS: '{"github.com": "ssh://git@github.com"}' },
+      /TFGUARD_MODULE_HOSTS: the URL for "github.com" must be an http\(s\) URL \(or "" for https:\/\/HOST\)/,
+    ],
+    [
+      { TFGUARD_UPLOADS_BUCKET: 'bkt', TFGUARD_REGISTRY_HOSTS: '{"a.b": ""}' },
+      /TFGUARD_REGISTRY_HOSTS: the URL for "a.b" must be an http\(s\) URL$/,
+    ],
     [{ TFGUARD_UPLOADS_BUCKET: 'bkt', TFGUARD_UPLOAD_URL_TTL_SECONDS: '0' }, /between 1 and 604800/],
     [
       { TFGUARD_UPLOADS_BUCKET: 'bkt', TFGUARD_REPORT_URL_TTL_SECONDS: '604801' },

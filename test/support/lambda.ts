@@ -38,6 +38,8 @@ export function lambdaEnv(s3Endpoint: string, extra: Record<string, string> = {}
     // The registry cross-check is on by default in Lambda; these tests have no registry to reach
     // (it is exercised against a local signed registry in test/service/local-audit.test.ts).
     TFGUARD_SCAN_REGISTRY: 'false',
+    // On by default in Lambda; tests that resolve remote modules map a fake registry and turn it on.
+    TFGUARD_REMOTE_MODULES: 'false',
     AWS_REGION: S3RVER_REGION,
     AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
     AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,

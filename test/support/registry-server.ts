@@ -10,6 +10,12 @@
  *
  * Misbehaviour is configured per release (tampered sums, a signature by another key, no keys, an
  * OpenTofu-style `packages` list) or per request path (status codes, hangs, garbage, resets).
+ *
+ * It also speaks the module registry protocol (`modules.v1`): per module version, provider metadata
+ * as registry.terraform.io gives it (`root`, `submodules[]`) or none (OpenTofu's registry), and a
+ * package served as a tar.gz behind `download` (204 + `X-Terraform-Get`, or 200 + `{"location"}`).
+ * `files` serves any other bytes by path (archives of a git host stand-in, oversized downloads) and
+ * `/redirect/N/<path>` redirects N times before reaching `<path>`.
  */
 import { createHash } from 'node:crypto';
 import { execFile } from 'node:child_process';
@@ -23,6 +29,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import * as openpgp from 'openpgp';
 import { hashZip } from '../../src/lockfile';
+import { makeTarGz } from './archive';
 import { writeZip } from './terraform';
 import type { ZipEntry } from './terraform';
 
@@ -105,14 +112,55 @@ export interface Fault {
   times?: number;
 }
 
+/** A provider requirement in module metadata, as the registry lists it (fields may be empty). */
+export interface FakeProviderDep {
+  name: string;
+  namespace?: string;
+  source?: string;
+  version?: string;
+}
+
+export interface FakeModuleDep {
+  name: string;
+  source: string;
+  version?: string;
+}
+
+export interface FakeModuleVersion {
+  version: string;
+  /** Provider metadata of the package root as registry.terraform.io gives it; absent: none (the
+   * OpenTofu registry), and resolution must download the package. */
+  root?: { providers: FakeProviderDep[]; dependencies?: FakeModuleDep[] };
+  submodules?: { path: string; providers: FakeProviderDep[]; dependencies?: FakeModuleDep[] }[];
+  /** The package's files (served as a tar.gz at `/packages/NS/NAME/SYSTEM/VERSION.tar.gz`). */
+  files?: Record<string, string | Buffer>;
+  /** How the download call answers: `header` (204 + X-Terraform-Get, default), `json` (200 +
+   * `{"location"}`), or this location as given (absolute, relative or a git address). */
+  download?: 'header' | 'json' | { location: string; status?: 200 | 204 };
+}
+
+export interface FakeModule {
+  namespace: string;
+  name: string;
+  system: string;
+  versions: FakeModuleVersion[];
+}
+
 export interface RegistryServerOptions {
-  signingKey: TestKey;
-  releases: FakeRelease[];
+  signingKey?: TestKey;
+  releases?: FakeRelease[];
   /** Prefix of the providers API (default `/v1/providers/`); exercises discovery. */
   providersPath?: string;
   /** Serve HTTPS with this certificate (PEM) instead of HTTP: terraform talks only to HTTPS
    * registries (see `selfSignedCertificate`). */
   https?: { key: string; cert: string };
+  modules?: FakeModule[];
+  /** Prefix of the modules API (default `/v1/modules/`); null: the registry offers no modules. */
+  modulesPath?: string | null;
+  /** Any other bytes, by request path. */
+  files?: Record<string, Buffer>;
+  /** Request path → `Location` of a 302 answer (e.g. to another host). */
+  redirects?: Record<string, string>;
 }
 
 interface Built {
@@ -178,7 +226,22 @@ async function build(r: FakeRelease, registryKey: TestKey): Promise<Built> {
 /** Starts the registry; `close()` stops it (and drops hanging connections). */
 export async function startRegistry(options: RegistryServerOptions): Promise<RegistryServer> {
   const providersPath = options.providersPath ?? '/v1/providers/';
-  const built = await Promise.all(options.releases.map((r) => build(r, options.signingKey)));
+  const modulesPath = options.modulesPath === undefined ? '/v1/modules/' : options.modulesPath;
+  const releases = options.releases ?? [];
+  if (releases.length > 0 && options.signingKey === undefined) throw new Error('releases need a signingKey');
+  const built = await Promise.all(releases.map((r) => build(r, options.signingKey as TestKey)));
+  const packages = new Map<string, Buffer>();
+  for (const m of options.modules ?? []) {
+    for (const v of m.versions) {
+      if (v.files !== undefined) {
+        packages.set(
+          `/packages/${m.namespace}/${m.name}/${m.system}/${v.version}.tar.gz`,
+          await makeTarGz(v.files),
+        );
+      }
+    }
+  }
+  const files = new Map(Object.entries(options.files ?? {}));
   const find = (ns: string, type: string, version?: string): Built[] =>
     built.filter(
       (b) =>
@@ -221,8 +284,76 @@ export async function startRegistry(options: RegistryServerOptions): Promise<Reg
       return;
     }
     if (path === '/.well-known/terraform.json') {
-      json(res, { 'providers.v1': providersPath });
+      json(res, {
+        'providers.v1': providersPath,
+        ...(modulesPath !== null ? { 'modules.v1': modulesPath } : {}),
+      });
       return;
+    }
+    const redirect = /^\/redirect\/(\d+)(\/.*)$/.exec(path);
+    if (redirect !== null) {
+      const n = Number(redirect[1]);
+      const target = n <= 1 ? (redirect[2] as string) : `/redirect/${n - 1}${redirect[2] as string}`;
+      res.writeHead(302, { location: target, 'content-length': 0 });
+      res.end();
+      return;
+    }
+    const to = options.redirects?.[path];
+    if (to !== undefined) {
+      res.writeHead(302, { location: to, 'content-length': 0 });
+      res.end();
+      return;
+    }
+    const served = files.get(path) ?? packages.get(path);
+    if (served !== undefined) return bytes(res, served, 'application/gzip');
+    if (modulesPath !== null && path.startsWith(modulesPath)) {
+      const rest = path.slice(modulesPath.length).split('/');
+      const mod = (options.modules ?? []).find(
+        (m) => m.namespace === rest[0] && m.name === rest[1] && m.system === rest[2],
+      );
+      if (mod === undefined) return notFound(res);
+      if (rest.length === 4 && rest[3] === 'versions') {
+        json(res, {
+          modules: [
+            {
+              source: `${mod.namespace}/${mod.name}/${mod.system}`,
+              versions: mod.versions.map((v) => ({
+                version: v.version,
+                ...(v.root === undefined
+                  ? {}
+                  : {
+                      root: {
+                        providers: v.root.providers.map(providerDep),
+                        dependencies: (v.root.dependencies ?? []).map(moduleDep),
+                      },
+                      submodules: (v.submodules ?? []).map((sm) => ({
+                        path: sm.path,
+                        providers: sm.providers.map(providerDep),
+                        dependencies: (sm.dependencies ?? []).map(moduleDep),
+                      })),
+                    }),
+              })),
+            },
+          ],
+        });
+        return;
+      }
+      if (rest.length === 5 && rest[4] === 'download') {
+        const v = mod.versions.find((x) => x.version === rest[3]);
+        if (v === undefined) return notFound(res);
+        const own = `/packages/${mod.namespace}/${mod.name}/${mod.system}/${v.version}.tar.gz`;
+        const d = v.download ?? 'header';
+        const location = typeof d === 'object' ? d.location : own;
+        const status = typeof d === 'object' ? (d.status ?? 204) : d === 'json' ? 200 : 204;
+        if (status === 204) {
+          res.writeHead(204, { 'x-terraform-get': location });
+          res.end();
+        } else {
+          json(res, { location });
+        }
+        return;
+      }
+      return notFound(res);
     }
     if (path.startsWith(providersPath)) {
       const rest = path.slice(providersPath.length).split('/');
@@ -253,7 +384,7 @@ export async function startRegistry(options: RegistryServerOptions): Promise<Reg
           r.keys === 'none'
             ? []
             : r.keys === undefined || r.keys === 'signer'
-              ? [options.signingKey]
+              ? [options.signingKey as TestKey]
               : r.keys;
         const shasum = createHash('sha256').update(zip).digest('hex');
         json(res, {
@@ -327,6 +458,14 @@ export async function startRegistry(options: RegistryServerOptions): Promise<Reg
         server.close(() => resolve());
       }),
   };
+}
+
+function providerDep(p: FakeProviderDep): Record<string, string> {
+  return { name: p.name, namespace: p.namespace ?? '', source: p.source ?? '', version: p.version ?? '' };
+}
+
+function moduleDep(d: FakeModuleDep): Record<string, string> {
+  return { name: d.name, source: d.source, version: d.version ?? '' };
 }
 
 /** A port on 127.0.0.1 that nothing listens on (bound, then released). */

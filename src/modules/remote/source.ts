@@ -1,0 +1,240 @@
+/**
+ * Remote module source addresses, read the way Terraform reads them (hashicorp/terraform
+ * internal/addrs/module_source.go and go-getter's detectors), for what remote resolution needs:
+ *
+ * - registry addresses `[HOST/]NAMESPACE/NAME/SYSTEM[//SUBDIR]` (the engine's registry by default);
+ * - git sources on GitHub and GitLab (`github.com/o/r`, `git::https://github.com/o/r.git`,
+ *   `git@github.com:o/r.git`, `git::ssh://git@gitlab.com/g/r.git`, `?ref=`), fetched as the host's
+ *   archive of that ref (`/o/r/archive/REF.tar.gz`, `/g/r/-/archive/REF/r-REF.tar.gz`);
+ * - HTTP(S) archives (`https://host/x.zip`, `.tar.gz`, `.tgz`, `?archive=`);
+ * - anything else (other git hosts, `git::file://`, `hg::`, `s3::`, `gcs::`, Bitbucket, plain HTTP
+ *   pages) is recorded and never fetched.
+ *
+ * `//SUBDIR` follows go-getter: the first `//` after the scheme separates the package from the
+ * directory inside it; a query string may sit after either part.
+ */
+import { classifyModuleSource, cleanRelativePath, defaultRegistryHost } from '../../addrs';
+import type { Engine } from '../../model';
+
+export interface RegistryModuleAddress {
+  kind: 'registry';
+  host: string;
+  namespace: string;
+  name: string;
+  system: string;
+  /** Directory inside the package, cleaned (`'.'` for the package root). */
+  subdir: string;
+}
+
+/** A package fetched as one archive over HTTP(S). */
+export interface ArchivePackage {
+  kind: 'archive';
+  /** The host whose permission the download needs (the git host for git sources). */
+  host: string;
+  /** What the package is, for messages and cache keys (`git::https://github.com/o/r.git?ref=v1`). */
+  address: string;
+  /** The download URL when the host is not mapped to another base URL. */
+  url: string;
+  /** The ref for git sources (null: the default branch), else null. */
+  ref: string | null;
+  /** The download URL's path and query, appended to the operator's base URL for the host. */
+  path: string;
+  /** Git host archives wrap the tree in one top directory (`r-v1/`), which is stripped. */
+  stripTopDirectory: boolean;
+  subdir: string;
+}
+
+export interface UnsupportedSource {
+  kind: 'unsupported';
+  reason: string;
+}
+
+export type RemotePackage = ArchivePackage | UnsupportedSource;
+
+/** Splits go-getter's `//subdir` off (the first `//` after any `scheme://`); the query string of
+ * either part stays with the package. */
+export function splitPackageSubdir(raw: string): { pkg: string; subdir: string } {
+  let rest = raw;
+  let forced = '';
+  const forcedMatch = /^([A-Za-z0-9]+)::/.exec(rest);
+  if (forcedMatch !== null) {
+    forced = forcedMatch[0];
+    rest = rest.slice(forced.length);
+  }
+  let start = 0;
+  const scheme = rest.indexOf('://');
+  if (scheme !== -1) start = scheme + 3;
+  const idx = rest.indexOf('//', start);
+  if (idx === -1) return { pkg: raw, subdir: '.' };
+  let pkg = rest.slice(0, idx);
+  let subdir = rest.slice(idx + 2);
+  const q = subdir.indexOf('?');
+  if (q !== -1) {
+    pkg += subdir.slice(q);
+    subdir = subdir.slice(0, q);
+  }
+  return { pkg: forced + pkg, subdir: cleanRelativePath(subdir) };
+}
+
+/** A registry source, normalized; null when `raw` is not a registry address. */
+export function parseRegistrySource(raw: string, engine: Engine): RegistryModuleAddress | null {
+  if (classifyModuleSource(raw) !== 'registry') return null;
+  const { pkg, subdir } = splitPackageSubdir(raw);
+  const parts = pkg.split('/');
+  const host = parts.length === 4 ? (parts.shift() as string).toLowerCase() : defaultRegistryHost(engine);
+  const [namespace, name, system] = parts as [string, string, string];
+  return {
+    kind: 'registry',
+    host: host.replace(/:443$/, ''),
+    namespace: namespace.toLowerCase(),
+    name: name.toLowerCase(),
+    system: system.toLowerCase(),
+    subdir,
+  };
+}
+
+/** `registry.terraform.io/ns/name/system`, with `//subdir` when it has one. */
+export function registryAddress(a: RegistryModuleAddress, withSubdir = true): string {
+  const base = `${a.host}/${a.namespace}/${a.name}/${a.system}`;
+  return withSubdir && a.subdir !== '.' ? `${base}//${a.subdir}` : base;
+}
+
+const ARCHIVE_EXTENSIONS = ['.tar.gz', '.tgz', '.tar', '.zip', '.tar.bz2', '.tbz2', '.tar.xz', '.txz'];
+const READABLE_ARCHIVES = new Set(['tar.gz', 'tgz', 'tar', 'zip']);
+
+function unsupported(reason: string): UnsupportedSource {
+  return { kind: 'unsupported', reason };
+}
+
+/** The `ref` query parameter and the rest of the query of a git URL. */
+function refOf(url: URL): { ref: string | null; other: string[] } {
+  const other: string[] = [];
+  let ref: string | null = null;
+  for (const [k, v] of url.searchParams) {
+    if (k === 'ref') ref = v;
+    else other.push(k);
+  }
+  return { ref, other };
+}
+
+/** A git repository on GitHub or GitLab, fetched as the host's archive of the ref. */
+function gitHostArchive(host: string, repoPath: string, ref: string | null, subdir: string): RemotePackage {
+  const clean = repoPath
+    .replace(/^\/+/, '')
+    .replace(/\.git$/, '')
+    .replace(/\/+$/, '');
+  const segments = clean.split('/');
+  if (segments.some((s) => s === '' || s === '.' || s === '..' || !/^[A-Za-z0-9._-]+$/.test(s))) {
+    return unsupported(`"${repoPath}" is not a repository path tfguard can download`);
+  }
+  if (ref !== null && !/^[A-Za-z0-9._/+-]+$/.test(ref)) {
+    return unsupported(`the ref "${ref}" cannot be downloaded as an archive`);
+  }
+  const r = ref ?? 'HEAD';
+  const address = `git::https://${host}/${clean}.git${ref === null ? '' : `?ref=${ref}`}`;
+  if (host === 'github.com') {
+    if (segments.length !== 2) return unsupported(`"${clean}" is not a GitHub owner/repository`);
+    const path = `/${clean}/archive/${r.split('/').map(encodeURIComponent).join('/')}.tar.gz`;
+    return {
+      kind: 'archive',
+      host,
+      address,
+      url: `https://${host}${path}`,
+      ref,
+      path,
+      stripTopDirectory: true,
+      subdir,
+    };
+  }
+  if (host === 'gitlab.com') {
+    if (segments.length < 2) return unsupported(`"${clean}" is not a GitLab group/project`);
+    const project = segments[segments.length - 1] as string;
+    const flat = r.replace(/\//g, '-');
+    const path = `/${clean}/-/archive/${r.split('/').map(encodeURIComponent).join('/')}/${project}-${encodeURIComponent(flat)}.tar.gz`;
+    return {
+      kind: 'archive',
+      host,
+      address,
+      url: `https://${host}${path}`,
+      ref,
+      path,
+      stripTopDirectory: true,
+      subdir,
+    };
+  }
+  return unsupported(
+    `git host ${host} offers no archive download tfguard knows (only github.com and gitlab.com are downloaded)`,
+  );
+}
+
+/**
+ * How a non-registry source is fetched, or why it is not. Relative to nothing: local sources are
+ * not remote packages.
+ */
+export function parseRemotePackage(raw: string): RemotePackage {
+  const { pkg, subdir } = splitPackageSubdir(raw.trim());
+  if (subdir.startsWith('..')) return unsupported(`the subdirectory "${subdir}" leaves the package`);
+  const forced = /^([A-Za-z0-9]+)::(.*)$/.exec(pkg);
+  const getter = forced?.[1]?.toLowerCase() ?? null;
+  let rest = forced?.[2] ?? pkg;
+  if (getter !== null && getter !== 'git' && getter !== 'http' && getter !== 'https') {
+    return unsupported(`"${getter}::" sources are not fetched`);
+  }
+  // go-getter's GitHub detector and scp-like git addresses.
+  if (/^github\.com\//i.test(rest)) rest = `https://${rest}`;
+  const scp = /^([A-Za-z0-9._-]+)@([A-Za-z0-9.-]+):(?!\/\/)(.+)$/.exec(rest);
+  if (scp !== null) rest = `ssh://${scp[1]}@${scp[2]}/${scp[3]}`;
+  if (/^bitbucket\.org\//i.test(rest)) return unsupported('Bitbucket sources are not fetched');
+  let url: URL;
+  try {
+    url = new URL(rest);
+  } catch {
+    return unsupported(`"${raw}" is not a source tfguard can fetch`);
+  }
+  const host = url.hostname.toLowerCase();
+  if (url.protocol === 'file:')
+    return unsupported('file:// sources name files on the machine that runs init');
+  if (url.username !== '' && url.protocol !== 'ssh:')
+    return unsupported('sources with credentials are not fetched');
+  const isGit =
+    getter === 'git' ||
+    url.protocol === 'ssh:' ||
+    url.pathname.endsWith('.git') ||
+    /^https?:\/\/github\.com\//i.test(rest);
+  if (isGit) {
+    if (url.protocol !== 'https:' && url.protocol !== 'http:' && url.protocol !== 'ssh:') {
+      return unsupported(`git over ${url.protocol.replace(/:$/, '')} is not fetched`);
+    }
+    const { ref, other } = refOf(url);
+    if (other.length > 0)
+      return unsupported(`git options ${other.map((o) => `"${o}"`).join(', ')} are not supported`);
+    return gitHostArchive(host, url.pathname, ref, subdir);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    return unsupported(`${url.protocol.replace(/:$/, '')} sources are not fetched`);
+  }
+  const archiveParam = url.searchParams.get('archive');
+  const ext = ARCHIVE_EXTENSIONS.find((e) => url.pathname.toLowerCase().endsWith(e));
+  const kind = archiveParam ?? ext?.slice(1) ?? null;
+  if (kind === null) {
+    return unsupported('an HTTP source that is not an archive (.zip, .tar.gz, .tgz, .tar) is not fetched');
+  }
+  if (!READABLE_ARCHIVES.has(kind.toLowerCase())) return unsupported(`${kind} archives are not read`);
+  if (archiveParam !== null) url.searchParams.delete('archive');
+  return {
+    kind: 'archive',
+    host: url.host.toLowerCase(),
+    address: url.href,
+    url: url.href,
+    ref: null,
+    path: `${url.pathname}${url.search}`,
+    stripTopDirectory: false,
+    subdir,
+  };
+}
+
+/** The URL a package is downloaded from: under the operator's base URL for its host, if it maps
+ * one, else the package's own URL. */
+export function archiveUrl(p: ArchivePackage, base: string | undefined): URL {
+  return base === undefined ? new URL(p.url) : new URL(`${base.replace(/\/+$/, '')}${p.path}`);
+}
