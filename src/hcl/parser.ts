@@ -353,7 +353,6 @@ export function fastParse(
   // verifier gives up on a structure problem, so its message comes from the full path).
   const verified = verifyHcl(text, { depthLimit: maxNestingDepth });
   if (!verified.ok) return null;
-  positions.useLineStarts(verified.lineStarts);
   const built = buildBody(text, verified.body, verified.tokens, spec, positions, locatesElements(path));
   if (built.pending.length === 0)
     return { result: { ok: true, file: { path, syntax: 'hcl', body: built.body } } };

@@ -13,7 +13,7 @@ import type { SourcePos, SourceRange } from '../model';
 export class PositionMap {
   /** UTF-16 offsets of line starts, computed on the first lookup (a file whose nodes are never
    * located costs nothing). */
-  private starts: ArrayLike<number> | null = null;
+  private starts: number[] | null = null;
   private readonly ascii: boolean;
   /** For non-ASCII text: the byte offset of each line start (BOM included). */
   private lineBytes: number[] | null = null;
@@ -33,12 +33,7 @@ export class PositionMap {
         : Buffer.byteLength(text, 'utf8') === text.length;
   }
 
-  /** Line starts the caller already computed (the verifier's), instead of scanning the text again. */
-  useLineStarts(starts: ArrayLike<number>): void {
-    if (this.starts === null) this.starts = starts;
-  }
-
-  private lineStarts(): ArrayLike<number> {
+  private lineStarts(): number[] {
     if (this.starts !== null) return this.starts;
     const starts = [0];
     const text = this.text;

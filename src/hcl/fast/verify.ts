@@ -86,14 +86,7 @@ export type { Tokens };
 export type VerifiedBody = SyntaxBody;
 
 export type VerifyResult =
-  | {
-      ok: true;
-      body: VerifiedBody;
-      tokens: Tokens;
-      maxDepth: number;
-      /** UTF-16 offsets of the text's line starts (a copy: it outlives the next call). */
-      lineStarts: Int32Array;
-    }
+  | { ok: true; body: VerifiedBody; tokens: Tokens; maxDepth: number }
   | { ok: false; reason: string; line: number; column: number };
 
 export interface VerifyOptions {
@@ -712,7 +705,7 @@ export function verifyHcl(text: string, options: VerifyOptions = {}): VerifyResu
     if (err instanceof GiveUp) return giveUp(text, err);
     throw err;
   }
-  return { ok: true, body: root, tokens, maxDepth, lineStarts: lineStarts.starts.slice(0, lineStarts.count) };
+  return { ok: true, body: root, tokens, maxDepth };
 }
 
 function giveUp(text: string, err: GiveUp): VerifyResult {
