@@ -132,6 +132,24 @@ export function isBuiltinProviderSource(source: string): boolean {
  * registries are. Hosts compare case-insensitively.
  */
 export function shortSource(source: string, engine?: Engine): string {
+  const memo = SHORT[engine ?? 'any'];
+  let short = memo.get(source);
+  if (short === undefined) {
+    short = computeShortSource(source, engine);
+    if (memo.size >= 4096) memo.clear();
+    memo.set(source, short);
+  }
+  return short;
+}
+
+/** `shortSource` results per engine (rules and reports ask for the same few addresses often). */
+const SHORT: Record<Engine | 'any', Map<string, string>> = {
+  terraform: new Map(),
+  opentofu: new Map(),
+  any: new Map(),
+};
+
+function computeShortSource(source: string, engine?: Engine): string {
   const parts = source.split('/');
   if (parts.length !== 3) return source;
   const host = (parts[0] as string).toLowerCase();

@@ -472,7 +472,7 @@ class Lexer {
         if (c === 0x22) {
           this.emit(T_CQUOTE, i, i + 1);
           this.modes.pop();
-          this.quotes.pop();
+          if (!this.strict) this.quotes.pop();
           i++;
         } else if (c === 0x0a || c === 0x0d) {
           if (this.strict) throw new GiveUp('newline in a quoted string', i);
@@ -646,7 +646,7 @@ class Lexer {
         case 0x22 /* " */:
           this.emit(T_OQUOTE, i, i + 1);
           this.modes.push(M_QUOTE);
-          this.quotes.push(i);
+          if (!this.strict) this.quotes.push(i);
           i++;
           continue;
         case 0x7b /* { */:

@@ -380,7 +380,7 @@ function buildBody(
 ): { body: HclBody; pending: PendingValue[] } {
   const pending: PendingValue[] = [];
   const body = buildTree<SyntaxAttribute, SyntaxBlock, null>(root, null, spec, {
-    attribute(a, mode, { type }) {
+    attribute(a, mode, type) {
       const valueStart = expressionOffset(tokens, a.exprStart, a.exprEnd);
       const [range, valueRange] = positions.rangesTo(a.start, valueStart, a.end);
       if (mode === 'name') {

@@ -57,19 +57,17 @@ export interface SourceBody<A, B> {
   readonly blocks: readonly B[];
 }
 
-/** Where a node sits: the type of the block whose body holds it ('' at the file's root), and the
- * builder's own state for that body. */
-export interface Parent<C> {
-  readonly type: string;
-  readonly state: C;
-}
-
+/**
+ * How `buildTree` makes nodes. Each callback is told where the node sits: `type`, the type of the
+ * block whose body holds it ('' at the file's root), and `state`, the builder's own state for that
+ * body.
+ */
 export interface TreeBuilder<A, B, C> {
   /** The node for an attribute `spec` keeps, with its value or by name only (value `null`). */
-  attribute(a: A, mode: 'value' | 'name', parent: Parent<C>): HclAttribute;
+  attribute(a: A, mode: 'value' | 'name', type: string, state: C): HclAttribute;
   /** The node for a block `spec` keeps (its `body` empty: the walk fills it), the source body to
    * read next and the builder's state for that body. */
-  block(b: B, parent: Parent<C>): { block: HclBlock; body: SourceBody<A, B>; state: C };
+  block(b: B, type: string, state: C): { block: HclBlock; body: SourceBody<A, B>; state: C };
 }
 
 /**
@@ -83,21 +81,21 @@ export function buildTree<A extends { name: string }, B extends { type: string }
   builder: TreeBuilder<A, B, C>,
 ): HclBody {
   const out: HclBody = { attributes: [], blocks: [] };
-  const work: { from: SourceBody<A, B>; to: HclBody; spec: BlockSpec; parent: Parent<C> }[] = [
-    { from: root, to: out, spec, parent: { type: '', state: rootState } },
+  const work: { from: SourceBody<A, B>; to: HclBody; spec: BlockSpec; type: string; state: C }[] = [
+    { from: root, to: out, spec, type: '', state: rootState },
   ];
   while (work.length > 0) {
-    const { from, to, spec: s, parent } = work.pop() as (typeof work)[number];
+    const { from, to, spec: s, type, state } = work.pop() as (typeof work)[number];
     for (const a of from.attributes) {
       const mode = attributeMode(s, a.name);
-      if (mode !== null) to.attributes.push(builder.attribute(a, mode, parent));
+      if (mode !== null) to.attributes.push(builder.attribute(a, mode, type, state));
     }
     for (const b of from.blocks) {
       const inner = nestedSpec(s, b.type);
       if (inner === null) continue;
-      const { block, body, state } = builder.block(b, parent);
-      to.blocks.push(block);
-      work.push({ from: body, to: block.body, spec: inner, parent: { type: b.type, state } });
+      const made = builder.block(b, type, state);
+      to.blocks.push(made.block);
+      work.push({ from: made.body, to: made.block.body, spec: inner, type: b.type, state: made.state });
     }
   }
   return out;

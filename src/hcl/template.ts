@@ -8,6 +8,9 @@
  */
 import { lex, TOKEN } from './lexer';
 
+/** Characters that may start something nested inside an interpolation (or end it early). */
+const NESTING = /["{}[\]()%$#/<\\\n]/;
+
 /** Closing token → the opening tokens it closes. */
 const OPENER_OF = new Map<number, readonly number[]>([
   [TOKEN.SEQ_END, [TOKEN.INTERP, TOKEN.CONTROL]],
@@ -24,6 +27,10 @@ const OPENERS = new Set<number>([TOKEN.INTERP, TOKEN.CONTROL, TOKEN.OBRACE, TOKE
  * nested templates and braces inside the interpolation are told apart exactly as in HCL.
  */
 function interpolationEnd(s: string, start: number): number {
+  // Most interpolations are plain references (`${aws.east}`, `${var.v}`): nothing in them opens a
+  // string, bracket, template or comment, so the first `}` closes them. Only others are lexed.
+  const close = s.indexOf('}', start + 2);
+  if (close !== -1 && !NESTING.test(s.slice(start + 2, close))) return close + 1;
   const { tokens } = lex(s, { template: true });
   const { type, start: starts, end } = tokens;
   let k = 0;

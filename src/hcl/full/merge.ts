@@ -105,7 +105,7 @@ export function mergeBody(
     { json: jsonRoot, used: new Map() },
     FULL_SPEC,
     {
-      attribute(a, _mode, { type, state }) {
+      attribute(a, _mode, type, state) {
         if (!hasOwn(state.json, a.name)) {
           throw new MergeError(`hcl2json has no value for the argument "${a.name}"`, a.line);
         }
@@ -126,7 +126,7 @@ export function mergeBody(
         }
         return attr;
       },
-      block(b, { state }) {
+      block(b, _type, state) {
         let node: unknown = state.json;
         for (const key of [b.type, ...b.labels]) {
           node = isRecord(node) && hasOwn(node, key) ? node[key] : undefined;
