@@ -5,7 +5,12 @@
  * the registry sends packages to. The token goes to the registry's own host and nowhere else, and
  * appears in no report, notice or error.
  */
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { RegistryClient } from '../../src/lockfile';
+import { HttpClient, RegistryHosts } from '../../src/util/http';
+import { cli } from '../support/cli';
 import { registryTokens, tokenVariableHost, tokenVariableName } from '../../src/config';
 import type { Report } from '../../src/report/types';
 import type { ScanOptions } from '../../src/scan/types';
@@ -189,6 +194,68 @@ describe('a registry that needs a token', () => {
     const bad = scan('1.0.0', ops(`credentials "${HOST}" {\n  token = "${TOKEN}"\n  user = "${TOKEN}"\n}\n`));
     await expect(bad).rejects.toThrow(/unknown setting "user" in credentials/);
     await expect(bad).rejects.not.toThrow(TOKEN);
+  });
+});
+
+describe('the shared HTTP client', () => {
+  it('follows a JSON redirect to another host without the token', async () => {
+    const http = new HttpClient({
+      retries: 0,
+      credentials: new RegistryHosts({ [HOST]: registry.url }, { [HOST]: TOKEN }),
+    });
+    const body = await http.getBytes(new URL('/elsewhere.tar.gz', registry.url), 'a test download');
+    expect(body.length).toBeGreaterThan(0);
+    expect(registry.authorizations).toEqual([`Bearer ${TOKEN}`]);
+    expect(downloads.requests).toEqual(['/pkg.tar.gz']);
+    expect(downloads.authorizations).toEqual([null]);
+  });
+});
+
+describe('tfguard scan --remote-modules with TF_TOKEN_<host>', () => {
+  const VAR = 'TF_TOKEN_private_example_com';
+  let tmp: string;
+  beforeAll(async () => {
+    tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'tfguard-creds-'));
+    await fs.mkdir(path.join(tmp, 'repo'));
+    await fs.writeFile(
+      path.join(tmp, 'repo', 'main.tf'),
+      lines('module "m" {', `  source  = "${HOST}/acme/net/google"`, '  version = "1.0.0"', '}'),
+    );
+    await fs.writeFile(path.join(tmp, 'ops.hcl'), ops());
+  });
+  afterAll(async () => {
+    delete process.env[VAR];
+    await fs.rm(tmp, { recursive: true, force: true });
+  });
+
+  it.each([
+    ['json', TOKEN, 0],
+    ['text', TOKEN, 0],
+    ['json', `${TOKEN}-wrong`, 1],
+    ['text', `${TOKEN}-wrong`, 1],
+  ])('--format %s: the token is used and never printed', async (format, token, unresolvedCount) => {
+    process.env[VAR] = token;
+    const run = await cli([
+      'scan',
+      path.join(tmp, 'repo'),
+      '--format',
+      format,
+      '--fail-on',
+      'never',
+      '--config',
+      path.join(tmp, 'ops.hcl'),
+      '--remote-modules',
+      '--cache-dir',
+      await fs.mkdtemp(path.join(tmp, 'cache-')),
+    ]);
+    expect(run.code).toBe(0);
+    expect(run.stdout + run.stderr).not.toContain(TOKEN);
+    expect(registry.authorizations).toContain(`Bearer ${token}`);
+    if (format === 'json') {
+      const report = JSON.parse(run.stdout) as Report;
+      expect(unresolved(report)).toHaveLength(unresolvedCount);
+    }
+    if (unresolvedCount > 0) expect(run.stdout).toContain(`no or invalid token for ${HOST}`);
   });
 });
 
