@@ -164,6 +164,8 @@ export interface RegistryServerOptions {
   /** Every request must carry `Authorization: Bearer <requireToken>`, else 401 (as HCP Terraform
    * and private registries answer). */
   requireToken?: string;
+  /** The paths `requireToken` applies to (default: every path). */
+  tokenPaths?: RegExp;
 }
 
 interface Built {
@@ -276,6 +278,7 @@ export async function startRegistry(options: RegistryServerOptions): Promise<Reg
     authorizations.push(req.headers.authorization ?? null);
     if (
       options.requireToken !== undefined &&
+      (options.tokenPaths?.test(path) ?? true) &&
       req.headers.authorization !== `Bearer ${options.requireToken}`
     ) {
       return json(res, { errors: ['unauthorized'] }, 401);
