@@ -36,7 +36,7 @@ export interface HttpClientOptions {
   /**
    * Registry credentials: the `Authorization` header for a URL, or undefined (e.g.
    * `RegistryHosts`). Asked for every request and every redirect hop, so a token goes only to the
-   * host it belongs to; a 401/403 answer names the registry host (`refusedHost`).
+   * host it belongs to; a 401/403 answer names the registry host (`registryHostOf`).
    */
   credentials?: RequestCredentials;
   /**
@@ -340,7 +340,7 @@ export class RegistryHosts implements RequestCredentials {
   /**
    * `credentials`: the operator's token per registry hostname (`TF_TOKEN_*`, `credentials` blocks
    * of `--config`), sent as `Authorization: Bearer TOKEN` only to that registry's own host (its
-   * base URL's host and port): service discovery, version lists and download endpoints there.
+   * base URL's scheme, host and port): service discovery, version lists and download endpoints there.
    */
   constructor(hosts: Record<string, string> = {}, credentials: Record<string, string> = {}) {
     this.hosts = Object.fromEntries(Object.entries(hosts).map(([h, u]) => [h.toLowerCase(), u]));
@@ -351,10 +351,11 @@ export class RegistryHosts implements RequestCredentials {
     );
   }
 
-  /** Where requests for registry `host` go (`host[:port]` of its base URL), or null. */
+  /** Where requests for registry `host` go (the origin, `scheme://host[:port]`, of its base URL),
+   * or null. The scheme counts: a redirect from https to http on the same host gets no token. */
   private connectionHost(host: string): string | null {
     try {
-      return new URL(this.baseUrl(host)).host.toLowerCase();
+      return new URL(this.baseUrl(host)).origin.toLowerCase();
     } catch {
       return null;
     }
@@ -362,7 +363,7 @@ export class RegistryHosts implements RequestCredentials {
 
   /** The registry with a token whose base URL is on the host of `url`. */
   private tokenHostOf(url: URL): string | undefined {
-    const target = url.host.toLowerCase();
+    const target = url.origin.toLowerCase();
     for (const host of this.tokens.keys()) {
       if (this.allowsHost(host) && this.connectionHost(host) === target) return host;
     }
@@ -375,16 +376,11 @@ export class RegistryHosts implements RequestCredentials {
   }
 
   registryHostOf(url: URL): string | undefined {
-    const target = url.host.toLowerCase();
+    const target = url.origin.toLowerCase();
     const withToken = this.tokenHostOf(url);
     if (withToken !== undefined) return withToken;
     const known = [...PUBLIC_REGISTRIES, ...Object.keys(this.hosts)];
     return known.find((h) => this.connectionHost(h) === target);
-  }
-
-  /** Whether the operator gave a token for registry `host`. */
-  hasToken(host: string): boolean {
-    return this.tokens.has(normalizeRegistryHost(host));
   }
 
   allowsHost(host: string): boolean {

@@ -198,6 +198,20 @@ describe('a registry that needs a token', () => {
 });
 
 describe('the shared HTTP client', () => {
+  it('gives the token only to the origin of the registry (scheme, host and port)', () => {
+    const hosts = new RegistryHosts(
+      { [HOST]: `https://${HOST}` },
+      { [HOST]: TOKEN, 'unmapped.example': 'x' },
+    );
+    expect(hosts.authorization(new URL(`https://${HOST}/v1/modules/`))).toBe(`Bearer ${TOKEN}`);
+    expect(hosts.authorization(new URL(`https://PRIVATE.example.com/x`))).toBe(`Bearer ${TOKEN}`);
+    expect(hosts.authorization(new URL(`http://${HOST}/v1/modules/`))).toBeUndefined();
+    expect(hosts.authorization(new URL(`https://${HOST}:8443/v1/modules/`))).toBeUndefined();
+    expect(hosts.authorization(new URL(`https://evil.${HOST}/`))).toBeUndefined();
+    // a token for a host that may not be contacted is never used
+    expect(hosts.authorization(new URL('https://unmapped.example/'))).toBeUndefined();
+  });
+
   it('follows a JSON redirect to another host without the token', async () => {
     const http = new HttpClient({
       retries: 0,
