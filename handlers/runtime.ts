@@ -6,7 +6,14 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
-import { archiveLimits, environment, parserSettings, scanTimeoutMs, serviceStage } from '../src/config';
+import {
+  archiveLimits,
+  environment,
+  parserSettings,
+  registryTokens,
+  scanTimeoutMs,
+  serviceStage,
+} from '../src/config';
 import { invocationDeadline } from '../src/service/deadline';
 import { ReportLayout } from '../src/service/keys';
 import type { ScanContext } from '../src/service/scans';
@@ -59,6 +66,7 @@ export function runtime(): Runtime {
       // Remote modules are resolved in every scan unless switched off; answers are cached with the
       // registry's in the reports bucket.
       remoteModules: settings.remoteModules,
+      registryTokens: registryTokens(),
       remoteModulesOffReason:
         'remote module resolution is switched off in this deployment (TFGUARD_REMOTE_MODULES), and the archive has no installed copy (.terraform/modules)',
     },

@@ -2,6 +2,7 @@
  * The one module that reads `process.env`. Everything else receives settings as parameters, so the
  * core stays pure and testable. Each function reads the variables it documents, at call time.
  */
+import { domainToASCII } from 'node:url';
 import type { ArchiveLimits } from './model';
 import type { HclParserSettings } from './scan/types';
 
@@ -151,6 +152,41 @@ export function cacheDirectory(): string | undefined {
   const home = env.HOME?.trim();
   if (home !== undefined && home !== '') return `${home.replace(/\/+$/, '')}/.cache/tfguard`;
   return undefined;
+}
+
+/**
+ * The registry host an environment variable `TF_TOKEN_<host>` is for, as Terraform reads them
+ * (internal/command/cliconfig/credentials.go): `__` stands for a hyphen, `_` for a dot, and the
+ * hostname may be an IDN in UTF-8 or punycode (normalized to lower-case punycode). Null when the
+ * name is not such a variable or names no valid hostname.
+ */
+export function tokenVariableHost(name: string): string | null {
+  const prefix = 'TF_TOKEN_';
+  if (!name.startsWith(prefix) || name.length === prefix.length) return null;
+  const raw = name.slice(prefix.length).replaceAll('__', '-').replaceAll('_', '.');
+  const host = domainToASCII(raw);
+  return host === '' ? null : host;
+}
+
+/** The environment variable Terraform reads the token of registry `host` from (punycode, dots as
+ * `_`; hyphens may also be written `__`, which this spelling uses). */
+export function tokenVariableName(host: string): string {
+  const ascii = domainToASCII(host.trim().toLowerCase()) || host.trim().toLowerCase();
+  return `TF_TOKEN_${ascii.replaceAll('-', '__').replaceAll('.', '_')}`;
+}
+
+/**
+ * `TF_TOKEN_<host>`: the operator's registry tokens (CLI and service), hostname → token, as
+ * Terraform reads them. Sent only to that registry's own host; never logged or reported.
+ */
+export function registryTokens(): Record<string, string> {
+  const tokens: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (value === undefined || value === '') continue;
+    const host = tokenVariableHost(name);
+    if (host !== null) tokens[host] = value;
+  }
+  return tokens;
 }
 
 /** A snapshot of the environment for settings loaders that take it as a parameter. */

@@ -108,6 +108,9 @@ export interface ScanConfig {
   /** Git and HTTP hosts remote modules may be downloaded from, hostname → base URL (`module_hosts`
    * in `--config`, `TFGUARD_MODULE_HOSTS`); never set by the scanned archive. */
   moduleHosts?: Record<string, string>;
+  /** Registry hostname → token (`credentials "HOST" { token = ... }` in `--config` only; never set by
+   * the scanned archive, never reported). */
+  credentials?: Record<string, string>;
   /** `lock_mode` (default `default`); explicit `rule "<id>" { severity = ... }` settings still win. */
   lockMode: LockMode;
   /** `module_ref_policy` (default `tag-or-sha`): git module sources pinned by a tag or a commit, or

@@ -16,6 +16,7 @@ import {
   EnvironmentError,
   maxPackageBytes,
   parserSettings,
+  registryTokens,
   scanTimeoutMs,
 } from '../config';
 import { isInputError, InputError } from '../errors';
@@ -99,13 +100,14 @@ function parseTimeout(raw: string): number {
  */
 function operatorScanOptions(
   timeout: string | undefined,
-): Pick<ScanOptions, 'parser' | 'limits' | 'timeoutMs'> {
+): Pick<ScanOptions, 'parser' | 'limits' | 'timeoutMs' | 'registryTokens'> {
   const timeoutMs = timeout === undefined ? undefined : parseTimeout(timeout);
   try {
     return {
       parser: parserSettings(),
       limits: archiveLimits(),
       timeoutMs: timeoutMs ?? scanTimeoutMs(),
+      registryTokens: registryTokens(),
     };
   } catch (err) {
     if (err instanceof EnvironmentError) throw new InputError('usage', err.message, { cause: err });
@@ -259,7 +261,11 @@ function lockFixRegistry(config: ScanConfig): ReleaseHashResolver {
     throw err;
   }
   const cache = dir === undefined ? undefined : new LocalObjectStore(dir);
-  const client = new RegistryClient({ hosts: config.registryHosts, ...(cache ? { cache } : {}) });
+  const client = new RegistryClient({
+    hosts: config.registryHosts,
+    credentials: { ...(config.credentials ?? {}), ...registryTokens() },
+    ...(cache ? { cache } : {}),
+  });
   return new ReleaseHashResolver({
     client,
     ...(cache ? { cache } : {}),

@@ -126,7 +126,9 @@ export async function analyzeLocks(input: AnalyzeLocksInput): Promise<LockAnalys
   });
 
   if (config.registry) {
-    const client = input.registry ?? new RegistryClient({ hosts: config.registryHosts });
+    const client =
+      input.registry ??
+      new RegistryClient({ hosts: config.registryHosts, credentials: config.credentials ?? {} });
     const wanted = new Map<string, { source: string; version: string }>();
     for (const r of roots) {
       for (const e of r.lock?.providers ?? []) {

@@ -36,6 +36,9 @@ export { describeError, PUBLIC_REGISTRIES } from '../util/http';
 export interface RegistryClientOptions {
   /** Registry hostname → base URL (e.g. a private mirror, or a local test server). */
   hosts?: Record<string, string>;
+  /** Registry hostname → token (`TF_TOKEN_*`, `credentials` blocks of `--config`), sent as
+   * `Authorization: Bearer` only to that registry's own host, never to download hosts. */
+  credentials?: Record<string, string>;
   /** Where verified checksums are cached; no cache when absent. */
   cache?: ObjectStore;
   /** Key prefix inside the cache (default `registry-sums/v1/`). */
@@ -136,7 +139,7 @@ export class RegistryClient {
   private readonly releases = new Map<string, { promise: Promise<RegistryOutcome>; expires: number }>();
 
   constructor(options: RegistryClientOptions = {}) {
-    this.hosts = new RegistryHosts(options.hosts ?? {});
+    this.hosts = new RegistryHosts(options.hosts ?? {}, options.credentials ?? {});
     this.cache = options.cache;
     this.cachePrefix = options.cachePrefix ?? 'registry-sums/v1/';
     this.http = new HttpClient({
@@ -146,6 +149,7 @@ export class RegistryClient {
       ...(options.maxResponseBytes !== undefined ? { maxResponseBytes: options.maxResponseBytes } : {}),
       ...(options.fetch !== undefined ? { fetch: options.fetch } : {}),
       ...(options.signal !== undefined ? { signal: options.signal } : {}),
+      credentials: this.hosts,
     });
     this.officialKeys = options.officialKeys ?? [HASHICORP_PUBLIC_KEY];
     this.partnerKeys = options.partnerKeys ?? [HASHICORP_PARTNERS_KEY];

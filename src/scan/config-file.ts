@@ -17,6 +17,7 @@
  * registry       = true
  * registry_hosts = { "registry.terraform.io" = "https://mirror.example.com" }
  * module_hosts   = { "github.com" = "" }     # --config only: where remote modules are downloaded
+ * credentials "app.terraform.io" { token = "..." }  # --config only: a registry's token
  * lock_mode      = "readonly"                # or "default"
  * module_ref_policy    = "sha"               # or "tag-or-sha" (default)
  * module_version_style = "pessimistic"       # or "exact", "any" (default)
@@ -28,6 +29,7 @@ import { InputError } from '../errors';
 import type { Engine, RuleSetting, ScanConfig, Severity } from '../model';
 import type { HclAttribute, HclBody, ParseResult } from '../hcl';
 import { LOCK_MODES, MODULE_REF_POLICIES, MODULE_VERSION_STYLES, SEVERITIES } from '../model';
+import { normalizeRegistryHost } from '../util/http';
 
 export const CONFIG_FILE_NAME = '.tfguard.hcl';
 
@@ -269,12 +271,17 @@ export function parseConfigFile(
     }
   }
   const rules: Record<string, RuleSetting> = {};
+  const credentials: Record<string, string> = {};
   for (const block of body.blocks) {
+    if (block.type === 'credentials') {
+      credentialsBlock(file, block, origin, credentials);
+      continue;
+    }
     if (block.type !== 'rule' || block.labels.length !== 1) {
       fail(
         file,
         block.line,
-        `unexpected block "${block.type}" (only rule "<id>" { ... } blocks are allowed)`,
+        `unexpected block "${block.type}" (only rule "<id>" { ... } and, in --config, credentials "<host>" { ... } blocks are allowed)`,
       );
     }
     const id = block.labels[0] as string;
@@ -283,7 +290,53 @@ export function parseConfigFile(
     rules[id] = ruleSetting(file, block.body, block.line, id);
   }
   if (Object.keys(rules).length > 0) layer.rules = rules;
+  if (Object.keys(credentials).length > 0) layer.credentials = credentials;
   return layer;
+}
+
+/**
+ * `credentials "HOST" { token = "..." }` (as in Terraform's CLI configuration): a registry token,
+ * `--config` only. Messages never quote the token.
+ */
+function credentialsBlock(
+  file: string,
+  block: HclBody['blocks'][number],
+  origin: ConfigFileOrigin,
+  into: Record<string, string>,
+): void {
+  if (origin.fromArchive) {
+    fail(
+      file,
+      block.line,
+      '"credentials" are registry tokens of whoever runs the scan, so only they may set them ' +
+        '(--config FILE, or TF_TOKEN_<host> environment variables), not the scanned archive',
+    );
+  }
+  const host = block.labels[0];
+  if (block.labels.length !== 1 || host === undefined || !/^[^\s/:@]+(:\d+)?$/.test(host)) {
+    fail(
+      file,
+      block.line,
+      'a credentials block needs one label, the registry hostname: credentials "HOST" { token = "..." }',
+    );
+  }
+  const key = normalizeRegistryHost(host);
+  if (into[key] !== undefined) fail(file, block.line, `credentials for "${host}" are given twice`);
+  let token: string | undefined;
+  for (const attr of block.body.attributes) {
+    if (attr.name !== 'token') {
+      fail(file, attr.line, `unknown setting "${attr.name}" in credentials "${host}" (expected token)`);
+    }
+    if (typeof attr.value !== 'string' || attr.value === '') {
+      fail(file, attr.line, `the token of credentials "${host}" must be a non-empty string`);
+    }
+    token = attr.value;
+  }
+  if (block.body.blocks.length > 0) {
+    fail(file, block.line, `unexpected block in credentials "${host}" (only token = "..." is allowed)`);
+  }
+  if (token === undefined) fail(file, block.line, `credentials "${host}" has no token`);
+  into[key] = token;
 }
 
 /** Applies layers in order: later layers win; rule settings merge per rule. */

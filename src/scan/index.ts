@@ -195,6 +195,7 @@ async function resolveRemote(
     ? new RemoteNetwork({
         ...(options.remoteModuleSettings ?? {}),
         registryHosts: config.registryHosts,
+        credentials: { ...(config.credentials ?? {}), ...(options.registryTokens ?? {}) },
         moduleHosts: config.moduleHosts ?? {},
         ...(cache !== undefined ? { cache } : {}),
         ...(budget !== undefined ? { signal: budget.signal } : {}),
@@ -290,6 +291,7 @@ async function scanLoaded(
   const registry = config.registry
     ? new RegistryClient({
         hosts: config.registryHosts,
+        credentials: { ...(config.credentials ?? {}), ...(options.registryTokens ?? {}) },
         ...(options.store ? { cache: options.store } : {}),
         ...(budget ? { signal: budget.signal } : {}),
       })

@@ -29,6 +29,9 @@ export interface ScanOptions {
    * (`.terraform/modules`) are used either way.
    */
   remoteModules?: boolean;
+  /** The operator's registry tokens, hostname → token (`TF_TOKEN_*`, src/config.ts): they win over
+   * `credentials` blocks of `--config`, and go only to that registry's own host. */
+  registryTokens?: Record<string, string>;
   /** Where remote module answers are cached (keys under `remote-modules/v1/`); default `store`. */
   remoteModuleCache?: ObjectStore;
   /** Tuning of remote resolution (timeouts, retries, download size, version-list lifetime). */

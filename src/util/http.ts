@@ -10,6 +10,7 @@
  * an upload aim the scanner at arbitrary (internal) endpoints (SSRF). A leaf: imports nothing else
  * of tfguard.
  */
+import { domainToASCII } from 'node:url';
 
 /** Why a request gave no usable answer: `not-found` (404/410) or `unavailable` (anything else). */
 export class HttpRequestError extends Error {
@@ -33,12 +34,29 @@ export interface HttpClientOptions {
   maxResponseBytes?: number;
   fetch?: typeof fetch;
   /**
+   * Registry credentials: the `Authorization` header for a URL, or undefined (e.g.
+   * `RegistryHosts`). Asked for every request and every redirect hop, so a token goes only to the
+   * host it belongs to; a 401/403 answer names the registry host (`registryHostOf`).
+   */
+  credentials?: RequestCredentials;
+  /**
    * The time budget of everything the client does: when it fires, requests in flight are
    * abandoned, no retry or new request starts, and every request fails as "unavailable" with the
    * signal's reason.
    */
   signal?: AbortSignal;
 }
+
+/** Where credentials come from (see `RegistryHosts`). */
+export interface RequestCredentials {
+  /** `Bearer TOKEN` when `url` is on a registry host with a token, else undefined. */
+  authorization(url: URL): string | undefined;
+  /** The registry hostname a request to `url` is for (for 401/403 messages), else undefined. */
+  registryHostOf(url: URL): string | undefined;
+}
+
+/** Redirects `follow` requests take at most (as fetch does). */
+const MAX_FOLLOWED_REDIRECTS = 20;
 
 /** One answer: status, headers and the (bounded) body, and the URL it came from. */
 export interface HttpResponse {
@@ -122,6 +140,7 @@ export class HttpClient {
   readonly maxBytes: number;
   readonly signal: AbortSignal | undefined;
   private readonly fetchImpl: typeof fetch;
+  private readonly credentials: RequestCredentials | undefined;
   /** Requests sent (for diagnostics and tests of caches). */
   requestCount = 0;
 
@@ -132,6 +151,7 @@ export class HttpClient {
     this.maxBytes = options.maxResponseBytes ?? 8 * 1024 * 1024;
     this.fetchImpl = options.fetch ?? fetch;
     this.signal = options.signal;
+    this.credentials = options.credentials;
   }
 
   /** Throws "unavailable" once the budget ran out. */
@@ -184,12 +204,54 @@ export class HttpClient {
     const signal = this.signal ? AbortSignal.any([controller.signal, this.signal]) : controller.signal;
     this.requestCount++;
     try {
-      const res = await this.fetchImpl(url, {
-        signal,
-        headers: { accept: 'application/json, text/plain, */*', ...(options.headers ?? {}) },
-        redirect: options.redirect ?? 'follow',
-      });
+      // Redirects are followed here, not by fetch: the credentials are worked out again for every
+      // hop, so a token never travels to another host a registry redirects to.
+      let res: Response;
+      let current = url;
+      for (let hop = 0; ; hop++) {
+        const authorization = this.credentials?.authorization(current);
+        res = await this.fetchImpl(current, {
+          signal,
+          headers: {
+            accept: 'application/json, text/plain, */*',
+            ...(options.headers ?? {}),
+            ...(authorization !== undefined ? { authorization } : {}),
+          },
+          redirect: 'manual',
+        });
+        const location = res.headers.get('location');
+        if (
+          (options.redirect ?? 'follow') !== 'follow' ||
+          ![301, 302, 303, 307, 308].includes(res.status) ||
+          location === null
+        ) {
+          break;
+        }
+        await res.body?.cancel().catch(() => undefined);
+        if (hop >= MAX_FOLLOWED_REDIRECTS) {
+          return {
+            retry: false,
+            error: new HttpRequestError(
+              'unavailable',
+              `${what}: ${url.href}: more than ${MAX_FOLLOWED_REDIRECTS} redirects`,
+            ),
+          };
+        }
+        current = httpUrl(location, current, 'redirect');
+      }
       const accepted = options.accept?.(res.status) === true;
+      const registryHost =
+        res.status === 401 || res.status === 403 ? this.credentials?.registryHostOf(current) : undefined;
+      if (!accepted && registryHost !== undefined) {
+        await res.body?.cancel().catch(() => undefined);
+        return {
+          retry: false,
+          error: new HttpRequestError(
+            'unavailable',
+            `${what}: ${current.href} answered ${res.status}: the registry refused the request: no or invalid token for ${registryHost}`,
+          ),
+        };
+      }
       if (!accepted && (res.status === 404 || res.status === 410)) {
         await res.body?.cancel().catch(() => undefined);
         return {
@@ -250,6 +312,16 @@ export class HttpClient {
   }
 }
 
+/** A registry hostname as credentials are keyed: lower case, IDNs in punycode (as Terraform's
+ * `svchost.ForComparison`); the port, if any, kept. */
+export function normalizeRegistryHost(host: string): string {
+  const h = host.trim().toLowerCase();
+  const m = /^(.*?)(:\d+)?$/.exec(h);
+  const name = m?.[1] ?? h;
+  const ascii = domainToASCII(name);
+  return `${ascii === '' ? name : ascii}${m?.[2] ?? ''}`;
+}
+
 /** Registries contacted without configuration. */
 export const PUBLIC_REGISTRIES: ReadonlySet<string> = new Set([
   'registry.terraform.io',
@@ -260,11 +332,55 @@ export const PUBLIC_REGISTRIES: ReadonlySet<string> = new Set([
  * Which registry hosts may be contacted and where: the public registries (at `https://HOST`) and
  * the hosts the operator mapped to a base URL (`registry_hosts`, `TFGUARD_REGISTRY_HOSTS`).
  */
-export class RegistryHosts {
+export class RegistryHosts implements RequestCredentials {
   private readonly hosts: Record<string, string>;
+  /** Registry hostname (lower case, punycode) → token. Never logged or put in a message. */
+  private readonly tokens: Map<string, string>;
 
-  constructor(hosts: Record<string, string> = {}) {
+  /**
+   * `credentials`: the operator's token per registry hostname (`TF_TOKEN_*`, `credentials` blocks
+   * of `--config`), sent as `Authorization: Bearer TOKEN` only to that registry's own host (its
+   * base URL's scheme, host and port): service discovery, version lists and download endpoints there.
+   */
+  constructor(hosts: Record<string, string> = {}, credentials: Record<string, string> = {}) {
     this.hosts = Object.fromEntries(Object.entries(hosts).map(([h, u]) => [h.toLowerCase(), u]));
+    this.tokens = new Map(
+      Object.entries(credentials)
+        .filter(([, t]) => t !== '')
+        .map(([h, t]) => [normalizeRegistryHost(h), t]),
+    );
+  }
+
+  /** Where requests for registry `host` go (the origin, `scheme://host[:port]`, of its base URL),
+   * or null. The scheme counts: a redirect from https to http on the same host gets no token. */
+  private connectionHost(host: string): string | null {
+    try {
+      return new URL(this.baseUrl(host)).origin.toLowerCase();
+    } catch {
+      return null;
+    }
+  }
+
+  /** The registry with a token whose base URL is on the host of `url`. */
+  private tokenHostOf(url: URL): string | undefined {
+    const target = url.origin.toLowerCase();
+    for (const host of this.tokens.keys()) {
+      if (this.allowsHost(host) && this.connectionHost(host) === target) return host;
+    }
+    return undefined;
+  }
+
+  authorization(url: URL): string | undefined {
+    const host = this.tokenHostOf(url);
+    return host === undefined ? undefined : `Bearer ${this.tokens.get(host) ?? ''}`;
+  }
+
+  registryHostOf(url: URL): string | undefined {
+    const target = url.origin.toLowerCase();
+    const withToken = this.tokenHostOf(url);
+    if (withToken !== undefined) return withToken;
+    const known = [...PUBLIC_REGISTRIES, ...Object.keys(this.hosts)];
+    return known.find((h) => this.connectionHost(h) === target);
   }
 
   allowsHost(host: string): boolean {

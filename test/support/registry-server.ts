@@ -161,6 +161,11 @@ export interface RegistryServerOptions {
   files?: Record<string, Buffer>;
   /** Request path → `Location` of a 302 answer (e.g. to another host). */
   redirects?: Record<string, string>;
+  /** Every request must carry `Authorization: Bearer <requireToken>`, else 401 (as HCP Terraform
+   * and private registries answer). */
+  requireToken?: string;
+  /** The paths `requireToken` applies to (default: every path). */
+  tokenPaths?: RegExp;
 }
 
 interface Built {
@@ -177,6 +182,8 @@ export interface RegistryServer {
   url: string;
   /** Every request path served, in order. */
   requests: string[];
+  /** The `Authorization` header of every request (null when absent), in the order of `requests`. */
+  authorizations: (string | null)[];
   faults: Fault[];
   /** `zh:` hashes of a release per platform (`OS_ARCH` → `zh:...`). */
   zh(namespace: string, type: string, version: string): Record<string, string>;
@@ -250,6 +257,7 @@ export async function startRegistry(options: RegistryServerOptions): Promise<Reg
         (version === undefined || b.release.version === version),
     );
   const requests: string[] = [];
+  const authorizations: (string | null)[] = [];
   const faults: Fault[] = [];
   const sockets = new Set<Socket>();
 
@@ -267,6 +275,14 @@ export async function startRegistry(options: RegistryServerOptions): Promise<Reg
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
     requests.push(path);
+    authorizations.push(req.headers.authorization ?? null);
+    if (
+      options.requireToken !== undefined &&
+      (options.tokenPaths?.test(path) ?? true) &&
+      req.headers.authorization !== `Bearer ${options.requireToken}`
+    ) {
+      return json(res, { errors: ['unauthorized'] }, 401);
+    }
     const fault = faults.find((f) => f.path.test(path) && (f.times === undefined || f.times > 0));
     if (fault !== undefined) {
       if (fault.times !== undefined) fault.times--;
@@ -443,6 +459,7 @@ export async function startRegistry(options: RegistryServerOptions): Promise<Reg
   return {
     url: `${options.https === undefined ? 'http' : 'https'}://127.0.0.1:${port}`,
     requests,
+    authorizations,
     faults,
     zh: (ns, type, version) =>
       Object.fromEntries(

@@ -26,6 +26,9 @@ import type { RegistryModuleAddress } from './source';
 export interface RemoteNetworkOptions {
   /** Registry hostname → base URL (`registry_hosts`): the registries contacted besides the public ones. */
   registryHosts?: Record<string, string>;
+  /** Registry hostname → token (`TF_TOKEN_*`, `credentials` blocks of `--config`), sent only to
+   * that registry's own host. */
+  credentials?: Record<string, string>;
   /** Git / HTTP hostname → base URL (`module_hosts`): the only hosts packages are downloaded from. */
   moduleHosts?: Record<string, string>;
   cache?: ObjectStore;
@@ -129,7 +132,7 @@ export class RemoteNetwork {
   private readonly memo = new Map<string, Promise<unknown>>();
 
   constructor(options: RemoteNetworkOptions = {}) {
-    this.registryHosts = new RegistryHosts(options.registryHosts ?? {});
+    this.registryHosts = new RegistryHosts(options.registryHosts ?? {}, options.credentials ?? {});
     this.moduleHosts = Object.fromEntries(
       Object.entries(options.moduleHosts ?? {}).map(([h, u]) => [h.toLowerCase(), u.replace(/\/+$/, '')]),
     );
@@ -140,6 +143,7 @@ export class RemoteNetwork {
       ...(options.maxResponseBytes !== undefined ? { maxResponseBytes: options.maxResponseBytes } : {}),
       ...(options.fetch !== undefined ? { fetch: options.fetch } : {}),
       ...(options.signal !== undefined ? { signal: options.signal } : {}),
+      credentials: this.registryHosts,
     });
     this.discovery = new ServiceDiscovery(this.http, this.registryHosts);
     this.cache = options.cache;
