@@ -75,6 +75,9 @@ export interface RequestOptions {
   /** Statuses returned as answers rather than failures (e.g. 204 and 3xx of a download call). */
   accept?: (status: number) => boolean;
   headers?: Record<string, string>;
+  /** Send no registry token with this request, whatever its host (package downloads: Terraform
+   * sends tokens only to the registry's API, never to a package URL, even on the same host). */
+  anonymous?: boolean;
 }
 
 /** Waits `ms`, or less when `signal` fires first. */
@@ -209,7 +212,8 @@ export class HttpClient {
       let res: Response;
       let current = url;
       for (let hop = 0; ; hop++) {
-        const authorization = this.credentials?.authorization(current);
+        const authorization =
+          options.anonymous === true ? undefined : this.credentials?.authorization(current);
         res = await this.fetchImpl(current, {
           signal,
           headers: {

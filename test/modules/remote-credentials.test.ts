@@ -58,6 +58,8 @@ beforeAll(async () => {
   registry = await startRegistry({
     modules: [PRIVATE()],
     requireToken: TOKEN,
+    // Like HCP Terraform: the API needs the token; packages are served on pre-authorised URLs.
+    tokenPaths: /^\/(\.well-known|v1)\//,
     redirects: { '/elsewhere.tar.gz': `${downloads.url}/pkg.tar.gz` },
   });
 });
@@ -124,7 +126,15 @@ describe('a registry that needs a token', () => {
       expect.arrayContaining(['/.well-known/terraform.json', '/v1/modules/acme/net/google/versions']),
     );
     expect(registry.authorizations.length).toBeGreaterThanOrEqual(3);
-    expect(new Set(registry.authorizations)).toEqual(new Set([`Bearer ${TOKEN}`]));
+    // The token goes to the registry's API only; the package, on the same host, gets none (as
+    // Terraform does it: see remote-credentials-oracle.test.ts).
+    registry.requests.forEach((path, i) =>
+      expect([path, registry.authorizations[i]]).toEqual([
+        path,
+        /^\/(\.well-known|v1)\//.test(path) ? `Bearer ${TOKEN}` : null,
+      ]),
+    );
+    expect(registry.requests.some((p) => !/^\/(\.well-known|v1)\//.test(p))).toBe(true);
     expect(JSON.stringify(report)).not.toContain(TOKEN);
   });
 

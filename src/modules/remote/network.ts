@@ -307,6 +307,8 @@ export class RemoteNetwork {
         maxBytes: this.maxDownloadBytes,
         accept: (s) => s >= 300 && s < 400,
         headers: { accept: '*/*' },
+        // Like Terraform: the registry token goes to the registry's API, never to a package.
+        anonymous: true,
       });
       if (res.status < 300 || res.status >= 400) return res.body;
       const location = res.headers.get('location');
