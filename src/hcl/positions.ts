@@ -45,9 +45,8 @@ export class PositionMap {
   /** Line index (0-based) of the previous lookup: lookups mostly move forward a little. */
   private lastLine = 0;
 
-  /** The position of UTF-16 offset `offset` (clamped to the text). */
-  pos(offset: number): SourcePos {
-    const at = Math.min(Math.max(0, offset), this.text.length);
+  /** Line index (0-based) of UTF-16 offset `at` (already clamped to the text). */
+  private lineIndexOf(at: number): number {
     const starts = this.lineStarts();
     let lo = this.lastLine;
     if (!((starts[lo] as number) <= at && (lo + 1 >= starts.length || (starts[lo + 1] as number) > at))) {
@@ -60,7 +59,19 @@ export class PositionMap {
       }
       this.lastLine = lo;
     }
-    const lineStart = starts[lo] as number;
+    return lo;
+  }
+
+  /** The 1-based line of UTF-16 offset `offset` (clamped to the text), without column or byte. */
+  line(offset: number): number {
+    return this.lineIndexOf(Math.min(Math.max(0, offset), this.text.length)) + 1;
+  }
+
+  /** The position of UTF-16 offset `offset` (clamped to the text). */
+  pos(offset: number): SourcePos {
+    const at = Math.min(Math.max(0, offset), this.text.length);
+    const lo = this.lineIndexOf(at);
+    const lineStart = this.lineStarts()[lo] as number;
     if (this.ascii) return { line: lo + 1, column: at - lineStart + 1, byte: at + this.bomBytes };
     const lineBytes = this.lineByteStarts();
     let column = 1;

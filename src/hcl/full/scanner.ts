@@ -13,8 +13,8 @@
  * - it stops at the first error. Grammar errors that are not lexical (for example `a b = 1`) are
  *   tolerated here; hcl2json gives the verdict.
  */
-import { codePointColumn } from '../decode';
-import { lex, lineIndex, TOKEN, tokenEnd, unescapeQuoted } from '../lexer';
+import { lex, TOKEN, tokenEnd, unescapeQuoted } from '../lexer';
+import { PositionMap } from '../positions';
 import type { SyntaxBlock, SyntaxBody } from '../syntax';
 
 /** The scanner's syntax tree (`exprStart`/`exprEnd` index the tolerant lexer's tokens). */
@@ -138,29 +138,12 @@ export function scanHcl(path: string, text: string, options: ScannerOptions = {}
   const { type, start, end } = tokens;
 
   // Lines are looked up by offset (binary search over line starts) only where a result needs one.
-  const lines = lineIndex(text);
-  const lineStarts = lines.starts.slice(0, lines.count);
-  let hint = 0;
-  const lineOf = (offset: number): number => {
-    let lo = hint;
-    if (!(
-      (lineStarts[lo] as number) <= offset &&
-      (lo + 1 >= lineStarts.length || (lineStarts[lo + 1] as number) > offset)
-    )) {
-      lo = 0;
-      let hi = lineStarts.length - 1;
-      while (lo < hi) {
-        const mid = (lo + hi + 1) >> 1;
-        if ((lineStarts[mid] as number) <= offset) lo = mid;
-        else hi = mid - 1;
-      }
-      hint = lo;
-    }
-    return lo + 1;
-  };
+  // Lines and columns come from the one offset → position map (only where a result needs them).
+  const positions = new PositionMap(path, text, 0);
+  const lineOf = (offset: number): number => positions.line(offset);
   const located = (message: string, offset: number): ScanError => {
-    const line = lineOf(offset);
-    return { message, line, column: codePointColumn(text, lineStarts[line - 1] as number, offset) };
+    const { line, column } = positions.pos(offset);
+    return { message, line, column };
   };
 
   let depth = 0;
