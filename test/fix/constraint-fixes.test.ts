@@ -10,33 +10,13 @@
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { runCli } from '../../src/cli/main';
-import type { CliIo } from '../../src/cli/main';
 import { fixPath, scanPath } from '../../src/scan';
 import { describeWithTerraform } from '../support/external';
-import { runTerraform, writeTree } from '../support/terraform';
+import { cli } from '../support/cli';
+import { readTextTree, runTerraform, writeTree } from '../support/terraform';
 
-async function cli(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const io: CliIo = { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), isTTY: false };
-  const code = await runCli(argv, io);
-  return { code, stdout, stderr };
-}
-
-async function tree(dir: string): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  const walk = async (d: string): Promise<void> => {
-    for (const e of await fs.readdir(d, { withFileTypes: true })) {
-      if (e.name === '.git') continue;
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) await walk(p);
-      else out[path.relative(dir, p).split(path.sep).join('/')] = await fs.readFile(p, 'utf8');
-    }
-  };
-  await walk(dir);
-  return out;
-}
+/** The files of a fixture directory as text (git's data aside). */
+const tree = (dir: string): Promise<Record<string, string>> => readTextTree(dir, (name) => name === '.git');
 
 const L = (...ls: string[]): string => `${ls.join('\n')}\n`;
 

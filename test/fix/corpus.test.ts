@@ -11,20 +11,7 @@ import type { Finding } from '../../src/rules';
 import { fixPath, scanPath } from '../../src/scan';
 import { readCorpusArchive, tarGzFiles } from '../support/corpus';
 import { corpusArchives, describeWithCorpus } from '../support/external';
-import { writeTree } from '../support/terraform';
-
-async function snapshot(dir: string): Promise<Map<string, Buffer>> {
-  const out = new Map<string, Buffer>();
-  const walk = async (d: string): Promise<void> => {
-    for (const e of await fs.readdir(d, { withFileTypes: true })) {
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) await walk(p);
-      else if (e.isFile()) out.set(path.relative(dir, p).split(path.sep).join('/'), await fs.readFile(p));
-    }
-  };
-  await walk(dir);
-  return out;
-}
+import { readTree, writeTree } from '../support/terraform';
 
 /** What identifies a finding across an edit that moves lines: rule, module and message. */
 const key = (f: Finding): string => `${f.ruleId}\u0000${f.module}\u0000${f.message}`;
@@ -46,11 +33,11 @@ describeWithCorpus('tfguard fix converges on every corpus archive', () => {
   it.each(archives.map((a) => [path.basename(a)]))('%s', async (name) => {
     const files = await tarGzFiles(await readCorpusArchive(name));
     await writeTree(tmp, files);
-    const before = await snapshot(tmp);
+    const before = new Map(Object.entries(await readTree(tmp)));
 
     const outcome = await fixPath(tmp);
     for (const c of outcome.changes) await fs.writeFile(path.join(tmp, ...c.path.split('/')), c.after);
-    const after = await snapshot(tmp);
+    const after = new Map(Object.entries(await readTree(tmp)));
 
     // Only files that a fixed finding's edits point at changed, each in that finding's module, and
     // the lock files whose findings a rewrite fixed.

@@ -14,23 +14,13 @@ import { cli } from '../support/cli';
 import { applyEdits, planFixes, unifiedDiff } from '../../src/fix';
 import type { Finding } from '../../src/rules';
 import { describeWithTerraform } from '../support/external';
-import { runTerraform, writeTree } from '../support/terraform';
+import { readTextTree, runTerraform, writeTree } from '../support/terraform';
+
+/** The files of the checkout as text (git's and terraform's data aside). */
+const tree = (dir: string): Promise<Record<string, string>> =>
+  readTextTree(dir, (name) => name === '.git' || name === '.terraform');
 
 const run = promisify(execFile);
-
-async function tree(dir: string): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  const walk = async (d: string): Promise<void> => {
-    for (const e of await fs.readdir(d, { withFileTypes: true })) {
-      if (e.name === '.git' || e.name === '.terraform') continue;
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) await walk(p);
-      else out[path.relative(dir, p).split(path.sep).join('/')] = await fs.readFile(p, 'utf8');
-    }
-  };
-  await walk(dir);
-  return out;
-}
 
 let tmp: string;
 beforeEach(async () => {

@@ -8,18 +8,17 @@
  * that module's normalized constraints) and the combined constraints (`init`'s "Finding ...") must
  * be the same.
  */
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import type { Report } from '../../src/report/types';
 import { combineConstraints } from '../../src/modules';
 import { makeTarGz } from '../support/archive';
-import type { FileMap } from '../support/archive';
 import { describeWithTerraform } from '../support/external';
 import { gitRepo } from '../support/git';
 import type { GitRepo } from '../support/git';
 import type { Mirror } from '../support/terraform';
-import { runTerraform, terraformInit, withMirror, writeTree } from '../support/terraform';
+import { readTree, runTerraform, terraformInit, withMirror, writeTree } from '../support/terraform';
 import { scanBytes } from '../../src/scan';
 import { parseInitFinding, parseProvidersTree } from './oracle';
 
@@ -37,24 +36,6 @@ let work: string;
 let mirror: Mirror;
 let net: GitRepo;
 let base: GitRepo;
-
-/** Every file under `dir` except git's own, as an archive file map. */
-async function filesOf(dir: string): Promise<FileMap> {
-  const out: FileMap = {};
-  const walk = async (d: string): Promise<void> => {
-    for (const e of await readdir(d, { withFileTypes: true })) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) {
-        if (e.name === '.git' || (e.name === 'providers' && d.endsWith('.terraform'))) continue;
-        await walk(p);
-      } else if (e.isFile()) {
-        out[relative(dir, p)] = await readFile(p);
-      }
-    }
-  };
-  await walk(dir);
-  return out;
-}
 
 /** tfguard's requirement tree: module key → provider → that module's normalized constraints. */
 function tfguardTree(report: Report): Map<string, Map<string, string>> {
@@ -144,7 +125,11 @@ describeWithTerraform('remote modules vs terraform init + terraform providers', 
       const terraform = parseProvidersTree(providers.stdout);
       for (const reqs of terraform.values()) reqs.delete('terraform.io/builtin/terraform');
 
-      const files = await filesOf(top);
+      // Every file except git's own and terraform's provider packages, as an archive holds them.
+      const files = await readTree(
+        top,
+        (name, parent) => name === '.git' || (name === 'providers' && parent.endsWith('.terraform')),
+      );
       expect(Object.keys(files)).toContain(join(rootPath, '.terraform/modules/modules.json'));
       const report = await scanBytes('installed.tar.gz', await makeTarGz(files));
       const tree = report.roots[0];

@@ -20,8 +20,8 @@
  * record terraform's behaviour the rule documentation describes (docs/rules/lock-constraints-drift.md).
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Finding } from '../../src/rules';
 import type { FileMap } from './archive';
 import { describeWithTerraform } from './external';
@@ -30,6 +30,7 @@ import {
   currentPlatform,
   mapLimit,
   readLockFile,
+  readTree,
   runTerraform,
   withMirror,
   writeTree,
@@ -178,24 +179,6 @@ function runAdvised(
   throw new Error(`unexpected command in a note: "${command}"`);
 }
 
-/** The directory's files as an archive would hold them (without terraform's .terraform/ data). */
-async function readTree(dir: string): Promise<FileMap> {
-  const out: FileMap = {};
-  const walk = async (d: string): Promise<void> => {
-    for (const e of await readdir(d, { withFileTypes: true })) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) {
-        if (d === dir && e.name === '.terraform') continue;
-        await walk(p);
-      } else if (e.isFile()) {
-        out[relative(dir, p).split('\\').join('/')] = await readFile(p);
-      }
-    }
-  };
-  await walk(dir);
-  return out;
-}
-
 const lockFindings = (findings: Finding[]): string[] =>
   findings.filter((f) => f.ruleId.startsWith('lock-')).map((f) => `${f.ruleId}: ${f.message}`);
 
@@ -262,7 +245,10 @@ async function runRow(
     } else if (step.expect === 'unchanged') {
       if (lockAfter !== lockBefore) problems.push(`changed the lock file:\n${lockBefore}\n→\n${lockAfter}`);
     } else {
-      const after = await scanFiles(await readTree(work), settings);
+      const after = await scanFiles(
+        await readTree(work, (name, parent) => parent === '' && name === '.terraform'),
+        settings,
+      );
       if (step.expect === 'still-reported') {
         if (!after.findings.some((f) => f.ruleId === rule)) problems.push(`${rule} is no longer reported`);
       } else {

@@ -13,9 +13,9 @@
  */
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
 import { terraformStatus } from './external';
 import { S_IFDIR, S_IFREG, writeZip as writeRawZip } from './zip-writer';
 
@@ -282,6 +282,40 @@ export function requiredProvidersTf(providers: Record<string, { source: string; 
     return `    ${name} = { source = ${hclString(p.source)}${version} }`;
   });
   return `terraform {\n  required_providers {\n${lines.join('\n')}\n  }\n}\n`;
+}
+
+/**
+ * The regular files under `dir` by relative path with `/`, the inverse of `writeTree`. A directory
+ * is not entered when `skip(name, parent)` holds (`parent`: its parent's relative path, '' at the
+ * top), e.g. `.git` or terraform's `.terraform`.
+ */
+export async function readTree(
+  dir: string,
+  skip: (name: string, parent: string) => boolean = () => false,
+): Promise<Record<string, Buffer>> {
+  const out: Record<string, Buffer> = {};
+  const walk = async (d: string): Promise<void> => {
+    const parent = relative(dir, d).split(sep).join('/');
+    for (const e of await readdir(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) {
+        if (!skip(e.name, parent)) await walk(p);
+      } else if (e.isFile()) {
+        out[relative(dir, p).split(sep).join('/')] = await readFile(p);
+      }
+    }
+  };
+  await walk(dir);
+  return out;
+}
+
+/** `readTree` with every file as UTF-8 text. */
+export async function readTextTree(
+  dir: string,
+  skip?: (name: string, parent: string) => boolean,
+): Promise<Record<string, string>> {
+  const files = await readTree(dir, skip);
+  return Object.fromEntries(Object.entries(files).map(([p, b]) => [p, b.toString('utf8')]));
 }
 
 /** Writes `files` (relative paths with `/`) under `dir`, creating directories. */
