@@ -24,6 +24,7 @@ import type { RegistryOutcome } from './types';
 import {
   describeError,
   HttpClient,
+  httpTuning,
   HttpRequestError as RegistryRequestError,
   httpUrl,
   PUBLIC_REGISTRIES,
@@ -143,12 +144,7 @@ export class RegistryClient {
     this.cache = options.cache;
     this.cachePrefix = options.cachePrefix ?? 'registry-sums/v1/';
     this.http = new HttpClient({
-      ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
-      ...(options.retries !== undefined ? { retries: options.retries } : {}),
-      ...(options.backoffMs !== undefined ? { backoffMs: options.backoffMs } : {}),
-      ...(options.maxResponseBytes !== undefined ? { maxResponseBytes: options.maxResponseBytes } : {}),
-      ...(options.fetch !== undefined ? { fetch: options.fetch } : {}),
-      ...(options.signal !== undefined ? { signal: options.signal } : {}),
+      ...httpTuning(options),
       credentials: this.hosts,
     });
     this.officialKeys = options.officialKeys ?? [HASHICORP_PUBLIC_KEY];

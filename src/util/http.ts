@@ -47,6 +47,25 @@ export interface HttpClientOptions {
   signal?: AbortSignal;
 }
 
+/** The request settings a registry client passes through to its `HttpClient` unchanged. */
+export type HttpTuning = Pick<
+  HttpClientOptions,
+  'timeoutMs' | 'retries' | 'backoffMs' | 'maxResponseBytes' | 'fetch' | 'signal'
+>;
+
+/** The `HttpTuning` settings of a client's options, those it leaves unset left out (so the
+ * `HttpClient` defaults apply). */
+export function httpTuning(options: HttpTuning): HttpTuning {
+  const out: HttpTuning = {};
+  if (options.timeoutMs !== undefined) out.timeoutMs = options.timeoutMs;
+  if (options.retries !== undefined) out.retries = options.retries;
+  if (options.backoffMs !== undefined) out.backoffMs = options.backoffMs;
+  if (options.maxResponseBytes !== undefined) out.maxResponseBytes = options.maxResponseBytes;
+  if (options.fetch !== undefined) out.fetch = options.fetch;
+  if (options.signal !== undefined) out.signal = options.signal;
+  return out;
+}
+
 /** Where credentials come from (see `RegistryHosts`). */
 export interface RequestCredentials {
   /** `Bearer TOKEN` when `url` is on a registry host with a token, else undefined. */

@@ -20,7 +20,14 @@
  */
 import { createHash } from 'node:crypto';
 import type { ObjectStore } from '../../storage/types';
-import { HttpClient, HttpRequestError, httpUrl, RegistryHosts, ServiceDiscovery } from '../../util/http';
+import {
+  HttpClient,
+  HttpRequestError,
+  httpTuning,
+  httpUrl,
+  RegistryHosts,
+  ServiceDiscovery,
+} from '../../util/http';
 import type { RegistryModuleAddress } from './source';
 
 export interface RemoteNetworkOptions {
@@ -137,12 +144,7 @@ export class RemoteNetwork {
       Object.entries(options.moduleHosts ?? {}).map(([h, u]) => [h.toLowerCase(), u.replace(/\/+$/, '')]),
     );
     this.http = new HttpClient({
-      ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
-      ...(options.retries !== undefined ? { retries: options.retries } : {}),
-      ...(options.backoffMs !== undefined ? { backoffMs: options.backoffMs } : {}),
-      ...(options.maxResponseBytes !== undefined ? { maxResponseBytes: options.maxResponseBytes } : {}),
-      ...(options.fetch !== undefined ? { fetch: options.fetch } : {}),
-      ...(options.signal !== undefined ? { signal: options.signal } : {}),
+      ...httpTuning(options),
       credentials: this.registryHosts,
     });
     this.discovery = new ServiceDiscovery(this.http, this.registryHosts);
