@@ -29,7 +29,7 @@
  *    for what the remote code requires must not be called stale.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { spawnSync } from 'node:child_process';
+import { git } from '../support/git';
 import { readFileSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -555,24 +555,6 @@ describeWithTerraform('layouts judged by terraform 1.11', () => {
   // =============================================================================================
   // 3. Installed remote modules
   // =============================================================================================
-
-  function git(args: string[], cwd: string): void {
-    const r = spawnSync('git', args, {
-      cwd,
-      encoding: 'utf8',
-      env: {
-        ...process.env,
-        GIT_CONFIG_NOSYSTEM: '1',
-        GIT_CONFIG_GLOBAL: '/dev/null',
-        GIT_AUTHOR_NAME: 'tfguard test',
-        GIT_AUTHOR_EMAIL: 'test@example.invalid',
-        GIT_COMMITTER_NAME: 'tfguard test',
-        GIT_COMMITTER_EMAIL: 'test@example.invalid',
-      },
-    });
-    if (r.error !== undefined) throw new Error(`the installed-module oracle needs git: ${r.error.message}`);
-    if (r.status !== 0) throw new Error(`git ${args.join(' ')} failed:\n${r.stdout}${r.stderr}`);
-  }
 
   /** The remote module's repository: its own code needs null, its submodule time. */
   const REMOTE_REPO: FileMap = {

@@ -21,6 +21,8 @@ const GIT_ENV = {
 /** Runs git in `cwd`; its stdout (as bytes), or an error with its stderr. */
 export function git(args: string[], cwd: string): Buffer {
   const r = spawnSync('git', args, { cwd, env: { ...process.env, ...GIT_ENV }, maxBuffer: 64 * 1024 * 1024 });
+  if (r.error !== undefined)
+    throw new Error(`git could not be run (these tests need git): ${r.error.message}`);
   if (r.status !== 0) {
     throw new Error(`git ${args.join(' ')} failed (${r.status}): ${r.stderr?.toString('utf8') ?? ''}`);
   }
