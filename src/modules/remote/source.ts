@@ -132,39 +132,32 @@ function gitHostArchive(host: string, repoPath: string, ref: string | null, subd
   }
   const r = ref ?? 'HEAD';
   const address = `git::https://${host}/${clean}.git${ref === null ? '' : `?ref=${ref}`}`;
+  // The archive of the ref that each host serves (codeload-style URLs, no API token needed).
+  let path: string;
+  const refPath = r.split('/').map(encodeURIComponent).join('/');
   if (host === 'github.com') {
     if (segments.length !== 2) return unsupported(`"${clean}" is not a GitHub owner/repository`);
-    const path = `/${clean}/archive/${r.split('/').map(encodeURIComponent).join('/')}.tar.gz`;
-    return {
-      kind: 'archive',
-      host,
-      address,
-      url: `https://${host}${path}`,
-      ref,
-      path,
-      stripTopDirectory: true,
-      subdir,
-    };
-  }
-  if (host === 'gitlab.com') {
+    path = `/${clean}/archive/${refPath}.tar.gz`;
+  } else if (host === 'gitlab.com') {
     if (segments.length < 2) return unsupported(`"${clean}" is not a GitLab group/project`);
     const project = segments[segments.length - 1] as string;
     const flat = r.replace(/\//g, '-');
-    const path = `/${clean}/-/archive/${r.split('/').map(encodeURIComponent).join('/')}/${project}-${encodeURIComponent(flat)}.tar.gz`;
-    return {
-      kind: 'archive',
-      host,
-      address,
-      url: `https://${host}${path}`,
-      ref,
-      path,
-      stripTopDirectory: true,
-      subdir,
-    };
+    path = `/${clean}/-/archive/${refPath}/${project}-${encodeURIComponent(flat)}.tar.gz`;
+  } else {
+    return unsupported(
+      `git host ${host} offers no archive download tfguard knows (only github.com and gitlab.com are downloaded)`,
+    );
   }
-  return unsupported(
-    `git host ${host} offers no archive download tfguard knows (only github.com and gitlab.com are downloaded)`,
-  );
+  return {
+    kind: 'archive',
+    host,
+    address,
+    url: `https://${host}${path}`,
+    ref,
+    path,
+    stripTopDirectory: true,
+    subdir,
+  };
 }
 
 /**
