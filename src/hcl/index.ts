@@ -3,7 +3,7 @@
  */
 export { HclParser, DEFAULT_MAX_NESTING_DEPTH, defaultTimeoutMs, fastParse } from './parser';
 export type { HclParserOptions, ParserStats } from './parser';
-export { FULL_SPEC, projectBody, specFingerprint } from './projection';
+export { EMPTY_BODY, FULL_SPEC, projectBody, specFingerprint } from './projection';
 export type { BlockSpec } from './projection';
 export { verifyHcl } from './fast/verify';
 export type { VerifyResult } from './fast/verify';

@@ -530,8 +530,6 @@ function unpackBlock(
       line,
       endLine: bodyNode.endLine,
       range: positions.range(start, bodyNode.end),
-      openBraceRange: positions.range(bodyNode.start, bodyNode.start + 1),
-      closeBraceRange: positions.range(bodyNode.end - 1, bodyNode.end),
       body: convertBody(bodyNode, schema.body, depth + 1, maxDepth, positions, type),
     });
   };

@@ -21,7 +21,7 @@ import { evaluateExpression, NOT_EVALUABLE } from './fast/evaluate';
 import { parseJsonConfig } from './json';
 import { checkStructure, HCL2JSON_FILENAME, MergeError, mergeBody, parseHcl2JsonError } from './full/merge';
 import { Hcl2JsonPool } from './full/pool';
-import { buildTree, FULL_SPEC, projectBody } from './projection';
+import { buildTree, EMPTY_BODY, FULL_SPEC, projectBody } from './projection';
 import type { BlockSpec } from './projection';
 import { scanHcl } from './full/scanner';
 import { elementRanges, itemRanges, PositionMap } from './positions';
@@ -353,7 +353,13 @@ export function fastParse(
   // verifier gives up on a structure problem, so its message comes from the full path).
   const verified = verifyHcl(text, { depthLimit: maxNestingDepth });
   if (!verified.ok) return null;
-  const built = buildBody(text, verified.body, verified.tokens, spec, positions, locatesElements(path));
+  positions.borrowLineStarts(verified.lines.starts, verified.lines.count);
+  let built: ReturnType<typeof buildBody>;
+  try {
+    built = buildBody(text, verified.body, verified.tokens, spec, positions, locatesElements(path));
+  } finally {
+    positions.releaseLineStarts();
+  }
   if (built.pending.length === 0)
     return { result: { ok: true, file: { path, syntax: 'hcl', body: built.body } } };
   return built;
@@ -382,7 +388,7 @@ function buildBody(
   const body = buildTree<SyntaxAttribute, SyntaxBlock, null>(root, null, spec, {
     attribute(a, mode, type) {
       const valueStart = expressionOffset(tokens, a.exprStart, a.exprEnd);
-      const [range, valueRange] = positions.rangesTo(a.start, valueStart, a.end);
+      const [range, valueRange] = positions.rangesTo(a.start, valueStart, a.end, a.line, a.endLine);
       if (mode === 'name') {
         return { name: a.name, value: null, line: a.line, endLine: a.endLine, range, valueRange };
       }
@@ -405,16 +411,14 @@ function buildBody(
       return attr;
     },
     block(b) {
-      const [range, openBraceRange, closeBraceRange] = positions.blockRanges(b.start, b.openBrace, b.end);
+      const range = positions.range(b.start, b.end, b.line, b.endLine);
       const block: HclBlock = {
         type: b.type,
         labels: b.labels,
         line: b.line,
         endLine: b.endLine,
         range,
-        openBraceRange,
-        closeBraceRange,
-        body: { attributes: [], blocks: [] },
+        body: EMPTY_BODY,
       };
       return { block, body: b.body, state: null };
     },

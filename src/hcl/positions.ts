@@ -13,7 +13,8 @@ import type { SourcePos, SourceRange } from '../model';
 export class PositionMap {
   /** UTF-16 offsets of line starts, computed on the first lookup (a file whose nodes are never
    * located costs nothing). */
-  private starts: number[] | null = null;
+  private starts: ArrayLike<number> | null = null;
+  private lineCount = 0;
   private readonly ascii: boolean;
   /** For non-ASCII text: the byte offset of each line start (BOM included). */
   private lineBytes: number[] | null = null;
@@ -33,25 +34,54 @@ export class PositionMap {
         : Buffer.byteLength(text, 'utf8') === text.length;
   }
 
-  private lineStarts(): number[] {
+  private lineStarts(): ArrayLike<number> {
     if (this.starts !== null) return this.starts;
     const starts = [0];
     const text = this.text;
     for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', nl + 1)) starts.push(nl + 1);
     this.starts = starts;
+    this.lineCount = starts.length;
     return starts;
   }
+
+  /**
+   * Uses the line starts a lexer already found for this text (`count` offsets from `starts`) until
+   * `releaseLineStarts`: they are not searched for twice. The lexer reuses its array, so the caller
+   * releases them before the next lexer run; lookups after that find their own again.
+   */
+  borrowLineStarts(starts: Int32Array, count: number): void {
+    if (this.starts !== null) return;
+    this.starts = starts;
+    this.lineCount = count;
+    this.borrowed = true;
+  }
+
+  releaseLineStarts(): void {
+    if (!this.borrowed) return;
+    this.starts = null;
+    this.lineCount = 0;
+    this.lastLine = 0;
+    this.borrowed = false;
+  }
+
+  private borrowed = false;
 
   /** Line index (0-based) of the previous lookup: lookups mostly move forward a little. */
   private lastLine = 0;
 
-  /** Line index (0-based) of UTF-16 offset `at` (already clamped to the text). */
-  private lineIndexOf(at: number): number {
+  /** Line index (0-based) of UTF-16 offset `at` (already clamped to the text); `hint`, a 1-based
+   * line the caller expects (checked, never trusted), spares the search when right. */
+  private lineIndexOf(at: number, hint = 0): number {
     const starts = this.lineStarts();
+    const count = this.lineCount;
+    if (hint > 0 && hint <= count) {
+      const h = hint - 1;
+      if ((starts[h] as number) <= at && (h + 1 >= count || (starts[h + 1] as number) > at)) return h;
+    }
     let lo = this.lastLine;
-    if (!((starts[lo] as number) <= at && (lo + 1 >= starts.length || (starts[lo + 1] as number) > at))) {
+    if (!((starts[lo] as number) <= at && (lo + 1 >= count || (starts[lo + 1] as number) > at))) {
       lo = 0;
-      let hi = starts.length - 1;
+      let hi = count - 1;
       while (lo < hi) {
         const mid = (lo + hi + 1) >> 1;
         if ((starts[mid] as number) <= at) lo = mid;
@@ -67,10 +97,10 @@ export class PositionMap {
     return this.lineIndexOf(Math.min(Math.max(0, offset), this.text.length)) + 1;
   }
 
-  /** The position of UTF-16 offset `offset` (clamped to the text). */
-  pos(offset: number): SourcePos {
+  /** The position of UTF-16 offset `offset` (clamped to the text); `lineHint` as in `lineIndexOf`. */
+  pos(offset: number, lineHint = 0): SourcePos {
     const at = Math.min(Math.max(0, offset), this.text.length);
-    const lo = this.lineIndexOf(at);
+    const lo = this.lineIndexOf(at, lineHint);
     const lineStart = this.lineStarts()[lo] as number;
     if (this.ascii) return { line: lo + 1, column: at - lineStart + 1, byte: at + this.bomBytes };
     const lineBytes = this.lineByteStarts();
@@ -85,32 +115,25 @@ export class PositionMap {
     return { line: lo + 1, column, byte };
   }
 
-  /** The ranges of a block: type name to closing brace, and its two (ASCII, one-byte) braces. */
-  blockRanges(start: number, openBrace: number, end: number): [SourceRange, SourceRange, SourceRange] {
-    const file = this.file;
-    const s = this.pos(start);
-    const e = this.pos(end);
-    const o = this.pos(openBrace);
-    const oEnd = { line: o.line, column: o.column + 1, byte: o.byte + 1 };
-    const cStart = { line: e.line, column: e.column - 1, byte: e.byte - 1 };
-    return [
-      { file, start: s, end: e },
-      { file, start: o, end: oEnd },
-      { file, start: cStart, end: e },
-    ];
+  /** The range of UTF-16 offsets [start, end); `line`/`endLine` (hints) their lines. */
+  range(start: number, end: number, line = 0, endLine = 0): SourceRange {
+    return { file: this.file, start: this.pos(start, line), end: this.pos(end, endLine) };
   }
 
-  /** The range of UTF-16 offsets [start, end). */
-  range(start: number, end: number): SourceRange {
-    return { file: this.file, start: this.pos(start), end: this.pos(end) };
-  }
-
-  /** Two ranges that end at the same offset (an attribute and its value): one end position. */
-  rangesTo(start: number, valueStart: number, end: number): [SourceRange, SourceRange] {
-    const e = this.pos(end);
+  /** Two ranges that end at the same offset (an attribute and its value): one end position;
+   * `line`/`endLine` (hints) the lines of its name and of its last token. */
+  rangesTo(
+    start: number,
+    valueStart: number,
+    end: number,
+    line = 0,
+    endLine = 0,
+  ): [SourceRange, SourceRange] {
+    const e = this.pos(end, endLine);
+    const s = this.pos(start, line);
     return [
-      { file: this.file, start: this.pos(start), end: e },
-      { file: this.file, start: this.pos(valueStart), end: e },
+      { file: this.file, start: s, end: e },
+      { file: this.file, start: this.pos(valueStart, line), end: e },
     ];
   }
 
@@ -118,7 +141,7 @@ export class PositionMap {
     if (this.lineBytes !== null) return this.lineBytes;
     const out = [this.bomBytes];
     const starts = this.lineStarts();
-    for (let l = 1; l < starts.length; l++) {
+    for (let l = 1; l < this.lineCount; l++) {
       const from = starts[l - 1] as number;
       const to = starts[l] as number;
       out.push((out[l - 1] as number) + Buffer.byteLength(this.text.slice(from, to), 'utf8'));

@@ -58,6 +58,16 @@ export interface SourceBody<A, B> {
 }
 
 /**
+ * A block body with nothing in it, shared (frozen) by every block `buildTree` keeps nothing of: most
+ * blocks a projection keeps are read for their type and labels only, and parse results live for
+ * the whole scan. Bodies are read-only once built.
+ */
+export const EMPTY_BODY: HclBody = Object.freeze({
+  attributes: Object.freeze([]) as unknown as HclAttribute[],
+  blocks: Object.freeze([]) as unknown as HclBlock[],
+});
+
+/**
  * How `buildTree` makes nodes. Each callback is told where the node sits: `type`, the type of the
  * block whose body holds it ('' at the file's root), and `state`, the builder's own state for that
  * body.
@@ -65,8 +75,9 @@ export interface SourceBody<A, B> {
 export interface TreeBuilder<A, B, C> {
   /** The node for an attribute `spec` keeps, with its value or by name only (value `null`). */
   attribute(a: A, mode: 'value' | 'name', type: string, state: C): HclAttribute;
-  /** The node for a block `spec` keeps (its `body` empty: the walk fills it), the source body to
-   * read next and the builder's state for that body. */
+  /** The node for a block `spec` keeps (its `body` `EMPTY_BODY`: the walk gives it a body of its
+   * own when it keeps something in it), the source body to read next and the builder's state for
+   * that body. */
   block(b: B, type: string, state: C): { block: HclBlock; body: SourceBody<A, B>; state: C };
 }
 
@@ -80,25 +91,30 @@ export function buildTree<A extends { name: string }, B extends { type: string }
   spec: BlockSpec,
   builder: TreeBuilder<A, B, C>,
 ): HclBody {
-  const out: HclBody = { attributes: [], blocks: [] };
-  const work: { from: SourceBody<A, B>; to: HclBody; spec: BlockSpec; type: string; state: C }[] = [
+  const out = { body: EMPTY_BODY };
+  const work: { from: SourceBody<A, B>; to: { body: HclBody }; spec: BlockSpec; type: string; state: C }[] = [
     { from: root, to: out, spec, type: '', state: rootState },
   ];
   while (work.length > 0) {
     const { from, to, spec: s, type, state } = work.pop() as (typeof work)[number];
+    let attributes: HclAttribute[] | null = null;
+    let blocks: HclBlock[] | null = null;
     for (const a of from.attributes) {
       const mode = attributeMode(s, a.name);
-      if (mode !== null) to.attributes.push(builder.attribute(a, mode, type, state));
+      if (mode !== null) (attributes ??= []).push(builder.attribute(a, mode, type, state));
     }
     for (const b of from.blocks) {
       const inner = nestedSpec(s, b.type);
       if (inner === null) continue;
       const made = builder.block(b, type, state);
-      to.blocks.push(made.block);
-      work.push({ from: made.body, to: made.block.body, spec: inner, type: b.type, state: made.state });
+      (blocks ??= []).push(made.block);
+      work.push({ from: made.body, to: made.block, spec: inner, type: b.type, state: made.state });
     }
+    if (attributes !== null || blocks !== null)
+      to.body = { attributes: attributes ?? [], blocks: blocks ?? [] };
   }
-  return out;
+  // The file's own body is never the shared one.
+  return out.body === EMPTY_BODY ? { attributes: [], blocks: [] } : out.body;
 }
 
 /** The projection of a parsed body. */
@@ -112,7 +128,7 @@ export function projectBody(body: HclBody, spec: BlockSpec): HclBody {
     },
     block(b) {
       return {
-        block: { ...b, labels: [...b.labels], body: { attributes: [], blocks: [] } },
+        block: { ...b, labels: [...b.labels], body: EMPTY_BODY },
         body: b.body,
         state: null,
       };

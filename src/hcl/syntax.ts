@@ -28,8 +28,6 @@ export interface SyntaxBlock {
   /** UTF-16 offset of the type name / just past the closing brace. */
   start: number;
   end: number;
-  /** UTF-16 offset of the `{` that opens the body. */
-  openBrace: number;
   body: SyntaxBody;
 }
 

@@ -35,14 +35,13 @@ export interface HclBlock {
   labels: string[];
   line: number;
   endLine: number;
-  /** From the block type name to the closing brace (native); the enclosing property (JSON). */
+  /** From the block type name to the closing brace (native); from the enclosing property's key to
+   * the body object's closing brace (JSON). Either way the block's last byte is its `}`. */
   range: SourceRange;
-  /** The `{` that opens the body and the `}` that closes it (JSON: the object's braces). */
-  openBraceRange: SourceRange;
-  closeBraceRange: SourceRange;
   body: HclBody;
 }
 
+/** Read-only once parsed: a block whose body holds nothing may share the frozen `EMPTY_BODY`. */
 export interface HclBody {
   /** Attributes in source order. Duplicate names are a parse error, so names are unique. */
   attributes: HclAttribute[];

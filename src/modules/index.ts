@@ -179,14 +179,14 @@ async function parseAll(
 }
 
 function compareDiagnostics(a: LoadDiagnostic, b: LoadDiagnostic): number {
-  const where = (d: LoadDiagnostic): { file: string; line: number } =>
-    d.kind === 'parse-error' ? { file: d.file, line: d.line } : d.location;
-  const wa = where(a);
-  const wb = where(b);
   return (
     compareUtf8(a.module, b.module) ||
-    compareUtf8(wa.file, wb.file) ||
-    wa.line - wb.line ||
+    compareUtf8(
+      a.kind === 'parse-error' ? a.file : a.location.file,
+      b.kind === 'parse-error' ? b.file : b.location.file,
+    ) ||
+    (a.kind === 'parse-error' ? a.line : a.location.line) -
+      (b.kind === 'parse-error' ? b.line : b.location.line) ||
     compareUtf8(a.kind, b.kind) ||
     compareUtf8(JSON.stringify(a), JSON.stringify(b))
   );
@@ -687,6 +687,8 @@ export async function resolveRemoteModules(
   const roots: RootTree[] = [];
   const added: LoadDiagnostic[] = [];
   const seen = new Set<string>();
+  // Reasons are long and shared by many calls: keys name them by number.
+  const reasons = new Map<string, number>();
   for (const tree of loaded.roots) {
     input.signal?.throwIfAborted();
     if (!tree.remoteCalls.some((c) => c.installed !== true && c.source !== null)) {
@@ -698,7 +700,10 @@ export async function resolveRemoteModules(
     roots.push(withRemoteModules(tree, remote));
     for (const r of remote) {
       if (r.origin !== null) continue;
-      const id = `${r.location.file}:${r.location.line}\0${r.key}\0${r.source}\0${r.unresolved ?? ''}`;
+      const reason = r.unresolved ?? '';
+      let n = reasons.get(reason);
+      if (n === undefined) reasons.set(reason, (n = reasons.size));
+      const id = `${r.location.file}:${r.location.line}\0${r.key}\0${r.source}\0${n}`;
       if (seen.has(id)) continue;
       seen.add(id);
       added.push({

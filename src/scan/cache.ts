@@ -21,13 +21,14 @@
  */
 import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
+import { EMPTY_BODY } from '../hcl';
 import type { HclAttribute, HclBlock, HclBody, HclObjectItem, ParseResult } from '../hcl';
 import type { SourceRange } from '../model';
 import type { ObjectStore } from '../storage/types';
 
 /** Bump when anything about extraction changes what a file yields (parser, verifier, projection
  * semantics): old entries are then never read again. */
-export const EXTRACTOR_VERSION = 2;
+export const EXTRACTOR_VERSION = 3;
 
 const FORMAT = 'tfguard-extract-manifest';
 /** Largest manifest accepted, uncompressed. */
@@ -59,7 +60,7 @@ export interface CacheStats {
 /** Compact encoding: body = [attributes, blocks]; attribute = [name, value, line, endLine, spans,
  * items?] where spans = the 12 numbers of `range` and `valueRange` (each start and end as line,
  * column, byte) and items = [key, 12 numbers of keyRange and valueRange][]; block = [type, labels,
- * line, endLine, spans (18 numbers: range, openBraceRange, closeBraceRange), body?] (body omitted
+ * line, endLine, spans (6 numbers: range), body?] (body omitted
  * when empty). Ranges are stored without a file name: entries are found by content, so a renamed
  * file reuses them under its own path. */
 type CompactItem = [string, number[]];
@@ -96,13 +97,7 @@ function encodeBody(body: HclBody): CompactBody {
       to[0].push(attr);
     }
     for (const b of from.blocks) {
-      const block: CompactBlock = [
-        b.type,
-        b.labels,
-        b.line,
-        b.endLine,
-        spans(b.range, b.openBraceRange, b.closeBraceRange),
-      ];
+      const block: CompactBlock = [b.type, b.labels, b.line, b.endLine, spans(b.range)];
       if (b.body.attributes.length > 0 || b.body.blocks.length > 0) {
         const inner: CompactBody = [[], []];
         block.push(inner);
@@ -179,7 +174,7 @@ function decodeBody(file: string, raw: unknown): HclBody | null {
       const [type, labels, line, endLine, rawSpans, body] = b as unknown[];
       if (typeof type !== 'string' || !isLine(line) || !isLine(endLine) || endLine < line) return null;
       if (!Array.isArray(labels) || !labels.every((l) => typeof l === 'string')) return null;
-      const ranges = decodeRanges(file, rawSpans, 3);
+      const ranges = decodeRanges(file, rawSpans, 1);
       if (ranges === null) return null;
       const block: HclBlock = {
         type,
@@ -187,9 +182,7 @@ function decodeBody(file: string, raw: unknown): HclBody | null {
         line,
         endLine,
         range: ranges[0] as SourceRange,
-        openBraceRange: ranges[1] as SourceRange,
-        closeBraceRange: ranges[2] as SourceRange,
-        body: { attributes: [], blocks: [] },
+        body: b.length === 6 ? { attributes: [], blocks: [] } : EMPTY_BODY,
       };
       to.blocks.push(block);
       if (b.length === 6) work.push({ from: body, to: block.body });

@@ -183,9 +183,9 @@ describe('source ranges: the bytes they cover', () => {
         ['version', '<<EOT\n~> 1.0\n  EOT'],
       ]);
       expect(at(hello?.range).startsWith('hello = {')).toBe(true);
-      expect(at(tf?.openBraceRange)).toBe('{');
-      expect(at(tf?.closeBraceRange)).toBe('}');
-      expect(tf?.closeBraceRange.start.line).toBe(11);
+      expect(at(tf?.range).startsWith('terraform {')).toBe(true);
+      expect(at(tf?.range).endsWith('}')).toBe(true);
+      expect(tf?.range.end.line).toBe(11);
       expect(at(rp?.range).startsWith('required_providers {')).toBe(true);
       // Columns count characters, bytes count UTF-8 bytes and the BOM.
       expect(tf?.range.start).toEqual({
@@ -212,8 +212,9 @@ describe('source ranges: the bytes they cover', () => {
       ['source', '"source"', '"hashicorp/aws"'],
       ['version', '"version"', '"é 1"'],
     ]);
-    expect(at(rp?.openBraceRange)).toBe('{');
-    expect(at(rp?.closeBraceRange)).toBe('}');
+    expect(at(rp?.range)).toBe(
+      '"required_providers": {\n  "aws": {"source": "hashicorp/aws", "version": "é 1"}}',
+    );
     // Column 55: 54 characters precede the end on line 2 (é is one character, two bytes).
     expect(aws?.valueRange.end).toEqual({ line: 2, column: 55, byte: content.length - 3 });
   });

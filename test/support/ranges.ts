@@ -1,14 +1,5 @@
 /** Keys the parsers add to locate nodes in the source (see `SourceRange` in src/model.ts). */
-const RANGE_KEYS = new Set([
-  'range',
-  'valueRange',
-  'items',
-  'elements',
-  'openBraceRange',
-  'closeBraceRange',
-  'entry',
-  'sourceRange',
-]);
+const RANGE_KEYS = new Set(['range', 'valueRange', 'items', 'elements', 'entry', 'sourceRange']);
 
 function isNode(v: Record<string, unknown>): boolean {
   if (typeof v.file === 'string' && typeof v.line === 'number') return true; // a location or finding
@@ -19,7 +10,7 @@ function isNode(v: Record<string, unknown>): boolean {
 
 /**
  * A deep copy of `value` without the source ranges of attributes, blocks, locations and findings
- * (`range`, `valueRange`, `items`, `elements`, brace ranges; a provider requirement's `entry`, a
+ * (`range`, `valueRange`, `items`, `elements`; a provider requirement's `entry`, a
  * module call's `sourceRange`), for tests about
  * structure and values (ranges have their own tests: test/hcl/ranges.test.ts). Attribute values are
  * kept as they are, whatever keys they have.

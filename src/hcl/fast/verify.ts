@@ -86,7 +86,14 @@ export type { Tokens };
 export type VerifiedBody = SyntaxBody;
 
 export type VerifyResult =
-  | { ok: true; body: VerifiedBody; tokens: Tokens; maxDepth: number }
+  | {
+      ok: true;
+      body: VerifiedBody;
+      tokens: Tokens;
+      maxDepth: number;
+      /** The text's line starts (shared like the tokens: valid until the next verification). */
+      lines: LineIndex;
+    }
   | { ok: false; reason: string; line: number; column: number };
 
 export interface VerifyOptions {
@@ -630,14 +637,10 @@ class Verifier {
   parseBlock(identTok: number): SyntaxBlock {
     const { text, type, start, end } = this;
     const labels: string[] = [];
-    let openBrace = 0;
     for (;;) {
       const k = this.take();
       const t = type[k];
-      if (t === T_OBRACE) {
-        openBrace = start[k] as number;
-        break;
-      }
+      if (t === T_OBRACE) break;
       if (t === T_IDENT) {
         labels.push(detach(text.slice(start[k], end[k])));
         continue;
@@ -663,7 +666,6 @@ class Verifier {
       endLine: 0,
       start: s,
       end: 0,
-      openBrace,
       body: { attributes: [], blocks: [] },
     };
     const p = this.peek();
@@ -705,7 +707,7 @@ export function verifyHcl(text: string, options: VerifyOptions = {}): VerifyResu
     if (err instanceof GiveUp) return giveUp(text, err);
     throw err;
   }
-  return { ok: true, body: root, tokens, maxDepth };
+  return { ok: true, body: root, tokens, maxDepth, lines: lineStarts };
 }
 
 function giveUp(text: string, err: GiveUp): VerifyResult {

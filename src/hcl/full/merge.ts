@@ -18,7 +18,7 @@ import {
   type SyntaxBlock,
   type SyntaxBody,
 } from '../syntax';
-import { buildTree, FULL_SPEC } from '../projection';
+import { buildTree, EMPTY_BODY, FULL_SPEC } from '../projection';
 import { objectItems, tupleElements, verifyHcl, type Tokens } from '../fast/verify';
 
 export interface StructureIssue {
@@ -148,9 +148,7 @@ export function mergeBody(
           line: b.line,
           endLine: b.endLine,
           range: positions.range(b.start, b.end),
-          openBraceRange: positions.range(b.openBrace, b.openBrace + 1),
-          closeBraceRange: positions.range(b.end - 1, b.end),
-          body: { attributes: [], blocks: [] },
+          body: EMPTY_BODY,
         };
         return { block, body: b.body, state: { json: bodyJson, used: new Map() } };
       },

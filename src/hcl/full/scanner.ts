@@ -339,7 +339,6 @@ export function scanHcl(path: string, text: string, options: ScannerOptions = {}
             endLine: lineOf(nameStart),
             start: nameStart,
             end: e,
-            openBrace: s,
             body: { attributes: [], blocks: [] },
           };
           currentBody().blocks.push(block);
