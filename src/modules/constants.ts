@@ -19,9 +19,8 @@
  * writes them (templates); the two read the same through `templateParts`.
  */
 import { hasInterpolation, templateParts } from '../hcl';
-import type { HclBody } from '../hcl';
 import type { ValueExpression } from './types';
-import type { SrcAttr, SrcBlock, SrcFile } from './assemble';
+import type { AssembledModule, SrcAttr, SrcBlock, SrcFile } from './assemble';
 import { attr, mergeBlock } from './assemble';
 
 /** The declarations a module's constants come from, after override files are merged. */
@@ -309,20 +308,15 @@ export function evaluateConstant(raw: unknown, scope: ConstantScope): Evaluated 
   return { text, status: out.status, value: null, detail: out.why, references: ev.references };
 }
 
-/** True when a file's `required_providers` has an entry whose `version` or `source` is an
- * expression: the module's variables and locals are then read too (`CONSTANT_PROJECTION`). */
-export function readsConstants(body: HclBody): boolean {
-  for (const t of body.blocks) {
-    if (t.type !== 'terraform') continue;
-    for (const rp of t.body.blocks) {
-      if (rp.type !== 'required_providers') continue;
-      for (const a of rp.body.attributes) {
-        const v = a.value;
-        if (v === null || typeof v !== 'object' || Array.isArray(v)) continue;
-        const entry = v as Record<string, unknown>;
-        if (hasInterpolation(entry.version) || hasInterpolation(entry.source)) return true;
-      }
-    }
+/** True when a module's `required_providers` (as assembled: the first block, overrides applied)
+ * has an entry whose `version` or `source` is an expression: the module's variables and locals are
+ * then read too (`CONSTANT_PROJECTION`). */
+export function readsConstants(module: Pick<AssembledModule, 'requiredProviders'>): boolean {
+  for (const a of module.requiredProviders.values()) {
+    const v = a.value;
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) continue;
+    const entry = v as Record<string, unknown>;
+    if (hasInterpolation(entry.version) || hasInterpolation(entry.source)) return true;
   }
   return false;
 }

@@ -188,6 +188,10 @@ function compareDiagnostics(a: LoadDiagnostic, b: LoadDiagnostic): number {
     (a.kind === 'parse-error' ? a.line : a.location.line) -
       (b.kind === 'parse-error' ? b.line : b.location.line) ||
     compareUtf8(a.kind, b.kind) ||
+    // One call reached through several trees has a notice per call path (`x.vpc`, `vpc`).
+    (a.kind === 'module-unresolved' && b.kind === 'module-unresolved'
+      ? compareUtf8(a.call, b.call) || compareUtf8(a.source, b.source) || compareUtf8(a.reason, b.reason)
+      : 0) ||
     compareUtf8(JSON.stringify(a), JSON.stringify(b))
   );
 }
@@ -283,21 +287,19 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
   const constantResults = new Map<string, ParseResult>();
   const readConstants: ConfigFileReader = (path, content) =>
     parser.extract(path, content, CONSTANT_PROJECTION, { signal: input.signal });
+  /** Reads the constants of the modules (assembled already) whose required providers need them. */
   const readConstantsOf = async (
-    selections: Iterable<ReturnType<typeof selectConfigFiles>>,
+    dirs: Iterable<[string, ReturnType<typeof selectConfigFiles>]>,
   ): Promise<void> => {
     const paths: string[] = [];
-    for (const sel of selections) {
-      const uses = sel.selected.some((p) => {
-        const r = results.get(p);
-        return r?.ok === true && readsConstants(r.file.body);
-      });
-      if (uses) paths.push(...sel.selected.filter((p) => !constantResults.has(p)));
+    for (const [dir, sel] of dirs) {
+      const assembled = assembledByDir.get(dir);
+      if (assembled === undefined || !readsConstants(assembled)) continue;
+      paths.push(...sel.selected.filter((p) => !constantResults.has(p)));
     }
     for (const [path, r] of await parseAll(paths, archive, readConstants, input.signal))
       constantResults.set(path, r);
   };
-  await readConstantsOf(selections.values());
   const signals = await readRepositorySignals(archive, parser, input.signal);
 
   const parsed = new Map<string, ParsedFile>();
@@ -349,7 +351,9 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
   };
   const srcFile = (path: string, body: ParsedFile['body']): SrcFile => ({ path, body });
 
-  const loadDir = (dir: string, selection: ReturnType<typeof selectConfigFiles>): ModuleInfo => {
+  /** Reads a directory's parse results into one module (`assembledByDir`); `finishDir` makes its
+   * `ModuleInfo` once the constants it may need are read. */
+  const assembleDir = (dir: string, selection: ReturnType<typeof selectConfigFiles>): void => {
     const overrideSet = new Set(selection.overrides);
     const primary: SrcFile[] = [];
     const overrides: SrcFile[] = [];
@@ -375,6 +379,19 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
       (overrideSet.has(path) ? overrides : primary).push(srcFile(path, result.file.body));
     }
     const { module: assembled, duplicates } = assembleModule(primary, overrides);
+    for (const d of duplicates) {
+      diagnostics.push({
+        kind: 'duplicate-required-providers',
+        module: dir,
+        location: d.location,
+        first: d.first,
+      });
+    }
+    assembledByDir.set(dir, assembled);
+  };
+  const finishDir = (dir: string, selection: ReturnType<typeof selectConfigFiles>): ModuleInfo => {
+    const assembled = assembledByDir.get(dir) as AssembledModule;
+    const overrideSet = new Set(selection.overrides);
     const constants = selection.selected.filter((p) => constantResults.get(p)?.ok === true);
     if (constants.length > 0) {
       const files = (paths: string[]): SrcFile[] =>
@@ -389,22 +406,14 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
         ),
       );
     }
-    for (const d of duplicates) {
-      diagnostics.push({
-        kind: 'duplicate-required-providers',
-        module: dir,
-        location: d.location,
-        first: d.first,
-      });
-    }
-    assembledByDir.set(dir, assembled);
     const m = moduleFrom(dir, selection.selected, selection.ignored, assembled, engine);
     modules.set(dir, m);
     return m;
   };
-  for (const dir of [...selections.keys()].sort(compareUtf8)) {
-    loadDir(dir, selections.get(dir) as ReturnType<typeof selectConfigFiles>);
-  }
+  const dirs = [...selections].sort(([a], [b]) => compareUtf8(a, b));
+  for (const [dir, sel] of dirs) assembleDir(dir, sel);
+  await readConstantsOf(dirs);
+  for (const [dir, sel] of dirs) finishDir(dir, sel);
 
   // Terragrunt units: the unit's own files and the files its generate blocks write form the root
   // of the configuration; the source module is called from it.
@@ -481,11 +490,11 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
       input.signal,
     );
     for (const [path, result] of more) results.set(path, result);
-    await readConstantsOf(wanted.values());
-    for (const t of batch) {
-      const sel = wanted.get(t.dir) as ReturnType<typeof selectConfigFiles>;
-      if (sel.selected.length === 0) continue;
-      loadDir(t.dir, sel);
+    const loading = batch.filter((t) => (wanted.get(t.dir)?.selected.length ?? 0) > 0);
+    for (const t of loading) assembleDir(t.dir, wanted.get(t.dir) as ReturnType<typeof selectConfigFiles>);
+    await readConstantsOf(wanted);
+    for (const t of loading) {
+      finishDir(t.dir, wanted.get(t.dir) as ReturnType<typeof selectConfigFiles>);
       installedCopies.set(t.dir, t.from);
     }
     pending = installedTargets(modules, installedCopies).filter((t) => !modules.has(t.dir));

@@ -286,13 +286,13 @@ export function remoteLabel(r: Pick<RemoteModule, 'address' | 'resolvedVersion'>
  * resolved to.
  */
 export function withRemoteModules(tree: RootTree, remote: RemoteModule[]): RootTree {
+  const resolved = remote.filter((r) => r.origin !== null);
   const bySource = new Map<string, ConstraintContribution[]>(
-    tree.providers.map((p) => [p.source, p.contributions]),
+    resolved.length === 0 ? [] : tree.providers.map((p) => [p.source, p.contributions]),
   );
   // Only the providers remote modules add to are combined again (it is not free on big trees).
   const changed = new Set<string>();
-  for (const r of remote) {
-    if (r.origin === null) continue;
+  for (const r of resolved) {
     for (const p of r.providers) {
       if (isBuiltinProviderSource(p.source)) continue;
       if (!changed.has(p.source)) {

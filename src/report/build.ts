@@ -71,8 +71,12 @@ export function moduleReport(m: ModuleInfo): ModuleReport {
   };
 }
 
-export function rootReport(r: RootTree, lock?: LockAnalysis): RootReport {
-  const analysis = lock?.roots.find((a) => a.root === r.root);
+export function rootReport(
+  r: RootTree,
+  lock?: LockAnalysis,
+  analyses?: ReadonlyMap<string, LockAnalysis['roots'][number]>,
+): RootReport {
+  const analysis = analyses !== undefined ? analyses.get(r.root) : lock?.roots.find((a) => a.root === r.root);
   const locked = (analysis?.lock?.providers ?? [])
     .filter((p) => p.source !== null && !p.duplicate)
     .map((p) => ({ source: p.source as string, version: p.version }))
@@ -132,6 +136,8 @@ function withSuggestion(f: Finding, archive: ReportInput['archive']): Finding {
 
 export function buildReport(input: ReportInput): Report {
   const { archive } = input;
+  const analyses = new Map<string, LockAnalysis['roots'][number]>();
+  for (const a of input.lock?.roots ?? []) if (!analyses.has(a.root)) analyses.set(a.root, a);
   const fileCount = archive.entries.filter((e) => e.type === 'file').length;
   const configFiles = archive.entries.filter((e) => e.type === 'file' && isConfigFile(e.path)).length;
   return {
@@ -147,7 +153,7 @@ export function buildReport(input: ReportInput): Report {
     engine: input.engine,
     configFiles: [...input.configFiles],
     modules: input.modules.map(moduleReport),
-    roots: input.roots.map((r) => rootReport(r, input.lock)),
+    roots: input.roots.map((r) => rootReport(r, input.lock, analyses)),
     findings: input.findings.map((f) => withSuggestion(f, archive)),
     summary: summarize(
       input.findings,

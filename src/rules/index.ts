@@ -136,9 +136,14 @@ function runRule(rule: Rule, ctx: RuleContext, findings: Finding[]): void {
     return;
   }
   // A finding that rests on a guess (a module kind decided on weak evidence) never fails a build:
-  // it is a notice whatever the rule's severity, and says what it assumes.
-  for (const f of produced)
-    findings.push({ ...f, ruleId: rule.id, severity: f.confidence === 'low' ? 'notice' : severity });
+  // it is a notice whatever the rule's severity, and says what it assumes. A rule's findings are
+  // data it built for this call: they are completed in place (a copy of each showed in profiles).
+  for (const f of produced) {
+    const finding = f as Finding;
+    finding.ruleId = rule.id;
+    finding.severity = f.confidence === 'low' ? 'notice' : severity;
+    findings.push(finding);
+  }
 }
 
 function internalError(ruleId: string, err: unknown): Finding {
