@@ -23,7 +23,7 @@ import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { EMPTY_BODY } from '../hcl';
 import type { HclAttribute, HclBlock, HclBody, HclObjectItem, ParseResult } from '../hcl';
-import type { SourceRange } from '../model';
+import type { SourcePos, SourceRange } from '../model';
 import type { ObjectStore } from '../storage/types';
 
 /** Bump when anything about extraction changes what a file yields (parser, verifier, projection
@@ -59,10 +59,12 @@ export interface CacheStats {
 
 /** Compact encoding: body = [attributes, blocks]; attribute = [name, value, line, endLine, spans,
  * items?] where spans = the 12 numbers of `range` and `valueRange` (each start and end as line,
- * column, byte) and items = [key, 12 numbers of keyRange and valueRange][]; block = [type, labels,
- * line, endLine, spans (6 numbers: range), body?] (body omitted
- * when empty). Ranges are stored without a file name: entries are found by content, so a renamed
- * file reuses them under its own path. */
+ * column, byte), or the usual case in 6: [column, byte] of the range's start, its end and the
+ * value's start, when the range runs from `line` to `endLine`, the value starts on `line` and both
+ * end together; items = [key, 12 numbers of keyRange and valueRange][]; block = [type, labels, line,
+ * endLine, spans, body?] with spans the 6 numbers of `range`, or 4 ([column, byte] of its start and
+ * end) when it runs from `line` to `endLine`; body omitted when empty. Ranges are stored without a
+ * file name: entries are found by content, so a renamed file reuses them under its own path. */
 type CompactItem = [string, number[]];
 type CompactAttr = [string, unknown, number, number, number[], CompactItem[]?];
 type CompactBlock = [string, string[], number, number, number[], CompactBody?];
@@ -86,18 +88,42 @@ function spans(...ranges: SourceRange[]): number[] {
   return out;
 }
 
+/** An attribute's spans: 6 numbers in the usual case (see the encoding above), else 12. */
+function attributeSpans(a: HclAttribute): number[] {
+  const { range: r, valueRange: v } = a;
+  if (
+    r.start.line === a.line &&
+    r.end.line === a.endLine &&
+    v.start.line === a.line &&
+    v.end.line === r.end.line &&
+    v.end.column === r.end.column &&
+    v.end.byte === r.end.byte
+  ) {
+    return [r.start.column, r.start.byte, r.end.column, r.end.byte, v.start.column, v.start.byte];
+  }
+  return spans(r, v);
+}
+
+/** A block's spans: 4 numbers when its range runs from `line` to `endLine`, else 6. */
+function blockSpans(b: HclBlock): number[] {
+  const r = b.range;
+  return r.start.line === b.line && r.end.line === b.endLine
+    ? [r.start.column, r.start.byte, r.end.column, r.end.byte]
+    : spans(r);
+}
+
 function encodeBody(body: HclBody): CompactBody {
   const root: CompactBody = [[], []];
   const work: { from: HclBody; to: CompactBody }[] = [{ from: body, to: root }];
   while (work.length > 0) {
     const { from, to } = work.pop() as (typeof work)[number];
     for (const a of from.attributes) {
-      const attr: CompactAttr = [a.name, a.value, a.line, a.endLine, spans(a.range, a.valueRange)];
+      const attr: CompactAttr = [a.name, a.value, a.line, a.endLine, attributeSpans(a)];
       if (a.items !== undefined) attr.push(a.items.map((it) => [it.key, spans(it.keyRange, it.valueRange)]));
       to[0].push(attr);
     }
     for (const b of from.blocks) {
-      const block: CompactBlock = [b.type, b.labels, b.line, b.endLine, spans(b.range)];
+      const block: CompactBlock = [b.type, b.labels, b.line, b.endLine, blockSpans(b)];
       if (b.body.attributes.length > 0 || b.body.blocks.length > 0) {
         const inner: CompactBody = [[], []];
         block.push(inner);
@@ -113,21 +139,63 @@ function isLine(v: unknown): v is number {
   return typeof v === 'number' && Number.isInteger(v) && v >= 1;
 }
 
+/** The numbers of a spans array, checked (non-negative integers, `lengths` allowed); null when
+ * malformed. Plain loops: a warm rescan decodes a range for every node of every file. */
+function spanNumbers(raw: unknown, ...lengths: number[]): number[] | null {
+  if (!Array.isArray(raw) || !lengths.includes(raw.length)) return null;
+  const n = raw as unknown[];
+  for (let i = 0; i < n.length; i++) {
+    const v = n[i];
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) return null;
+  }
+  return n as number[];
+}
+
+/** A position on `line` from a column and a byte offset; null when malformed. */
+function position(line: number, column: number, byte: number): SourcePos | null {
+  return column < 1 ? null : { line, column, byte };
+}
+
+/** An attribute's two ranges from its spans (6 or 12 numbers); null when malformed. */
+function attributeRanges(file: string, raw: unknown, line: number, endLine: number): SourceRange[] | null {
+  const n = spanNumbers(raw, 6, 12);
+  if (n === null) return null;
+  if (n.length === 12) return decodeRanges(file, n, 2);
+  const s = position(line, n[0] as number, n[1] as number);
+  const e = position(endLine, n[2] as number, n[3] as number);
+  const v = position(line, n[4] as number, n[5] as number);
+  if (s === null || e === null || v === null || e.byte < s.byte || e.byte < v.byte) return null;
+  return [
+    { file, start: s, end: e },
+    { file, start: v, end: e },
+  ];
+}
+
+/** A block's range from its spans (4 or 6 numbers); null when malformed. */
+function blockRange(file: string, raw: unknown, line: number, endLine: number): SourceRange | null {
+  const n = spanNumbers(raw, 4, 6);
+  if (n === null) return null;
+  if (n.length === 6) return decodeRanges(file, n, 1)?.[0] ?? null;
+  const s = position(line, n[0] as number, n[1] as number);
+  const e = position(endLine, n[2] as number, n[3] as number);
+  if (s === null || e === null || e.byte < s.byte) return null;
+  return { file, start: s, end: e };
+}
+
 /** `count` ranges of `file` from their compact numbers; null when malformed. */
 function decodeRanges(file: string, raw: unknown, count: number): SourceRange[] | null {
-  if (!Array.isArray(raw) || raw.length !== count * 6) return null;
-  const n = raw as unknown[];
-  if (!n.every((v) => typeof v === 'number' && Number.isInteger(v) && v >= 0)) return null;
+  const n = spanNumbers(raw, count * 6);
+  if (n === null) return null;
   const out: SourceRange[] = [];
-  for (let k = 0; k < count; k++) {
-    const [sl, sc, sb, el, ec, eb] = n.slice(k * 6, k * 6 + 6) as number[];
-    if (!isLine(sl) || !isLine(sc) || !isLine(el) || !isLine(ec)) return null;
-    if ((eb as number) < (sb as number) || (el as number) < sl) return null;
-    out.push({
-      file,
-      start: { line: sl, column: sc, byte: sb as number },
-      end: { line: el, column: ec, byte: eb as number },
-    });
+  for (let k = 0; k < count * 6; k += 6) {
+    const sl = n[k] as number;
+    const sc = n[k + 1] as number;
+    const sb = n[k + 2] as number;
+    const el = n[k + 3] as number;
+    const ec = n[k + 4] as number;
+    const eb = n[k + 5] as number;
+    if (sl < 1 || sc < 1 || el < 1 || ec < 1 || eb < sb || el < sl) return null;
+    out.push({ file, start: { line: sl, column: sc, byte: sb }, end: { line: el, column: ec, byte: eb } });
   }
   return out;
 }
@@ -146,7 +214,7 @@ function decodeBody(file: string, raw: unknown): HclBody | null {
       const [name, value, line, endLine, rawSpans, rawItems] = a as unknown[];
       if (typeof name !== 'string' || !isLine(line) || !isLine(endLine) || endLine < line) return null;
       if (value === undefined) return null;
-      const ranges = decodeRanges(file, rawSpans, 2);
+      const ranges = attributeRanges(file, rawSpans, line, endLine);
       if (ranges === null) return null;
       const attr: HclAttribute = {
         name,
@@ -174,14 +242,14 @@ function decodeBody(file: string, raw: unknown): HclBody | null {
       const [type, labels, line, endLine, rawSpans, body] = b as unknown[];
       if (typeof type !== 'string' || !isLine(line) || !isLine(endLine) || endLine < line) return null;
       if (!Array.isArray(labels) || !labels.every((l) => typeof l === 'string')) return null;
-      const ranges = decodeRanges(file, rawSpans, 1);
-      if (ranges === null) return null;
+      const range = blockRange(file, rawSpans, line, endLine);
+      if (range === null) return null;
       const block: HclBlock = {
         type,
         labels: labels as string[],
         line,
         endLine,
-        range: ranges[0] as SourceRange,
+        range,
         body: b.length === 6 ? { attributes: [], blocks: [] } : EMPTY_BODY,
       };
       to.blocks.push(block);

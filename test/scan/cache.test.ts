@@ -8,6 +8,8 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { readArchiveBytes } from '../../src/archive';
 import { scanBytes, sharedHclParser } from '../../src/scan';
+import { ExtractionCache } from '../../src/scan/cache';
+import { LOADER_PROJECTION } from '../../src/modules';
 import type { CacheStats, ScanOptions } from '../../src/scan';
 import { LocalObjectStore } from '../../src/storage/local';
 import { PrefixedObjectStore } from '../../src/storage/prefixed';
@@ -176,6 +178,43 @@ function manifest(fingerprint: string, files: Record<string, unknown>): Buffer {
     JSON.stringify({ format: 'tfguard-extract-manifest', version: 1, fingerprint, archive: 'x', files }),
   );
 }
+
+describe('what a cache entry gives back', () => {
+  // Every node of every file, ranges included, as the parser gave it: the compact spans (lines
+  // taken from the node) and the full ones (a range that ends on another line than `endLine`).
+  it('is the parse result itself, ranges included (the demo archive and edge cases)', async () => {
+    const demo = await readArchiveBytes('demo.tar.gz', await readFile('examples/platform-demo.tar.gz'));
+    const files: [string, Buffer][] = [...demo.files].filter(([p]) => /\.tf(\.json)?$/.test(p));
+    const edge: Record<string, string> = {
+      'edge/heredoc.tf':
+        'terraform {\n  required_providers {\n    aws = {\n      source  = "hashicorp/aws"\n      version = <<EOT\n~> 5.0\nEOT\n    }\n  }\n}\nmodule "m" {\n  source = "./m"\n  providers = {\n    aws = aws\n  }\n}\n',
+      'edge/unicode.tf': '\uFEFFprovider "aws" {\n  alias = "é😀"  # ünïcode\n  version = "~> 5.0"\n}\n',
+      'edge/main.tf.json':
+        // "aws": its value starts on the next line, so its spans take the full form.
+        '{"terraform": {"required_providers": {"aws":\n{"source": "hashicorp/aws",\n"version": ">= 5"}}},\n"resource": {"aws_vpc": {"v": {}}}}',
+    };
+    for (const [p, text] of Object.entries(edge)) files.push([p, Buffer.from(text, 'utf8')]);
+    const parser = sharedHclParser();
+    const store = new MemoryStore();
+    const fingerprint = 'round-trip';
+    const writer = await ExtractionCache.open({ store, fingerprint }, 'a'.repeat(64));
+    const expected = new Map<string, unknown>();
+    for (const [i, [p, content]] of files.entries()) {
+      const result = await parser.extract(p, content, LOADER_PROJECTION);
+      expect(result.ok).toBe(true);
+      const sha = i.toString(16).padStart(64, '0');
+      writer.record(sha, result);
+      expected.set(sha, result);
+    }
+    await writer.save();
+    const reader = await ExtractionCache.open({ store, fingerprint }, 'a'.repeat(64));
+    for (const [i, [p]] of files.entries()) {
+      const sha = i.toString(16).padStart(64, '0');
+      expect(reader.lookup(sha, p)).toEqual(expected.get(sha));
+    }
+    expect(reader.stats).toMatchObject({ hits: files.length, rejected: 0 });
+  });
+});
 
 describe('corrupt or foreign cache content is ignored', () => {
   const variants: [string, (fingerprint: string, shas: string[]) => Buffer][] = [
