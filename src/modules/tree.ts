@@ -324,9 +324,17 @@ export function withRemoteModules(tree: RootTree, remote: RemoteModule[]): RootT
             contributions,
           };
         });
-  const top = new Map(remote.filter((r) => r.parent === null).map((r) => [`${r.module}\0${r.name}`, r]));
+  // Top-level remote modules by calling module, then call name (no composite string keys: this
+  // runs for every tree of a monorepo).
+  const top = new Map<string, Map<string, RemoteModule>>();
+  for (const r of remote) {
+    if (r.parent !== null) continue;
+    let byName = top.get(r.module);
+    if (byName === undefined) top.set(r.module, (byName = new Map()));
+    byName.set(r.name, r);
+  }
   const remoteCalls = tree.remoteCalls.map((c) => {
-    const r = c.installed === true ? undefined : top.get(`${c.module}\0${c.name}`);
+    const r = c.installed === true ? undefined : top.get(c.module)?.get(c.name);
     return r === undefined
       ? c
       : {

@@ -90,12 +90,12 @@ export function rootReport(
     ...(r.remoteModules === undefined
       ? {}
       : {
-          remoteModuleTree: r.remoteModules.map(({ location, providers, ...m }) => ({
+          remoteModuleTree: r.remoteModules.map((m) => ({
             key: m.key,
             parent: m.parent,
             module: m.module,
-            file: location.file,
-            line: location.line,
+            file: m.location.file,
+            line: m.location.line,
             name: m.name,
             source: m.source,
             version: m.version,
@@ -103,7 +103,7 @@ export function rootReport(
             resolvedVersion: m.resolvedVersion,
             origin: m.origin,
             ...(m.unresolved !== undefined ? { unresolved: m.unresolved } : {}),
-            providers: providers.map((p) => ({ source: p.source, constraints: [...p.constraints] })),
+            providers: m.providers.map((p) => ({ source: p.source, constraints: [...p.constraints] })),
           })),
         }),
     providers: r.providers.map((p) => ({ source: p.source, constraints: p.constraints })),

@@ -57,20 +57,27 @@ export interface CacheStats {
   failures: number;
 }
 
-/** Compact encoding: body = [attributes, blocks]; attribute = [name, value, line, endLine, spans,
- * items?] where spans = the 12 numbers of `range` and `valueRange` (each start and end as line,
- * column, byte), or the usual case in 6: [column, byte] of the range's start, its end and the
- * value's start, when the range runs from `line` to `endLine`, the value starts on `line` and both
- * end together; items = [key, 12 numbers of keyRange and valueRange][]; block = [type, labels, line,
- * endLine, spans, body?] with spans the 6 numbers of `range`, or 4 ([column, byte] of its start and
- * end) when it runs from `line` to `endLine`; body omitted when empty. Ranges are stored without a
- * file name: entries are found by content, so a renamed file reuses them under its own path. */
-type CompactItem = [string, number[]];
-type CompactAttr = [string, unknown, number, number, number[], CompactItem[]?];
-type CompactBlock = [string, string[], number, number, number[], CompactBody?];
+/**
+ * Compact encoding: body = [attributes, blocks]; attribute = [name, value, line, endLine, keys?]
+ * (`keys`: the object items' keys, when it has items); block = [type, labels, line, endLine,
+ * body?] (body omitted when empty). Every source range goes to one flat array of numbers per file
+ * (`r`), in the order the nodes are written (a body's attributes, each followed by its items, then
+ * its blocks; bodies in the order of the walk): no array per node to allocate when decoding.
+ *
+ * In `r`, an attribute is 6 numbers, [column, byte] of its start, its end and its value's start,
+ * when it runs from `line` to `endLine`, its value starts on `line` and both end together (the
+ * usual case), else 12 (start and end of `range`, then of `valueRange`, each as line, column,
+ * byte), preceded by that count; each item follows with 12 (keyRange, valueRange). A block is 4
+ * numbers ([column, byte] of its start and end) when it runs from `line` to `endLine`, else 6,
+ * preceded by the count. Ranges are stored without a file name: entries are found by content, so
+ * a renamed file reuses them under its own path.
+ */
+type CompactAttr = [string, unknown, number, number, string[]?];
+type CompactBlock = [string, string[], number, number, CompactBody?];
 type CompactBody = [CompactAttr[], CompactBlock[]];
-/** An entry: a body (`b`, the syntax), or a parse error (`e`: path, message, line, column). */
-type Entry = { s: 'hcl' | 'json'; b: CompactBody } | { e: [string, string, number, number] };
+/** An entry: a body (`b`, the syntax, `r` the ranges), or a parse error (`e`: path, message, line,
+ * column). */
+type Entry = { s: 'hcl' | 'json'; b: CompactBody; r: number[] } | { e: [string, string, number, number] };
 
 interface Manifest {
   format: typeof FORMAT;
@@ -80,16 +87,11 @@ interface Manifest {
   files: Record<string, Entry>;
 }
 
-function spans(...ranges: SourceRange[]): number[] {
-  const out: number[] = [];
-  for (const r of ranges) {
-    out.push(r.start.line, r.start.column, r.start.byte, r.end.line, r.end.column, r.end.byte);
-  }
-  return out;
+function pushRange(out: number[], r: SourceRange): void {
+  out.push(r.start.line, r.start.column, r.start.byte, r.end.line, r.end.column, r.end.byte);
 }
 
-/** An attribute's spans: 6 numbers in the usual case (see the encoding above), else 12. */
-function attributeSpans(a: HclAttribute): number[] {
+function pushAttribute(out: number[], a: HclAttribute): void {
   const { range: r, valueRange: v } = a;
   if (
     r.start.line === a.line &&
@@ -99,31 +101,42 @@ function attributeSpans(a: HclAttribute): number[] {
     v.end.column === r.end.column &&
     v.end.byte === r.end.byte
   ) {
-    return [r.start.column, r.start.byte, r.end.column, r.end.byte, v.start.column, v.start.byte];
+    out.push(6, r.start.column, r.start.byte, r.end.column, r.end.byte, v.start.column, v.start.byte);
+  } else {
+    out.push(12);
+    pushRange(out, r);
+    pushRange(out, v);
   }
-  return spans(r, v);
+  for (const it of a.items ?? []) {
+    pushRange(out, it.keyRange);
+    pushRange(out, it.valueRange);
+  }
 }
 
-/** A block's spans: 4 numbers when its range runs from `line` to `endLine`, else 6. */
-function blockSpans(b: HclBlock): number[] {
+function pushBlock(out: number[], b: HclBlock): void {
   const r = b.range;
-  return r.start.line === b.line && r.end.line === b.endLine
-    ? [r.start.column, r.start.byte, r.end.column, r.end.byte]
-    : spans(r);
+  if (r.start.line === b.line && r.end.line === b.endLine) {
+    out.push(4, r.start.column, r.start.byte, r.end.column, r.end.byte);
+  } else {
+    out.push(6);
+    pushRange(out, r);
+  }
 }
 
-function encodeBody(body: HclBody): CompactBody {
+function encodeBody(body: HclBody, ranges: number[]): CompactBody {
   const root: CompactBody = [[], []];
   const work: { from: HclBody; to: CompactBody }[] = [{ from: body, to: root }];
   while (work.length > 0) {
     const { from, to } = work.pop() as (typeof work)[number];
     for (const a of from.attributes) {
-      const attr: CompactAttr = [a.name, a.value, a.line, a.endLine, attributeSpans(a)];
-      if (a.items !== undefined) attr.push(a.items.map((it) => [it.key, spans(it.keyRange, it.valueRange)]));
+      const attr: CompactAttr = [a.name, a.value, a.line, a.endLine];
+      if (a.items !== undefined) attr.push(a.items.map((it) => it.key));
+      pushAttribute(ranges, a);
       to[0].push(attr);
     }
     for (const b of from.blocks) {
-      const block: CompactBlock = [b.type, b.labels, b.line, b.endLine, blockSpans(b)];
+      const block: CompactBlock = [b.type, b.labels, b.line, b.endLine];
+      pushBlock(ranges, b);
       if (b.body.attributes.length > 0 || b.body.blocks.length > 0) {
         const inner: CompactBody = [[], []];
         block.push(inner);
@@ -139,69 +152,99 @@ function isLine(v: unknown): v is number {
   return typeof v === 'number' && Number.isInteger(v) && v >= 1;
 }
 
-/** The numbers of a spans array, checked (non-negative integers, `lengths` allowed); null when
- * malformed. Plain loops: a warm rescan decodes a range for every node of every file. */
-function spanNumbers(raw: unknown, ...lengths: number[]): number[] | null {
-  if (!Array.isArray(raw) || !lengths.includes(raw.length)) return null;
-  const n = raw as unknown[];
-  for (let i = 0; i < n.length; i++) {
-    const v = n[i];
+/** Reads a file's ranges (`r`, checked to hold only non-negative integers) in order. Each method
+ * returns null when the numbers are malformed or run out. */
+class RangeReader {
+  private at = 0;
+
+  constructor(
+    private readonly file: string,
+    private readonly n: readonly number[],
+  ) {}
+
+  get done(): boolean {
+    return this.at === this.n.length;
+  }
+
+  /** True when `count` more numbers are left. */
+  private has(count: number): boolean {
+    return this.at + count <= this.n.length;
+  }
+
+  /** A full range: line, column, byte of its start and end. */
+  range(): SourceRange | null {
+    if (!this.has(6)) return null;
+    const n = this.n;
+    const i = this.at;
+    const sl = n[i] as number;
+    const sc = n[i + 1] as number;
+    const sb = n[i + 2] as number;
+    const el = n[i + 3] as number;
+    const ec = n[i + 4] as number;
+    const eb = n[i + 5] as number;
+    if (sl < 1 || sc < 1 || el < 1 || ec < 1 || eb < sb || el < sl) return null;
+    this.at += 6;
+    return {
+      file: this.file,
+      start: { line: sl, column: sc, byte: sb },
+      end: { line: el, column: ec, byte: eb },
+    };
+  }
+
+  /** A position on `line` from the next column and byte; null when malformed. */
+  private position(line: number): SourcePos | null {
+    if (!this.has(2)) return null;
+    const column = this.n[this.at] as number;
+    const byte = this.n[this.at + 1] as number;
+    if (column < 1) return null;
+    this.at += 2;
+    return { line, column, byte };
+  }
+
+  /** An attribute's `range` and `valueRange` (6 or 12 numbers after their count). */
+  attribute(line: number, endLine: number): [SourceRange, SourceRange] | null {
+    if (!this.has(1)) return null;
+    const count = this.n[this.at++];
+    if (count === 12) {
+      const r = this.range();
+      const v = r === null ? null : this.range();
+      return r === null || v === null ? null : [r, v];
+    }
+    if (count !== 6) return null;
+    const s = this.position(line);
+    const e = s === null ? null : this.position(endLine);
+    const v = e === null ? null : this.position(line);
+    if (s === null || e === null || v === null || e.byte < s.byte || e.byte < v.byte) return null;
+    return [
+      { file: this.file, start: s, end: e },
+      { file: this.file, start: v, end: e },
+    ];
+  }
+
+  /** A block's `range` (4 or 6 numbers after their count). */
+  block(line: number, endLine: number): SourceRange | null {
+    if (!this.has(1)) return null;
+    const count = this.n[this.at++];
+    if (count === 6) return this.range();
+    if (count !== 4) return null;
+    const s = this.position(line);
+    const e = s === null ? null : this.position(endLine);
+    if (s === null || e === null || e.byte < s.byte) return null;
+    return { file: this.file, start: s, end: e };
+  }
+}
+
+/** Decodes and validates a compact body of `file` and its ranges; null when anything is off.
+ * Iterative. */
+function decodeBody(file: string, raw: unknown, rawRanges: unknown): HclBody | null {
+  if (!Array.isArray(rawRanges)) return null;
+  const numbers = rawRanges as unknown[];
+  // Plain loops: a warm rescan decodes a range for every node of every file.
+  for (let i = 0; i < numbers.length; i++) {
+    const v = numbers[i];
     if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) return null;
   }
-  return n as number[];
-}
-
-/** A position on `line` from a column and a byte offset; null when malformed. */
-function position(line: number, column: number, byte: number): SourcePos | null {
-  return column < 1 ? null : { line, column, byte };
-}
-
-/** An attribute's two ranges from its spans (6 or 12 numbers); null when malformed. */
-function attributeRanges(file: string, raw: unknown, line: number, endLine: number): SourceRange[] | null {
-  const n = spanNumbers(raw, 6, 12);
-  if (n === null) return null;
-  if (n.length === 12) return decodeRanges(file, n, 2);
-  const s = position(line, n[0] as number, n[1] as number);
-  const e = position(endLine, n[2] as number, n[3] as number);
-  const v = position(line, n[4] as number, n[5] as number);
-  if (s === null || e === null || v === null || e.byte < s.byte || e.byte < v.byte) return null;
-  return [
-    { file, start: s, end: e },
-    { file, start: v, end: e },
-  ];
-}
-
-/** A block's range from its spans (4 or 6 numbers); null when malformed. */
-function blockRange(file: string, raw: unknown, line: number, endLine: number): SourceRange | null {
-  const n = spanNumbers(raw, 4, 6);
-  if (n === null) return null;
-  if (n.length === 6) return decodeRanges(file, n, 1)?.[0] ?? null;
-  const s = position(line, n[0] as number, n[1] as number);
-  const e = position(endLine, n[2] as number, n[3] as number);
-  if (s === null || e === null || e.byte < s.byte) return null;
-  return { file, start: s, end: e };
-}
-
-/** `count` ranges of `file` from their compact numbers; null when malformed. */
-function decodeRanges(file: string, raw: unknown, count: number): SourceRange[] | null {
-  const n = spanNumbers(raw, count * 6);
-  if (n === null) return null;
-  const out: SourceRange[] = [];
-  for (let k = 0; k < count * 6; k += 6) {
-    const sl = n[k] as number;
-    const sc = n[k + 1] as number;
-    const sb = n[k + 2] as number;
-    const el = n[k + 3] as number;
-    const ec = n[k + 4] as number;
-    const eb = n[k + 5] as number;
-    if (sl < 1 || sc < 1 || el < 1 || ec < 1 || eb < sb || el < sl) return null;
-    out.push({ file, start: { line: sl, column: sc, byte: sb }, end: { line: el, column: ec, byte: eb } });
-  }
-  return out;
-}
-
-/** Decodes and validates a compact body of `file`; null when anything is off. Iterative. */
-function decodeBody(file: string, raw: unknown): HclBody | null {
+  const ranges = new RangeReader(file, numbers as number[]);
   const root: HclBody = { attributes: [], blocks: [] };
   const work: { from: unknown; to: HclBody }[] = [{ from: raw, to: root }];
   while (work.length > 0) {
@@ -210,39 +253,33 @@ function decodeBody(file: string, raw: unknown): HclBody | null {
     const [attrs, blocks] = from as unknown[];
     if (!Array.isArray(attrs) || !Array.isArray(blocks)) return null;
     for (const a of attrs as unknown[]) {
-      if (!Array.isArray(a) || (a.length !== 5 && a.length !== 6)) return null;
-      const [name, value, line, endLine, rawSpans, rawItems] = a as unknown[];
+      if (!Array.isArray(a) || (a.length !== 4 && a.length !== 5)) return null;
+      const [name, value, line, endLine, keys] = a as unknown[];
       if (typeof name !== 'string' || !isLine(line) || !isLine(endLine) || endLine < line) return null;
       if (value === undefined) return null;
-      const ranges = attributeRanges(file, rawSpans, line, endLine);
-      if (ranges === null) return null;
-      const attr: HclAttribute = {
-        name,
-        value,
-        line,
-        endLine,
-        range: ranges[0] as SourceRange,
-        valueRange: ranges[1] as SourceRange,
-      };
-      if (a.length === 6) {
-        if (!Array.isArray(rawItems)) return null;
+      const located = ranges.attribute(line, endLine);
+      if (located === null) return null;
+      const attr: HclAttribute = { name, value, line, endLine, range: located[0], valueRange: located[1] };
+      if (a.length === 5) {
+        if (!Array.isArray(keys)) return null;
         const items: HclObjectItem[] = [];
-        for (const it of rawItems as unknown[]) {
-          if (!Array.isArray(it) || it.length !== 2 || typeof it[0] !== 'string') return null;
-          const r = decodeRanges(file, it[1], 2);
-          if (r === null) return null;
-          items.push({ key: it[0], keyRange: r[0] as SourceRange, valueRange: r[1] as SourceRange });
+        for (const key of keys as unknown[]) {
+          if (typeof key !== 'string') return null;
+          const keyRange = ranges.range();
+          const valueRange = keyRange === null ? null : ranges.range();
+          if (keyRange === null || valueRange === null) return null;
+          items.push({ key, keyRange, valueRange });
         }
         attr.items = items;
       }
       to.attributes.push(attr);
     }
     for (const b of blocks as unknown[]) {
-      if (!Array.isArray(b) || (b.length !== 5 && b.length !== 6)) return null;
-      const [type, labels, line, endLine, rawSpans, body] = b as unknown[];
+      if (!Array.isArray(b) || (b.length !== 4 && b.length !== 5)) return null;
+      const [type, labels, line, endLine, body] = b as unknown[];
       if (typeof type !== 'string' || !isLine(line) || !isLine(endLine) || endLine < line) return null;
       if (!Array.isArray(labels) || !labels.every((l) => typeof l === 'string')) return null;
-      const range = blockRange(file, rawSpans, line, endLine);
+      const range = ranges.block(line, endLine);
       if (range === null) return null;
       const block: HclBlock = {
         type,
@@ -250,13 +287,14 @@ function decodeBody(file: string, raw: unknown): HclBody | null {
         line,
         endLine,
         range,
-        body: b.length === 6 ? { attributes: [], blocks: [] } : EMPTY_BODY,
+        body: b.length === 5 ? { attributes: [], blocks: [] } : EMPTY_BODY,
       };
       to.blocks.push(block);
-      if (b.length === 6) work.push({ from: body, to: block.body });
+      if (b.length === 5) work.push({ from: body, to: block.body });
     }
   }
-  return root;
+  // Every number read: anything left over means the entry is not what this version writes.
+  return ranges.done ? root : null;
 }
 
 function decodeEntry(path: string, raw: unknown): ParseResult | null | 'other-path' {
@@ -273,7 +311,7 @@ function decodeEntry(path: string, raw: unknown): ParseResult | null | 'other-pa
     return { ok: false, error: { path, message, line, column } };
   }
   if (entry.s !== 'hcl' && entry.s !== 'json') return null;
-  const body = decodeBody(path, entry.b);
+  const body = decodeBody(path, entry.b, entry.r);
   if (body === null) return null;
   return { ok: true, file: { path, syntax: entry.s, body } };
 }
@@ -297,7 +335,9 @@ function encodeEntry(result: ParseResult): Entry {
     const e = result.error;
     return { e: [e.path, e.message, e.line, e.column] };
   }
-  return { s: result.file.syntax, b: encodeBody(result.file.body) };
+  const r: number[] = [];
+  const b = encodeBody(result.file.body, r);
+  return { s: result.file.syntax, b, r };
 }
 
 function sha256Hex(s: string): string {

@@ -5,7 +5,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { readArchiveBytes } from '../../src/archive';
 import { scanBytes, sharedHclParser } from '../../src/scan';
 import { ExtractionCache } from '../../src/scan/cache';
@@ -213,6 +213,38 @@ describe('what a cache entry gives back', () => {
       expect(reader.lookup(sha, p)).toEqual(expected.get(sha));
     }
     expect(reader.stats).toMatchObject({ hits: files.length, rejected: 0 });
+  });
+
+  it('is rejected when its ranges are not what this version writes', async () => {
+    const content = Buffer.from('resource "a_b" "c" {\n  provider = a.x\n}\n', 'utf8');
+    const result = await sharedHclParser().extract('m.tf', content, LOADER_PROJECTION);
+    const sha = 'b'.repeat(64);
+    const corrupt: [string, (r: number[]) => unknown][] = [
+      ['missing', () => undefined],
+      ['negative', (r) => r.map((n, i) => (i === 2 ? -1 : n))],
+      ['an unknown count', (r) => [5, ...r.slice(1)]],
+      ['too few', (r) => r.slice(0, -1)],
+      ['one left over', (r) => [...r, 7]],
+      ['a column of 0', (r) => r.map((n, i) => (i === 1 ? 0 : n))],
+    ];
+    for (const [what, change] of corrupt) {
+      const store = new MemoryStore();
+      const writer = await ExtractionCache.open({ store, fingerprint: 'f' }, 'c'.repeat(64));
+      writer.record(sha, result);
+      await writer.save();
+      const key = [...store.objects.keys()][0] as string;
+      const stored = JSON.parse(gunzipSync((await store.get(key))?.body as Buffer).toString('utf8')) as {
+        files: Record<string, { r: number[] }>;
+      };
+      const entry = stored.files[sha] as { r?: unknown };
+      const changed = change(entry.r as number[]);
+      if (changed === undefined) delete entry.r;
+      else entry.r = changed;
+      await store.put(key, gzipSync(JSON.stringify(stored)));
+      const reader = await ExtractionCache.open({ store, fingerprint: 'f' }, 'c'.repeat(64));
+      expect([what, reader.lookup(sha, 'm.tf')]).toEqual([what, undefined]);
+      expect(reader.stats.rejected).toBe(1);
+    }
   });
 });
 

@@ -115,6 +115,9 @@ interface PackageHandle {
 
 class Unresolved extends Error {}
 
+/** The packages above a top-level call: none (shared; chains are extended by copy). */
+const NO_CHAIN: ReadonlySet<string> = new Set<string>();
+
 function grouped(list: { source: string; constraints: string | null }[]): PackageModule['providers'] {
   const by = new Map<string, string[]>();
   for (const p of list) {
@@ -241,7 +244,7 @@ export class RemoteResolver {
           module: rc.module,
           location: call?.location ?? { file: caller?.files[0] ?? rc.module, line: 1 },
           depth: 1,
-          chain: new Set<string>(),
+          chain: NO_CHAIN,
         };
       });
     // A rescan asks the cache once per tree: the whole resolution, keyed by the remote calls and
@@ -259,8 +262,14 @@ export class RemoteResolver {
       const cached = restoreTree(await network.getFresh('tree', identity), tops);
       if (cached !== null) return cached;
     }
-    const lists = await Promise.all(tops.map((n) => this.node(ctx, n)));
-    const out = lists.flat();
+    const out: RemoteModule[] = [];
+    if (network === null && manifest === null) {
+      // Nothing can resolve (no network, no installed copies): every call says why, at once.
+      const reason = this.input.offlineReason ?? OFFLINE_REASON;
+      for (const n of tops) out.push(...(this.settled(ctx, n) ?? this.unresolved(ctx, n, reason)));
+    } else {
+      for (const list of await Promise.all(tops.map((n) => this.node(ctx, n)))) out.push(...list);
+    }
     if (identity !== null && network !== null && out.every((r) => r.origin !== null)) {
       await network.putFresh(
         'tree',
@@ -290,17 +299,25 @@ export class RemoteResolver {
     ];
   }
 
-  private async node(ctx: TreeContext, n: Node): Promise<RemoteModule[]> {
+  /** What stops a module before anything is looked up (depth, count, an expression as source), or
+   * null. Counts the module. */
+  private settled(ctx: TreeContext, n: Node): RemoteModule[] | null {
     if (n.depth > MAX_REMOTE_DEPTH) {
       return this.unresolved(ctx, n, `remote modules nest deeper than ${MAX_REMOTE_DEPTH} levels here`);
     }
     if (++ctx.count > MAX_REMOTE_MODULES) {
       return this.unresolved(ctx, n, `the tree has more than ${MAX_REMOTE_MODULES} remote modules`);
     }
-    const engine = ctx.tree.engine;
     if (n.source.includes('${')) {
       return this.unresolved(ctx, n, 'its source is an expression (${...}) that tfguard does not evaluate');
     }
+    return null;
+  }
+
+  private async node(ctx: TreeContext, n: Node): Promise<RemoteModule[]> {
+    const early = this.settled(ctx, n);
+    if (early !== null) return early;
+    const engine = ctx.tree.engine;
     const entry = ctx.manifest?.get(n.key);
     let stale: string | null = null;
     if (entry !== undefined && entry.dir !== null) {
