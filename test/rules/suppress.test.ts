@@ -11,7 +11,8 @@ import type { Finding } from '../../src/rules';
 import { verdict } from '../../src/report';
 import type { Report } from '../../src/report/types';
 import { RULES } from '../../src/rules';
-import { parseDirective } from '../../src/rules/suppress';
+import { mentionsTfguard, parseDirective } from '../../src/rules/suppress';
+import fc from 'fast-check';
 import { scanFiles } from '../support/scan';
 import {
   requiredProvidersTf,
@@ -392,5 +393,50 @@ describeWithTerraform('terraform accepts the annotated files (oracle)', () => {
     } finally {
       await mirror.cleanup();
     }
+  });
+});
+
+describe('mentionsTfguard (the pre-filter that skips files without annotations)', () => {
+  // The reference is Buffer.indexOf of the whole prefix, which it replaced.
+  const reference = (b: Buffer): boolean => b.indexOf('tfguard:') !== -1;
+
+  it.each([
+    ['', false],
+    ['tfguard:', true],
+    ['# tfguard:ignore x', true],
+    ['tfguard', false],
+    [':tfguard', false],
+    ['tfguar:', false],
+    ['tfgguard:', false],
+    ['tftfguard:', true],
+    ['Tfguard:', false],
+    ['a ? b : c # tfguard: ignore', true],
+    ['::::::::tfguard:', true],
+    ['fguard:', false],
+    ['tfguarx:', false],
+    ['xfguard:', false],
+  ])('%j → %s', (text, expected) => {
+    const b = Buffer.from(text, 'utf8');
+    expect(mentionsTfguard(b)).toBe(expected);
+    expect(reference(b)).toBe(expected);
+  });
+
+  it('agrees with Buffer.indexOf on random text made of pieces of the prefix', () => {
+    // Near misses are the point: every prefix and suffix of `tfguard:`, and the prefix with one
+    // character replaced.
+    const word = 'tfguard:';
+    const near = [...word].flatMap((_, k) => [
+      word.slice(0, k),
+      word.slice(k),
+      `${word.slice(0, k)}x${word.slice(k + 1)}`,
+    ]);
+    const piece = fc.constantFrom(...near, word, ':', ' ', '\n', 'é');
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 40 }), (pieces) => {
+        const b = Buffer.from(pieces.join(''), 'utf8');
+        return mentionsTfguard(b) === reference(b);
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
