@@ -53,8 +53,17 @@ export function liveEntries(a: RootLockAnalysis): LockProviderEntry[] {
 }
 
 export function treeOf(ctx: RuleContext, root: string): RootTree | undefined {
-  return ctx.roots.find((r) => r.root === root);
+  let index = treeIndex.get(ctx.roots);
+  if (index === undefined) {
+    // Four lock rules ask for every root of a monorepo: index the roots once per list.
+    index = new Map();
+    for (const r of ctx.roots) if (!index.has(r.root)) index.set(r.root, r);
+    treeIndex.set(ctx.roots, index);
+  }
+  return index.get(root);
 }
+
+const treeIndex = new WeakMap<readonly RootTree[], Map<string, RootTree>>();
 
 /** True when some module of the tree failed to parse: its requirements are unknown. */
 export function treeHasParseErrors(ctx: RuleContext, tree: RootTree): boolean {
