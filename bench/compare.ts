@@ -8,7 +8,8 @@
  * `archive` and `cache` children (bench/run.ts) of each checkout alternately, several rounds, in
  * fresh processes, and pools every timed run. It prints, per archive, the median and the first
  * quartile of the full scan, the extraction of the configuration files alone, and the rescan with
- * a warm extraction cache, and the change.
+ * a warm extraction cache, and the change. `--against .` compares the checkout with itself: the
+ * noise floor (on the 2-core machine, up to about ±6% on a median after 4 rounds).
  *
  * DIR is a checkout with its dependencies installed (or a `node_modules` link to these), e.g.
  * `git worktree add ../base <commit> && ln -s "$PWD/node_modules" ../base/node_modules`.
@@ -17,10 +18,10 @@
  * default 15), --only NAME[,NAME] (archives whose name contains one of these; default: every corpus
  * archive), --help.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { corpusDir, corpusStatus } from '../test/support/external';
+import { runBenchChild, type ChildResult } from './child';
 
 const ROOT = path.resolve(__dirname, '..');
 const USAGE =
@@ -39,26 +40,9 @@ function option(name: string): string | undefined {
   return i === -1 ? undefined : process.argv[i + 1];
 }
 
-/** Runs one bench child of the checkout at `root` and returns its result. */
-function child(root: string, kind: string, file: string, runs: number): Promise<Record<string, unknown>> {
-  return new Promise((resolve, reject) => {
-    const script = path.join(root, 'bench', 'run.ts');
-    const p = spawn(process.execPath, [...process.execArgv, script, '--child', kind, file, String(runs)], {
-      cwd: root,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    p.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    p.on('error', reject);
-    p.on('exit', (code) => {
-      const line = out.split('\n').find((l) => l.startsWith('@@RESULT '));
-      if (code !== 0 || line === undefined) {
-        reject(new Error(`${script} --child ${kind} ${file} failed (${String(code)}): ${out.slice(-2000)}`));
-      } else {
-        resolve(JSON.parse(line.slice('@@RESULT '.length)) as Record<string, unknown>);
-      }
-    });
-  });
+/** Runs one bench child of the checkout at `root` (its own bench/run.ts) and returns its result. */
+function child(root: string, kind: string, file: string, runs: number): Promise<ChildResult> {
+  return runBenchChild(path.join(root, 'bench', 'run.ts'), root, kind, [file, String(runs)]);
 }
 
 function quantile(sorted: number[], q: number): number {

@@ -22,7 +22,7 @@
  * --no-wait, --no-fix (skip the fix measurement), --no-scaling, --no-batching (skip those sections),
  * --remote-only (only the remote module case), --help (this list, nothing run).
  */
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import {
   cpSync,
   existsSync,
@@ -38,6 +38,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { buildTarGz, type TarEntrySpec } from '../test/support/archive';
 import { corpusDir, corpusStatus } from '../test/support/external';
+import { runBenchChild, type ChildResult } from './child';
 
 const ROOT = path.resolve(__dirname, '..');
 const USAGE =
@@ -118,8 +119,6 @@ function isConfig(p: string): boolean {
 // ------------------------------------------------------------------------------------------------
 // Child measurements
 // ------------------------------------------------------------------------------------------------
-
-type ChildResult = Record<string, unknown>;
 
 async function childArchive(file: string, runs: number): Promise<ChildResult> {
   const { readArchiveBytes } = await import('../src/archive');
@@ -418,21 +417,7 @@ async function child(kind: string, args: string[]): Promise<void> {
 // ------------------------------------------------------------------------------------------------
 
 function runChild(kind: string, args: string[]): Promise<ChildResult> {
-  return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [...process.execArgv, __filename, '--child', kind, ...args], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    p.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    p.on('error', reject);
-    p.on('exit', (code) => {
-      const line = out.split('\n').find((l) => l.startsWith('@@RESULT '));
-      if (code !== 0 || line === undefined)
-        reject(new Error(`bench child ${kind} ${args.join(' ')} failed (${code}): ${out.slice(-2000)}`));
-      else resolve(JSON.parse(line.slice('@@RESULT '.length)) as ChildResult);
-    });
-  });
+  return runBenchChild(__filename, ROOT, kind, args);
 }
 
 function hasTerraform(): boolean {
