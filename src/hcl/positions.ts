@@ -15,6 +15,8 @@ export class PositionMap {
    * located costs nothing). */
   private starts: ArrayLike<number> | null = null;
   private lineCount = 0;
+  /** `starts` is a lexer's array (`borrowLineStarts`), valid until `releaseLineStarts`. */
+  private borrowed = false;
   private readonly ascii: boolean;
   /** For non-ASCII text: the byte offset of each line start (BOM included). */
   private lineBytes: number[] | null = null;
@@ -63,8 +65,6 @@ export class PositionMap {
     this.lastLine = 0;
     this.borrowed = false;
   }
-
-  private borrowed = false;
 
   /** Line index (0-based) of the previous lookup: lookups mostly move forward a little. */
   private lastLine = 0;

@@ -71,12 +71,8 @@ export function moduleReport(m: ModuleInfo): ModuleReport {
   };
 }
 
-export function rootReport(
-  r: RootTree,
-  lock?: LockAnalysis,
-  analyses?: ReadonlyMap<string, LockAnalysis['roots'][number]>,
-): RootReport {
-  const analysis = analyses !== undefined ? analyses.get(r.root) : lock?.roots.find((a) => a.root === r.root);
+/** A root's part of the report; `analysis`, its lock analysis when the scan ran one. */
+export function rootReport(r: RootTree, analysis?: LockAnalysis['roots'][number]): RootReport {
   const locked = (analysis?.lock?.providers ?? [])
     .filter((p) => p.source !== null && !p.duplicate)
     .map((p) => ({ source: p.source as string, version: p.version }))
@@ -153,7 +149,7 @@ export function buildReport(input: ReportInput): Report {
     engine: input.engine,
     configFiles: [...input.configFiles],
     modules: input.modules.map(moduleReport),
-    roots: input.roots.map((r) => rootReport(r, input.lock, analyses)),
+    roots: input.roots.map((r) => rootReport(r, analyses.get(r.root))),
     findings: input.findings.map((f) => withSuggestion(f, archive)),
     summary: summarize(
       input.findings,

@@ -9,7 +9,7 @@ import type { SourceLocation, SourceRange, TextEdit } from '../model';
 import type { Fix } from './types';
 import { kindLabel } from '../modules';
 import { sourceText, type SourceText } from './fix-helpers';
-import { liveEntries, lockRoots } from './lock-helpers';
+import { liveEntries, lockAnalysisOf } from './lock-helpers';
 import type { RuleContext } from './types';
 
 /**
@@ -188,7 +188,7 @@ export type LockedVersion =
 
 /** The version the lock file of `root` records for `source` (lock analysis of deployable roots). */
 export function lockedVersion(ctx: RuleContext, root: string, source: string): LockedVersion {
-  const a = lockRoots(ctx).find((r) => r.root === root);
+  const a = lockAnalysisOf(ctx, root);
   if (a === undefined || a.lockFile === null) return { status: 'no-lock' };
   if (a.lock === null || !a.lock.readable) return { status: 'unreadable', lockFile: a.lockFile };
   const entries = a.lock.providers.filter((e) => e.source === source);

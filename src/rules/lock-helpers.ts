@@ -53,17 +53,27 @@ export function liveEntries(a: RootLockAnalysis): LockProviderEntry[] {
 }
 
 export function treeOf(ctx: RuleContext, root: string): RootTree | undefined {
-  let index = treeIndex.get(ctx.roots);
-  if (index === undefined) {
-    // Four lock rules ask for every root of a monorepo: index the roots once per list.
-    index = new Map();
-    for (const r of ctx.roots) if (!index.has(r.root)) index.set(r.root, r);
-    treeIndex.set(ctx.roots, index);
-  }
-  return index.get(root);
+  return byRoot(ctx.roots).get(root);
 }
 
-const treeIndex = new WeakMap<readonly RootTree[], Map<string, RootTree>>();
+/** The lock analysis of `root` (deployable roots only), if the scan ran one. */
+export function lockAnalysisOf(ctx: RuleContext, root: string): RootLockAnalysis | undefined {
+  return byRoot(lockRoots(ctx)).get(root);
+}
+
+const rootIndexes = new WeakMap<readonly { root: string }[], Map<string, { root: string }>>();
+
+/** The first item of `list` for each root path, indexed once per list (the rules ask for every
+ * root of a monorepo, several times). */
+function byRoot<T extends { root: string }>(list: readonly T[]): ReadonlyMap<string, T> {
+  let index = rootIndexes.get(list);
+  if (index === undefined) {
+    index = new Map();
+    for (const item of list) if (!index.has(item.root)) index.set(item.root, item);
+    rootIndexes.set(list, index);
+  }
+  return index as Map<string, T>;
+}
 
 /** True when some module of the tree failed to parse: its requirements are unknown. */
 export function treeHasParseErrors(ctx: RuleContext, tree: RootTree): boolean {
