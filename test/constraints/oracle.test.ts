@@ -17,8 +17,8 @@ import {
   satisfies,
   validateConstraints,
 } from '../../src/constraints';
+import { hclQuoted } from '../../src/lockfile';
 import {
-  hclString,
   mapLimit,
   readLockFile,
   requiredProvidersTf,
@@ -259,7 +259,7 @@ function multiFiles(c: MultiCase): Record<string, string> {
     const calls = children
       .map(
         (child) =>
-          `module ${hclString(child.replace(/\//g, '_'))} {\n  source = "./${child.split('/').pop()}"\n}\n`,
+          `module ${hclQuoted(child.replace(/\//g, '_'))} {\n  source = "./${child.split('/').pop()}"\n}\n`,
       )
       .join('');
     const tf = requiredProvidersTf({
@@ -302,7 +302,7 @@ describeWithTerraform('terraform init as the oracle for src/constraints', () => 
         await writeTree(work, fakeTf('~> 1.0'));
         const line = /constraints = "~> 1\.0"/;
         if (!line.test(baseLock)) throw new Error(`unexpected lock file written by terraform:\n${baseLock}`);
-        const lock = baseLock.replace(line, `constraints = ${hclString(candidate)}`);
+        const lock = baseLock.replace(line, `constraints = ${hclQuoted(candidate)}`);
         await writeFile(join(work, '.terraform.lock.hcl'), lock);
         lockOutcomes.set(candidate, await terraformInit(work, mirror, ['-lockfile=readonly']));
       });
@@ -429,10 +429,10 @@ describeWithTerraform('terraform init as the oracle for src/constraints', () => 
       expect(lock.get('example.com/acme/thing')).toMatchObject({ version: '0.1.0', constraints: null });
     });
 
-    test('hclString round-trips awkward text through terraform', async () => {
+    test("hclQuoted (the lock writer's escaper) round-trips awkward text through terraform", async () => {
       const work = await mkdtemp(join(mirror.dir, 'q-'));
       const text = 'a "quoted" \\ back\tslash ${not} %{interp} $${kept} \u0001 ünïcode\nline';
-      await writeTree(work, { 'main.tf': `locals {\n  x = ${hclString(text)}\n}\n` });
+      await writeTree(work, { 'main.tf': `locals {\n  x = ${hclQuoted(text)}\n}\n` });
       const r = await runTerraform(['console', '-no-color'], work, mirror.env, {
         input: 'jsonencode(local.x)\n',
       });

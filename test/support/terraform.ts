@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative, sep } from 'node:path';
 import { terraformStatus } from './external';
 import { S_IFDIR, S_IFREG, writeZip as writeRawZip } from './zip-writer';
+import { hclQuoted } from '../../src/lockfile';
 
 // ---------------------------------------------------------------------------------------------
 // Provider package zips (the test zip writer, test/support/zip-writer.ts)
@@ -139,7 +140,7 @@ export async function withMirror(packages: ProviderPackage[]): Promise<Mirror> {
   const cliConfigPath = join(dir, 'cli.tfrc');
   await writeFile(
     cliConfigPath,
-    `provider_installation {\n  filesystem_mirror {\n    path = ${hclString(mirrorDir)}\n  }\n}\n`,
+    `provider_installation {\n  filesystem_mirror {\n    path = ${hclQuoted(mirrorDir)}\n  }\n}\n`,
   );
   for (const pkg of packages) await writePackage(mirrorDir, pkg);
   return {
@@ -257,29 +258,11 @@ export { mapLimit } from '../../src/util/map-limit';
 // Writing configurations and reading what terraform wrote
 // ---------------------------------------------------------------------------------------------
 
-/** An HCL quoted string literal for any text (escapes `\`, `"`, control characters, `${` and `%{`). */
-export function hclString(s: string): string {
-  let out = '';
-  for (let i = 0; i < s.length; i++) {
-    const ch = s[i] as string;
-    const next = s[i + 1];
-    if (ch === '\\') out += '\\\\';
-    else if (ch === '"') out += '\\"';
-    else if (ch === '\n') out += '\\n';
-    else if (ch === '\r') out += '\\r';
-    else if (ch === '\t') out += '\\t';
-    else if ((ch === '$' || ch === '%') && next === '{') out += ch + ch;
-    else if (ch.charCodeAt(0) < 0x20) out += `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`;
-    else out += ch;
-  }
-  return `"${out}"`;
-}
-
 /** A `terraform { required_providers { ... } }` block; `version` omitted when undefined. */
 export function requiredProvidersTf(providers: Record<string, { source: string; version?: string }>): string {
   const lines = Object.entries(providers).map(([name, p]) => {
-    const version = p.version === undefined ? '' : `, version = ${hclString(p.version)}`;
-    return `    ${name} = { source = ${hclString(p.source)}${version} }`;
+    const version = p.version === undefined ? '' : `, version = ${hclQuoted(p.version)}`;
+    return `    ${name} = { source = ${hclQuoted(p.source)}${version} }`;
   });
   return `terraform {\n  required_providers {\n${lines.join('\n')}\n  }\n}\n`;
 }
