@@ -144,9 +144,9 @@ export function docsUrl(): string | undefined {
  * `$XDG_CACHE_HOME/tfguard`, else `~/.cache/tfguard`; undefined when none can be derived.
  */
 export function cacheDirectory(): string | undefined {
+  const own = cacheDir();
+  if (own !== undefined) return own;
   const env = process.env;
-  const own = env.TFGUARD_CACHE_DIR?.trim();
-  if (own !== undefined && own !== '') return own;
   const xdg = env.XDG_CACHE_HOME?.trim();
   if (xdg !== undefined && xdg !== '') return `${xdg.replace(/\/+$/, '')}/tfguard`;
   const home = env.HOME?.trim();
