@@ -67,8 +67,11 @@ if [ -n "${TFGUARD_API:-}" ]; then
   formats=(markdown sarif)
 else
   # The scanned directory's path in the repository, for review comments ('' at the root).
-  prefix=$(realpath -m --relative-to=. -- "${INPUT_PATH:-.}")
-  [ "$prefix" = . ] && prefix=
+  prefix=${INPUT_PATH:-.}
+  while [[ "$prefix" == ./* ]]; do prefix=${prefix#./}; done
+  prefix=${prefix%/}
+  if [ "$prefix" = . ]; then prefix=; fi
+  [[ "$prefix" != /* && "$prefix" != ..* ]] || fail "path must be a directory inside the workspace, relative to it: got '$INPUT_PATH'"
   [ -d "${INPUT_PATH:-.}" ] || fail "path '${INPUT_PATH:-.}' is not a directory of the workspace"
   cli=(node "$GITHUB_ACTION_PATH/bin/tfguard.js")
   scan=(scan "${INPUT_PATH:-.}" --fail-on "${TFGUARD_FAIL_ON:-error}")
