@@ -1,7 +1,8 @@
 import type { Finding } from '../rules';
 import type { Severity } from '../model';
 import { SEVERITIES } from '../model';
-import type { ModuleReport, Report } from './types';
+import { kindLabel } from '../modules';
+import type { Report } from './types';
 
 export interface TextOptions {
   color: boolean;
@@ -66,14 +67,6 @@ function ruleCounts(findings: Finding[]): string {
   return [...counts].map(([rule, n]) => (n === 1 ? rule : `${rule} \u00d7${n}`)).join(', ');
 }
 
-const KIND_LABEL: Record<ModuleReport['kind'], string> = {
-  root: 'root module',
-  shared: 'reusable module',
-  example: 'example',
-  test: 'test configuration',
-  fragment: 'fragment',
-};
-
 const SECTION: Record<Severity, string> = { error: 'errors', warning: 'warnings', notice: 'notices' };
 
 /**
@@ -124,7 +117,7 @@ export function renderText(report: Report, options: TextOptions): string {
         const n = group.guessed.length;
         out.push(
           `  ${paint(c, COLOR[severity], severity.padEnd(7))} ${n === 1 ? '1 finding assumes' : `${n} findings assume`} ` +
-            `"${group.module}" is a ${KIND_LABEL[info.kind]}; confirm with \`tfguard init\`  ` +
+            `"${group.module}" is a ${kindLabel(info.kind)}; confirm with \`tfguard init\`  ` +
             paint(c, '2', `[${ruleCounts(group.guessed)}]`),
         );
       }
