@@ -14,6 +14,10 @@
 #       already left on the same lines is not posted again; one GitHub refuses (lines outside the
 #       pull request's diff: 422) is counted and left to the fix patch comment.
 #
+# Review comments use `line`, `side` and, for several lines, `start_line` / `start_side` on the head
+# commit (`commit_id`), as GitHub's REST reference for "Create a review comment for a pull request"
+# recommends (`position` is deprecated); GitHub answers 422 for lines outside the diff.
+#
 # Comments are this action's only when they start with the marker AND their author is the token's
 # user: someone else's comment that quotes the marker is never edited. The author is COMMENT_AUTHOR
 # when set, else the token's login (GET /user), else github-actions[bot] (the GITHUB_TOKEN's bot,
