@@ -50,7 +50,9 @@ export const USAGE = `Usage:
   tfguard scan <dir|archive> [--format text|json|sarif|markdown|codequality] [--output FILE]
                              [--config FILE] [--fail-on error|warning|notice|never]
                              [--registry] [--remote-modules] [--cache-dir DIR]
-                             [--no-color] [--timeout SECONDS]
+                             [--no-color] [--timeout SECONDS] [--title TEXT]
+                              --title: the Markdown report's heading (e.g. the repository
+                              name; default: the directory's or archive's name)
                               --remote-modules: resolve registry modules (and git or HTTP
                               packages on hosts allowed with module_hosts in --config) over the
                               network; without it only .terraform/modules in the archive is read
@@ -166,6 +168,7 @@ async function scanCommand(args: string[], io: CliIo): Promise<number> {
         'cache-dir': { type: 'string' },
         'no-color': { type: 'boolean' },
         timeout: { type: 'string' },
+        title: { type: 'string' },
       },
     });
   } catch (err) {
@@ -203,7 +206,11 @@ async function scanCommand(args: string[], io: CliIo): Promise<number> {
     !values['no-color'] &&
     values.output === undefined &&
     (mode === 'always' || (mode === 'auto' && io.isTTY));
-  const text = renderReport(report, format, { color, ...(docs !== undefined ? { docsUrl: docs } : {}) });
+  const text = renderReport(report, format, {
+    color,
+    ...(docs !== undefined ? { docsUrl: docs } : {}),
+    ...(values.title !== undefined ? { markdown: { title: values.title } } : {}),
+  });
   if (values.output !== undefined) await writeAtomically(values.output, text);
   else io.stdout(text);
   return verdict(report, failOn) === 'fail' ? EXIT_FINDINGS : EXIT_OK;

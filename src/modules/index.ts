@@ -6,7 +6,7 @@
 import type { HclParser } from '../hcl';
 import { CONSTANT_PROJECTION, LOADER_PROJECTION } from './projection';
 import type { Engine, ScanConfig } from '../model';
-import type { LoadDiagnostic, ModuleCall, ModuleInfo, RootTree } from './types';
+import type { LoadDiagnostic, ModuleCall, ModuleInfo, RemoteModule, RootTree } from './types';
 import type { LoadedArchive } from '../archive';
 import type { ParsedFile, ParseResult } from '../hcl';
 import { assembleModule } from './assemble';
@@ -675,6 +675,22 @@ export async function summarizePackage(
 }
 
 /**
+ * A remote module's key as seen from the archive call that leads to it: the call's own name, then
+ * the names inside remote packages (`this`, `eks.kms`), the same whichever root and call path reach
+ * that call (Terraform's full key, `iam_roles.this`, differs from one root to the next).
+ */
+function keyFromCallSite(r: RemoteModule, byKey: ReadonlyMap<string, RemoteModule>): string {
+  let top = r;
+  for (let up = r.parent; up !== null;) {
+    const parent = byKey.get(up);
+    if (parent === undefined) break;
+    top = parent;
+    up = parent.parent;
+  }
+  return top.name + r.key.slice(top.key.length);
+}
+
+/**
  * Resolves the remote modules of every tree (src/modules/remote): installed copies the archive
  * carries first, then, with `network`, the registries and allowed hosts. Each tree gets its remote
  * modules and their requirements; each module that stays unresolved gets one `module-unresolved`
@@ -695,9 +711,9 @@ export async function resolveRemoteModules(
   });
   const roots: RootTree[] = [];
   const added: LoadDiagnostic[] = [];
+  // One notice per call site (file and line) and unresolved module, however many call paths reach
+  // it: a shared module that 40 roots call under 40 names has one call site, and one notice.
   const seen = new Set<string>();
-  // Reasons are long and shared by many calls: keys name them by number.
-  const reasons = new Map<string, number>();
   for (const tree of loaded.roots) {
     input.signal?.throwIfAborted();
     if (!tree.remoteCalls.some((c) => c.installed !== true && c.source !== null)) {
@@ -707,22 +723,21 @@ export async function resolveRemoteModules(
     const remote = await resolver.resolveTree(tree);
     input.signal?.throwIfAborted();
     roots.push(withRemoteModules(tree, remote));
+    const byKey = new Map(remote.map((r) => [r.key, r]));
     for (const r of remote) {
       if (r.origin !== null) continue;
-      const reason = r.unresolved ?? '';
-      let n = reasons.get(reason);
-      if (n === undefined) reasons.set(reason, (n = reasons.size));
-      const id = `${r.location.file}:${r.location.line}\0${r.key}\0${r.source}\0${n}`;
+      const call = keyFromCallSite(r, byKey);
+      const id = `${r.location.file}:${r.location.line}\0${call}\0${r.source}\0${r.version ?? ''}`;
       if (seen.has(id)) continue;
       seen.add(id);
       added.push({
         kind: 'module-unresolved',
         module: r.module,
-        call: r.key,
+        call,
         source: r.source,
         reason: r.unresolved ?? 'it was not resolved',
         location: r.location,
-        remote: { key: r.key, version: r.version },
+        remote: { key: call, version: r.version },
       });
     }
   }

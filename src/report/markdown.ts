@@ -20,6 +20,9 @@ export interface MarkdownOptions {
   /** Where the complete report is, in Markdown (e.g. a link, or a command to run), named
    * whenever something is cut. Default: the CLI command that prints every finding. */
   fullReport?: string;
+  /** What the heading names: the repository when the caller knows it (the CI job, the API's
+   * `repository`). Default: the scanned directory's or archive's name (`source.name`). */
+  title?: string;
 }
 
 export const DEFAULT_MARKDOWN_BUDGET = 60_000;
@@ -61,25 +64,26 @@ function bySeverity(findings: Finding[]): Finding[] {
     .map(({ f }) => f);
 }
 
-/** One row per rule: the most severe first, then the most findings, then the rule id. */
+/** One row per rule and severity (a rule's low-confidence findings are notices, its others not):
+ * the most severe first, then the most findings, then the rule id. */
 function rollUp(findings: Finding[]): string[] {
-  const byRule = new Map<string, { severity: Severity; count: number }>();
+  const rows = new Map<string, { ruleId: string; severity: Severity; count: number }>();
   for (const f of findings) {
-    const entry = byRule.get(f.ruleId);
-    if (entry === undefined) byRule.set(f.ruleId, { severity: f.severity, count: 1 });
-    else {
-      entry.count += 1;
-      if (RANK[f.severity] < RANK[entry.severity]) entry.severity = f.severity;
-    }
+    const key = `${f.ruleId}\0${f.severity}`;
+    const entry = rows.get(key);
+    if (entry === undefined) rows.set(key, { ruleId: f.ruleId, severity: f.severity, count: 1 });
+    else entry.count += 1;
   }
-  const rows = [...byRule.entries()].sort(
-    ([ra, a], [rb, b]) =>
-      RANK[a.severity] - RANK[b.severity] || b.count - a.count || (ra < rb ? -1 : ra > rb ? 1 : 0),
+  const sorted = [...rows.values()].sort(
+    (a, b) =>
+      RANK[a.severity] - RANK[b.severity] ||
+      b.count - a.count ||
+      (a.ruleId < b.ruleId ? -1 : a.ruleId > b.ruleId ? 1 : 0),
   );
   return [
     '| Rule | Severity | Findings |',
     '|---|---|---:|',
-    ...rows.map(([ruleId, r]) => `| ${code(ruleId)} | ${ICON[r.severity]} ${r.severity} | ${r.count} |`),
+    ...sorted.map((r) => `| ${code(r.ruleId)} | ${ICON[r.severity]} ${r.severity} | ${r.count} |`),
   ];
 }
 
@@ -136,7 +140,7 @@ class Budget {
 }
 
 /**
- * Markdown for pull-request comments: a verdict line, a roll-up per rule, the findings (the most
+ * Markdown for pull-request comments: a verdict line, a roll-up per rule and severity, the findings (the most
  * severe first), suppressed findings and each root's provider constraints, within `maxBytes`
  * (default below GitHub's 65,536-character comment limit). Whatever does not fit is cut at a row
  * boundary, and the comment says what was cut and where the full report is. Deterministic: the
@@ -151,7 +155,7 @@ export function renderMarkdown(report: Report, options: MarkdownOptions = {}): s
   const suppressed = report.findings.filter((f) => f.suppressed !== undefined);
 
   const head: string[] = [];
-  head.push(`## tfguard: ${cell(report.source.name, 200)}`);
+  head.push(`## tfguard: ${cell(options.title ?? report.source.name, 200)}`);
   head.push('');
   const status = s.error > 0 ? '❌' : s.warning > 0 ? '⚠️' : '✅';
   head.push(

@@ -1,5 +1,7 @@
 import type { Finding } from '../rules';
 import type { Severity } from '../model';
+import { SEVERITIES } from '../model';
+import { kindLabel } from '../modules';
 import type { Report } from './types';
 
 export interface TextOptions {
@@ -40,10 +42,40 @@ function noteGroups(findings: Finding[]): { findings: Finding[]; note: string | 
   return groups;
 }
 
+/** One module's findings of one severity: the low-confidence ones that rest on a guess of the
+ * module's kind (printed as one line) and the others (printed one by one). */
+interface ModuleGroup {
+  module: string;
+  guessed: Finding[];
+  findings: Finding[];
+}
+
+function byModule(findings: Finding[], weak: ReadonlySet<string>): ModuleGroup[] {
+  const groups = new Map<string, ModuleGroup>();
+  for (const f of findings) {
+    let g = groups.get(f.module);
+    if (g === undefined) groups.set(f.module, (g = { module: f.module, guessed: [], findings: [] }));
+    (f.confidence === 'low' && weak.has(f.module) ? g.guessed : g.findings).push(f);
+  }
+  return [...groups.values()].sort((a, b) => (a.module < b.module ? -1 : a.module > b.module ? 1 : 0));
+}
+
+/** `lock-missing, root-module-unbounded ×3`: the rules of some findings, in order of first finding. */
+function ruleCounts(findings: Finding[]): string {
+  const counts = new Map<string, number>();
+  for (const f of findings) counts.set(f.ruleId, (counts.get(f.ruleId) ?? 0) + 1);
+  return [...counts].map(([rule, n]) => (n === 1 ? rule : `${rule} \u00d7${n}`)).join(', ');
+}
+
+const SECTION: Record<Severity, string> = { error: 'errors', warning: 'warnings', notice: 'notices' };
+
 /**
- * Plain text for people: findings grouped by module (and within a module by rule, a note repeated
- * for several findings printed once), suppressed findings in a short section of their own, then
- * a summary line.
+ * Plain text for people, what matters first: the summary, then the errors, the warnings and the
+ * notices, each severity grouped by module (and within a module by rule, a note repeated for
+ * several findings printed once). A module's findings that rest on a guess of its kind
+ * (low-confidence) are one line per module and severity, saying what they assume; the JSON report
+ * lists them one by one. Suppressed findings follow in a short section of their own, and the
+ * summary line closes the report too.
  */
 export function renderText(report: Report, options: TextOptions): string {
   const c = options.color;
@@ -53,40 +85,52 @@ export function renderText(report: Report, options: TextOptions): string {
     `${paint(c, '1', 'tfguard')} ${report.tool.version}  ${report.source.name}  ` +
       `(${plural(s.modules, 'module')}, ${plural(s.roots, 'root')}, engine ${report.engine})`,
   );
-  const byModule = new Map<string, Finding[]>();
-  const suppressed: Finding[] = [];
-  for (const f of report.findings) {
-    if (f.suppressed !== undefined) {
-      suppressed.push(f);
-      continue;
-    }
-    const list = byModule.get(f.module) ?? [];
-    list.push(f);
-    byModule.set(f.module, list);
-  }
+  const suppressed = report.findings.filter((f) => f.suppressed !== undefined);
+  const parts = [
+    paint(c && s.error > 0, COLOR.error, plural(s.error, 'error')),
+    paint(c && s.warning > 0, COLOR.warning, plural(s.warning, 'warning')),
+    paint(c && s.notice > 0, COLOR.notice, plural(s.notice, 'notice')),
+  ];
+  const summary = `${parts.join(', ')}${suppressed.length > 0 ? `; ${suppressed.length} suppressed` : ''}`;
+  out.push(summary);
   const kinds = new Map(report.modules.map((m) => [m.path, m]));
-  for (const [module, findings] of [...byModule.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    const info = kinds.get(module);
+  const weak = new Set(report.modules.filter((m) => m.kindEvidence === 'weak').map((m) => m.path));
+  for (const severity of SEVERITIES) {
+    const findings = report.findings.filter((f) => f.suppressed === undefined && f.severity === severity);
+    if (findings.length === 0) continue;
     out.push('');
-    out.push(
-      paint(c, '1', module) +
-        (info
-          ? paint(
-              c,
-              '2',
-              `  (${info.kind}${info.kindEvidence === 'weak' ? ', a guess' : ''}: ${info.kindReason})`,
-            )
-          : ''),
-    );
-    for (const group of noteGroups(findings)) {
-      for (const f of group.findings) {
-        const sev = paint(c, COLOR[f.severity], f.severity.padEnd(7));
-        out.push(`  ${sev} ${where(f)}  ${f.message}  ${paint(c, '2', `[${f.ruleId}]`)}`);
-        if (f.fix) out.push(`          fix: ${f.fix.replacement}  (${f.fix.description})`);
+    out.push(paint(c, `1;${COLOR[severity]}`, `${SECTION[severity]} (${findings.length})`));
+    for (const group of byModule(findings, weak)) {
+      const info = kinds.get(group.module);
+      out.push('');
+      out.push(
+        paint(c, '1', group.module) +
+          (info
+            ? paint(
+                c,
+                '2',
+                `  (${info.kind}${info.kindEvidence === 'weak' ? ', a guess' : ''}: ${info.kindReason})`,
+              )
+            : ''),
+      );
+      if (group.guessed.length > 0 && info !== undefined) {
+        const n = group.guessed.length;
+        out.push(
+          `  ${paint(c, COLOR[severity], severity.padEnd(7))} ${n === 1 ? '1 finding assumes' : `${n} findings assume`} ` +
+            `"${group.module}" is a ${kindLabel(info.kind)}; confirm with \`tfguard init\`  ` +
+            paint(c, '2', `[${ruleCounts(group.guessed)}]`),
+        );
       }
-      if (group.note === undefined) continue;
-      const n = group.findings.length;
-      out.push(`          note${n === 1 ? '' : ` (for the ${n} findings above)`}: ${group.note}`);
+      for (const notes of noteGroups(group.findings)) {
+        for (const f of notes.findings) {
+          const sev = paint(c, COLOR[f.severity], f.severity.padEnd(7));
+          out.push(`  ${sev} ${where(f)}  ${f.message}  ${paint(c, '2', `[${f.ruleId}]`)}`);
+          if (f.fix) out.push(`          fix: ${f.fix.replacement}  (${f.fix.description})`);
+        }
+        if (notes.note === undefined) continue;
+        const n = notes.findings.length;
+        out.push(`          note${n === 1 ? '' : ` (for the ${n} findings above)`}: ${notes.note}`);
+      }
     }
   }
   if (suppressed.length > 0) {
@@ -102,11 +146,6 @@ export function renderText(report: Report, options: TextOptions): string {
     }
   }
   out.push('');
-  const parts = [
-    paint(c && s.error > 0, COLOR.error, plural(s.error, 'error')),
-    paint(c && s.warning > 0, COLOR.warning, plural(s.warning, 'warning')),
-    paint(c && s.notice > 0, COLOR.notice, plural(s.notice, 'notice')),
-  ];
-  out.push(`${parts.join(', ')}${suppressed.length > 0 ? `; ${suppressed.length} suppressed` : ''}`);
+  out.push(summary);
   return out.join('\n') + '\n';
 }

@@ -411,7 +411,7 @@ async function reportResponse(
   const document: ApiResponse = {
     statusCode: 200,
     headers: { 'content-type': CONTENT_TYPES[format], ...headers },
-    body: renderReport(report, format, storedMarkdownOptions(scan.keys)),
+    body: renderReport(report, format, storedMarkdownOptions(scan.keys, repository)),
   };
   if (lambdaPayloadBytes(document) <= MAX_INLINE_RESPONSE_BYTES) return document;
   // The bare document cannot be the body: send the caller to the stored copy.

@@ -225,9 +225,18 @@ function objectMetadata(
 }
 
 /** How the stored Markdown report (and the API's Markdown answer, which must equal it) names the
- * full report when it has to cut the findings. */
-export function storedMarkdownOptions(keys: Pick<ReportKeys, 'json'>): RenderOptions {
-  return { markdown: { fullReport: `the JSON report stored beside this one, \`${keys.json}\`` } };
+ * full report when it has to cut the findings, and its title: the repository, when the scan has
+ * one (the archive's name is whatever the CI job called its upload). */
+export function storedMarkdownOptions(
+  keys: Pick<ReportKeys, 'json'>,
+  repository: string | null,
+): RenderOptions {
+  return {
+    markdown: {
+      fullReport: `the JSON report stored beside this one, \`${keys.json}\``,
+      ...(repository !== null && repository !== '' ? { title: repository } : {}),
+    },
+  };
 }
 
 /** The content type of a stored patch (`fix.patch`). */
@@ -255,7 +264,7 @@ export async function storeReport(
     contentType: CONTENT_TYPES.sarif,
     metadata,
   });
-  const markdown = renderReport(report, 'markdown', storedMarkdownOptions(keys));
+  const markdown = renderReport(report, 'markdown', storedMarkdownOptions(keys, repository));
   await ctx.reports.put(keys.markdown, markdown, {
     contentType: CONTENT_TYPES.markdown,
     metadata,

@@ -99,9 +99,10 @@ test('the local walkthrough of docs/service.md works as written, step by step', 
     [
       /-f getScan -p events\/http-get-scan\.json/,
       (out) => {
-        // The scan id of events/http-get-scan.json is the one the posted sample produces.
+        // The scan id of events/http-get-scan.json is the one the posted sample produces; the
+        // Markdown is titled with the repository the scan was posted for.
         expect(out).toContain('"statusCode": 200');
-        expect(out).toContain('"body": "## tfguard: archive.tar.gz');
+        expect(out).toContain('"body": "## tfguard: acme/network');
       },
     ],
     [

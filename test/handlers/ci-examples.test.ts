@@ -5,7 +5,8 @@
  * workflow, GitLab's `rules:` for the pipeline), their pinned versions are this version, and their
  * shell commands are run: the GitLab API job's script fetches the scan script from a package
  * tarball laid out as npm lays it out and scans through the SigV4-verifying stand-in to the real
- * handlers; the CLI commands run the CLI of this checkout in place of `npx tfguard@<version>`.
+ * handlers; the CLI commands run the CLI of this checkout in place of
+ * `npx github:tfguard/tfguard#v<version>`.
  */
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile, copyFile } from 'node:fs/promises';
@@ -81,9 +82,9 @@ async function shell(
   }
 }
 
-/** `npx tfguard@<version>` as the examples write it → this checkout's CLI. */
+/** `npx github:tfguard/tfguard#v<version>` as the examples write it → this checkout's CLI. */
 function localCli(line: string): string {
-  const npx = /npx --yes "?tfguard@(\$TFGUARD_VERSION|[0-9.]+)"?/;
+  const npx = /npx --yes "?github:tfguard\/tfguard#v(\$TFGUARD_VERSION|[0-9.]+)"?/;
   expect(line).toMatch(npx);
   return line.replace(npx, `node ${JSON.stringify(CLI)}`);
 }
@@ -106,20 +107,22 @@ test('no example needs a file of this repository, and every pinned version is th
       expect(`${file}: ${m[2]}`).toBe(`${file}: ${pkg.version}`);
       pins++;
     }
-    for (const m of text.matchAll(/tfguard@([0-9][0-9.]*)|rev: v([0-9.]+)|TFGUARD_VERSION: '([0-9.]+)'/g)) {
-      expect(`${file}: ${m[1] ?? m[2] ?? m[3]}`).toBe(`${file}: ${pkg.version}`);
+    for (const m of text.matchAll(
+      /tfguard@([0-9][0-9.]*)|rev: v([0-9.]+)|TFGUARD_VERSION: '([0-9.]+)'|tfguard#v([0-9][0-9.]*)/g,
+    )) {
+      expect(`${file}: ${m[1] ?? m[2] ?? m[3] ?? m[4]}`).toBe(`${file}: ${pkg.version}`);
       pins++;
     }
   }
-  // The action in the example workflow and in action.yml's comment, npx in the fork job, the
-  // GitLab variable, the pre-commit rev in the hook file and the README.
+  // The action in the example workflow (both jobs) and in action.yml's comment, the GitLab
+  // variable, the pre-commit rev in the hook file and the README.
   expect(pins).toBeGreaterThanOrEqual(6);
   for (const file of ['docs/ci/github-actions.yml', 'docs/ci/gitlab-ci.yml']) {
     const text = await readFile(join(REPO, file), 'utf8');
     const commands = text.split('\n').filter((l) => /^\s*(- |run: )/.test(l) && !/^\s*- uses:/.test(l));
     expect(
       commands.filter(
-        (l) => /docs\/ci\/|\.\/tfguard-scan\.sh|bin\/tfguard/.test(l) && !/\/package\/docs\/ci\//.test(l),
+        (l) => /docs\/ci\/|\.\/tfguard-scan\.sh|bin\/tfguard/.test(l) && !/"\$tfguard\/docs\/ci\//.test(l),
       ),
     ).toEqual([]);
   }
@@ -173,13 +176,16 @@ describe('GitHub Actions example', () => {
     expect(required.filter((k) => !given.includes(k))).toEqual([]);
   });
 
-  test("the fork job's command scans the checkout with the CLI (exit 1 on the sample's errors)", async () => {
-    const runs = workflow.jobs['tfguard-fork']!.steps.filter((s) => s.run !== undefined).map((s) => s.run!);
-    expect(runs).toHaveLength(1);
-    const dir = await checkout('gh-fork');
-    const r = await shell([localCli(runs[0]!)], dir, { NO_COLOR: '1' });
-    expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/\d+ errors?, \d+ warnings?, \d+ notices?\n$/);
+  test('the fork job runs the action in the runner: no api-url, no credentials, no SARIF upload', () => {
+    // test/handlers/action.test.ts runs the action this way on a fork pull request.
+    const steps = workflow.jobs['tfguard-fork']!.steps;
+    expect(steps.filter((s) => s.run !== undefined)).toEqual([]);
+    const step = steps.find((s) => s.uses?.startsWith(`${new URL(REPOSITORY_URL).pathname.slice(1)}@`));
+    expect(step?.uses).toBe(`${new URL(REPOSITORY_URL).pathname.slice(1)}@v${pkg.version}`);
+    expect(Object.keys(step!.with ?? {}).filter((k) => !(k in action.inputs))).toEqual([]);
+    expect(step!.with).not.toHaveProperty('api-url');
+    expect(step!.with).not.toHaveProperty('role-to-assume');
+    expect(step!.with!['sarif-upload']).toBe(false);
   });
 });
 
@@ -257,17 +263,18 @@ describe('GitLab CI example', () => {
     const h: Harness = await startHarness();
     const api: ApiStandIn = await startApiStandIn(h);
     try {
-      // The package tarball as npm lays it out (package/…); test/cli/npm-package.test.ts checks
-      // that the published package holds docs/ci/tfguard-scan.sh.
+      // The repository's tarball at the tag as GitHub serves it (archive/refs/tags/v….tar.gz:
+      // one top directory, tfguard-<version>/).
       const pack = join(work, 'pack');
-      await mkdir(join(pack, 'package', 'docs', 'ci'), { recursive: true });
-      await copyFile(join(REPO, 'docs/ci/tfguard-scan.sh'), join(pack, 'package/docs/ci/tfguard-scan.sh'));
+      const top = `tfguard-${pkg.version}`;
+      await mkdir(join(pack, top, 'docs', 'ci'), { recursive: true });
+      await copyFile(join(REPO, 'docs/ci/tfguard-scan.sh'), join(pack, top, 'docs/ci/tfguard-scan.sh'));
       await writeFile(
-        join(pack, 'package', 'package.json'),
+        join(pack, top, 'package.json'),
         JSON.stringify({ name: 'tfguard', version: pkg.version }),
       );
-      const tgz = join(work, `tfguard-${pkg.version}.tgz`);
-      await exec('tar', ['-czf', tgz, '-C', pack, 'package']);
+      const tgz = join(work, `v${pkg.version}.tar.gz`);
+      await exec('tar', ['-czf', tgz, '-C', pack, top]);
 
       const job = gitlab.tfguard!;
       const dir = await checkout('gl-api');
@@ -278,7 +285,7 @@ describe('GitLab CI example', () => {
         ...CI_AWS_ENV, // what before_script exports from sts assume-role-with-web-identity
         CI_PROJECT_PATH: 'acme/network',
         TFGUARD_API: api.gateway.url,
-        TFGUARD_PACKAGE_URL: `file://${tgz}`,
+        TFGUARD_SOURCE_URL: `file://${tgz}`,
         TFGUARD_POLL_SECONDS: '0.2',
       });
       expect(r.stderr).toBe('');

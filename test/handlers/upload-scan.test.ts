@@ -86,7 +86,8 @@ test('the sample event scans the sample archive and stores JSON, SARIF, Markdown
   expect(sarif.version).toBe('2.1.0');
   const markdown = (await h.reports.get(keys.markdown))!;
   expect(markdown.contentType).toBe('text/markdown; charset=utf-8');
-  expect(markdown.body.toString()).toContain('release 42.tar.gz');
+  // Titled with the repository the upload belongs to, not the uploaded file's name.
+  expect(markdown.body.toString().split('\n')[0]).toBe('## tfguard: acme/network');
   // Written to the bucket directly: the uploader is the principal the S3 event names.
   const principal = event.Records[0]!.userIdentity.principalId;
   expect(principal).toBe('AWS:AROAEXAMPLE:ci');

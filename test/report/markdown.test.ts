@@ -23,25 +23,23 @@ beforeAll(async () => {
 const bytes = (s: string) => Buffer.byteLength(s, 'utf8');
 const findingRows = (md: string) =>
   md.split('\n').filter((l) => /^\| (🔴|🟠|🔵) (error|warning|notice) \| `/.test(l));
-/** The roll-up table: rule → [severity, count]. */
-function rollUp(md: string): Map<string, [string, number]> {
+/** The roll-up table: `rule severity` → count. */
+function rollUp(md: string): Map<string, number> {
   const rows = md.split('\n').filter((l) => /^\| `[a-z-]+` \| (🔴|🟠|🔵) \w+ \| \d+ \|$/.test(l));
-  return new Map(
-    rows.map((l) => {
-      const [, id, severity, count] = /^\| `([a-z-]+)` \| \S+ (\w+) \| (\d+) \|$/.exec(l) as RegExpExecArray;
-      return [id as string, [severity as string, Number(count)]];
-    }),
-  );
+  const out = new Map<string, number>();
+  for (const l of rows) {
+    const [, id, severity, count] = /^\| `([a-z-]+)` \| \S+ (\w+) \| (\d+) \|$/.exec(l) as RegExpExecArray;
+    expect(out.has(`${id} ${severity}`)).toBe(false);
+    out.set(`${id} ${severity}`, Number(count));
+  }
+  return out;
 }
-/** rule → [its most severe finding's severity, count] (a rule's low-confidence findings are notices). */
-function perRule(report: Report): Map<string, [string, number]> {
-  const rank = { error: 0, warning: 1, notice: 2 } as const;
-  const out = new Map<string, [string, number]>();
+/** `rule severity` → count of the findings that are not suppressed. */
+function perRule(report: Report): Map<string, number> {
+  const out = new Map<string, number>();
   for (const f of report.findings) {
     if (f.suppressed !== undefined) continue;
-    const [severity, n] = out.get(f.ruleId) ?? [f.severity, 0];
-    const worst = rank[f.severity] < rank[severity as keyof typeof rank] ? f.severity : severity;
-    out.set(f.ruleId, [worst, n + 1]);
+    out.set(`${f.ruleId} ${f.severity}`, (out.get(`${f.ruleId} ${f.severity}`) ?? 0) + 1);
   }
   return out;
 }
@@ -65,7 +63,11 @@ describeWithCorpus('a large real scan', () => {
     expect(bytes(md)).toBeLessThan(GITHUB_COMMENT_LIMIT);
     // Every rule with its count, summing to the summary.
     expect(rollUp(md)).toEqual(perRule(large));
-    expect([...rollUp(md).values()].reduce((n, [, c]) => n + c, 0)).toBe(large.summary.total);
+    expect([...rollUp(md).values()].reduce((n, c) => n + c, 0)).toBe(large.summary.total);
+    // A rule with findings of two severities has two rows (the premise: lock-missing's
+    // low-confidence findings are notices, the others warnings).
+    const lockMissing = [...rollUp(md).keys()].filter((k) => k.startsWith('lock-missing '));
+    expect(lockMissing.sort()).toEqual(['lock-missing notice', 'lock-missing warning']);
 
     const rows = findingRows(md);
     const total = large.summary.total;
@@ -132,6 +134,12 @@ describe('a small scan', () => {
     expect(md).not.toContain('Showing the');
     expect(md).not.toContain('Not shown');
     expect(md).toContain('<summary>Provider constraints per root module</summary>');
+  });
+
+  it("is titled with the repository when the caller names it, else with the input's name", () => {
+    expect(renderReport(demo, 'markdown').split('\n')[0]).toBe(`## tfguard: ${demo.source.name}`);
+    const titled = renderReport(demo, 'markdown', { markdown: { title: 'acme/network' } });
+    expect(titled.split('\n')[0]).toBe('## tfguard: acme/network');
   });
 
   it('a fix is shown as code next to the message', () => {

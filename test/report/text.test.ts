@@ -81,3 +81,65 @@ it('keeps a fix per finding and groups only runs with the same note', () => {
 it('still lists every finding with its location', () => {
   for (const f of report.findings) expect(text).toContain(`${f.file}:${f.line}  ${f.message}`);
 });
+
+describe('what matters first', () => {
+  let guessed: Report;
+  let out: string[];
+  beforeAll(async () => {
+    guessed = await scanFiles({
+      // A root by its backend, with an error (a missing module) and a warning (no lock file).
+      'live/main.tf': lines(
+        'terraform {',
+        '  backend "s3" {}',
+        '  required_providers {',
+        '    aws = { source = "hashicorp/aws", version = "~> 5.0" }',
+        '  }',
+        '}',
+        'module "gone" {',
+        '  source = "../gone"',
+        '}',
+      ),
+      // A root only by a guess (a provider block, nobody calls it): its findings are low-confidence.
+      'scratch/main.tf': lines(
+        'terraform {',
+        '  required_providers {',
+        '    aws = { source = "hashicorp/aws", version = ">= 5.0" }',
+        '    null = { source = "hashicorp/null", version = ">= 3.0" }',
+        '  }',
+        '}',
+        'provider "aws" {}',
+      ),
+    });
+    out = renderReport(guessed, 'text').split('\n');
+  });
+
+  it('opens with the summary, then errors, warnings and notices', () => {
+    const s = guessed.summary;
+    expect([s.error, s.warning > 0, s.notice > 0]).toEqual([1, true, true]);
+    expect(out[1]).toBe(`1 error, ${s.warning} warning${s.warning === 1 ? '' : 's'}, ${s.notice} notices`);
+    expect(out[out.length - 2]).toBe(out[1]);
+    const sections = out.filter((l) => /^(errors|warnings|notices) \(\d+\)$/.test(l));
+    expect(sections).toEqual(['errors (1)', `warnings (${s.warning})`, `notices (${s.notice})`]);
+    expect(out.indexOf('errors (1)')).toBe(3);
+    expect(out[6]).toContain('live/main.tf:7  module "gone" source "../gone"');
+  });
+
+  it("groups a module's low-confidence findings in one line that says what they assume", () => {
+    const low = guessed.findings.filter((f) => f.confidence === 'low');
+    expect(low.length).toBeGreaterThan(1);
+    expect(new Set(low.map((f) => f.module))).toEqual(new Set(['scratch']));
+    const bySeverity = new Map<string, typeof low>();
+    for (const f of low) bySeverity.set(f.severity, [...(bySeverity.get(f.severity) ?? []), f]);
+    for (const [severity, findings] of bySeverity) {
+      const n = findings.length;
+      const rules = [...new Set(findings.map((f) => f.ruleId))];
+      const line = out.find((l) => l.startsWith(`  ${severity.padEnd(7)} ${n} finding`));
+      expect(line).toContain(
+        `${n} finding${n === 1 ? ' assumes' : 's assume'} "scratch" is a root module; confirm with \`tfguard init\``,
+      );
+      for (const rule of rules) expect(line).toContain(rule);
+    }
+    // Each one is in the JSON report, not in the text.
+    for (const f of low) expect(out.join('\n')).not.toContain(f.message);
+  });
+});

@@ -44,7 +44,33 @@ ruleTable('module-unresolved', [
         module: 'net',
         file: 'net/main.tf',
         line: 1,
-        message: 'remote module "net.vpc" (source "acme/vpc/aws", version "~> 5.0") was not resolved',
+        message: 'remote module "vpc" (source "acme/vpc/aws", version "~> 5.0") was not resolved',
+      },
+    ],
+  },
+  {
+    // cloudposse's components: every component calls its own label module under its own name, so
+    // the call paths (Terraform's keys `a_net.vpc`, `b_net.vpc`) differ; the call site is one.
+    name: 'one call site reached by three roots under three call paths: one notice, named from the site',
+    files: {
+      'envs/a/main.tf': lines('module "a_net" {', '  source = "../../net"', '}'),
+      'envs/b/main.tf': lines('module "b_net" {', '  source = "../../net"', '}'),
+      'envs/c/main.tf': lines(
+        'module "first" {',
+        '  source = "../../net"',
+        '}',
+        'module "second" {',
+        '  source = "../../net"',
+        '}',
+      ),
+      'net/main.tf': lines('module "vpc" {', '  source  = "acme/vpc/aws"', '  version = "~> 5.0"', '}'),
+    },
+    expected: [
+      {
+        module: 'net',
+        file: 'net/main.tf',
+        line: 1,
+        message: 'remote module "vpc" (source "acme/vpc/aws", version "~> 5.0") was not resolved',
       },
     ],
   },

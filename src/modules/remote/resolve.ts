@@ -17,7 +17,7 @@
  *    - a downloaded package goes through the safe archive reader under the scan's archive limits and
  *      is loaded like the archive's own modules;
  * 3. otherwise the module stays unresolved, with the reason; the loader turns that into one
- *    `module-unresolved` notice per module.
+ *    `module-unresolved` notice per call site.
  *
  * Local calls inside a remote package resolve inside the same package (`//modules/x`, `../y`).
  */
