@@ -1,6 +1,7 @@
 import type { Finding } from '../rules';
 import type { Severity } from '../model';
 import type { Report } from './types';
+import { ciSafeLines, visibleStrings } from './escape';
 
 export interface TextOptions {
   color: boolean;
@@ -45,7 +46,9 @@ function noteGroups(findings: Finding[]): { findings: Finding[]; note: string | 
  * for several findings printed once), suppressed findings in a short section of their own, then
  * a summary line.
  */
-export function renderText(report: Report, options: TextOptions): string {
+export function renderText(archiveReport: Report, options: TextOptions): string {
+  // Every string shown with its control characters escaped; no line a CI command (escape.ts).
+  const report = visibleStrings(archiveReport);
   const c = options.color;
   const out: string[] = [];
   const s = report.summary;
@@ -108,5 +111,5 @@ export function renderText(report: Report, options: TextOptions): string {
     paint(c && s.notice > 0, COLOR.notice, plural(s.notice, 'notice')),
   ];
   out.push(`${parts.join(', ')}${suppressed.length > 0 ? `; ${suppressed.length} suppressed` : ''}`);
-  return out.join('\n') + '\n';
+  return ciSafeLines(out.join('\n') + '\n');
 }
