@@ -27,7 +27,8 @@ import { hashPackage, PackageHashError, RegistryClient, ReleaseHashResolver } fr
 import type { Finding } from '../rules';
 import type { ScanConfig } from '../model';
 import { RULES } from '../rules';
-import { closeSharedParser, fixPatch, fixPath, scanPath } from '../scan';
+import { gitQuotedName } from '../fix';
+import { closeSharedParser, fixPatch, fixPatchParts, fixPath, scanPath } from '../scan';
 import type { ScanOptions } from '../scan/types';
 import { renderSummaryMarkdown, runLocalAudit } from '../service';
 import type { LocalArchive } from '../service';
@@ -322,8 +323,12 @@ async function fixCommand(args: string[], io: CliIo): Promise<number> {
   const { report, changes, fixed } = outcome;
   const say = (text: string): void => (dryRun ? io.stderr : io.stdout)(ciSafeLines(text));
   const onDisk = (file: string): string => path.join(dir, ...file.split('/'));
-  if (dryRun) io.stdout(fixPatch(changes));
-  else
+  if (dryRun) {
+    io.stdout(fixPatch(changes));
+    // The patch names them too, in lines git apply skips: say it where a person reads.
+    for (const l of fixPatchParts(changes).leftOut)
+      io.stderr(`tfguard fix: left out of the patch: ${gitQuotedName('', l.path)}: ${l.reason}\n`);
+  } else
     for (const c of changes) {
       if (c.created) await createFile(onDisk(c.path), c.after);
       else await replaceFile(onDisk(c.path), c.after);
