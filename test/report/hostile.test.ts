@@ -11,7 +11,8 @@
  * - text: no control character but colour codes, no line a CI command;
  * - SARIF and Code Quality: no control character or embedded link in message text, URIs that
  *   resolve to exactly the archive path, no `##[` in the file;
- * - JSON: data, every string as the archive has it.
+ * - JSON: data, every string as the archive has it;
+ * - the fleet audit's Markdown summary (src/service/summary.ts): as the Markdown report.
  */
 import { spawnSync } from 'node:child_process';
 import { renderReport } from '../../src/report';
@@ -20,6 +21,13 @@ import type { CodeQualityIssue } from '../../src/report/codequality';
 import type { Report } from '../../src/report/types';
 import type { Finding } from '../../src/rules';
 import { scanBytes } from '../../src/scan';
+import {
+  buildSummary,
+  entryOf,
+  renderSummaryMarkdown,
+  scannedResult,
+  unscannedResult,
+} from '../../src/service/summary';
 import { makeTarGz } from '../support/archive';
 import { describeWithExternal } from '../support/external';
 
@@ -238,5 +246,28 @@ describeWithExternal(['cmark-gfm'], 'Markdown as GitHub parses it (cmark-gfm)', 
       .filter((f) => f.fix?.suggestion !== undefined)
       .map((f) => `${f.fix?.suggestion?.text}\n`);
     expect(suggestions.sort()).toEqual(expected.sort());
+  });
+
+  it('the fleet audit summary: the same rules for repository names, reasons and findings', () => {
+    const run = { runId: 'run-2', startedAt: '2026-01-01T00:00:00Z', previousRunId: 'run-1' };
+    const before = scannedResult('run-1', `acme/${DIRS[0]}`, 's1', { ...report, findings: [] }, null);
+    const entries = [
+      entryOf(scannedResult('run-2', `acme/${DIRS[0]}`, 's2', report, before)),
+      entryOf(unscannedResult('run-2', 'acme/@octocat', 'rejected', `${EVIL} ${DIRS[7]}`)),
+    ];
+    const summaryMd = renderSummaryMarkdown(buildSummary(run, entries));
+    expect(summaryMd).toContain('## Changes since the previous audit');
+    const r = spawnSync('cmark-gfm', ['--unsafe', '-e', 'table', '-e', 'autolink', '-e', 'strikethrough'], {
+      input: summaryMd,
+      encoding: 'utf8',
+    });
+    expect(r.status).toBe(0);
+    const out = r.stdout;
+    const tags = new Set([...out.matchAll(/<\/?([a-zA-Z0-9]+)/g)].map((m) => (m[1] as string).toLowerCase()));
+    const allowed = ['h1', 'h2', 'h3', 'p', 'ul', 'li', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'code'];
+    expect([...tags].filter((t) => !allowed.includes(t))).toEqual([]);
+    expect(out).not.toMatch(/href=/i);
+    expect(summaryMd).not.toMatch(CONTROL);
+    expect(decode(out.replace(/<code[^>]*>[\s\S]*?<\/code>/g, ''))).not.toMatch(/@octocat|#\d/);
   });
 });
