@@ -21,13 +21,14 @@ import {
 } from '../config';
 import { isInputError, InputError } from '../errors';
 import type { Severity } from '../model';
-import { renderReport, REPORT_FORMATS, verdict } from '../report';
+import { ciSafeLines, renderReport, REPORT_FORMATS, verdict, visible } from '../report';
 import type { FailOn, ReportFormat } from '../report';
 import { hashPackage, PackageHashError, RegistryClient, ReleaseHashResolver } from '../lockfile';
 import type { Finding } from '../rules';
 import type { ScanConfig } from '../model';
 import { RULES } from '../rules';
-import { closeSharedParser, fixPatch, fixPath, scanPath } from '../scan';
+import { gitQuotedName } from '../fix';
+import { closeSharedParser, fixPatch, fixPatchParts, fixPath, scanPath } from '../scan';
 import type { ScanOptions } from '../scan/types';
 import { renderSummaryMarkdown, runLocalAudit } from '../service';
 import type { LocalArchive } from '../service';
@@ -280,8 +281,9 @@ function lockFixRegistry(config: ScanConfig): ReleaseHashResolver {
   });
 }
 
+/** Where a finding is, as text output shows it (control characters escaped: src/report/escape.ts). */
 function where(f: Finding): string {
-  return f.file === null ? f.module : `${f.file}${f.line === null ? '' : `:${f.line}`}`;
+  return visible(f.file === null ? f.module : `${f.file}${f.line === null ? '' : `:${f.line}`}`);
 }
 
 async function fixCommand(args: string[], io: CliIo): Promise<number> {
@@ -326,17 +328,21 @@ async function fixCommand(args: string[], io: CliIo): Promise<number> {
     lockRegistry: (config) => (config.registry ? lockFixRegistry(config) : null),
   });
   const { report, changes, fixed } = outcome;
-  const say = dryRun ? io.stderr : io.stdout;
+  const say = (text: string): void => (dryRun ? io.stderr : io.stdout)(ciSafeLines(text));
   const onDisk = (file: string): string => path.join(dir, ...file.split('/'));
-  if (dryRun) io.stdout(fixPatch(changes));
-  else
+  if (dryRun) {
+    io.stdout(fixPatch(changes));
+    // The patch names them too, in lines git apply skips: say it where a person reads.
+    for (const l of fixPatchParts(changes).leftOut)
+      io.stderr(`tfguard fix: left out of the patch: ${gitQuotedName('', l.path)}: ${l.reason}\n`);
+  } else
     for (const c of changes) {
       if (c.created) await createFile(onDisk(c.path), c.after);
       else await replaceFile(onDisk(c.path), c.after);
     }
   const verb = dryRun ? 'would fix' : 'fixed';
   say(`tfguard fix: ${verb} ${fixed.length} finding(s) in ${changes.length} file(s)\n`);
-  for (const f of fixed) say(`  ${where(f)}  ${f.ruleId}: ${outcome.descriptions.get(f) ?? ''}\n`);
+  for (const f of fixed) say(`  ${where(f)}  ${f.ruleId}: ${visible(outcome.descriptions.get(f) ?? '')}\n`);
   // What remains: after a real fix, a fresh scan of the written files says; a dry run assumes the
   // planned fixes apply (to the last scan it made).
   const fixedKeys = new Set(fixed.map((f) => `${f.ruleId}\0${where(f)}`));
@@ -351,9 +357,9 @@ async function fixCommand(args: string[], io: CliIo): Promise<number> {
     say(`still needs a person: ${open.length} finding(s)\n`);
     for (const f of open) {
       const reason = reasons.get(`${f.ruleId}\0${where(f)}`) ?? 'no mechanical fix';
-      say(`  ${where(f)}  ${f.ruleId} (${f.severity}): ${reason}\n`);
+      say(`  ${where(f)}  ${f.ruleId} (${f.severity}): ${visible(reason)}\n`);
       // A finding without a fix says in its note what to do (and, for a fix withheld, why).
-      if (f.fix?.edits === undefined && f.note !== undefined) say(`      ${f.note}\n`);
+      if (f.fix?.edits === undefined && f.note !== undefined) say(`      ${visible(f.note)}\n`);
     }
   }
   // With --rule, the exit code, like the list, is about those rules.

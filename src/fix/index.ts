@@ -6,4 +6,4 @@ export { applyEdits, planFixes, suggestionFor } from './edits';
 export type { FixPlan, PlannedRewrites, SkippedFix } from './edits';
 export { LOCK_FIX_RULES, planLockFixes } from './lock';
 export type { LockFixInput, LockFixPlan, LockFixSource } from './lock';
-export { unifiedDiff } from './diff';
+export { gitQuotedName, unifiedDiff, unpatchablePath } from './diff';

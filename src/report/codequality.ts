@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Finding } from '../rules';
 import type { Severity } from '../model';
 import type { Report } from './types';
+import { jsonForLogs, plainText } from './escape';
 
 /**
  * One issue of a GitLab Code Quality report (`artifacts:reports:codequality`): the subset of the
@@ -42,12 +43,12 @@ export function renderCodeQuality(report: Report): string {
     const n = occurrences.get(identity) ?? 0;
     occurrences.set(identity, n + 1);
     return {
-      description: f.fix ? `${f.message} Suggested: ${f.fix.replacement}` : f.message,
+      description: plainText(f.fix ? `${f.message} Suggested: ${f.fix.replacement}` : f.message),
       check_name: f.ruleId,
       fingerprint: sha256(n === 0 ? identity : `${identity}#${n}`),
       severity: SEVERITY[f.severity],
       location: { path: f.file ?? f.module, lines: { begin: f.line ?? 1 } },
     };
   });
-  return JSON.stringify(issues, null, 2) + '\n';
+  return jsonForLogs(JSON.stringify(issues, null, 2)) + '\n';
 }

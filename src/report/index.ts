@@ -11,6 +11,7 @@ export { buildReport } from './build';
 export type { FailOn, Report, ReportFormat } from './types';
 export { REPORT_FORMATS } from './types';
 export { GITHUB_COMMENT_LIMIT, type MarkdownOptions } from './markdown';
+export { ciSafeLines, visible } from './escape';
 
 export interface RenderOptions {
   /** ANSI colour in text output. */

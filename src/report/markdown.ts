@@ -2,6 +2,7 @@ import type { Finding } from '../rules';
 import type { Severity } from '../model';
 import { SEVERITIES } from '../model';
 import type { Report } from './types';
+import { mdCode, mdFence, mdText } from './escape';
 
 const ICON: Record<Severity, string> = { error: '🔴', warning: '🟠', notice: '🔵' };
 
@@ -31,15 +32,14 @@ const DEFAULT_FULL_REPORT = '`tfguard scan --format json` (or `--format text`) l
 /** Longest message cell; longer messages end in `…`. */
 const MAX_CELL = 600;
 
-/** Escapes text for a Markdown table cell. */
+/** Archive text as Markdown prose in a table cell or heading (src/report/escape.ts). */
 function cell(text: string, max = MAX_CELL): string {
-  const chars = [...text.replace(/\r?\n/g, ' ')];
-  const cut = chars.length > max ? chars.slice(0, max - 1).join('') + '…' : chars.join('');
-  return cut.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/`/g, '\\`');
+  return mdText(text, max);
 }
 
-function code(text: string): string {
-  return `\`${text.replace(/`/g, "'").replace(/\|/g, '\\|').replace(/\r?\n/g, ' ')}\``;
+/** Archive text as a code span; `inTable`: it is in a table cell (pipes escaped). */
+function code(text: string, inTable = true): string {
+  return mdCode(text, inTable);
 }
 
 function location(f: Finding): string {
@@ -101,10 +101,9 @@ function suggestionBlock(f: Finding): string {
   const fix = f.fix as NonNullable<Finding['fix']>;
   const s = fix.suggestion as NonNullable<NonNullable<Finding['fix']>['suggestion']>;
   const lines = s.startLine === s.endLine ? `line ${s.startLine}` : `lines ${s.startLine}–${s.endLine}`;
-  const longest = Math.max(0, ...(s.text.match(/`+/g) ?? []).map((run) => run.length));
-  const fence = '`'.repeat(Math.max(3, longest + 1));
+  const fence = mdFence(s.text) as string;
   return [
-    `${code(`${s.file}:${s.startLine}`)} ${code(f.ruleId)}: ${cell(fix.description)} (${lines}):`,
+    `${code(`${s.file}:${s.startLine}`, false)} ${code(f.ruleId, false)}: ${cell(fix.description)} (${lines}):`,
     '',
     `${fence}suggestion`,
     s.text,
@@ -222,7 +221,10 @@ export function renderMarkdown(report: Report, options: MarkdownOptions = {}): s
     for (const line of ['', '</details>', '']) emit(line);
   };
 
-  const suggestions = bySeverity(active).filter((f) => f.fix?.suggestion !== undefined);
+  // A suggestion no fence can show exactly (mdFence) would apply something else: left out.
+  const suggestions = bySeverity(active).filter(
+    (f) => f.fix?.suggestion !== undefined && mdFence(f.fix.suggestion.text) !== null,
+  );
   if (suggestions.length > 0) {
     section(
       `${plural(suggestions.length, 'suggested change')} (\`tfguard fix\` applies them all)`,

@@ -3,6 +3,7 @@ import type { Finding } from '../rules';
 import type { Severity, SourceRange } from '../model';
 import type { Report } from './types';
 import { DOCS_URL, REPOSITORY_URL } from '../version';
+import { jsonForLogs, plainText, sarifUri } from './escape';
 
 export interface RuleDescriptor {
   id: string;
@@ -68,9 +69,9 @@ function sarifFix(f: Finding): SarifFix | undefined {
   if (f.fix === undefined || edits === undefined || edits.length === 0) return undefined;
   const files = [...new Set(edits.map((e) => e.range.file))];
   return {
-    description: { text: f.fix.description },
+    description: { text: plainText(f.fix.description) },
     artifactChanges: files.map((file) => ({
-      artifactLocation: { uri: encodeURI(file), uriBaseId: '%SRCROOT%' },
+      artifactLocation: { uri: sarifUri(file), uriBaseId: '%SRCROOT%' },
       replacements: edits
         .filter((e) => e.range.file === file)
         .map((e) => ({
@@ -85,7 +86,7 @@ function physicalLocation(file: string, line: number | null, range?: SourceRange
   const r = region(line, range?.file === file ? range : undefined);
   return {
     physicalLocation: {
-      artifactLocation: { uri: encodeURI(file), uriBaseId: '%SRCROOT%' },
+      artifactLocation: { uri: sarifUri(file), uriBaseId: '%SRCROOT%' },
       ...(r !== undefined ? { region: r } : {}),
     },
   };
@@ -113,7 +114,7 @@ export function renderSarif(
       ruleId: f.ruleId,
       ruleIndex: index.get(f.ruleId) ?? 0,
       level: LEVEL[f.severity],
-      message: { text: f.fix ? `${f.message} Suggested: ${f.fix.replacement}` : f.message },
+      message: { text: plainText(f.fix ? `${f.message} Suggested: ${f.fix.replacement}` : f.message) },
       partialFingerprints: { tfguardFinding: fingerprint(f) },
       properties: { module: f.module, ...(f.fix ? { fix: f.fix } : {}), ...(f.note ? { note: f.note } : {}) },
     };
@@ -126,7 +127,7 @@ export function renderSarif(
       result.suppressions = [
         {
           kind: 'inSource',
-          justification: f.suppressed.reason,
+          justification: plainText(f.suppressed.reason),
           location: physicalLocation(f.suppressed.file, f.suppressed.line),
         },
       ];
@@ -147,12 +148,14 @@ export function renderSarif(
             rules: descriptors,
           },
         },
-        originalUriBaseIds: { '%SRCROOT%': { description: { text: `Root of ${report.source.name}` } } },
+        originalUriBaseIds: {
+          '%SRCROOT%': { description: { text: `Root of ${plainText(report.source.name)}` } },
+        },
         columnKind: 'unicodeCodePoints',
         results,
         properties: { source: report.source, summary: report.summary },
       },
     ],
   };
-  return JSON.stringify(log, null, 2) + '\n';
+  return jsonForLogs(JSON.stringify(log, null, 2)) + '\n';
 }

@@ -3,6 +3,7 @@ import type { Severity } from '../model';
 import { SEVERITIES } from '../model';
 import { kindLabel } from '../modules';
 import type { Report } from './types';
+import { ciSafeLines, visibleStrings } from './escape';
 
 export interface TextOptions {
   color: boolean;
@@ -77,7 +78,9 @@ const SECTION: Record<Severity, string> = { error: 'errors', warning: 'warnings'
  * lists them one by one. Suppressed findings follow in a short section of their own, and the
  * summary line closes the report too.
  */
-export function renderText(report: Report, options: TextOptions): string {
+export function renderText(archiveReport: Report, options: TextOptions): string {
+  // Every string shown with its control characters escaped; no line a CI command (escape.ts).
+  const report = visibleStrings(archiveReport);
   const c = options.color;
   const out: string[] = [];
   const s = report.summary;
@@ -147,5 +150,5 @@ export function renderText(report: Report, options: TextOptions): string {
   }
   out.push('');
   out.push(summary);
-  return out.join('\n') + '\n';
+  return ciSafeLines(out.join('\n') + '\n');
 }

@@ -9,7 +9,15 @@
  */
 import { createHash } from 'node:crypto';
 import { readArchiveBytes, readInput } from '../archive';
-import { applyEdits, LOCK_FIX_RULES, planFixes, planLockFixes, unifiedDiff } from '../fix';
+import {
+  applyEdits,
+  gitQuotedName,
+  LOCK_FIX_RULES,
+  planFixes,
+  planLockFixes,
+  unifiedDiff,
+  unpatchablePath,
+} from '../fix';
 import type { LockFixSource, SkippedFix } from '../fix';
 import { currentPlatform } from '../lockfile';
 import type { LockAnalysis } from '../lockfile';
@@ -155,11 +163,55 @@ export async function fixArchive(archive: LoadedArchive, options: FixOptions = {
   return { report, changes, fixed, descriptions, skipped, after };
 }
 
-/** The unified diff (`git apply`-able) of the changes, files in path order. */
+/** A changed file a patch cannot carry, and why. */
+export interface LeftOut {
+  path: string;
+  reason: string;
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+function isUtf8(bytes: Buffer): boolean {
+  try {
+    strictUtf8.decode(bytes);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Why the change of one file cannot be in a patch that `git apply` and `patch -p1` accept, or null. */
+function leftOutReason(c: FileChange): string | null {
+  const path = unpatchablePath(c.path);
+  if (path !== null) return path;
+  if (!isUtf8(c.before) || !isUtf8(c.after)) return 'not UTF-8 text: a text patch would not keep its bytes';
+  return null;
+}
+
+/** The unified diff (`git apply`-able) of the changes, files in path order, and the changed files
+ * it leaves out (one such file would make `git apply` refuse the whole patch). */
+export function fixPatchParts(changes: readonly FileChange[]): { patch: string; leftOut: LeftOut[] } {
+  const leftOut: LeftOut[] = [];
+  const diffs: string[] = [];
+  for (const c of changes) {
+    const reason = leftOutReason(c);
+    if (reason !== null) leftOut.push({ path: c.path, reason });
+    else diffs.push(unifiedDiff(c.path, c.before.toString('utf8'), c.after.toString('utf8'), c.created));
+  }
+  return { patch: diffs.join(''), leftOut };
+}
+
+/**
+ * The unified diff (`git apply`-able) of the changes, files in path order. A file it leaves out is
+ * named, with why, in a `#` line before the diffs (text before the first file header, which `git
+ * apply` and `patch` skip); names there are quoted as in the headers, so they hold no line break.
+ */
 export function fixPatch(changes: readonly FileChange[]): string {
-  return changes
-    .map((c) => unifiedDiff(c.path, c.before.toString('utf8'), c.after.toString('utf8'), c.created))
-    .join('');
+  const { patch, leftOut } = fixPatchParts(changes);
+  const notes = leftOut.map(
+    (l) => `# tfguard: left out of this patch: ${gitQuotedName('', l.path)}: ${l.reason}\n`,
+  );
+  return notes.join('') + patch;
 }
 
 /** `fixArchive` over a directory (or archive file) on disk. */

@@ -12,6 +12,7 @@ import type { Finding } from '../rules';
 import type { Severity } from '../model';
 import { SEVERITIES } from '../model';
 import type { Report } from '../report/types';
+import { mdCode, mdText } from '../report/escape';
 import { compareKeys } from '../storage/keys';
 
 export interface FindingRef {
@@ -298,12 +299,14 @@ export function buildSummary(
 // Markdown
 // ---------------------------------------------------------------------------------------------
 
+/** Repository names, reasons and finding messages as Markdown prose (src/report/escape.ts). */
 function cell(text: string): string {
-  return text.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/`/g, "'").replace(/\r?\n/g, ' ');
+  return mdText(text);
 }
 
+/** Rule ids, paths, provider sources and versions as code spans (src/report/escape.ts). */
 function code(text: string): string {
-  return '`' + text.replace(/`/g, "'").replace(/\|/g, '\\|').replace(/\r?\n/g, ' ') + '`';
+  return mdCode(text);
 }
 
 function describeFinding(f: FindingRef): string {

@@ -3,7 +3,10 @@
  *
  * - the corpus of real public configurations: `TFGUARD_CORPUS_DIR` (absolute, or relative to the
  *   repository), by default `../shared/corpus` beside the repository;
- * - the `terraform` CLI (the offline oracle): on PATH, and `terraform version` succeeds.
+ * - the `terraform` CLI (the offline oracle): on PATH, and `terraform version` succeeds;
+ * - GNU `patch` (the second oracle of `tfguard fix --dry-run` patches, beside `git apply`) and
+ *   `cmark-gfm` (GitHub's Markdown parser, the oracle of the Markdown report's escaping): on PATH,
+ *   and `--version` answers (`.ci/run` installs them when a machine lacks them).
  *
  * A fresh clone with only Node.js has neither, so the suites that need them wrap their tests in
  * `describeWithCorpus` / `describeWithTerraform` / `describeWithExternal`. When something is missing
@@ -12,7 +15,7 @@
  *
  *   tfguard tests: skipped "real-world corpus" (test/archive/corpus.test.ts): corpus not found at ../shared/corpus (set TFGUARD_CORPUS_DIR)
  *
- * With `TFGUARD_REQUIRE_EXTERNAL=1` (set by `.ci/run`) a missing corpus or terraform fails the
+ * With `TFGUARD_REQUIRE_EXTERNAL=1` (set by `.ci/run`) a missing corpus, terraform, patch or cmark-gfm fails the
  * block instead, so CI never passes by skipping.
  *
  * The body of a wrapped block also runs (to collect the skipped tests' names) when the resource is
@@ -32,7 +35,7 @@ export const REQUIRE_EXTERNAL_VAR = 'TFGUARD_REQUIRE_EXTERNAL';
 /** The variable that says where the corpus is. */
 export const CORPUS_DIR_VAR = 'TFGUARD_CORPUS_DIR';
 
-export type External = 'corpus' | 'terraform';
+export type External = 'corpus' | 'terraform' | 'patch' | 'cmark-gfm';
 
 export type Availability<T> = { ok: true; value: T } | { ok: false; reason: string };
 
@@ -142,11 +145,46 @@ export function terraformStatus(): Availability<string> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Other oracles: GNU patch, cmark-gfm
+// ---------------------------------------------------------------------------------------------
+
+const TOOLS = {
+  patch: { args: ['--version'], answer: /GNU patch/, install: 'apt-get install patch' },
+  'cmark-gfm': { args: ['--version'], answer: /cmark-gfm/, install: 'apt-get install cmark-gfm' },
+} as const;
+
+type Tool = keyof typeof TOOLS;
+
+const toolCache = new Map<Tool, { pathVar: string; result: Availability<string> }>();
+
+/** The absolute path of a working `tool` on PATH, or why there is none. */
+export function toolStatus(tool: Tool): Availability<string> {
+  const pathVar = process.env.PATH ?? '';
+  const cached = toolCache.get(tool);
+  if (cached?.pathVar === pathVar) return cached.result;
+  const { args, answer, install } = TOOLS[tool];
+  const bin = onPath(tool);
+  let result: Availability<string>;
+  if (bin === null) {
+    result = { ok: false, reason: `${tool} not found on PATH (${install})` };
+  } else {
+    const r = spawnSync(bin, [...args], { encoding: 'utf8', timeout: 30_000 });
+    result =
+      r.status === 0 && answer.test(r.stdout ?? '')
+        ? { ok: true, value: bin }
+        : { ok: false, reason: `${bin} ${args.join(' ')} did not answer as ${tool}` };
+  }
+  toolCache.set(tool, { pathVar, result });
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Jest wrappers
 // ---------------------------------------------------------------------------------------------
 
 function status(need: External): Availability<string> {
-  return need === 'corpus' ? corpusStatus() : terraformStatus();
+  if (need === 'corpus') return corpusStatus();
+  return need === 'terraform' ? terraformStatus() : toolStatus(need);
 }
 
 /** Reasons why `needs` are not all available (empty when they are). */
