@@ -6,6 +6,7 @@
 import {
   DeleteObjectCommand,
   GetObjectCommand,
+  HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
@@ -24,6 +25,7 @@ import {
   type UploadPostPolicy,
   type UploadUrlSigner,
   type VersionedGet,
+  type VersionedHead,
   type VersionedObjectSource,
   type WriteCondition,
 } from './ports';
@@ -199,6 +201,43 @@ export class S3ObjectStore
     } catch (err) {
       if (isMissing(err)) return null;
       throw new S3StorageError('GetObject', this.bucket, key, err);
+    }
+  }
+
+  /**
+   * The size and metadata of one exact version (`HeadObject`, by version id, else `If-Match` the
+   * ETag, also compared after the answer for servers that ignore the header): the body is not read.
+   */
+  async headVersion(key: string, version: ObjectVersion): Promise<VersionedHead> {
+    assertValidKey(key);
+    const wanted = normalizeEtag(version.etag);
+    try {
+      const response = await this.client.send(
+        new HeadObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          ...(version.versionId ? { VersionId: version.versionId } : {}),
+          ...(wanted !== undefined && !version.versionId ? { IfMatch: `"${wanted}"` } : {}),
+        }),
+      );
+      const etag = normalizeEtag(response.ETag);
+      if (wanted !== undefined && !version.versionId && etag !== undefined && etag !== wanted) {
+        return { status: 'superseded', currentEtag: etag };
+      }
+      return {
+        status: 'found',
+        head: {
+          size: response.ContentLength ?? 0,
+          metadata: decodeMetadata(response.Metadata),
+          ...(etag !== undefined ? { etag } : {}),
+          ...(response.VersionId ? { versionId: response.VersionId } : {}),
+          ...(response.LastModified ? { lastModified: response.LastModified.toISOString() } : {}),
+        },
+      };
+    } catch (err) {
+      if (isMissing(err)) return { status: 'missing' };
+      if (isPreconditionFailed(err)) return { status: 'superseded', currentEtag: '' };
+      throw new S3StorageError('HeadObject', this.bucket, key, err);
     }
   }
 
