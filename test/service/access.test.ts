@@ -3,6 +3,8 @@
  * one role per organisation, direct writers by principal id, an auditor), pattern semantics, and
  * unusable documents refused with the entry named.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { mayRead, mayWrite, parseAccessPolicy, type Caller } from '../../src/service/access';
 import { loadServiceSettings, SettingsError } from '../../src/service/settings';
 
@@ -12,27 +14,12 @@ const session = (role: string, name = 'GitHubActions', id = 'AROAX'): Caller => 
   principalId: `AWS:${id}:${name}`,
 });
 
-// The examples of docs/service.md ("Tenants"), verbatim.
-const PER_REPOSITORY = {
-  callers: [
-    {
-      principal: `arn:aws:sts::${ACCOUNT}:assumed-role/tfguard-acme-network/*`,
-      repositories: 'acme/network',
-    },
-    {
-      principal: `arn:aws:sts::${ACCOUNT}:assumed-role/tfguard-acme-billing/*`,
-      repositories: 'acme/billing',
-    },
-  ],
-  auditors: [`arn:aws:sts::${ACCOUNT}:assumed-role/security-audit/*`],
-};
-const PER_ORGANISATION = {
-  callers: [
-    { principal: `arn:aws:sts::${ACCOUNT}:assumed-role/tfguard-acme/*`, repositories: ['acme/*'] },
-    { principal: `arn:aws:sts::${ACCOUNT}:assumed-role/tfguard-globex/*`, repositories: ['globex/**'] },
-    { principal: 'AWS:AROAEXAMPLEUPLOADER:*', repositories: 'acme/*' },
-  ],
-};
+// The two examples of docs/service.md ("Tenants"), as written there.
+const DOC = readFileSync(join(__dirname, '..', '..', 'docs', 'service.md'), 'utf8');
+const TENANTS = DOC.slice(DOC.indexOf('## Tenants'));
+const [PER_REPOSITORY, PER_ORGANISATION] = [...TENANTS.matchAll(/```json\n([\s\S]*?)```/g)].map(
+  (m) => JSON.parse(m[1]!) as unknown,
+);
 
 const perRepository = parseAccessPolicy(JSON.stringify(PER_REPOSITORY))!;
 const perOrganisation = parseAccessPolicy(JSON.stringify(PER_ORGANISATION))!;
