@@ -54,6 +54,14 @@ export function createS3Client(settings: S3ClientSettings = {}): S3Client {
   });
 }
 
+/** What S3 means by a status whose error code a body-less (HEAD) answer cannot carry. */
+const STATUS_MEANING: Record<number, string> = {
+  400: 'Bad Request',
+  403: 'Forbidden: AccessDenied, or a KMS or bucket-policy refusal',
+  500: 'InternalError',
+  503: 'SlowDown or ServiceUnavailable: S3 is throttling or unavailable',
+};
+
 /** An S3 call failed for a reason other than "not found": transient or a misconfiguration. */
 export class S3StorageError extends Error {
   override readonly name = 'S3StorageError';
@@ -66,7 +74,12 @@ export class S3StorageError extends Error {
 
   constructor(operation: string, bucket: string, key: string, cause: unknown) {
     const { code, status } = describe(cause);
-    const detail = cause instanceof Error ? cause.message : String(cause);
+    let detail = cause instanceof Error ? cause.message : String(cause);
+    if ((code === undefined || code === 'Unknown') && status !== undefined) {
+      // A HEAD answer has no body, so the SDK cannot read S3's error code from it: say what the
+      // status means.
+      detail = `HTTP ${status}${STATUS_MEANING[status] ? ` (${STATUS_MEANING[status]})` : ''}: ${detail}`;
+    }
     super(`S3 ${operation} s3://${bucket}/${key} failed${code ? ` (${code})` : ''}: ${detail}`, { cause });
     this.operation = operation;
     this.bucket = bucket;
