@@ -49,10 +49,20 @@ export function runtime(): Runtime {
     forcePathStyle: settings.s3.forcePathStyle,
   });
   let queue: SqsMessageQueue | undefined;
+  const logger = new Logger({ serviceName: 'tfguard' });
+  // Once per container: say which kind of install this is.
+  if (settings.accessPolicy === null) {
+    logger.warn(
+      'single-tenant install: TFGUARD_ACCESS_POLICY is not set, so every caller may scan, upload ' +
+        "and read every repository's reports (docs/service.md, Tenants)",
+    );
+  } else {
+    logger.info('access policy in force', { accessPolicy: settings.accessPolicy.source });
+  }
   cached = {
     settings,
     stage,
-    logger: new Logger({ serviceName: 'tfguard' }),
+    logger,
     // Every metric has the dimensions service and stage: stages never share a series.
     metrics: new Metrics({ namespace: 'tfguard', serviceName: 'tfguard', defaultDimensions: { stage } }),
     uploads: new S3ObjectStore({ bucket: settings.uploads.bucket, client }),

@@ -15,6 +15,7 @@ export async function handler(event: S3Event, context?: Context): Promise<{ outc
         scanOptions: rt.scanOptions,
         registry: rt.settings.scanRegistry,
         maxArchiveBytes: rt.settings.maxArchiveBytes,
+        accessPolicy: rt.settings.accessPolicy,
         logger: rt.logger,
         metrics: rt.metrics,
         signal,

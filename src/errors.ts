@@ -31,6 +31,9 @@ export type InputErrorCode =
   /** Service only: an upload that does not match what `POST /uploads` bound its key to (the
    * repository or the uploader its metadata claims). */
   | 'upload-mismatch'
+  /** Service only: an upload by a caller the access policy (`TFGUARD_ACCESS_POLICY`) does not allow
+   * on its repository; nothing was read, the repository's `latest` pointer did not move. */
+  | 'repository-not-allowed'
   | 'usage';
 
 export class InputError extends Error {

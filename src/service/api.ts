@@ -28,6 +28,7 @@ import { renderReport, verdict as verdictOf, CONTENT_TYPES } from '../report';
 import type { FailOn, Report } from '../report/types';
 import type { DownloadUrlSigner, UploadUrlSigner } from '../storage/ports';
 import type { ObjectStore } from '../storage/types';
+import { mayRead, mayWrite, type Caller } from './access';
 import {
   SCAN_ID_PATTERN,
   UPLOAD_ID_PATTERN,
@@ -65,6 +66,9 @@ export interface ApiRequest {
   requestId: string | undefined;
   /** The caller's IAM ARN, from API Gateway's IAM authorizer; undefined without one. */
   caller?: string | undefined;
+  /** The caller's principal id, `AWS:` + the IAM authorizer's `userId` (`AWS:AROA…:<session>`);
+   * what an S3 event names a direct writer by. Undefined without an IAM authorizer. */
+  callerPrincipalId?: string | undefined;
 }
 
 export interface ApiResponse {
@@ -83,7 +87,8 @@ export interface ApiDeps {
     | 'uploadUrlTtlSeconds'
     | 'reportUrlTtlSeconds'
     | 'maxArchiveBytes'
-  >;
+  > &
+    Partial<Pick<ServiceSettings, 'accessPolicy'>>;
   reports: ObjectStore;
   layout: ReportLayout;
   scanOptions: ScanContext['scanOptions'];
@@ -126,15 +131,58 @@ export function apiRequestFromEvent(event: APIGatewayProxyEventV2): ApiRequest {
     pathParameters: { ...(event.pathParameters ?? {}) },
     body,
     requestId: event.requestContext?.requestId,
-    caller: callerArn(event),
+    caller: iamField(event, 'userArn'),
+    callerPrincipalId: ((id) => (id === undefined ? undefined : `AWS:${id}`))(iamField(event, 'userId')),
   };
 }
 
-/** `requestContext.authorizer.iam.userArn`, which API Gateway's IAM authorizer sets (SigV4 auth). */
-function callerArn(event: APIGatewayProxyEventV2): string | undefined {
-  const iam = (event.requestContext as { authorizer?: { iam?: { userArn?: unknown } } } | undefined)
+/**
+ * A field of `requestContext.authorizer.iam`, which API Gateway's IAM authorizer sets (SigV4 auth):
+ * `userArn`, `userId`. (Session tags and an OIDC token's claims, such as GitHub's `sub`, are not
+ * among them: API Gateway does not pass them on.)
+ */
+function iamField(event: APIGatewayProxyEventV2, name: 'userArn' | 'userId'): string | undefined {
+  const iam = (event.requestContext as { authorizer?: { iam?: Record<string, unknown> } } | undefined)
     ?.authorizer?.iam;
-  return typeof iam?.userArn === 'string' && iam.userArn !== '' ? iam.userArn : undefined;
+  const value = iam?.[name];
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/** The caller of a request, as the access policy knows callers. */
+export function requestCaller(request: ApiRequest): Caller {
+  return { arn: request.caller ?? null, principalId: request.callerPrincipalId ?? null };
+}
+
+/**
+ * Refuses a scan or upload of `repository` by a caller the access policy does not allow on it
+ * (403 `repository-not-allowed`), before anything is read or stored. A multi-tenant install also
+ * needs a repository: a scan that names none would belong to nobody.
+ */
+function assertMayWrite(deps: ApiDeps, request: ApiRequest, repository: string | null): void {
+  const policy = deps.settings.accessPolicy;
+  if (policy === null || policy === undefined) return;
+  if (repository === null) {
+    throw new ApiError(
+      400,
+      'missing-repository',
+      'a repository name is required: this service assigns repositories to callers (name it with ' +
+        'the repository query parameter or the x-tfguard-repository header)',
+    );
+  }
+  if (!mayWrite(policy, requestCaller(request), repository)) {
+    throw new ApiError(
+      403,
+      'repository-not-allowed',
+      `caller ${JSON.stringify(request.caller ?? request.callerPrincipalId ?? null)} may not scan or ` +
+        `upload archives of repository ${JSON.stringify(repository)}; the operator's access policy ` +
+        '(TFGUARD_ACCESS_POLICY) names the repositories of each caller',
+    );
+  }
+}
+
+/** The answer to a read of something the caller may not see: exactly that of an unknown id. */
+function notFound(message: string): ApiError {
+  return new ApiError(404, 'not-found', message);
 }
 
 export function toHttpResult(response: ApiResponse): APIGatewayProxyStructuredResultV2 {
@@ -478,6 +526,7 @@ export async function createScan(deps: ApiDeps, request: ApiRequest): Promise<Ap
     request.query.repository ?? request.headers['x-tfguard-repository'],
     false,
   );
+  assertMayWrite(deps, request, repository);
   const name = archiveName(request, ARCHIVE_TYPES[type]!);
   const fix = chooseFix(request);
   const sha256 = createHash('sha256').update(body).digest('hex');
@@ -580,6 +629,7 @@ export async function createUpload(deps: ApiDeps, request: ApiRequest): Promise<
   if (deps.signer === undefined) throw new Error('createUpload needs an upload URL signer');
   const params = uploadParameters(request);
   const repository = chooseRepository(params.repository, true)!;
+  assertMayWrite(deps, request, repository);
   const format = (params.format ?? 'tar.gz').trim().toLowerCase().replace(/^\./, '');
   if (!(UPLOAD_FORMATS as readonly string[]).includes(format)) {
     throw new ApiError(
@@ -595,6 +645,7 @@ export async function createUpload(deps: ApiDeps, request: ApiRequest): Promise<
   const ttl = deps.settings.uploadUrlTtlSeconds;
   const expiresAt = new Date(now.getTime() + ttl * 1000).toISOString();
   const uploadedBy = request.caller ?? null;
+  const uploaderPrincipalId = request.callerPrincipalId ?? null;
   const maxBytes = deps.settings.maxArchiveBytes;
   const contentType = UPLOAD_CONTENT_TYPES[format as UploadFormat];
   const url = await deps.signer.presignPut(key, { expiresInSeconds: ttl });
@@ -615,6 +666,7 @@ export async function createUpload(deps: ApiDeps, request: ApiRequest): Promise<
     createdAt: now.toISOString(),
     expiresAt,
     uploadedBy,
+    ...(uploaderPrincipalId !== null ? { uploaderPrincipalId } : {}),
     maxBytes,
     contentType,
   };
@@ -645,7 +697,13 @@ export async function getScan(deps: ApiDeps, request: ApiRequest): Promise<ApiRe
   const format = chooseFormat(request);
   if (SCAN_ID_PATTERN.test(id)) {
     const stored = await loadScan(deps, id);
-    if (stored === null) throw new ApiError(404, 'not-found', `no scan ${id}`);
+    const owner =
+      stored === null ? null : stored.status === 'rejected' ? stored.record.repository : stored.repository;
+    // Knowing a scan id (they are computable) grants nothing: a scan of a repository the caller may
+    // not read is answered exactly as one that does not exist.
+    if (stored === null || !mayRead(deps.settings.accessPolicy, requestCaller(request), owner)) {
+      throw notFound(`no scan ${id}`);
+    }
     if (stored.status === 'rejected') return rejectedResponse(stored.record);
     const failOn = chooseFailOn(request, deps.settings.failOn);
     return reportResponse(deps, stored, format, failOn, { uploadedBy: stored.uploadedBy });
@@ -654,8 +712,11 @@ export async function getScan(deps: ApiDeps, request: ApiRequest): Promise<ApiRe
     throw new ApiError(400, 'bad-id', 'the id must be a scan id (32 hex digits) or an upload id (a UUID)');
   }
   const raw = await deps.reports.get(deps.layout.uploadRequest(id));
-  if (raw === null) throw new ApiError(404, 'not-found', `no upload ${id}`);
+  if (raw === null) throw notFound(`no upload ${id}`);
   const record = JSON.parse(raw.body.toString('utf8')) as UploadRequestRecord;
+  if (!mayRead(deps.settings.accessPolicy, requestCaller(request), record.repository)) {
+    throw notFound(`no upload ${id}`);
+  }
   if (record.status === 'pending' || record.scanId === undefined) {
     const now = (deps.now ?? (() => new Date()))();
     if (now.getTime() > Date.parse(record.expiresAt) + PENDING_GRACE_MS) {

@@ -4,6 +4,14 @@
  */
 export { loadServiceSettings, SettingsError, type ServiceSettings, type BucketLocation } from './settings';
 export {
+  parseAccessPolicy,
+  mayRead,
+  mayWrite,
+  AccessPolicyError,
+  type AccessPolicy,
+  type Caller,
+} from './access';
+export {
   ReportLayout,
   AuditRunLayout,
   uploadScanId,

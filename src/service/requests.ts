@@ -20,6 +20,9 @@ export interface UploadRequestRecord {
   /** The caller's IAM ARN (API Gateway's IAM authorizer), bound to the repository and key; null
    * when the request carried no identity. Absent in records written before it was recorded. */
   uploadedBy?: string | null;
+  /** The caller's principal id (`AWS:` + the IAM authorizer's `userId`), when known: with
+   * `uploadedBy`, what the access policy checks the upload's scan against. */
+  uploaderPrincipalId?: string;
   /** The largest upload the presigned POST accepts (`TFGUARD_MAX_ARCHIVE_BYTES` when issued). */
   maxBytes?: number;
   /** The `Content-Type` the presigned POST requires. */

@@ -4,6 +4,7 @@
  * here; docs/service.md lists them.
  */
 import type { FailOn } from '../report/types';
+import { AccessPolicyError, parseAccessPolicy, type AccessPolicy } from './access';
 
 export interface BucketLocation {
   bucket: string;
@@ -57,6 +58,12 @@ export interface ServiceSettings {
    * see src/service/deadline.ts). `0` lets scans run until Lambda ends the invocation.
    */
   deadlineMarginMs: number;
+  /**
+   * `TFGUARD_ACCESS_POLICY`: which callers may scan, upload and read which repositories (JSON, see
+   * src/service/access.ts and docs/service.md "Tenants"); null when unset: a single-tenant install,
+   * where every caller may do everything.
+   */
+  accessPolicy: AccessPolicy | null;
 }
 
 export class SettingsError extends Error {
@@ -178,6 +185,15 @@ function url(env: Env, name: string): string | undefined {
   return value;
 }
 
+function accessPolicy(env: Env, name: string): AccessPolicy | null {
+  try {
+    return parseAccessPolicy(env[name], name);
+  } catch (err) {
+    if (err instanceof AccessPolicyError) throw new SettingsError(err.message, { cause: err });
+    throw err;
+  }
+}
+
 /** Reads and validates the service settings. Throws `SettingsError` naming the variable at fault. */
 export function loadServiceSettings(env: Env): ServiceSettings {
   const uploadsBucket = bucket(env, 'TFGUARD_UPLOADS_BUCKET');
@@ -240,5 +256,6 @@ export function loadServiceSettings(env: Env): ServiceSettings {
     ),
     auditShardSize: shard === undefined ? undefined : integer(env, 'TFGUARD_AUDIT_SHARD_SIZE', 0, 1, 1000),
     deadlineMarginMs: integer(env, 'TFGUARD_DEADLINE_MARGIN_MS', DEFAULTS.deadlineMarginMs, 0, 900_000),
+    accessPolicy: accessPolicy(env, 'TFGUARD_ACCESS_POLICY'),
   };
 }

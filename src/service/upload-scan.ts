@@ -22,6 +22,7 @@
  * goes to the on-failure destination. Retries are safe because every write is deterministic.
  */
 import { StorageKeyError, assertValidKey } from '../storage/keys';
+import { callerName, mayWrite, type AccessPolicy, type Caller } from './access';
 import type { ConditionalObjectStore, VersionedObjectSource } from '../storage/ports';
 import { deadlinePassed } from './deadline';
 import { UPLOAD_ID_PATTERN, normalizeRepository, uploadScanId, type ReportLayout } from './keys';
@@ -45,11 +46,15 @@ export interface UploadScanDeps {
   metrics: ServiceMetrics;
   /** The invocation's deadline. */
   signal?: AbortSignal | undefined;
+  /** `TFGUARD_ACCESS_POLICY`: whose uploads of which repositories are scanned; none (single-tenant):
+   * everyone's. */
+  accessPolicy?: AccessPolicy | null | undefined;
 }
 
 export type UploadOutcome =
   | {
-      status: 'scanned' | 'rejected';
+      /** `refused`: the uploader may not upload archives of the repository (access policy). */
+      status: 'scanned' | 'rejected' | 'refused';
       bucket: string;
       key: string;
       scanId: string;
@@ -70,6 +75,24 @@ export class UploadBatchError extends Error {
     );
     this.failures = failures;
   }
+}
+
+function tooLarge(size: number, maxBytes: number, byRequest: boolean): string {
+  return (
+    `the upload is ${size} bytes, more than the ${maxBytes} bytes ` +
+    (byRequest ? 'its POST /uploads request allowed' : 'this service accepts')
+  );
+}
+
+function gone(
+  deps: UploadScanDeps,
+  bucket: string,
+  key: string,
+  status: 'missing' | 'superseded',
+): UploadOutcome {
+  const reason = status === 'missing' ? 'the object no longer exists' : 'the object was overwritten since';
+  deps.logger.info(`upload ${status}`, { bucket, key, reason });
+  return { status, bucket, key, reason };
 }
 
 function fileName(key: string): string {
@@ -102,78 +125,81 @@ export async function processUploadRecord(
   if (deps.signal?.aborted) throw deadlinePassed(`the scan of s3://${bucket}/${key}`);
 
   const bound = await boundUploadRequest(deps, key);
+  // Everything that can refuse an upload is decided from the object's HEAD (size and metadata):
+  // a refused, oversize or mismatched object is never downloaded.
+  const version = { versionId: record.versionId, etag: record.etag };
+  const head = await deps.source.headVersion(key, version);
+  if (head.status === 'missing' || head.status === 'superseded') return gone(deps, bucket, key, head.status);
+  const { size, metadata } = head.head;
+  const lastModified = head.head.lastModified;
+  const uploader: Caller =
+    bound !== null
+      ? { arn: bound.record.uploadedBy ?? null, principalId: bound.record.uploaderPrincipalId ?? null }
+      : { arn: null, principalId: record.principalId ?? null };
   const uploadedBy = bound !== null ? (bound.record.uploadedBy ?? null) : (record.principalId ?? null);
   const maxBytes = Math.min(deps.maxArchiveBytes, bound?.record.maxBytes ?? Number.POSITIVE_INFINITY);
-  const got = await deps.source.getVersion(
-    key,
-    { versionId: record.versionId, etag: record.etag },
-    { maxBytes },
-  );
-  if (got.status === 'missing' || got.status === 'superseded') {
-    const reason =
-      got.status === 'missing' ? 'the object no longer exists' : 'the object was overwritten since';
-    deps.logger.info(`upload ${got.status}`, { bucket, key, reason });
-    return { status: got.status, bucket, key, reason };
-  }
+  const repository =
+    bound?.record.repository ?? repositoryForUpload(key, metadata, deps.uploads.prefix).repository;
+  deps.logger.appendKeys?.({ repository });
   const scanId = uploadScanId({ bucket, key, versionId: record.versionId, etag: record.etag });
   const ctx: ScanContext = { ...deps };
+  const source = {
+    kind: 'upload' as const,
+    bucket,
+    key,
+    versionId: head.head.versionId ?? record.versionId,
+    etag: head.head.etag ?? record.etag,
+    size,
+    ...(lastModified !== undefined ? { lastModified } : {}),
+    ...(record.eventTime !== undefined ? { eventTime: record.eventTime } : {}),
+    uploadedBy,
+  };
+
+  if (!mayWrite(deps.accessPolicy, uploader, repository)) {
+    // Not this uploader's repository: recorded (its owners and auditors can read why), but its
+    // `latest` pointer does not move and nothing is scanned.
+    const outcome = await storeRejectionFor(
+      ctx,
+      { scanId, repository, source },
+      'repository-not-allowed',
+      `uploader ${JSON.stringify(callerName(uploader))} may not upload archives of repository ` +
+        `${JSON.stringify(repository)} (the access policy, TFGUARD_ACCESS_POLICY)`,
+    );
+    if (bound !== null) await completeUploadRequest(deps, bound, scanId, outcome.status);
+    return { status: 'refused', bucket, key, scanId, repository, latestUpdated: false };
+  }
+
   let outcome: ScanOutcome;
-  let repository: string;
-  let lastModified: string | undefined;
-  if (got.status === 'too-large') {
-    lastModified = got.lastModified;
-    // Identity needs the metadata, which a too-large object was not downloaded for.
-    repository = bound?.record.repository ?? repositoryForUpload(key, {}, deps.uploads.prefix).repository;
-    deps.logger.appendKeys?.({ repository });
+  const mismatch = bound === null ? null : boundMismatch(bound.record, metadata);
+  if (size > maxBytes) {
     outcome = await storeRejectionFor(
       ctx,
-      {
-        scanId,
-        repository,
-        source: {
-          kind: 'upload',
-          bucket,
-          key,
-          versionId: record.versionId,
-          etag: record.etag,
-          size: got.size,
-          uploadedBy,
-        },
-      },
+      { scanId, repository, source },
       'total-too-large',
-      `the upload is ${got.size} bytes, more than the ${maxBytes} bytes ` +
-        (bound !== null && maxBytes < deps.maxArchiveBytes
-          ? `its POST /uploads request allowed`
-          : 'this service accepts'),
+      tooLarge(size, maxBytes, bound !== null && maxBytes < deps.maxArchiveBytes),
     );
+  } else if (mismatch !== null) {
+    outcome = await storeRejectionFor(ctx, { scanId, repository, source }, 'upload-mismatch', mismatch);
   } else {
-    const object = got.object;
-    lastModified = object.lastModified;
-    const source = {
-      kind: 'upload' as const,
-      bucket,
-      key,
-      versionId: object.versionId ?? record.versionId,
-      etag: object.etag ?? record.etag,
-      size: object.size,
-      lastModified,
-      eventTime: record.eventTime,
-      uploadedBy,
-    };
-    const mismatch = bound === null ? null : boundMismatch(bound.record, object.metadata);
-    repository =
-      bound?.record.repository ?? repositoryForUpload(key, object.metadata, deps.uploads.prefix).repository;
-    deps.logger.appendKeys?.({ repository });
-    if (mismatch !== null) {
-      outcome = await storeRejectionFor(ctx, { scanId, repository, source }, 'upload-mismatch', mismatch);
+    const got = await deps.source.getVersion(key, version, { maxBytes });
+    if (got.status === 'missing' || got.status === 'superseded') return gone(deps, bucket, key, got.status);
+    if (got.status === 'too-large') {
+      // Replaced by a larger object under the same version between the HEAD and the GET (a store
+      // without versions or ETags); as large as it is, it is not read.
+      outcome = await storeRejectionFor(
+        ctx,
+        { scanId, repository, source: { ...source, size: got.size } },
+        'total-too-large',
+        tooLarge(got.size, maxBytes, bound !== null && maxBytes < deps.maxArchiveBytes),
+      );
     } else {
       outcome = await scanAndStore(ctx, {
         scanId,
         name: fileName(key),
-        bytes: object.body,
+        bytes: got.object.body,
         repository,
         registry: deps.registry,
-        source,
+        source: { ...source, size: got.object.size },
       });
     }
   }

@@ -28,7 +28,24 @@ export type VersionedGet =
   /** Larger than `maxBytes`: not downloaded. */
   | { status: 'too-large'; size: number; lastModified?: string };
 
+/** What a HEAD of one version says, without the body. */
+export interface VersionHead {
+  size: number;
+  metadata: Record<string, string>;
+  etag?: string;
+  versionId?: string;
+  /** ISO 8601 time the version was written. */
+  lastModified?: string;
+}
+
+export type VersionedHead =
+  | { status: 'found'; head: VersionHead }
+  | { status: 'missing' }
+  | { status: 'superseded'; currentEtag: string };
+
 export interface VersionedObjectSource {
+  /** The size and metadata of one exact version (S3 `HeadObject`): nothing of the body is read. */
+  headVersion(key: string, version: ObjectVersion): Promise<VersionedHead>;
   getVersion(key: string, version: ObjectVersion, options?: { maxBytes?: number }): Promise<VersionedGet>;
 }
 

@@ -6,6 +6,7 @@
 import {
   DeleteObjectCommand,
   GetObjectCommand,
+  HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
@@ -24,6 +25,7 @@ import {
   type UploadPostPolicy,
   type UploadUrlSigner,
   type VersionedGet,
+  type VersionedHead,
   type VersionedObjectSource,
   type WriteCondition,
 } from './ports';
@@ -52,6 +54,14 @@ export function createS3Client(settings: S3ClientSettings = {}): S3Client {
   });
 }
 
+/** What S3 means by a status whose error code a body-less (HEAD) answer cannot carry. */
+const STATUS_MEANING: Record<number, string> = {
+  400: 'Bad Request',
+  403: 'Forbidden: AccessDenied, or a KMS or bucket-policy refusal',
+  500: 'InternalError',
+  503: 'SlowDown or ServiceUnavailable: S3 is throttling or unavailable',
+};
+
 /** An S3 call failed for a reason other than "not found": transient or a misconfiguration. */
 export class S3StorageError extends Error {
   override readonly name = 'S3StorageError';
@@ -64,7 +74,12 @@ export class S3StorageError extends Error {
 
   constructor(operation: string, bucket: string, key: string, cause: unknown) {
     const { code, status } = describe(cause);
-    const detail = cause instanceof Error ? cause.message : String(cause);
+    let detail = cause instanceof Error ? cause.message : String(cause);
+    if ((code === undefined || code === 'Unknown') && status !== undefined) {
+      // A HEAD answer has no body, so the SDK cannot read S3's error code from it: say what the
+      // status means.
+      detail = `HTTP ${status}${STATUS_MEANING[status] ? ` (${STATUS_MEANING[status]})` : ''}: ${detail}`;
+    }
     super(`S3 ${operation} s3://${bucket}/${key} failed${code ? ` (${code})` : ''}: ${detail}`, { cause });
     this.operation = operation;
     this.bucket = bucket;
@@ -199,6 +214,43 @@ export class S3ObjectStore
     } catch (err) {
       if (isMissing(err)) return null;
       throw new S3StorageError('GetObject', this.bucket, key, err);
+    }
+  }
+
+  /**
+   * The size and metadata of one exact version (`HeadObject`, by version id, else `If-Match` the
+   * ETag, also compared after the answer for servers that ignore the header): the body is not read.
+   */
+  async headVersion(key: string, version: ObjectVersion): Promise<VersionedHead> {
+    assertValidKey(key);
+    const wanted = normalizeEtag(version.etag);
+    try {
+      const response = await this.client.send(
+        new HeadObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          ...(version.versionId ? { VersionId: version.versionId } : {}),
+          ...(wanted !== undefined && !version.versionId ? { IfMatch: `"${wanted}"` } : {}),
+        }),
+      );
+      const etag = normalizeEtag(response.ETag);
+      if (wanted !== undefined && !version.versionId && etag !== undefined && etag !== wanted) {
+        return { status: 'superseded', currentEtag: etag };
+      }
+      return {
+        status: 'found',
+        head: {
+          size: response.ContentLength ?? 0,
+          metadata: decodeMetadata(response.Metadata),
+          ...(etag !== undefined ? { etag } : {}),
+          ...(response.VersionId ? { versionId: response.VersionId } : {}),
+          ...(response.LastModified ? { lastModified: response.LastModified.toISOString() } : {}),
+        },
+      };
+    } catch (err) {
+      if (isMissing(err)) return { status: 'missing' };
+      if (isPreconditionFailed(err)) return { status: 'superseded', currentEtag: '' };
+      throw new S3StorageError('HeadObject', this.bucket, key, err);
     }
   }
 

@@ -26,6 +26,22 @@ export const CI_AWS_ENV: Record<string, string> = {
   AWS_SESSION_TOKEN: CI_CREDENTIALS.sessionToken!,
 };
 
+/** An IAM principal that may invoke the API: its credentials and what API Gateway's IAM authorizer
+ * says about it (`requestContext.authorizer.iam`). */
+export interface StandInCaller {
+  credentials: Credentials;
+  userArn: string;
+  /** `<unique id>:<session>` for a role session. */
+  userId: string;
+}
+
+/** The CI role of docs/ci/ (the stand-in's only caller unless others are given). */
+export const CI_CALLER: StandInCaller = {
+  credentials: CI_CREDENTIALS,
+  userArn: 'arn:aws:sts::123456789012:assumed-role/tfguard-ci/tfguard-ci',
+  userId: 'AROAEXAMPLE:tfguard-ci',
+};
+
 type Route = (e: APIGatewayProxyEventV2, c?: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 
 function route(
@@ -49,7 +65,11 @@ export interface ApiStandIn {
   stop(): Promise<void>;
 }
 
-export async function startApiStandIn(h: Harness): Promise<ApiStandIn> {
+export async function startApiStandIn(
+  h: Harness,
+  options: { callers?: readonly StandInCaller[] } = {},
+): Promise<ApiStandIn> {
+  const callers = options.callers ?? [CI_CALLER];
   // The handlers reach s3rver through a proxy that gives S3's all-or-nothing visibility of writes
   // (s3rver writes in place: a GET racing a PUT can read a truncated report, which real S3 never
   // shows) and S3's conditional writes.
@@ -73,6 +93,8 @@ export async function startApiStandIn(h: Harness): Promise<ApiStandIn> {
     const headers = Object.fromEntries(
       Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(',') : (v ?? '')]),
     );
+    // The caller whose signature the gateway verified.
+    const caller = callers.find((c) => c.credentials.accessKeyId === req.accessKeyId) ?? callers[0]!;
     const event = {
       version: '2.0',
       routeKey: target.key,
@@ -88,12 +110,12 @@ export async function startApiStandIn(h: Harness): Promise<ApiStandIn> {
         accountId: '123456789012',
         authorizer: {
           iam: {
-            accessKey: CI_CREDENTIALS.accessKeyId,
+            accessKey: caller.credentials.accessKeyId,
             accountId: '123456789012',
-            callerId: 'AROAEXAMPLE:tfguard-ci',
+            callerId: caller.userId,
             principalOrgId: null,
-            userArn: 'arn:aws:sts::123456789012:assumed-role/tfguard-ci/tfguard-ci',
-            userId: 'AROAEXAMPLE:tfguard-ci',
+            userArn: caller.userArn,
+            userId: caller.userId,
           },
         },
         http: { method: req.method, path },
@@ -114,10 +136,15 @@ export async function startApiStandIn(h: Harness): Promise<ApiStandIn> {
     }
     return result;
   };
-  const gateway = await startGateway({ credentials: CI_CREDENTIALS, region: CI_REGION, backend });
+  const gateway = await startGateway({
+    credentials: callers.map((c) => c.credentials),
+    region: CI_REGION,
+    backend,
+  });
 
   // S3 → Lambda: deliver each upload notification s3rver emits to the upload handler.
-  let delivered = 0;
+  // Only the uploads made while this stand-in runs (a harness may outlive several stand-ins).
+  let delivered = h.server.events.length;
   let busy = false;
   const pump = setInterval(() => {
     if (busy || delivered >= h.server.events.length) return;

@@ -421,6 +421,8 @@ test('dead-letter queues, redrive, visibility timeout and async retry settings',
     POWERTOOLS_SERVICE_NAME: 'tfguard',
     // The stage is a metric dimension (src/config.ts reads it).
     TFGUARD_STAGE: 'test',
+    // No access policy by default: a single-tenant install.
+    TFGUARD_ACCESS_POLICY: '',
   });
 });
 
@@ -704,6 +706,12 @@ test('createScan has a reserved concurrency, the audit queue a maximum concurren
 
 describe('with every wiring parameter set', () => {
   const TOPIC = 'arn:aws:sns:eu-west-1:123456789012:tfguard-alarms';
+  const ACCESS_POLICY = JSON.stringify({
+    callers: [
+      { principal: 'arn:aws:sts::123456789012:assumed-role/tfguard-acme/*', repositories: ['acme/*'] },
+    ],
+    auditors: ['arn:aws:sts::123456789012:assumed-role/security-audit/*'],
+  });
   let dir: string;
   let t: Template;
   beforeAll(async () => {
@@ -717,6 +725,7 @@ describe('with every wiring parameter set', () => {
       apiThrottleRateLimit: '12.5',
       apiThrottleBurstLimit: '25',
       scanThrottleRateLimit: '1',
+      accessPolicy: ACCESS_POLICY,
     }));
   }, 180_000);
   afterAll(async () => {
@@ -726,6 +735,16 @@ describe('with every wiring parameter set', () => {
   test('every alarm notifies the topic when in alarm and when back to OK', () => {
     const all = expectAlarms(t, 'test');
     for (const a of all) expect([a.id, a.AlarmActions, a.OKActions]).toEqual([a.id, [TOPIC], [TOPIC]]);
+  });
+
+  test('every function gets the access policy, as given', () => {
+    const functions = Object.entries(t.Resources).filter(([, r]) => r.Type === 'AWS::Lambda::Function');
+    expect(functions.length).toBe(6);
+    for (const [id, r] of functions) {
+      const vars = (r.Properties as { Environment: { Variables: Record<string, string> } }).Environment
+        .Variables;
+      expect([id, vars.TFGUARD_ACCESS_POLICY]).toEqual([id, ACCESS_POLICY]);
+    }
   });
 
   test('retention, concurrency and throttling follow the parameters', () => {

@@ -23,6 +23,8 @@ describe('loadServiceSettings', () => {
       auditMaxReceiveCount: 3,
       auditShardSize: undefined,
       deadlineMarginMs: 10_000,
+      // No TFGUARD_ACCESS_POLICY: a single-tenant install.
+      accessPolicy: null,
     });
   });
 

@@ -71,6 +71,28 @@ describe('S3ObjectStore specifics', () => {
     expect(current.status === 'found' && current.object.body.toString()).toBe('second, longer');
   });
 
+  test('headVersion: the size and metadata of the version asked for, superseded and missing, no body', async () => {
+    const store = new S3ObjectStore({ bucket: 'versions', client });
+    await store.put('h/a.tar.gz', 'first', { metadata: { repository: 'org/ä', 'uploaded-by': 'AWS:X' } });
+    const first = (await store.get('h/a.tar.gz'))!.etag!;
+    const head = await store.headVersion('h/a.tar.gz', { etag: first });
+    expect(head).toEqual({
+      status: 'found',
+      head: {
+        size: 5,
+        metadata: { repository: 'org/ä', 'uploaded-by': 'AWS:X' },
+        etag: first,
+        lastModified: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      },
+    });
+    expect((await store.headVersion('h/a.tar.gz', { etag: `"${first}"` })).status).toBe('found');
+    await store.put('h/a.tar.gz', 'second, longer');
+    expect((await store.headVersion('h/a.tar.gz', { etag: first })).status).toBe('superseded');
+    expect(await store.headVersion('h/none.tar.gz', { etag: first })).toEqual({ status: 'missing' });
+    const current = await store.headVersion('h/a.tar.gz', {});
+    expect(current.status === 'found' && current.head.size).toBe(14);
+  });
+
   test('metadata written by another client in raw UTF-8 or RFC 2047 form reads back decoded', async () => {
     const store = new S3ObjectStore({ bucket: 'versions', client });
     await client.send(

@@ -51,6 +51,8 @@ export interface ReceivedRequest {
   url: string;
   headers: IncomingMessage['headers'];
   body: Buffer;
+  /** The access key whose signature verified (which of the gateway's callers sent it). */
+  accessKeyId?: string;
 }
 
 export type Verification = { ok: true } | { ok: false; reason: string };
@@ -220,12 +222,19 @@ function send(res: ServerResponse, statusCode: number, body: unknown): void {
   res.end(JSON.stringify(body));
 }
 
-/** Starts the stand-in on 127.0.0.1 (random port). */
+/**
+ * Starts the stand-in on 127.0.0.1 (random port). Several `credentials`: several callers (each
+ * request is verified against the credentials of the access key it names), as an API that several
+ * IAM roles may invoke.
+ */
 export async function startGateway(options: {
-  credentials: Credentials;
+  credentials: Credentials | readonly Credentials[];
   region: string;
   backend: Backend;
 }): Promise<Gateway> {
+  const all: readonly Credentials[] = Array.isArray(options.credentials)
+    ? options.credentials
+    : [options.credentials as Credentials];
   const records: GatewayRecord[] = [];
   const faults: Fault[] = [];
   let host = '';
@@ -242,8 +251,15 @@ export async function startGateway(options: {
       };
       records.push(record);
       try {
-        const received = { method: record.method, url, headers: req.headers, body: await readBody(req) };
-        const check = await verifySigV4(received, { ...options, host });
+        const received: ReceivedRequest = {
+          method: record.method,
+          url,
+          headers: req.headers,
+          body: await readBody(req),
+        };
+        const named = /Credential=([^/,\s]+)\//.exec(header(req.headers, 'authorization') ?? '')?.[1];
+        const credentials = all.find((c) => c.accessKeyId === named) ?? all[0]!;
+        const check = await verifySigV4(received, { region: options.region, credentials, host });
         if (!check.ok) {
           record.reason = check.reason;
           record.status = 403;
@@ -255,6 +271,7 @@ export async function startGateway(options: {
           });
         }
         record.verified = true;
+        received.accessKeyId = credentials.accessKeyId;
         const i = faults.findIndex((f) => f.match(record.method, record.path));
         if (i >= 0) {
           const [fault] = faults.splice(i, 1);
