@@ -58,10 +58,35 @@ test('the runtime reads the archive limits and the scan time limit from the envi
   expect(runtime().scanOptions.timeoutMs).toBeUndefined();
 });
 
+test('the runtime reads the remote resolution budget from the environment', async () => {
+  await withEnv(
+    {
+      TFGUARD_REMOTE_MAX_REQUESTS: '300',
+      TFGUARD_REMOTE_MAX_DOWNLOADS: '40',
+      TFGUARD_REMOTE_MAX_CONCURRENCY: '4',
+      TFGUARD_REMOTE_MUTABLE_TTL_SECONDS: '120',
+    },
+    async () => {
+      expect(runtime().scanOptions.remoteModuleSettings).toEqual({
+        maxRequests: 300,
+        maxDownloads: 40,
+        maxConcurrent: 4,
+        mutableTtlMs: 120_000,
+      });
+    },
+  );
+  // Unset: the defaults of src/modules/remote/budget.ts.
+  expect(runtime().scanOptions.remoteModuleSettings).toEqual({});
+});
+
 test.each([
   ['TFGUARD_MAX_ENTRIES', 'lots', 'positive integer'],
   ['TFGUARD_MAX_COMPRESSION_RATIO', '0', 'positive number'],
   ['TFGUARD_SCAN_TIMEOUT_MS', '-1', 'positive integer'],
+  ['TFGUARD_REMOTE_MAX_REQUESTS', 'all', 'positive integer'],
+  ['TFGUARD_REMOTE_MAX_DOWNLOADS', '0', 'positive integer'],
+  ['TFGUARD_REMOTE_MAX_CONCURRENCY', '2.5', 'positive integer'],
+  ['TFGUARD_REMOTE_MUTABLE_TTL_SECONDS', '-60', 'positive integer'],
 ])('%s=%j: the handler fails naming the variable', async (name, value, what) => {
   await withEnv({ [name]: value }, async () => {
     expect(() => runtime()).toThrow(EnvironmentError);
