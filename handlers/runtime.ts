@@ -11,6 +11,7 @@ import {
   environment,
   parserSettings,
   registryTokens,
+  remoteModuleLimits,
   scanTimeoutMs,
   serviceStage,
 } from '../src/config';
@@ -76,6 +77,8 @@ export function runtime(): Runtime {
       // Remote modules are resolved in every scan unless switched off; answers are cached with the
       // registry's in the reports bucket.
       remoteModules: settings.remoteModules,
+      // Per-scan request and download budget, concurrency limit, mutable-reference lifetime.
+      remoteModuleSettings: remoteModuleLimits(),
       registryTokens: registryTokens(),
       remoteModulesOffReason:
         'remote module resolution is switched off in this deployment (TFGUARD_REMOTE_MODULES), and the archive has no installed copy (.terraform/modules)',

@@ -69,6 +69,34 @@ export function maxPackageBytes(): number | undefined {
   return positiveInt('TFGUARD_MAX_PACKAGE_BYTES', process.env.TFGUARD_MAX_PACKAGE_BYTES);
 }
 
+/**
+ * Bounds of remote module resolution (src/modules/remote/budget.ts), for the CLI and the service:
+ * `TFGUARD_REMOTE_MAX_REQUESTS` (requests one scan may send, default 1000),
+ * `TFGUARD_REMOTE_MAX_DOWNLOADS` (packages one scan may download, default 200),
+ * `TFGUARD_REMOTE_MAX_CONCURRENCY` (requests in flight in the process, default 8) and
+ * `TFGUARD_REMOTE_MUTABLE_TTL_SECONDS` (how long a package behind a branch, tag or unchecksummed URL
+ * is reused from the cache, default 600). Unset: the default.
+ */
+export function remoteModuleLimits(): {
+  maxRequests?: number;
+  maxDownloads?: number;
+  maxConcurrent?: number;
+  mutableTtlMs?: number;
+} {
+  const env = process.env;
+  const out: { maxRequests?: number; maxDownloads?: number; maxConcurrent?: number; mutableTtlMs?: number } =
+    {};
+  const requests = positiveInt('TFGUARD_REMOTE_MAX_REQUESTS', env.TFGUARD_REMOTE_MAX_REQUESTS);
+  const downloads = positiveInt('TFGUARD_REMOTE_MAX_DOWNLOADS', env.TFGUARD_REMOTE_MAX_DOWNLOADS);
+  const concurrent = positiveInt('TFGUARD_REMOTE_MAX_CONCURRENCY', env.TFGUARD_REMOTE_MAX_CONCURRENCY);
+  const ttl = positiveInt('TFGUARD_REMOTE_MUTABLE_TTL_SECONDS', env.TFGUARD_REMOTE_MUTABLE_TTL_SECONDS);
+  if (requests !== undefined) out.maxRequests = requests;
+  if (downloads !== undefined) out.maxDownloads = downloads;
+  if (concurrent !== undefined) out.maxConcurrent = concurrent;
+  if (ttl !== undefined) out.mutableTtlMs = ttl * 1000;
+  return out;
+}
+
 /** The environment variable of each archive limit (`src/archive/limits.ts`). */
 export const ARCHIVE_LIMIT_VARIABLES: Readonly<Record<keyof ArchiveLimits, string>> = Object.freeze({
   maxEntries: 'TFGUARD_MAX_ENTRIES',

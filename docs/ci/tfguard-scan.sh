@@ -17,7 +17,9 @@
 #   TFGUARD_MAX_POST_BYTES archives up to this size are posted to POST /scans (default 4500000); larger
 #                          ones, and any that POST /scans answers 413 (too large) or 504 (the scan did
 #                          not finish in the API's time), go through POST /uploads and the returned
-#                          presigned upload (PUT, or POST with form fields), then GET /scans/{id}
+#                          presigned POST (form fields bound to the size limit, content type and
+#                          repository; the presigned PUT only from an API that offers no POST), then
+#                          GET /scans/{id}
 #   TFGUARD_WAIT_SECONDS   how long to wait for an uploaded archive's report (default 300)
 #   TFGUARD_POLL_SECONDS   pause between polls while the report is pending (default 5)
 #   TFGUARD_RETRIES        attempts per API request on network failures, 429 and 5xx (default 4; a 504
@@ -32,7 +34,8 @@
 # below is therefore built in canonical order by `query`.
 #
 # Writes tfguard.json (the API's JSON answer: scanId, verdict, report), tfguard.sarif and tfguard.md
-# (and tfguard.patch with TFGUARD_FIX=true).
+# (and tfguard.patch with TFGUARD_FIX=true). A SARIF or Markdown report too large for an API response
+# (over 4,000,000 bytes) is answered with 303 See Other: it is downloaded from that presigned link.
 # Exit status: 0 pass, 1 fail (findings at or above TFGUARD_FAIL_ON), 2 the scan could not be done.
 set -euo pipefail
 
@@ -64,8 +67,9 @@ fix=${TFGUARD_FIX:-false}
 case $fix in true | false) ;; *) die "TFGUARD_FIX must be true or false, not $fix" ;; esac
 
 response=$(mktemp)
+headers=$(mktemp)
 errors=$(mktemp)
-trap 'rm -f "$response" "$errors"' EXIT
+trap 'rm -f "$response" "$headers" "$errors"' EXIT
 
 # query NAME VALUE [NAME VALUE ...]: the SigV4 canonical query string. jq's @uri leaves !*'() alone
 # before jq 1.7, so those are encoded here too.
@@ -91,16 +95,17 @@ message() {
 
 curl_error() { head -n 1 "$errors" | head -c 300; }
 
-# call METHOD URL [curl options...]: a signed request; the body goes to $response, the status to
-# stdout (000: no answer, curl's message in $errors). Network failures, 429 and 5xx are retried with
-# exponential backoff, except the statuses listed in $no_retry, which the caller handles.
+# call METHOD URL [curl options...]: a signed request; the body goes to $response, the headers to
+# $headers, the status to stdout (000: no answer, curl's message in $errors). Network failures, 429
+# and 5xx are retried with exponential backoff, except the statuses listed in $no_retry, which the
+# caller handles.
 call() {
   local method=$1 url=$2 status attempt=1 pause=$retry_seconds what path
   shift 2
   path=${url#"$api"}
   path=${path%%\?*}
   while :; do
-    status=$(curl -sS -o "$response" -w '%{http_code}' -X "$method" \
+    status=$(curl -sS -o "$response" -D "$headers" -w '%{http_code}' -X "$method" \
       --aws-sigv4 "aws:amz:${AWS_REGION}:execute-api" --user "${AWS_ACCESS_KEY_ID}:${AWS_SECRET_ACCESS_KEY}" \
       ${token[@]+"${token[@]}"} "$@" "$url" 2>"$errors") || true
     case " ${no_retry:-} " in *" $status "*) break ;; esac
@@ -130,20 +135,34 @@ size=$(wc -c <"$archive" | tr -d ' ')
 
 # POST /uploads, the presigned upload, then GET /scans/{id} until the report is there.
 upload_and_wait() {
-  local body status id method url deadline form=() name value
+  local body status id method url fields max_bytes deadline form=() name value
   body=$(jq -n --arg r "$repository" --arg f "$fail_on" --arg x "${archive##*.}" \
     '{repository: $r, failOn: $f, format: (if $x == "gz" then "tar.gz" else $x end)}')
   status=$(call POST "$api/uploads" -H 'content-type: application/json' --data "$body")
   [ "$status" = 201 ] || explain "$status"
   id=$(jq -r .id "$response")
-  method=$(jq -r '.upload.method // "PUT"' "$response")
-  url=$(jq -r .upload.url "$response")
+  # The presigned POST (`post`) binds the size limit, the content type and the repository, so the
+  # store itself refuses anything else; `upload` (a PUT, or a POST from earlier APIs) only when the
+  # API offers no `post`.
+  if jq -e '.post.url | type == "string"' "$response" >/dev/null; then
+    method=POST
+    url=$(jq -r .post.url "$response")
+    fields=.post.fields
+    max_bytes=$(jq -r '.post.maxBytes // empty' "$response")
+    if [ -n "$max_bytes" ] && [ "$size" -gt "$max_bytes" ]; then
+      die "$archive is $size bytes; the service accepts archives of at most $max_bytes bytes"
+    fi
+  else
+    method=$(jq -r '.upload.method // "PUT"' "$response")
+    url=$(jq -r .upload.url "$response")
+    fields=.upload.fields
+  fi
   if [ "$method" = POST ]; then
     # A presigned POST: the policy's fields as literal strings (--form-string: no @file or <file
     # interpretation), the file last.
     while IFS= read -r -d '' name && IFS= read -r -d '' value; do
       form+=(--form-string "$name=$value")
-    done < <(jq -j '.upload.fields // {} | to_entries[] | "\(.key)\u0000\(.value)\u0000"' "$response")
+    done < <(jq -j "$fields"' // {} | to_entries[] | "\(.key)\u0000\(.value)\u0000"' "$response")
     curl -sS --fail --retry "$((retries - 1))" -o /dev/null ${form[@]+"${form[@]}"} \
       -F "file=@$archive;type=$type" "$url" 2>"$errors" ||
       die "the upload of $archive failed: $(curl_error)"
@@ -181,12 +200,26 @@ fi
 
 scan_id=$(jq -r .scanId tfguard.json)
 verdict=$(jq -r .verdict tfguard.json)
-status=$(call GET "$api/scans/$scan_id?$(query failOn "$fail_on" format sarif)")
-[ "$status" = 200 ] || explain "$status"
-cp "$response" tfguard.sarif
-status=$(call GET "$api/scans/$scan_id?$(query failOn "$fail_on" format markdown)")
-[ "$status" = 200 ] || explain "$status"
-cp "$response" tfguard.md
+# rendering FORMAT FILE: GET /scans/{id} in that format into FILE. A rendering too large for a
+# response is a 303 to its presigned link (location header, or reportUrls in the body), fetched
+# without the API's signature.
+rendering() {
+  local status link
+  status=$(call GET "$api/scans/$scan_id?$(query failOn "$fail_on" format "$1")")
+  case $status in
+    200) cp "$response" "$2" ;;
+    303)
+      link=$(sed -n 's/^[Ll][Oo][Cc][Aa][Tt][Ii][Oo][Nn]:[[:space:]]*//p' "$headers" | tr -d '\r' | tail -n 1)
+      [ -n "$link" ] || link=$(jq -r --arg f "$1" '.reportUrls[$f] // empty' "$response" 2>/dev/null || true)
+      [ -n "$link" ] || die "GET /scans/$scan_id answered 303 for the $1 report without a link"
+      curl -sS --fail --retry "$((retries - 1))" -o "$2" "$link" 2>"$errors" ||
+        die "the download of the $1 report failed: $(curl_error)"
+      ;;
+    *) explain "$status" ;;
+  esac
+}
+rendering sarif tfguard.sarif
+rendering markdown tfguard.md
 rm -f tfguard.patch
 if [ "$fix" = true ]; then
   if jq -e '.patch | type == "string"' tfguard.json >/dev/null; then

@@ -17,6 +17,7 @@ import {
   maxPackageBytes,
   parserSettings,
   registryTokens,
+  remoteModuleLimits,
   scanTimeoutMs,
 } from '../config';
 import { isInputError, InputError } from '../errors';
@@ -133,14 +134,26 @@ function operatorDocsUrl(): string | undefined {
 function remoteModuleOptions(
   on: boolean,
   cacheDir: string | undefined,
-): Pick<ScanOptions, 'remoteModules' | 'remoteModuleCache' | 'remoteModulesOffReason'> {
+): Pick<
+  ScanOptions,
+  'remoteModules' | 'remoteModuleCache' | 'remoteModulesOffReason' | 'remoteModuleSettings'
+> {
   if (!on) {
     if (cacheDir !== undefined) usage('--cache-dir is used only with --remote-modules');
     return {};
   }
   const dir = cacheDir ?? cacheDirectory();
+  let limits: ReturnType<typeof remoteModuleLimits>;
+  try {
+    // The request and download budget, concurrency and mutable-reference lifetime (TFGUARD_REMOTE_*).
+    limits = remoteModuleLimits();
+  } catch (err) {
+    if (err instanceof EnvironmentError) throw new InputError('usage', err.message, { cause: err });
+    throw err;
+  }
   return {
     remoteModules: true,
+    remoteModuleSettings: limits,
     ...(dir !== undefined ? { remoteModuleCache: new LocalObjectStore(dir) } : {}),
   };
 }

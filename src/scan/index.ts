@@ -198,6 +198,7 @@ async function resolveRemote(
         registryHosts: config.registryHosts,
         credentials: { ...(config.credentials ?? {}), ...(options.registryTokens ?? {}) },
         moduleHosts: config.moduleHosts ?? {},
+        ...(options.remoteModuleTenant !== undefined ? { tenant: options.remoteModuleTenant } : {}),
         ...(cache !== undefined ? { cache } : {}),
         ...(budget !== undefined ? { signal: budget.signal } : {}),
       })
@@ -215,7 +216,9 @@ async function resolveRemote(
         ...(options.limits !== undefined ? { limits: options.limits } : {}),
       }),
     );
-    if (network !== null) options.onRemoteStats?.({ requests: network.requestCount });
+    if (network !== null) {
+      options.onRemoteStats?.({ requests: network.requestCount, downloads: network.downloadCount });
+    }
     return resolved;
   } finally {
     budget?.dispose();

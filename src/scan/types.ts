@@ -34,7 +34,9 @@ export interface ScanOptions {
   registryTokens?: Record<string, string>;
   /** Where remote module answers are cached (keys under `remote-modules/v1/`); default `store`. */
   remoteModuleCache?: ObjectStore;
-  /** Tuning of remote resolution (timeouts, retries, download size, version-list lifetime). */
+  /** Tuning of remote resolution (timeouts, retries, download size, version-list lifetime, the
+   * lifetime of cached mutable references, the per-scan request and download budget, the
+   * process-wide concurrency limit: src/modules/remote/budget.ts). */
   remoteModuleSettings?: Pick<
     RemoteNetworkOptions,
     | 'timeoutMs'
@@ -43,13 +45,22 @@ export interface ScanOptions {
     | 'maxDownloadBytes'
     | 'maxResponseBytes'
     | 'versionsTtlMs'
+    | 'mutableTtlMs'
+    | 'maxRequests'
+    | 'maxDownloads'
+    | 'maxConcurrent'
     | 'fetch'
   >;
+  /** Who the scan is for (the service: the repository): remote content behind a mutable reference
+   * (a git branch or tag, an archive without checksum) is cached for this tenant only. Unset: the
+   * cache has one owner (the CLI). */
+  remoteModuleTenant?: string;
   /** What the notices of unresolved modules say when `remoteModules` is off (each shell says how it
    * is turned on there). */
   remoteModulesOffReason?: string;
-  /** Called once per scan that resolved remote modules over the network, with the requests sent. */
-  onRemoteStats?: (stats: { requests: number }) => void;
+  /** Called once per scan that resolved remote modules over the network, with the requests sent
+   * and the packages downloaded. */
+  onRemoteStats?: (stats: { requests: number; downloads: number }) => void;
   /**
    * Content-addressed cache of per-file extraction results (see src/scan/cache.ts; keys start with
    * `extract/`): a rescan of an unchanged archive parses nothing, and never loads the

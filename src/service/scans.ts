@@ -105,6 +105,14 @@ function rejection(
   };
 }
 
+/** Whose cached mutable remote content a scan may reuse: its repository's, else its uploader's,
+ * else its own only. */
+function remoteTenant(input: ScanInput): string {
+  if (input.repository !== null) return `repository ${input.repository}`;
+  const uploader = uploaderOf(input.source);
+  return uploader !== null ? `uploader ${uploader}` : `scan ${input.scanId}`;
+}
+
 /**
  * Scans an archive; `InputError`s become a stored rejection, except `scan-timeout` which is logged,
  * counted (`ScanTimeouts`) and thrown with nothing stored; anything else is thrown.
@@ -119,6 +127,8 @@ export async function scanAndStore(ctx: ScanContext, input: ScanInput): Promise<
       ...(ctx.signal !== undefined ? { signal: ctx.signal } : {}),
       registry: input.registry,
       store: new PrefixedObjectStore(ctx.reports, ctx.layout.registryCachePrefix),
+      // Remote modules behind a branch, tag or unchecksummed URL are cached for this tenant only.
+      remoteModuleTenant: remoteTenant(input),
     };
     if (input.fix === true) {
       const fixed = await fixBytes(input.name, input.bytes, options);

@@ -45,6 +45,17 @@ export interface HttpClientOptions {
    * signal's reason.
    */
   signal?: AbortSignal;
+  /**
+   * Asked before every attempt (retries included): may refuse it (throw, e.g. a spent budget) or
+   * hold it until a slot is free (a concurrency limit); the function it resolves to is called once
+   * the attempt is over.
+   */
+  gate?: RequestGate;
+}
+
+/** What decides whether, and when, a request is sent (see `HttpClientOptions.gate`). */
+export interface RequestGate {
+  enter(what: string, url: URL): Promise<() => void>;
 }
 
 /** The request settings a registry client passes through to its `HttpClient` unchanged. */
@@ -163,6 +174,7 @@ export class HttpClient {
   readonly signal: AbortSignal | undefined;
   private readonly fetchImpl: typeof fetch;
   private readonly credentials: RequestCredentials | undefined;
+  private readonly gate: RequestGate | undefined;
   /** Requests sent (for diagnostics and tests of caches). */
   requestCount = 0;
 
@@ -174,6 +186,7 @@ export class HttpClient {
     this.fetchImpl = options.fetch ?? fetch;
     this.signal = options.signal;
     this.credentials = options.credentials;
+    this.gate = options.gate;
   }
 
   /** Throws "unavailable" once the budget ran out. */
@@ -203,7 +216,14 @@ export class HttpClient {
     for (let attempt = 0; attempt <= this.retries; attempt++) {
       if (attempt > 0) await delay(this.backoffMs * 2 ** (attempt - 1), this.signal);
       this.checkBudget(what, url);
-      const result = await this.attempt(url, what, options);
+      const leave = this.gate === undefined ? undefined : await this.gate.enter(what, url);
+      let result: Awaited<ReturnType<HttpClient['attempt']>>;
+      try {
+        this.checkBudget(what, url);
+        result = await this.attempt(url, what, options);
+      } finally {
+        leave?.();
+      }
       if (!('error' in result)) return result;
       if (!result.retry) throw result.error;
       lastError = result.error;

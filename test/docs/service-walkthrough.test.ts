@@ -143,7 +143,16 @@ test('the local walkthrough of docs/service.md works as written, step by step', 
   // The files the commands use, copied; the dependencies linked.
   work = await mkdtemp(join(tmpdir(), 'tfguard-walkthrough-'));
   const dir = join(work, 'repo');
-  for (const entry of ['serverless.yml', 'package.json', 'tsconfig.json', 'handlers', 'src', 'events']) {
+  // scripts/osls: the local osls plugin serverless.yml loads (deployment bucket ownership).
+  for (const entry of [
+    'serverless.yml',
+    'package.json',
+    'tsconfig.json',
+    'handlers',
+    'src',
+    'events',
+    'scripts/osls',
+  ]) {
     await cp(join(REPO, entry), join(dir, entry), { recursive: true });
   }
   await symlink(join(REPO, 'node_modules'), join(dir, 'node_modules'), 'dir');

@@ -132,7 +132,7 @@ test('fail-on and an unusual repository name: parameters encoded canonically, st
   expect([...lenient.calls, ...strict.calls].every((c) => c.verified)).toBe(true);
 });
 
-test('a large archive goes through POST /uploads, a presigned PUT and polling', async () => {
+test('a large archive goes through POST /uploads, the size-bound presigned POST and polling', async () => {
   const run = await runScript(sample, { TFGUARD_MAX_POST_BYTES: '100' });
   expect(run.stderr).toBe('');
   expect(run.code).toBe(1);
@@ -150,6 +150,26 @@ test('a large archive goes through POST /uploads, a presigned PUT and polling', 
   ]);
   expect(run.calls.every((c) => c.verified)).toBe(true);
   expect(JSON.parse(await readFile(join(run.dir, 'tfguard.sarif'), 'utf8')).version).toBe('2.1.0');
+  // Sent with the presigned POST's fields: the object carries the content type and the metadata the
+  // policy binds (a presigned PUT sets neither).
+  const stored = await h.uploads.get(`uploads/acme/network/${String(result.id)}.tar.gz`);
+  expect(stored?.body.equals(SAMPLE_ARCHIVE)).toBe(true);
+  expect(stored?.contentType).toBe('application/gzip');
+  expect(stored?.metadata).toMatchObject({ repository: 'acme/network' });
+});
+
+test('an archive larger than the presigned POST allows is refused before it is sent', async () => {
+  const run = await withEnv({ TFGUARD_MAX_ARCHIVE_BYTES: '64' }, () =>
+    runScript(sample, { TFGUARD_MAX_POST_BYTES: '10', TFGUARD_REPOSITORY: 'acme/too-big' }),
+  );
+  expect(run.code).toBe(2);
+  expect(run.stderr).toBe(
+    `tfguard: ${sample} is ${SAMPLE_ARCHIVE.length} bytes; the service accepts archives of at most 64 bytes\n`,
+  );
+  expect(run.calls.map(call)).toEqual(['201 POST /uploads']);
+  const keys: string[] = [];
+  for await (const k of h.uploads.list('uploads/acme/too-big/')) keys.push(k);
+  expect(keys).toEqual([]);
 });
 
 test('POST /scans answering 413 (a lower API limit): the archive is uploaded instead', async () => {
@@ -228,9 +248,9 @@ test('throttling and server errors are retried with backoff; persistent ones end
   expect(api.gateway.faults).toEqual([]);
 });
 
-test('an upload URL for a presigned POST (form fields + file) is followed as well', async () => {
-  // What POST /uploads answers when it hands out a presigned POST instead of a PUT URL.
-  api.rewrites.set('POST /uploads', (body) => {
+test('an API that offers no `post`: its `upload` is followed, a presigned PUT or POST', async () => {
+  // What POST /uploads of earlier versions answered: `upload` only, a PUT URL or a presigned POST.
+  api.rewrites.set('POST /uploads', ({ post: _post, ...body }) => {
     const upload = body.upload as { expiresAt: string };
     return {
       ...body,
@@ -249,11 +269,52 @@ test('an upload URL for a presigned POST (form fields + file) is followed as wel
     expect(result).toMatchObject({ verdict: 'fail', repository: 'acme/form' });
     const stored = await h.uploads.get(`uploads/acme/form/${String(result.id)}.tar.gz`);
     expect(stored?.body.equals(SAMPLE_ARCHIVE)).toBe(true);
+    expect(stored?.metadata.note).toBe('@not-a-file');
     expect(run.calls.every((c) => c.verified)).toBe(true);
   } finally {
     api.rewrites.delete('POST /uploads');
   }
+  api.rewrites.set('POST /uploads', ({ post: _post, ...body }) => body);
+  try {
+    const run = await runScript(sample, { TFGUARD_MAX_POST_BYTES: '100', TFGUARD_REPOSITORY: 'acme/put' });
+    expect([run.code, run.stderr]).toEqual([1, '']);
+    const result = await json(run);
+    const stored = await h.uploads.get(`uploads/acme/put/${String(result.id)}.tar.gz`);
+    expect(stored?.body.equals(SAMPLE_ARCHIVE)).toBe(true);
+    // The PUT binds nothing: no metadata.
+    expect(stored?.metadata.repository).toBeUndefined();
+  } finally {
+    api.rewrites.delete('POST /uploads');
+  }
 });
+
+test('a SARIF report over 4,000,000 bytes: the 303 is followed to the stored copy', async () => {
+  // 2,000 stacks each requiring hashicorp/aws without a constraint: 8,000 findings, a SARIF of
+  // ~9.7 MB, which GET /scans/{id}?format=sarif answers with 303 See Other and its presigned link.
+  const files: Record<string, string> = {};
+  for (let i = 0; i < 2000; i++) {
+    files[`stacks/s${i}/main.tf`] =
+      'terraform {\n  required_providers {\n    aws = {\n      source = "hashicorp/aws"\n    }\n  }\n}\n';
+  }
+  const big = join(work, 'many-findings.tar.gz');
+  await writeFile(big, await makeTarGz(files));
+  const run = await runScript(big, { TFGUARD_REPOSITORY: 'acme/big' });
+  expect([run.code, run.stderr]).toEqual([1, '']);
+  const result = await json(run);
+  expect(result.reportInline).toBe(false);
+  expect(run.calls.map(call)).toEqual([
+    '200 POST /scans?failOn=error&format=json&repository=acme%2Fbig',
+    `303 GET /scans/${result.scanId}?failOn=error&format=sarif`,
+    `200 GET /scans/${result.scanId}?failOn=error&format=markdown`,
+  ]);
+  const sarif = await readFile(join(run.dir, 'tfguard.sarif'));
+  expect(sarif.length).toBeGreaterThan(4_000_000);
+  const doc = JSON.parse(sarif.toString('utf8')) as { version: string; runs: { results: unknown[] }[] };
+  expect(doc.version).toBe('2.1.0');
+  expect(doc.runs[0]!.results.length).toBeGreaterThanOrEqual(4000);
+  expect(await readFile(join(run.dir, 'tfguard.md'), 'utf8')).toContain('## tfguard');
+  expect(run.stdout).toContain('verdict fail (fail on error)');
+}, 120_000);
 
 test('an unusable archive, missing credentials or an unreachable API exit 2 with the reason', async () => {
   const archive = join(work, 'broken.tar.gz');

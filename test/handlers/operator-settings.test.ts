@@ -14,6 +14,8 @@ import { UploadBatchError } from '../../src/service/upload-scan';
 import { makeTarGz } from '../support/archive';
 import { type Harness, lambdaContext, startHarness, UPLOADS_BUCKET, withEnv } from '../support/lambda';
 import { slowToParse } from '../support/scan';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { startRegistry } from '../support/registry-server';
 import type { Report } from '../../src/report/types';
 
@@ -58,10 +60,35 @@ test('the runtime reads the archive limits and the scan time limit from the envi
   expect(runtime().scanOptions.timeoutMs).toBeUndefined();
 });
 
+test('the runtime reads the remote resolution budget from the environment', async () => {
+  await withEnv(
+    {
+      TFGUARD_REMOTE_MAX_REQUESTS: '300',
+      TFGUARD_REMOTE_MAX_DOWNLOADS: '40',
+      TFGUARD_REMOTE_MAX_CONCURRENCY: '4',
+      TFGUARD_REMOTE_MUTABLE_TTL_SECONDS: '120',
+    },
+    async () => {
+      expect(runtime().scanOptions.remoteModuleSettings).toEqual({
+        maxRequests: 300,
+        maxDownloads: 40,
+        maxConcurrent: 4,
+        mutableTtlMs: 120_000,
+      });
+    },
+  );
+  // Unset: the defaults of src/modules/remote/budget.ts.
+  expect(runtime().scanOptions.remoteModuleSettings).toEqual({});
+});
+
 test.each([
   ['TFGUARD_MAX_ENTRIES', 'lots', 'positive integer'],
   ['TFGUARD_MAX_COMPRESSION_RATIO', '0', 'positive number'],
   ['TFGUARD_SCAN_TIMEOUT_MS', '-1', 'positive integer'],
+  ['TFGUARD_REMOTE_MAX_REQUESTS', 'all', 'positive integer'],
+  ['TFGUARD_REMOTE_MAX_DOWNLOADS', '0', 'positive integer'],
+  ['TFGUARD_REMOTE_MAX_CONCURRENCY', '2.5', 'positive integer'],
+  ['TFGUARD_REMOTE_MUTABLE_TTL_SECONDS', '-60', 'positive integer'],
 ])('%s=%j: the handler fails naming the variable', async (name, value, what) => {
   await withEnv({ [name]: value }, async () => {
     expect(() => runtime()).toThrow(EnvironmentError);
@@ -187,5 +214,55 @@ test("remote modules are resolved by default, through the operator's hosts, and 
     expect(registry.requests).toEqual([]);
   } finally {
     await registry.close();
+  }
+});
+
+test("a module on a branch is cached for the uploading repository only: another repository's scan asks again", async () => {
+  // A git host stand-in whose branch moves between the scans.
+  let body = await makeTarGz({
+    'net-main/main.tf':
+      'terraform {\n  required_providers {\n    aws = { source = "hashicorp/aws", version = ">= 6.0" }\n  }\n}\n',
+  });
+  const requests: string[] = [];
+  const server = createServer((req, res) => {
+    requests.push(req.url ?? '');
+    if (req.url === '/acme/net/archive/main.tar.gz') res.writeHead(200).end(body);
+    else res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  try {
+    const archive = await makeTarGz({
+      'main.tf': `${MAIN_TF}module "net" {\n  source = "git::https://github.com/acme/net.git?ref=main"\n}\n`,
+    });
+    const constraintsSeenBy = async (key: string): Promise<string[]> => {
+      const object = await h.upload(key, archive);
+      const result = await withEnv(
+        { TFGUARD_REMOTE_MODULES: undefined, TFGUARD_MODULE_HOSTS: JSON.stringify({ 'github.com': url }) },
+        () => handler(h.s3Event([object]), lambdaContext('scanUpload', 60_000)),
+      );
+      expect(result.outcomes.map((o) => o.status)).toEqual(['scanned']);
+      const scanId = uploadScanId({ bucket: UPLOADS_BUCKET, key: object.key, etag: object.etag });
+      const report = JSON.parse(
+        (await h.reports.get(layout.reports(scanId).json))!.body.toString('utf8'),
+      ) as Report;
+      return (report.roots[0]?.remoteModuleTree ?? []).flatMap((m) =>
+        m.providers.flatMap((p) => p.constraints),
+      );
+    };
+    expect(await constraintsSeenBy('uploads/tenants/attacker/a.tar.gz')).toEqual(['>= 6.0']);
+    body = await makeTarGz({
+      'net-main/main.tf':
+        'terraform {\n  required_providers {\n    aws = { source = "hashicorp/aws", version = ">= 5.0" }\n  }\n}\n',
+    });
+    requests.length = 0;
+    expect(await constraintsSeenBy('uploads/tenants/victim/a.tar.gz')).toEqual(['>= 5.0']);
+    expect(requests).toEqual(['/acme/net/archive/main.tar.gz']);
+    // The attacker's own rescan reuses its cached answer (10 minutes), without a request.
+    requests.length = 0;
+    expect(await constraintsSeenBy('uploads/tenants/attacker/b.tar.gz')).toEqual(['>= 6.0']);
+    expect(requests).toEqual([]);
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
   }
 });

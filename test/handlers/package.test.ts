@@ -368,6 +368,9 @@ test('every bucket, the deployment bucket included, is encrypted, private, ACL-f
   expect(res('ServerlessDeploymentBucket', createTemplate).Properties.PublicAccessBlockConfiguration).toEqual(
     PRIVATE,
   );
+  expect(res('ServerlessDeploymentBucket', createTemplate).Properties.OwnershipControls).toEqual({
+    Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }],
+  });
   expectTlsOnly(bucketPolicies(createTemplate).ServerlessDeploymentBucket, 'ServerlessDeploymentBucket', [
     'ServerlessDeploymentBucket',
   ]);
@@ -468,7 +471,7 @@ function reportLayout(t: Template): ReportLayout {
 }
 
 /** Report keys that are history (expire with reportRetentionDays) and keys that must stay. */
-function expectReportRetention(t: Template, days: number): void {
+function expectReportRetention(t: Template, days: number, cacheDays = 7): void {
   const layout = reportLayout(t);
   const rules = lifecycleRules('ReportsBucket', t);
   const scanId = '0123456789abcdef0123456789abcdef';
@@ -493,6 +496,12 @@ function expectReportRetention(t: Template, days: number): void {
     `${layout.registryCachePrefix}registry-sums/v1/registry.terraform.io/hashicorp/aws/5.0.0.json`,
   ];
   for (const key of kept) expect([key, expiresAfter(rules, key)]).toEqual([key, null]);
+  // The remote-module cache expires (remoteModuleCacheDays, default 7): nothing a scan cached
+  // outlives it.
+  for (const kind of ['package', 'versions', 'tree']) {
+    const key = `${layout.registryCachePrefix}remote-modules/v1/${kind}/${'0'.repeat(64)}.json`;
+    expect([key, expiresAfter(rules, key)]).toEqual([key, cacheDays]);
+  }
   expect(rules.some((r) => r.AbortIncompleteMultipartUpload?.DaysAfterInitiation === 1)).toBe(true);
 }
 
@@ -720,6 +729,7 @@ describe('with every wiring parameter set', () => {
       alarmTopicArn: TOPIC,
       uploadRetentionDays: '7',
       reportRetentionDays: '30',
+      remoteModuleCacheDays: '2',
       apiReservedConcurrency: '3',
       auditMaxConcurrency: '2',
       apiThrottleRateLimit: '12.5',
@@ -749,7 +759,7 @@ describe('with every wiring parameter set', () => {
 
   test('retention, concurrency and throttling follow the parameters', () => {
     expectUploadRetention(t, 7);
-    expectReportRetention(t, 30);
+    expectReportRetention(t, 30, 2);
     expectConcurrencyAndThrottling(t, { reserved: 3, audit: 2, rate: 12.5, burst: 25, scanRate: 1 });
   });
 });

@@ -14,12 +14,24 @@
  * scanned archive says adds a host.
  *
  * Answers are cached in an `ObjectStore` under `remote-modules/v1/` (a local directory for the CLI,
- * S3 in Lambda): the summary of a package version under the SHA-256 of its identity (immutable:
- * exact registry versions, archive URLs, git refs), the version list of a registry module for
- * `versionsTtlMs`. A fleet audit resolves each module version once.
+ * S3 in Lambda), under the SHA-256 of what they are the answer to:
+ *
+ * - content with an immutable identity (a registry module version, a git commit SHA, an archive
+ *   whose `checksum` was verified) is shared by every scan: a fleet audit resolves it once;
+ * - content behind a mutable reference (a git branch or tag, no ref, an archive URL without
+ *   checksum) is kept for `mutableTtlMs` and only for the scan's `tenant` (the repository): whoever
+ *   scans first can never pin what another repository's scan sees;
+ * - version lists for `versionsTtlMs`;
+ * - a failure is never kept (what threw, and what a caller's `keep` refuses, e.g. a package with
+ *   files that did not parse).
+ *
+ * Every request goes through the scan's budget (requests, downloads) and the process's concurrency
+ * limit (budget.ts).
  */
 import { createHash } from 'node:crypto';
 import type { ObjectStore } from '../../storage/types';
+import { DEFAULT_REMOTE_BUDGET, RemoteBudget } from './budget';
+import type { RemoteBudgetLimits } from './budget';
 import {
   HttpClient,
   HttpRequestError,
@@ -43,6 +55,17 @@ export interface RemoteNetworkOptions {
   cachePrefix?: string;
   /** How long a cached version list is used before the registry is asked again (default 1 h). */
   versionsTtlMs?: number;
+  /** How long content behind a mutable reference (branch, tag, no ref, archive without checksum) is
+   * reused (default 10 min), and only by scans of the same `tenant`. */
+  mutableTtlMs?: number;
+  /** Who the scan is for (the service: the repository): the owner of cached mutable content.
+   * Unset: the cache has one owner (the CLI's own directory). */
+  tenant?: string;
+  /** Requests one scan may send (default 1,000), packages it may download (default 200), requests
+   * in flight over the process (default 8). */
+  maxRequests?: number;
+  maxDownloads?: number;
+  maxConcurrent?: number;
   /** Largest registry answer (default 8 MiB). */
   maxResponseBytes?: number;
   /** Largest package download (default 32 MiB; the archive limits apply to its content too). */
@@ -71,7 +94,9 @@ export interface RegistrySubmodule {
   dependencies: { name: string; source: string; version: string }[];
 }
 
-const CACHE_SCHEMA = 1;
+// 2: failures and mutable references are no longer kept in the shared space (schema 1 entries may
+// hold both, and are ignored).
+const CACHE_SCHEMA = 2;
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -134,6 +159,9 @@ export class RemoteNetwork {
   private readonly cache: ObjectStore | undefined;
   private readonly cachePrefix: string;
   private readonly versionsTtlMs: number;
+  private readonly mutableTtlMs: number;
+  private readonly tenant: string;
+  readonly budget: RemoteBudget;
   private readonly maxDownloadBytes: number;
   private readonly maxRedirects: number;
   private readonly memo = new Map<string, Promise<unknown>>();
@@ -143,14 +171,23 @@ export class RemoteNetwork {
     this.moduleHosts = Object.fromEntries(
       Object.entries(options.moduleHosts ?? {}).map(([h, u]) => [h.toLowerCase(), u.replace(/\/+$/, '')]),
     );
+    const limits: RemoteBudgetLimits = {
+      maxRequests: options.maxRequests ?? DEFAULT_REMOTE_BUDGET.maxRequests,
+      maxDownloads: options.maxDownloads ?? DEFAULT_REMOTE_BUDGET.maxDownloads,
+      maxConcurrent: options.maxConcurrent ?? DEFAULT_REMOTE_BUDGET.maxConcurrent,
+    };
+    this.budget = new RemoteBudget(limits, undefined, options.signal);
     this.http = new HttpClient({
       ...httpTuning(options),
       credentials: this.registryHosts,
+      gate: this.budget,
     });
     this.discovery = new ServiceDiscovery(this.http, this.registryHosts);
     this.cache = options.cache;
     this.cachePrefix = options.cachePrefix ?? 'remote-modules/v1/';
     this.versionsTtlMs = options.versionsTtlMs ?? 60 * 60 * 1000;
+    this.mutableTtlMs = options.mutableTtlMs ?? 10 * 60 * 1000;
+    this.tenant = options.tenant ?? '';
     this.maxDownloadBytes = options.maxDownloadBytes ?? 32 * 1024 * 1024;
     this.maxRedirects = options.maxRedirects ?? 5;
   }
@@ -158,6 +195,11 @@ export class RemoteNetwork {
   /** Requests sent (tests of the cache, the benchmark). */
   get requestCount(): number {
     return this.http.requestCount;
+  }
+
+  /** Packages downloaded (or attempted). */
+  get downloadCount(): number {
+    return this.budget.downloads;
   }
 
   /** The operator's host settings, as part of cache keys (another mapping may resolve otherwise). */
@@ -209,35 +251,66 @@ export class RemoteNetwork {
     }
   }
 
-  /** A value cached under the SHA-256 of `identity` (immutable content), else made and stored. */
-  cached<T>(kind: string, identity: string, make: () => Promise<T>): Promise<T> {
-    const key = `${kind}/${sha256(identity)}.json`;
+  /** The identity under which content is kept: shared when immutable, the tenant's otherwise. */
+  private scoped(identity: string, mutable: boolean): string {
+    return mutable ? `${identity}\ntenant ${JSON.stringify(this.tenant)}` : identity;
+  }
+
+  /**
+   * A value cached under the SHA-256 of `identity`, else made and stored. Immutable content is
+   * shared and kept until the cache prefix expires; `mutable` content is kept `mutableTtlMs` for the
+   * tenant only. A value `keep` refuses (a failure the caller got as a value) is not stored.
+   */
+  cached<T>(
+    kind: string,
+    identity: string,
+    make: () => Promise<T>,
+    options: { mutable: boolean; keep?: (value: T) => boolean },
+  ): Promise<T> {
+    const scoped = this.scoped(identity, options.mutable);
+    const key = `${kind}/${sha256(scoped)}.json`;
     return this.once(key, async () => {
       const hit = await this.cacheGet(key);
-      if (hit !== null && hit.identity === identity && 'value' in hit) return hit.value as T;
+      if (
+        hit !== null &&
+        hit.identity === scoped &&
+        'value' in hit &&
+        (!options.mutable ||
+          (typeof hit.fetchedAt === 'number' && Date.now() - hit.fetchedAt < this.mutableTtlMs))
+      ) {
+        return hit.value as T;
+      }
       const value = await make();
-      await this.cachePut(key, { identity, value });
+      if (options.keep === undefined || options.keep(value)) {
+        await this.cachePut(key, { identity: scoped, fetchedAt: Date.now(), value });
+      }
       return value;
     });
   }
 
   /** A value stored with `putFresh` less than `versionsTtlMs` ago (version lists it depends on may
-   * have changed since), else null. */
+   * have changed since; `mutableTtlMs` for one that used mutable content, the tenant's own), else
+   * null. */
   async getFresh(kind: string, identity: string): Promise<unknown> {
-    const hit = await this.cacheGet(`${kind}/${sha256(identity)}.json`);
-    if (
-      hit === null ||
-      hit.identity !== identity ||
-      typeof hit.fetchedAt !== 'number' ||
-      Date.now() - hit.fetchedAt >= this.versionsTtlMs
-    ) {
-      return null;
+    for (const mutable of [false, true]) {
+      const scoped = this.scoped(identity, mutable);
+      const ttl = mutable ? Math.min(this.versionsTtlMs, this.mutableTtlMs) : this.versionsTtlMs;
+      const hit = await this.cacheGet(`${kind}/${sha256(scoped)}.json`);
+      if (
+        hit !== null &&
+        hit.identity === scoped &&
+        typeof hit.fetchedAt === 'number' &&
+        Date.now() - hit.fetchedAt < ttl
+      ) {
+        return hit.value ?? null;
+      }
     }
-    return hit.value ?? null;
+    return null;
   }
 
-  async putFresh(kind: string, identity: string, value: unknown): Promise<void> {
-    await this.cachePut(`${kind}/${sha256(identity)}.json`, { identity, fetchedAt: Date.now(), value });
+  async putFresh(kind: string, identity: string, value: unknown, mutable = false): Promise<void> {
+    const scoped = this.scoped(identity, mutable);
+    await this.cachePut(`${kind}/${sha256(scoped)}.json`, { identity: scoped, fetchedAt: Date.now(), value });
   }
 
   private async modulesBase(a: RegistryModuleAddress): Promise<URL> {
@@ -302,6 +375,7 @@ export class RemoteNetwork {
    * stay on the same host or go to an allowed one (`allowed`). Bounded by `maxDownloadBytes`.
    */
   async download(url: URL, what: string, allowed: (next: URL) => boolean): Promise<Buffer> {
+    this.budget.download(what);
     let current = url;
     for (let hop = 0; hop <= this.maxRedirects; hop++) {
       const res = await this.http.request(current, what, {

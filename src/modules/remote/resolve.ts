@@ -21,6 +21,7 @@
  *
  * Local calls inside a remote package resolve inside the same package (`//modules/x`, `../y`).
  */
+import { createHash } from 'node:crypto';
 import { defaultShouldLoad, readArchiveBytes } from '../../archive';
 import { posix } from 'node:path';
 import {
@@ -109,6 +110,9 @@ interface PackageHandle {
   summary: PackageSummary;
   /** The package's top directory inside `summary` (installed copies: `vpc` of `vpc/modules/x`). */
   root: string;
+  /** Fetched through a mutable reference (branch, tag, no ref, archive without checksum): what the
+   * tree resolved to is kept only briefly, and only for the scan's tenant. */
+  mutable: boolean;
   /** For metadata: the downloaded package, when a directory the metadata lacks is needed. */
   fallback?: () => Promise<PackageHandle>;
 }
@@ -226,7 +230,7 @@ export class RemoteResolver {
       if (from !== undefined && !keys.has(c.to)) keys.set(c.to, from === '' ? c.name : `${from}.${c.name}`);
     }
     const manifest = readModulesManifest(this.input.archive, tree.root);
-    const ctx: TreeContext = { tree, manifest, count: 0 };
+    const ctx: TreeContext = { tree, manifest, count: 0, mutable: false };
     const tops: Node[] = tree.remoteCalls
       .filter((rc) => rc.installed !== true && rc.source !== null)
       .map((rc) => {
@@ -275,6 +279,7 @@ export class RemoteResolver {
         'tree',
         identity,
         out.map(({ module: _m, location: _l, ...rest }) => rest),
+        ctx.mutable,
       );
     }
     return out;
@@ -334,6 +339,7 @@ export class RemoteResolver {
             version: entry.version ?? parseRemoteRef(n.source),
             summary,
             root: packageRoot(entry.dir, subdir),
+            mutable: false,
           };
           return this.inPackage(ctx, handle, entry.dir, n);
         }
@@ -424,7 +430,10 @@ export class RemoteResolver {
         `registry-download ${engine} ${registryAddress(a, false)} ${version}`,
         async () => {
           const { location, base } = await network.downloadLocation(a, version);
-          const handle = await this.locationPackage(network, location, base, engine, version);
+          const handle = await this.locationPackage(network, location, base, engine, {
+            address: registryAddress(a, false),
+            version,
+          });
           return { ...handle, display, version, origin: 'download' as const };
         },
       );
@@ -438,6 +447,7 @@ export class RemoteResolver {
       version,
       summary,
       root: '.',
+      mutable: false,
       fallback: download,
     };
   }
@@ -449,7 +459,7 @@ export class RemoteResolver {
     location: string,
     base: URL,
     engine: Engine,
-    version: string,
+    pinned: { address: string; version: string },
   ): Promise<PackageHandle> {
     const relative = /^(\.{1,2}\/|\/[^/])/.test(location);
     let p;
@@ -463,7 +473,7 @@ export class RemoteResolver {
       throw new Unresolved(`its download location "${location}" is not fetched: ${p.reason}`);
     const registryHost = base.host.toLowerCase();
     // The location's own `//subdir` is where the registry module's package starts.
-    return this.archivePackage(network, p, engine, registryHost, p.subdir, version);
+    return this.archivePackage(network, p, engine, registryHost, p.subdir, pinned);
   }
 
   private memo<T>(map: Map<string, Promise<T>>, key: string, make: () => Promise<T>): Promise<T> {
@@ -475,14 +485,19 @@ export class RemoteResolver {
     return p;
   }
 
-  /** Downloads and loads an archive package (memoized; cached by identity when immutable). */
+  /**
+   * Downloads and loads an archive package (memoized per scan). Cached across scans by what it is:
+   * shared when its identity is immutable (`pinned`: a registry module version; a git commit SHA;
+   * an archive whose checksum matched), else briefly and per tenant (network.ts). A package with
+   * files that do not parse is not kept (the failure may be transient).
+   */
   private archivePackage(
     network: RemoteNetwork,
     p: ArchivePackage,
     engine: Engine,
     registryHost: string | null,
     root: string,
-    version?: string,
+    pinned?: { address: string; version: string },
   ): Promise<PackageHandle> {
     const onRegistry = registryHost !== null && p.host === registryHost;
     if (!onRegistry && !network.allowsDownloadHost(p.host)) {
@@ -500,10 +515,22 @@ export class RemoteResolver {
       network.allowsDownloadHost(next.host) ||
       next.host.toLowerCase() === registryHost ||
       (p.host === 'github.com' && next.hostname.toLowerCase() === 'codeload.github.com');
-    const identity = `${engine} ${p.address}`;
+    const identity =
+      pinned !== undefined
+        ? `${engine} ${pinned.address} ${pinned.version} ${p.address}`
+        : `${engine} ${p.address}`;
+    const mutable = pinned === undefined && !immutableSource(p);
     const summary = this.memo(this.summaries, identity, async () => {
       const load = async (): Promise<PackageSummary> => {
         const bytes = await network.download(url, `the package ${p.address}`, allowed);
+        if (p.checksum !== null) {
+          const actual = createHash(p.checksum.type).update(bytes).digest('hex');
+          if (actual !== p.checksum.hex) {
+            throw new Unresolved(
+              `the package ${p.address} does not match its checksum: ${p.checksum.type} ${actual} was downloaded (terraform init refuses it too)`,
+            );
+          }
+        }
         let archive = await readArchiveBytes(p.address, bytes, {
           ...(this.input.limits !== undefined ? { limits: this.input.limits } : {}),
           shouldLoad: defaultShouldLoad,
@@ -511,17 +538,19 @@ export class RemoteResolver {
         if (p.stripTopDirectory) archive = stripTopDirectory(archive);
         return this.input.loadPackage(archive, engine);
       };
-      // A git source without a ref follows a branch: never cached across scans.
-      const immutable = p.ref !== null || !p.address.startsWith('git::');
-      return immutable ? network.cached('package', identity, load) : load();
+      return network.cached('package', identity, load, {
+        mutable,
+        keep: (s) => Object.values(s).every((m) => m.errors === undefined || m.errors.length === 0),
+      });
     });
     return summary.then((s) => ({
       identity,
       origin: 'download' as const,
       display: p.ref !== null ? p.address.replace(/\?ref=[^&]*$/, '') : p.address,
-      version: version ?? p.ref,
+      version: pinned?.version ?? p.ref,
       summary: s,
       root,
+      mutable,
     }));
   }
 
@@ -548,6 +577,7 @@ export class RemoteResolver {
         );
       }
     }
+    if (h.mutable) ctx.mutable = true;
     const shown = relativeDir(h.root, dir);
     const address = shown === '.' ? h.display : `${h.display}//${shown}`;
     if (m === undefined) {
@@ -617,6 +647,15 @@ interface TreeContext {
   tree: RootTree;
   manifest: Map<string, ManifestEntry> | null;
   count: number;
+  /** Some module of the tree came through a mutable reference. */
+  mutable: boolean;
+}
+
+/** Whether a package's address names one content forever: a git commit SHA (a branch, a tag, which
+ * can be moved, or no ref is not), an HTTP archive with a checksum (one without may change). */
+export function immutableSource(p: ArchivePackage): boolean {
+  if (p.address.startsWith('git::')) return p.ref !== null && /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/i.test(p.ref);
+  return p.checksum !== null;
 }
 
 /** A cached tree resolution with the current calls' locations, or null when it does not fit. */

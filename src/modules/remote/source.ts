@@ -6,7 +6,9 @@
  * - git sources on GitHub and GitLab (`github.com/o/r`, `git::https://github.com/o/r.git`,
  *   `git@github.com:o/r.git`, `git::ssh://git@gitlab.com/g/r.git`, `?ref=`), fetched as the host's
  *   archive of that ref (`/o/r/archive/REF.tar.gz`, `/g/r/-/archive/REF/r-REF.tar.gz`);
- * - HTTP(S) archives (`https://host/x.zip`, `.tar.gz`, `.tgz`, `?archive=`);
+ * - HTTP(S) archives (`https://host/x.zip`, `.tar.gz`, `.tgz`, `?archive=`), with go-getter's
+ *   `?checksum=[TYPE:]HEX` (md5, sha1, sha256, sha512; the type guessed from the length when not
+ *   named), taken off the URL and checked against what is downloaded;
  * - anything else (other git hosts, `git::file://`, `hg::`, `s3::`, `gcs::`, Bitbucket, plain HTTP
  *   pages) is recorded and never fetched.
  *
@@ -42,6 +44,41 @@ export interface ArchivePackage {
   /** Git host archives wrap the tree in one top directory (`r-v1/`), which is stripped. */
   stripTopDirectory: boolean;
   subdir: string;
+  /** An HTTP archive's `?checksum=` (go-getter), which the download must match; else null. */
+  checksum: ArchiveChecksum | null;
+}
+
+export interface ArchiveChecksum {
+  type: 'md5' | 'sha1' | 'sha256' | 'sha512';
+  /** Lower-case hex. */
+  hex: string;
+}
+
+const CHECKSUM_LENGTHS: Readonly<Record<number, ArchiveChecksum['type']>> = {
+  32: 'md5',
+  40: 'sha1',
+  64: 'sha256',
+  128: 'sha512',
+};
+
+/** go-getter's `checksum` parameter (`TYPE:HEX`, or `HEX` typed by its length); a reason when it is
+ * not one tfguard can check. */
+export function parseChecksum(raw: string): ArchiveChecksum | { error: string } {
+  const colon = raw.indexOf(':');
+  const type = colon === -1 ? null : raw.slice(0, colon).toLowerCase();
+  const hex = (colon === -1 ? raw : raw.slice(colon + 1)).toLowerCase();
+  if (type === 'file') return { error: 'checksum files (checksum=file:...) are not fetched' };
+  if (!/^[0-9a-f]+$/.test(hex)) return { error: `the checksum "${raw}" is not hexadecimal` };
+  const byLength = CHECKSUM_LENGTHS[hex.length];
+  if (type === null) {
+    if (byLength === undefined) return { error: `the checksum "${raw}" has no type and an unknown length` };
+    return { type: byLength, hex };
+  }
+  if (!(Object.values(CHECKSUM_LENGTHS) as string[]).includes(type)) {
+    return { error: `checksums of type "${type}" are not supported (md5, sha1, sha256, sha512)` };
+  }
+  if (byLength !== type) return { error: `the ${type} checksum "${hex}" has the wrong length` };
+  return { type: type as ArchiveChecksum['type'], hex };
 }
 
 export interface UnsupportedSource {
@@ -157,6 +194,7 @@ function gitHostArchive(host: string, repoPath: string, ref: string | null, subd
     path,
     stripTopDirectory: true,
     subdir,
+    checksum: null,
   };
 }
 
@@ -214,15 +252,27 @@ export function parseRemotePackage(raw: string): RemotePackage {
   }
   if (!READABLE_ARCHIVES.has(kind.toLowerCase())) return unsupported(`${kind} archives are not read`);
   if (archiveParam !== null) url.searchParams.delete('archive');
+  // The address keeps the checksum (it is part of what the package is); the download URL does not
+  // (go-getter takes it off before the request).
+  const address = url.href;
+  let checksum: ArchiveChecksum | null = null;
+  const checksumParam = url.searchParams.get('checksum');
+  if (checksumParam !== null) {
+    const parsed = parseChecksum(checksumParam);
+    if ('error' in parsed) return unsupported(parsed.error);
+    checksum = parsed;
+    url.searchParams.delete('checksum');
+  }
   return {
     kind: 'archive',
     host: url.host.toLowerCase(),
-    address: url.href,
+    address,
     url: url.href,
     ref: null,
     path: `${url.pathname}${url.search}`,
     stripTopDirectory: false,
     subdir,
+    checksum,
   };
 }
 
