@@ -15,6 +15,8 @@ import { classifyModules } from './classify';
 import { matchGlob } from './glob';
 import type { KindDecision } from './classify';
 import { readRepositorySignals } from './repository';
+import type { GeneratedFile } from './repository';
+import { relocateGenerated, stackNotices } from './terragrunt/notices';
 import type { RepositorySignals } from './repository';
 import { collectModule } from './collect';
 import { assembleConstants, readsConstants } from './constants';
@@ -426,21 +428,41 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
       if (f !== undefined && !unit.generated.some((g) => basename(path) === g.name))
         files.push(srcFile(path, f.body));
     }
+    const virtualFiles = new Map<string, GeneratedFile>();
     for (const g of unit.generated) {
       if (g.from !== null) {
         const f = parsed.get(g.from);
         if (f !== undefined) files.push(srcFile(g.from, f.body));
       } else if (g.inline !== null && (g.name.endsWith('.tf') || g.name.endsWith('.tofu'))) {
-        const virtual = `${unit.dir === '.' ? '' : `${unit.dir}/`}${g.name}`;
+        // Parsed under a name no archive file has; every location in it is moved to the
+        // `generate` block afterwards (relocateGenerated), so no finding names a missing file.
+        const virtual = `${g.location.file}#generate:${g.name}`;
+        virtualFiles.set(virtual, g);
         try {
           const r = await parser.extract(virtual, Buffer.from(g.inline, 'utf8'), LOADER_PROJECTION, {
             signal: input.signal,
           });
           if (r.ok) files.push(srcFile(g.location.file, r.file.body));
+          else
+            diagnostics.push({
+              kind: 'terragrunt-unresolved',
+              module: unit.dir,
+              what: `generate (${g.name})`,
+              reasons: [
+                g.unknown.length > 0
+                  ? `its contents, built from values tfguard could not evaluate (${g.unknown.join('; ')}), do not parse as HCL`
+                  : `its contents do not parse: ${r.error.message} (line ${r.error.line} of the generated file)`,
+              ],
+              location: g.location,
+              partial: true,
+            });
         } catch (err) {
           if (input.signal?.aborted) throw err;
         }
       }
+    }
+    for (const u of unit.unresolved) {
+      diagnostics.push({ kind: 'terragrunt-unresolved', module: unit.dir, ...u });
     }
     const { module: assembled } = assembleModule(files, []);
     const m = moduleFrom(
@@ -465,6 +487,7 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
       m.backend = { kind: 'backend', type: unit.backend.type, location: unit.backend.location };
     }
     m.terragrunt = { file: unit.file, source: unit.source, generated: unit.generated.map((g) => g.name) };
+    relocateGenerated(m, virtualFiles);
     modules.set(unit.dir, m);
     const source = unit.target === null ? undefined : modules.get(unit.target);
     if (source !== undefined && source !== m) {
@@ -501,6 +524,8 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
     if (batch.length === 0) break;
   }
 
+  diagnostics.push(...stackNotices(signals));
+
   const callers = localCallers(modules);
   const decisions = classifyModules({ modules, callers, signals, config, templateFiles });
   for (const m of modules.values()) {
@@ -513,6 +538,19 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
     m.kindReason = d.reason;
     m.kindEvidence = d.evidence;
     if (from !== undefined) m.installedCopy = from;
+  }
+
+  // A module that only Terragrunt units run is those roots' configuration (docs/classification.md,
+  // "Terragrunt"); one that a `module` block calls is shared, whoever else runs it.
+  const unitDirs = new Set(signals.units.map((u) => u.dir));
+  for (const [target, list] of callers) {
+    const m = modules.get(target);
+    if (m === undefined || m.kind !== 'shared' || !m.kindReason.startsWith('run by Terragrunt unit'))
+      continue;
+    const byUnits = list.filter((c) => unitDirs.has(c.caller) && c.call === 'terragrunt');
+    const byModules = list.filter((c) => !byUnits.includes(c) && modules.get(c.caller)?.kind !== 'fragment');
+    if (byUnits.length > 0 && byModules.length === 0)
+      m.unitSourceOf = [...new Set(byUnits.map((c) => c.caller))].sort(compareUtf8);
   }
 
   // Local calls into installed copies of remote modules are not missing modules of the archive.
