@@ -174,7 +174,8 @@ export function readUnit(dir: string, path: string, body: HclBody, input: UnitIn
     exists: input.exists,
     read: input.read,
   });
-  // The unit's own scope sees its includes; an included file's scope sees only itself.
+  // The unit's scope and its included files' scopes see the unit's includes; `parentDir` (what
+  // `get_parent_terragrunt_dir()` without a name returns) is the included file's own directory.
   const unitScope: Scope = {
     ...base(dir, null),
     local: (n) => unitLocal(n),
@@ -220,8 +221,9 @@ export function readUnit(dir: string, path: string, body: HclBody, input: UnitIn
     const incScope: Scope = {
       ...base(incDir, incDir),
       local: (n) => incLocal(n),
-      include: () => null,
-      includeNames: () => [],
+      // `get_parent_terragrunt_dir("root")` in an included file names the unit's include.
+      include: (n) => includes.get(n) ?? null,
+      includeNames: () => [...includes.keys()],
     };
     const incLocal = localsOf(included, () => incScope);
     includes.set(name, { file, dir: incDir, body: included, local: incLocal });
@@ -234,11 +236,10 @@ export function readUnit(dir: string, path: string, body: HclBody, input: UnitIn
       file: inc.file,
       body: inc.body,
       scope: {
-        ...base(dir, inc.dir),
-        fileDir: inc.dir,
+        ...base(inc.dir, inc.dir),
         local: inc.local,
-        include: () => null,
-        includeNames: () => [],
+        include: (n) => includes.get(n) ?? null,
+        includeNames: () => [...includes.keys()],
       },
     });
   }
