@@ -234,6 +234,49 @@ describe('generate blocks', () => {
   });
 });
 
+describe('the live example layout: read_terragrunt_config and a provider generated into the source', () => {
+  const files = (source: string) => ({
+    'root.hcl': lines(
+      'locals {',
+      '  region_vars = read_terragrunt_config(find_in_parent_folders("region.hcl"))',
+      '  aws_region  = local.region_vars.locals.aws_region',
+      '}',
+      'generate "provider" {',
+      '  path      = "provider.tf"',
+      '  if_exists = "overwrite_terragrunt"',
+      '  contents  = <<EOF',
+      'provider "aws" {',
+      '  region = "${local.aws_region}"',
+      '}',
+      'EOF',
+      '}',
+    ),
+    'live/us-east-1/region.hcl': lines('locals {', '  aws_region = "us-east-1"', '}'),
+    'live/us-east-1/app/terragrunt.hcl': lines(
+      'include "root" {',
+      '  path = find_in_parent_folders("root.hcl")',
+      '}',
+      'terraform {',
+      `  source = "${source}"`,
+      '}',
+    ),
+    'modules/app/main.tf': aws('~> 5.0'),
+  });
+
+  test('a local source declares what the generated provider block configures', async () => {
+    const report = await scanFiles(files('../../../modules//app'));
+    expect(findingsOf(report, 'undeclared-provider')).toEqual([]);
+    expect(findingsOf(report, 'terragrunt-unresolved')).toEqual([]);
+    expect(findingsOf(report, 'lock-missing').map((f) => f.module)).toEqual(['live/us-east-1/app']);
+  });
+
+  test('a remote source may declare it: no undeclared-provider on what tfguard did not read', async () => {
+    const report = await scanFiles(files('git::git@github.com:acme/modules.git//app?ref=v1.0.0'));
+    expect(findingsOf(report, 'undeclared-provider')).toEqual([]);
+    expect(findingsOf(report, 'module-unresolved').map((f) => f.module)).toEqual(['live/us-east-1/app']);
+  });
+});
+
 describe('terragrunt.stack.hcl', () => {
   test('a repository of only stack files gets a notice, not an empty report', async () => {
     const report = await scanFiles({

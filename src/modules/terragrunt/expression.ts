@@ -82,6 +82,9 @@ export interface Scope {
   exists(path: string): boolean;
   /** Contents of an archive file, or null. */
   read(path: string): string | null;
+  /** `read_terragrunt_config(path)`: the locals of that configuration file, or null when the
+   * archive has no such (parsable) file. */
+  readConfig?(path: string): { local(name: string): Value } | null;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -566,7 +569,6 @@ const RUN_TIME: Record<string, string> = {
   get_working_dir: 'depends on the download directory',
   get_original_terragrunt_dir: 'depends on how Terragrunt is run',
   read_tfvars_file: 'is not read statically',
-  read_terragrunt_config: 'is not read statically',
   timestamp: 'depends on the time',
   uuid: 'is random',
 };
@@ -660,6 +662,20 @@ const PATH_FUNCTIONS: Record<string, (args: Value[], scope: Scope) => Value> = {
     const archivePath = p.startsWith('/') ? toArchivePath(p) : posix.normalize(posix.join(s.fileDir, p));
     const text = archivePath === null ? null : s.read(archivePath);
     return text ?? unknown(`file("${clip(p)}"), which is not in the archive`);
+  },
+  // https://terragrunt.gruntwork.io/docs/reference/built-in-functions/#read_terragrunt_config:
+  // the file's configuration as an object; tfguard reads its `locals` (account.hcl, region.hcl).
+  read_terragrunt_config: (a, s) => {
+    const p = str(a[0] ?? null);
+    if (p === null) return unknown('read_terragrunt_config() of a value that is not a string');
+    const archivePath = p.startsWith('/') ? toArchivePath(p) : posix.normalize(posix.join(s.fileDir, p));
+    const config = archivePath === null || s.readConfig === undefined ? null : s.readConfig(archivePath);
+    if (config === null) {
+      return a[1] !== undefined
+        ? a[1]
+        : unknown(`read_terragrunt_config("${clip(p)}"), which is not a readable file of the archive`);
+    }
+    return { locals: lazyObject((n) => config.local(n)) };
   },
   fileexists: (a, s) => {
     const p = str(a[0] ?? null);

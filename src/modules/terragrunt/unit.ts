@@ -164,6 +164,32 @@ export function readUnit(dir: string, path: string, body: HclBody, input: UnitIn
     string,
     { file: string; dir: string; body: HclBody; local: (n: string) => Value }
   >();
+  // `read_terragrunt_config(path)`: the file is parsed as a configuration of its own (its
+  // functions see its directory); its locals are read on demand, once per unit.
+  const configs = new Map<string, { local(name: string): Value } | null>();
+  const readConfig = (file: string): { local(name: string): Value } | null => {
+    if (configs.has(file)) return configs.get(file) ?? null;
+    const b = input.bodies.get(file);
+    let config: { local(name: string): Value } | null = null;
+    if (b !== undefined) {
+      const d = posix.dirname(file);
+      const scope: Scope = {
+        unitDir: d,
+        fileDir: d,
+        parentDir: null,
+        exists: input.exists,
+        read: input.read,
+        readConfig,
+        local: (n) => local(n),
+        include: () => null,
+        includeNames: () => [],
+      };
+      const local = localsOf(b, () => scope);
+      config = { local };
+    }
+    configs.set(file, config);
+    return config;
+  };
   const base = (
     fileDir: string,
     parentDir: string | null,
@@ -173,6 +199,7 @@ export function readUnit(dir: string, path: string, body: HclBody, input: UnitIn
     parentDir,
     exists: input.exists,
     read: input.read,
+    readConfig,
   });
   // The unit's scope and its included files' scopes see the unit's includes; `parentDir` (what
   // `get_parent_terragrunt_dir()` without a name returns) is the included file's own directory.
