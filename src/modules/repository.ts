@@ -71,7 +71,7 @@ export interface RepositorySignals {
 const TERRAGRUNT_PROJECTION: BlockSpec = {
   blocks: {
     terraform: { attributes: ['source'] },
-    include: { attributes: ['path'] },
+    include: { attributes: ['path', 'merge_strategy'] },
     locals: { attributes: 'all' },
     generate: { attributes: ['path', 'contents', 'disable'] },
     remote_state: { attributes: ['backend'] },

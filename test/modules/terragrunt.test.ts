@@ -96,6 +96,40 @@ describe('unit sources written as expressions', () => {
     expect(report.modules.find((m) => m.path === 'live/prod/app')?.backend?.type).toBe('s3');
   });
 
+  test('an include with merge_strategy = "no_merge" adds no blocks, but its locals are read', async () => {
+    const report = await scanFiles({
+      'common.hcl': lines(
+        'locals {',
+        '  modules = "${get_repo_root()}/modules"',
+        '}',
+        'terraform {',
+        '  source = "${get_repo_root()}/modules//other"',
+        '}',
+      ),
+      'live/app/terragrunt.hcl': lines(
+        'include "common" {',
+        '  path           = find_in_parent_folders("common.hcl")',
+        '  expose         = true',
+        '  merge_strategy = "no_merge"',
+        '}',
+        'terraform {',
+        '  source = "${include.common.locals.modules}//app"',
+        '}',
+      ),
+      'live/db/terragrunt.hcl': lines(
+        'include "common" {',
+        '  path           = find_in_parent_folders("common.hcl")',
+        '  merge_strategy = "no_merge"',
+        '}',
+      ),
+      'modules/app/main.tf': aws('~> 5.0'),
+      'modules/other/main.tf': aws('~> 5.0'),
+    });
+    expect(tree(report, 'live/app')).toEqual(['live/app', 'modules/app']);
+    // Without the merge, live/db runs its own directory, not modules/other.
+    expect(report.modules.find((m) => m.path === 'live/db')?.terragrunt?.source).toBeNull();
+  });
+
   test('a conditional: the local branch is the source, the remote branch is named in a notice', async () => {
     const report = await scanFiles({
       'live/app/terragrunt.hcl': lines(

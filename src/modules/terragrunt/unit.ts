@@ -162,7 +162,7 @@ export function readUnit(dir: string, path: string, body: HclBody, input: UnitIn
   const unresolved: Unresolved[] = [];
   const includes = new Map<
     string,
-    { file: string; dir: string; body: HclBody; local: (n: string) => Value }
+    { file: string; dir: string; body: HclBody; local: (n: string) => Value; merged: boolean }
   >();
   // `read_terragrunt_config(path)`: the file is parsed as a configuration of its own (its
   // functions see its directory); its locals are read on demand, once per unit.
@@ -253,12 +253,16 @@ export function readUnit(dir: string, path: string, body: HclBody, input: UnitIn
       includeNames: () => [...includes.keys()],
     };
     const incLocal = localsOf(included, () => incScope);
-    includes.set(name, { file, dir: incDir, body: included, local: incLocal });
+    // `merge_strategy = "no_merge"`: the file's blocks are not merged in (its locals stay readable).
+    const strategy = attr(inc.body, 'merge_strategy');
+    const merged = strategy === null || evaluate(strategy.value, pathScope) !== 'no_merge';
+    includes.set(name, { file, dir: incDir, body: included, local: incLocal, merged });
   }
 
   // Precedence: the unit, then the included files, the last include first.
   const layers: Layer[] = [{ file: path, body, scope: unitScope }];
   for (const inc of [...includes.values()].reverse()) {
+    if (!inc.merged) continue;
     layers.push({
       file: inc.file,
       body: inc.body,
