@@ -66,21 +66,30 @@ export function libraryIndex(
       }
     }
   }
+  const memo = new Map<string, string | null>();
+  const evidence = (path: string): string | null => {
+    if (!enabled || path === '.') return null;
+    const own = calledUpTo.get(path) ?? -1;
+    let depth = segments(path).length - 1;
+    for (let dir = parentDir(path); dir !== undefined; dir = parentDir(dir), depth--) {
+      const c = counts.get(dir) ?? { members: 0, calledWithin: 0 };
+      // The module itself does not count.
+      const members = c.members - 1;
+      const calledWithin = c.calledWithin - (depth <= own ? 1 : 0);
+      if (members >= 2 && calledWithin >= 2) {
+        return `it sits in the module library "${dir}" (${calledWithin} of its ${members} other modules are called by modules of it) and the repository has no backend or lock file`;
+      }
+    }
+    return null;
+  };
   return {
     evidence(path: string): string | null {
-      if (!enabled || path === '.') return null;
-      const own = calledUpTo.get(path) ?? -1;
-      let depth = segments(path).length - 1;
-      for (let dir = parentDir(path); dir !== undefined; dir = parentDir(dir), depth--) {
-        const c = counts.get(dir) ?? { members: 0, calledWithin: 0 };
-        // The module itself does not count.
-        const members = c.members - 1;
-        const calledWithin = c.calledWithin - (depth <= own ? 1 : 0);
-        if (members >= 2 && calledWithin >= 2) {
-          return `it sits in the module library "${dir}" (${calledWithin} of its ${members} other modules are called by modules of it) and the repository has no backend or lock file`;
-        }
+      let found = memo.get(path);
+      if (found === undefined) {
+        found = evidence(path);
+        memo.set(path, found);
       }
-      return null;
+      return found;
     },
   };
 }
