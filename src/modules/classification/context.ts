@@ -24,6 +24,7 @@ export function subjectOf(m: ModuleInfo): Subject {
 export function buildContext(input: ClassifyInput, fragments: ReadonlySet<string>): ClassificationContext {
   const { modules, callers, signals } = input;
   const unitByDir = new Map(signals.units.map((u) => [u.dir, u]));
+  const unitTemplateByDir = new Map(signals.unitTemplates.map((u) => [u.dir, u]));
   const unitsBySource = new Map<string, string[]>();
   for (const u of signals.units) {
     if (u.target === null || u.target === u.dir) continue;
@@ -48,6 +49,7 @@ export function buildContext(input: ClassifyInput, fragments: ReadonlySet<string
   return {
     ...input,
     unitByDir,
+    unitTemplateByDir,
     unitsBySource,
     helperRuns,
     repoDeploysNothing,

@@ -13,6 +13,7 @@ import type { ClassifyInput, KindDecision, Signal } from './types';
 import { buildContext, subjectOf } from './context';
 import { settings } from './signals/settings';
 import { terragruntUnit } from './signals/terragrunt-unit';
+import { terragruntTemplate } from './signals/terragrunt-template';
 import { generateSource } from './signals/generate-source';
 import { generatedCopy } from './signals/generated-copy';
 import { templateFiles } from './signals/template-files';
@@ -56,6 +57,7 @@ export const SIGNALS: readonly Signal[] = [
   //    (Deployment tooling — Atlantis, Digger, Spacelift, Terramate, Atmos, Terraform Stacks — and
   //    further Terragrunt declarations go here.)
   terragruntUnit,
+  terragruntTemplate,
   generateSource,
   generatedCopy,
   templateFiles,

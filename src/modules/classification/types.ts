@@ -45,6 +45,8 @@ export interface Subject {
 export interface ClassificationContext extends ClassifyInput {
   /** Terragrunt units by their directory. */
   unitByDir: ReadonlyMap<string, TerragruntUnit>;
+  /** Terragrunt catalog units (`terragrunt.hcl` reading `values.*`) by their directory. */
+  unitTemplateByDir: ReadonlyMap<string, TerragruntUnit>;
   /** Directories run by Terragrunt units (`terraform { source }`), with the units' directories. */
   unitsBySource: ReadonlyMap<string, readonly string[]>;
   /** Directories called by a `run { module { source } }` below a test directory. */

@@ -9,6 +9,7 @@ import { SIGNALS } from '../../../src/modules';
 import { signalTable, closeParser } from './support';
 import { settings } from '../../../src/modules/classification/signals/settings';
 import { terragruntUnit } from '../../../src/modules/classification/signals/terragrunt-unit';
+import { terragruntTemplate } from '../../../src/modules/classification/signals/terragrunt-template';
 import { generateSource } from '../../../src/modules/classification/signals/generate-source';
 import { generatedCopy } from '../../../src/modules/classification/signals/generated-copy';
 import { templateFiles } from '../../../src/modules/classification/signals/template-files';
@@ -80,6 +81,21 @@ signalTable(terragruntUnit, [
     },
     expect: { 'live/app': 'root/strong', mod: null },
     reason: /Terragrunt unit/,
+  },
+]);
+
+signalTable(terragruntTemplate, [
+  {
+    name: 'a catalog unit reading values.* is a template; a unit that does not is not',
+    files: {
+      'catalog/units/app/terragrunt.hcl':
+        'terraform {\n  source = "../../modules//app"\n}\ninputs = {\n  name = values.name\n}\n',
+      'catalog/units/app/main.tf': R,
+      'live/app/terragrunt.hcl': 'terraform {\n  source = "../../catalog/modules//app"\n}\n',
+      'live/app/main.tf': R,
+    },
+    expect: { 'catalog/units/app': 'fragment/strong', 'live/app': null },
+    reason: /catalog unit: catalog\/units\/app\/terragrunt.hcl reads values/,
   },
 ]);
 
