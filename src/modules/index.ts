@@ -67,6 +67,11 @@ export {
 } from './remote';
 export type { RemoteNetworkOptions, PackageSummary } from './remote';
 
+/** Terraform's override file names (`override.tf`, `*_override.tf`, and the JSON and `.tofu` forms). */
+function isOverrideName(name: string): boolean {
+  return /(^|_)override\.(tf|tofu)(\.json)?$/.test(name);
+}
+
 /** Reads one configuration file: the parse result projected on `LOADER_PROJECTION`. */
 export type ConfigFileReader = (path: string, content: Buffer) => Promise<ParseResult>;
 
@@ -496,6 +501,22 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
       const names = new Set(source.generatedDeclarations ?? []);
       for (const p of m.providers) if (p.declared !== null) names.add(p.name);
       source.generatedDeclarations = [...names].sort(compareUtf8);
+      // Terragrunt writes the generated files into the source module's directory: a
+      // required_providers block there and one in the source module is one module with two, which
+      // Terraform refuses ("Duplicate required providers configuration"; checked with terraform
+      // 1.11 in test/modules/terragrunt-oracle.test.ts). Override files merge instead.
+      const generatedBlock = m.requiredProvidersBlocks.find((loc) =>
+        unit.generated.some((g) => (g.from ?? g.location.file) === loc.file && !isOverrideName(g.name)),
+      );
+      const first = source.requiredProvidersBlocks[0];
+      if (generatedBlock !== undefined && first !== undefined) {
+        diagnostics.push({
+          kind: 'duplicate-required-providers',
+          module: unit.dir,
+          location: generatedBlock,
+          first,
+        });
+      }
     }
   }
 

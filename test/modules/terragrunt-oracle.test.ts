@@ -254,6 +254,25 @@ describeWithTerraform('a Terragrunt unit written with expressions, judged by ter
     });
   });
 
+  test('a required_providers in the source module too: terraform refuses, tfguard says why', async () => {
+    const tree = unitTree(false);
+    tree['modules/app/main.tf'] = lines(
+      'terraform {',
+      '  required_providers {',
+      '    null = { source = "hashicorp/null", version = ">= 3.0" }',
+      '  }',
+      '}',
+      tree['modules/app/main.tf'] as string,
+    );
+    const dir = await workingDir(tree, false, null);
+    const [terraform, report] = await Promise.all([terraformInit(dir, mirror), scanFiles(tree)]);
+    expect(terraform.code).not.toBe(0);
+    expect(terraform.output).toContain('Duplicate required providers configuration');
+    const found = report.findings.filter((f) => f.ruleId === 'duplicate-required-providers');
+    expect(found.map((f) => [f.module, f.file, f.severity])).toEqual([[UNIT, 'root.hcl', 'error']]);
+    expect(found[0]?.message).toContain('modules/app/main.tf:2');
+  });
+
   test('run_cmd is named in a notice at the generate block', () => {
     const report = (outcomes[4] as (typeof outcomes)[number]).report;
     const notices = report.findings.filter((f) => f.ruleId === 'terragrunt-unresolved');
