@@ -11,10 +11,12 @@ import type { LoadedArchive } from '../archive';
 import type { ParsedFile, ParseResult } from '../hcl';
 import { assembleModule } from './assemble';
 import type { AssembledModule, SrcFile } from './assemble';
-import { classifyModules } from './classify';
+import { classifyModules } from './classification';
 import { matchGlob } from './glob';
-import type { KindDecision } from './classify';
+import type { KindDecision } from './classification';
 import { readRepositorySignals } from './repository';
+import type { GeneratedFile } from './repository';
+import { relocateGenerated, stackNotices } from './terragrunt/notices';
 import type { RepositorySignals } from './repository';
 import { collectModule } from './collect';
 import { assembleConstants, readsConstants } from './constants';
@@ -47,8 +49,8 @@ export {
 } from '../addrs';
 export type { ProviderSourceResult } from '../addrs';
 export { combineConstraints, moduleRequirements } from './tree';
-export { classifyModules, kindLabel } from './classify';
-export type { KindDecision } from './classify';
+export { classifyModules, kindLabel, SIGNALS, buildContext, subjectOf } from './classification';
+export type { KindDecision, Signal, Subject, ClassificationContext, ClassifyInput } from './classification';
 export { readRepositorySignals } from './repository';
 export type { RepositorySignals, TerragruntUnit, TestRun } from './repository';
 export type { ModuleConstraint } from './tree';
@@ -64,6 +66,11 @@ export {
   selectModuleVersion,
 } from './remote';
 export type { RemoteNetworkOptions, PackageSummary } from './remote';
+
+/** Terraform's override file names (`override.tf`, `*_override.tf`, and the JSON and `.tofu` forms). */
+function isOverrideName(name: string): boolean {
+  return /(^|_)override\.(tf|tofu)(\.json)?$/.test(name);
+}
 
 /** Reads one configuration file: the parse result projected on `LOADER_PROJECTION`. */
 export type ConfigFileReader = (path: string, content: Buffer) => Promise<ParseResult>;
@@ -92,6 +99,8 @@ export interface LoadedModules {
   parsed: Map<string, ParsedFile>;
   /** What the repository around the modules says (Terragrunt units, test files, README sources). */
   signals: RepositorySignals;
+  /** Files that failed to parse and look like templates (`{% … %}`, `{{ … }}`). */
+  templateFiles: ReadonlySet<string>;
 }
 
 export const LOCK_FILE_NAME = '.terraform.lock.hcl';
@@ -426,21 +435,41 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
       if (f !== undefined && !unit.generated.some((g) => basename(path) === g.name))
         files.push(srcFile(path, f.body));
     }
+    const virtualFiles = new Map<string, GeneratedFile>();
     for (const g of unit.generated) {
       if (g.from !== null) {
         const f = parsed.get(g.from);
         if (f !== undefined) files.push(srcFile(g.from, f.body));
       } else if (g.inline !== null && (g.name.endsWith('.tf') || g.name.endsWith('.tofu'))) {
-        const virtual = `${unit.dir === '.' ? '' : `${unit.dir}/`}${g.name}`;
+        // Parsed under a name no archive file has; every location in it is moved to the
+        // `generate` block afterwards (relocateGenerated), so no finding names a missing file.
+        const virtual = `${g.location.file}#generate:${g.name}`;
+        virtualFiles.set(virtual, g);
         try {
           const r = await parser.extract(virtual, Buffer.from(g.inline, 'utf8'), LOADER_PROJECTION, {
             signal: input.signal,
           });
           if (r.ok) files.push(srcFile(g.location.file, r.file.body));
+          else
+            diagnostics.push({
+              kind: 'terragrunt-unresolved',
+              module: unit.dir,
+              what: `generate (${g.name})`,
+              reasons: [
+                g.unknown.length > 0
+                  ? `its contents, built from values tfguard could not evaluate (${g.unknown.join('; ')}), do not parse as HCL`
+                  : `its contents do not parse: ${r.error.message} (line ${r.error.line} of the generated file)`,
+              ],
+              location: g.location,
+              partial: true,
+            });
         } catch (err) {
           if (input.signal?.aborted) throw err;
         }
       }
+    }
+    for (const u of unit.unresolved) {
+      diagnostics.push({ kind: 'terragrunt-unresolved', module: unit.dir, ...u });
     }
     const { module: assembled } = assembleModule(files, []);
     const m = moduleFrom(
@@ -465,12 +494,29 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
       m.backend = { kind: 'backend', type: unit.backend.type, location: unit.backend.location };
     }
     m.terragrunt = { file: unit.file, source: unit.source, generated: unit.generated.map((g) => g.name) };
+    relocateGenerated(m, virtualFiles);
     modules.set(unit.dir, m);
     const source = unit.target === null ? undefined : modules.get(unit.target);
     if (source !== undefined && source !== m) {
       const names = new Set(source.generatedDeclarations ?? []);
       for (const p of m.providers) if (p.declared !== null) names.add(p.name);
       source.generatedDeclarations = [...names].sort(compareUtf8);
+      // Terragrunt writes the generated files into the source module's directory: a
+      // required_providers block there and one in the source module is one module with two, which
+      // Terraform refuses ("Duplicate required providers configuration"; checked with terraform
+      // 1.11 in test/modules/terragrunt-oracle.test.ts). Override files merge instead.
+      const generatedBlock = m.requiredProvidersBlocks.find((loc) =>
+        unit.generated.some((g) => (g.from ?? g.location.file) === loc.file && !isOverrideName(g.name)),
+      );
+      const first = source.requiredProvidersBlocks[0];
+      if (generatedBlock !== undefined && first !== undefined) {
+        diagnostics.push({
+          kind: 'duplicate-required-providers',
+          module: unit.dir,
+          location: generatedBlock,
+          first,
+        });
+      }
     }
   }
 
@@ -501,6 +547,8 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
     if (batch.length === 0) break;
   }
 
+  diagnostics.push(...stackNotices(signals));
+
   const callers = localCallers(modules);
   const decisions = classifyModules({ modules, callers, signals, config, templateFiles });
   for (const m of modules.values()) {
@@ -513,6 +561,19 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
     m.kindReason = d.reason;
     m.kindEvidence = d.evidence;
     if (from !== undefined) m.installedCopy = from;
+  }
+
+  // A module that only Terragrunt units run is those roots' configuration (docs/classification.md,
+  // "Terragrunt"); one that a `module` block calls is shared, whoever else runs it.
+  const unitDirs = new Set(signals.units.map((u) => u.dir));
+  for (const [target, list] of callers) {
+    const m = modules.get(target);
+    if (m === undefined || m.kind !== 'shared' || !m.kindReason.startsWith('run by Terragrunt unit'))
+      continue;
+    const byUnits = list.filter((c) => unitDirs.has(c.caller) && c.call === 'terragrunt');
+    const byModules = list.filter((c) => !byUnits.includes(c) && modules.get(c.caller)?.kind !== 'fragment');
+    if (byUnits.length > 0 && byModules.length === 0)
+      m.unitSourceOf = [...new Set(byUnits.map((c) => c.caller))].sort(compareUtf8);
   }
 
   // Local calls into installed copies of remote modules are not missing modules of the archive.
@@ -597,7 +658,7 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
   );
   diagnostics.sort(compareDiagnostics);
 
-  return { modules: [...modules.values()], roots, diagnostics, engine, parsed, signals };
+  return { modules: [...modules.values()], roots, diagnostics, engine, parsed, signals, templateFiles };
 }
 export type * from './types';
 export { MODULE_KINDS, REMOTE_ORIGINS } from './types';

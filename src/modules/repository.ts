@@ -6,7 +6,7 @@
  * links. Everything is read statically: Terragrunt functions such as `find_in_parent_folders()`
  * and `file()` are recognised by name and resolved against the archive's paths, never run.
  *
- * The classification (classify.ts) turns these signals into module kinds.
+ * The classification (classification/) turns these signals into module kinds.
  */
 import type { HclParser, BlockSpec } from '../hcl';
 import type { HclBlock, HclBody, ParseResult } from '../hcl';
@@ -15,41 +15,26 @@ import type { SourceLocation } from '../model';
 import { basename, compareUtf8, dirname } from '../archive';
 import { inToolDirectory } from './files';
 import { classifyModuleSource, isOutsideArchive, resolveLocalTarget } from '../addrs';
-import type { ModuleSourceKind } from '../addrs';
+import { readUnit } from './terragrunt/unit';
+import type { TerragruntUnit } from './terragrunt/unit';
 
 export const TERRAGRUNT_FILE = 'terragrunt.hcl';
+/** Terragrunt Stacks: https://terragrunt.gruntwork.io/docs/features/stacks/ */
+export const STACK_FILE = 'terragrunt.stack.hcl';
 const TEST_FILE_SUFFIXES = ['.tftest.hcl', '.tftest.json'];
 
-/** A `generate` block of a unit (or of a file it includes) whose contents tfguard could read. */
-export interface GeneratedFile {
-  /** The file name the block writes into the working directory (`provider.tf`). */
-  name: string;
-  /** The archive file whose content is generated (`file("./common/provider.tf")`), or null when
-   * the contents are written inline. */
-  from: string | null;
-  /** Inline contents (a literal string), when `from` is null. */
-  inline: string | null;
-  /** The `generate` block. */
-  location: SourceLocation;
-}
+export type { GeneratedFile, TerragruntUnit, Unresolved } from './terragrunt/unit';
 
-export interface TerragruntUnit {
-  /** The unit's directory. */
-  dir: string;
-  /** `terragrunt.hcl` of the unit. */
+/** A `terragrunt.stack.hcl`: the units and stacks it generates (into `.terragrunt-stack/`). */
+export interface TerragruntStack {
   file: string;
-  /** `terraform { source = … }` as written; null when the unit names no source (then the unit's
-   * own directory is the module, as Terragrunt runs it). */
-  source: string | null;
-  sourceKind: ModuleSourceKind;
-  /** The archive directory a local source points to (`//` joins the package and its subdirectory). */
-  target: string | null;
-  location: SourceLocation;
-  generated: GeneratedFile[];
-  /** `remote_state { backend = "s3" }` (of the unit or an included file). */
-  backend: { type: string; location: SourceLocation } | null;
-  /** Files included with `include { path = … }` that were found in the archive. */
-  includes: string[];
+  blocks: {
+    type: 'unit' | 'stack';
+    name: string;
+    source: string | null;
+    path: string | null;
+    line: number;
+  }[];
 }
 
 export interface TestRun {
@@ -66,6 +51,10 @@ export interface TestRun {
 
 export interface RepositorySignals {
   units: TerragruntUnit[];
+  /** Catalog units: `terragrunt.hcl` files that read `values.*`, templates a `terragrunt.stack.hcl`
+   * instantiates, not units deployed where they sit. */
+  unitTemplates: TerragruntUnit[];
+  stacks: TerragruntStack[];
   testRuns: TestRun[];
   /** Directories holding `.tftest.hcl` files, mapped to the module they test. */
   testedModules: Map<string, string[]>;
@@ -82,9 +71,12 @@ export interface RepositorySignals {
 const TERRAGRUNT_PROJECTION: BlockSpec = {
   blocks: {
     terraform: { attributes: ['source'] },
-    include: { attributes: ['path'] },
-    generate: { attributes: ['path', 'contents'] },
+    include: { attributes: ['path', 'merge_strategy'] },
+    locals: { attributes: 'all' },
+    generate: { attributes: ['path', 'contents', 'disable'] },
     remote_state: { attributes: ['backend'] },
+    unit: { attributes: ['source', 'path'] },
+    stack: { attributes: ['source', 'path'] },
   },
 };
 
@@ -102,36 +94,6 @@ function isTestFile(name: string): boolean {
 function stringAttr(body: HclBody, name: string): { value: string; line: number } | null {
   const a = body.attributes.find((x) => x.name === name);
   return a !== undefined && typeof a.value === 'string' ? { value: a.value, line: a.line } : null;
-}
-
-/** `${fn("arg")}` as the whole value → `arg` (the only call shapes read). */
-function singleCallArgument(value: string, fn: string): string | null | undefined {
-  const m = new RegExp(`^\\$\\{${fn}\\((?:"((?:[^"\\\\]|\\\\.)*)")?\\)\\}$`).exec(value);
-  if (m === null) return undefined;
-  return m[1] === undefined ? null : m[1].replace(/\\(.)/g, '$1');
-}
-
-/** Terragrunt's `find_in_parent_folders(name)`: the nearest ancestor of `dir` (not `dir`
- * itself) holding `name`; the default name is `terragrunt.hcl` (older Terragrunt) or `root.hcl`. */
-function findInParentFolders(dir: string, name: string | null, files: ReadonlySet<string>): string | null {
-  const names = name === null ? [TERRAGRUNT_FILE, 'root.hcl'] : [name];
-  let d = dir;
-  while (d !== '.') {
-    d = dirname(d) || '.';
-    for (const n of names) {
-      const candidate = d === '.' ? n : `${d}/${n}`;
-      if (files.has(candidate)) return candidate;
-    }
-  }
-  return null;
-}
-
-/** A Terragrunt source split at `//` into the package and the subdirectory, for local paths. */
-function localTerragruntTarget(dir: string, source: string): string | null {
-  const [pkg = '', ...rest] = source.split('//');
-  const sub = rest.join('/');
-  const target = resolveLocalTarget(dir, sub === '' ? pkg : `${pkg}/${sub}`);
-  return isOutsideArchive(target) ? null : target;
 }
 
 function parseOk(result: ParseResult | undefined): HclBody | null {
@@ -178,6 +140,16 @@ export async function readRepositorySignals(
     let result: ParseResult | undefined;
     try {
       result = await parser.extract(path, content, spec, { signal });
+      if (
+        !result.ok &&
+        spec === TERRAGRUNT_PROJECTION &&
+        /blocks of type "include" have different numbers/.test(result.error.message)
+      ) {
+        // Terragrunt accepts a bare `include {}` beside named ones; HCL's JSON rendering does not.
+        // Read the bare one as `include "" {}` (same lines) rather than lose the unit.
+        const named = content.toString('utf8').replace(/^(\s*include)(\s*\{)/gm, '$1 ""$2');
+        result = await parser.extract(path, Buffer.from(named, 'utf8'), spec, { signal });
+      }
     } catch (err) {
       if (signal?.aborted) throw err;
       result = undefined;
@@ -187,11 +159,26 @@ export async function readRepositorySignals(
   }
 
   const units: TerragruntUnit[] = [];
+  const unitTemplates: TerragruntUnit[] = [];
+  const stacks: TerragruntStack[] = [];
   const generateSources = new Map<string, string[]>();
+  const unitInput = {
+    bodies,
+    exists: (p: string) => filePaths.has(p),
+    read: (p: string) => archive.files.get(p)?.toString('utf8') ?? null,
+  };
   for (const [path, body] of bodies) {
+    if (basename(path) === STACK_FILE) {
+      stacks.push(readStack(path, body));
+      continue;
+    }
     if (basename(path) !== TERRAGRUNT_FILE) continue;
     const dir = dirname(path) || '.';
-    const unit = readUnit(dir, path, body, bodies, filePaths);
+    const unit = readUnit(dir, path, body, unitInput);
+    if (readsValues(archive.files.get(path) as Buffer)) {
+      unitTemplates.push(unit);
+      continue;
+    }
     units.push(unit);
     for (const g of unit.generated) {
       if (g.from === null) continue;
@@ -247,6 +234,8 @@ export async function readRepositorySignals(
 
   return {
     units: units.sort((a, b) => compareUtf8(a.dir, b.dir)),
+    unitTemplates: unitTemplates.sort((a, b) => compareUtf8(a.dir, b.dir)),
+    stacks,
     testRuns,
     testedModules,
     readmeSources,
@@ -256,79 +245,26 @@ export async function readRepositorySignals(
   };
 }
 
-function readUnit(
-  dir: string,
-  path: string,
-  body: HclBody,
-  bodies: ReadonlyMap<string, HclBody>,
-  files: ReadonlySet<string>,
-): TerragruntUnit {
-  const includes: string[] = [];
-  for (const inc of blocksOf(body, 'include')) {
-    const p = stringAttr(inc.body, 'path');
-    if (p === null) continue;
-    const call = singleCallArgument(p.value, 'find_in_parent_folders');
-    const resolved =
-      call !== undefined
-        ? findInParentFolders(dir, call, files)
-        : p.value.includes('${')
-          ? null
-          : resolveLocalTarget(dir, p.value);
-    if (resolved !== null && files.has(resolved)) includes.push(resolved);
-  }
-  // The unit's own blocks win over included ones (Terragrunt's shallow merge).
-  const layers: { file: string; body: HclBody }[] = [{ file: path, body }];
-  for (const inc of includes) {
-    const b = bodies.get(inc);
-    if (b !== undefined) layers.push({ file: inc, body: b });
-  }
+/** A catalog unit reads `values.*`, which only a `terragrunt.stack.hcl` `unit` block supplies. */
+function readsValues(content: Buffer): boolean {
+  return /(^|[^A-Za-z0-9_.-])values\.[A-Za-z_]/m.test(content.toString('utf8'));
+}
 
-  let source: { value: string; line: number; file: string } | null = null;
-  let backend: TerragruntUnit['backend'] = null;
-  const generated = new Map<string, GeneratedFile>();
-  for (const layer of layers) {
-    const layerDir = dirname(layer.file) || '.';
-    for (const tf of blocksOf(layer.body, 'terraform')) {
-      const s = stringAttr(tf.body, 'source');
-      if (source === null && s !== null) source = { ...s, file: layer.file };
-    }
-    for (const rs of blocksOf(layer.body, 'remote_state')) {
-      const b = stringAttr(rs.body, 'backend');
-      if (backend === null && b !== null && !b.value.includes('${')) {
-        backend = { type: b.value, location: { file: layer.file, line: b.line } };
-      }
-    }
-    for (const g of blocksOf(layer.body, 'generate')) {
-      const name = stringAttr(g.body, 'path');
-      const contents = stringAttr(g.body, 'contents');
-      if (name === null || contents === null || generated.has(name.value)) continue;
-      const location = { file: layer.file, line: g.line };
-      const fileArg = singleCallArgument(contents.value, 'file');
-      if (fileArg !== undefined && fileArg !== null) {
-        // `file()` is relative to the configuration that calls it; fall back to the unit's directory.
-        const from = [resolveLocalTarget(layerDir, fileArg), resolveLocalTarget(dir, fileArg)].find((p) =>
-          files.has(p),
-        );
-        if (from !== undefined) generated.set(name.value, { name: name.value, from, inline: null, location });
-      } else if (!contents.value.includes('${')) {
-        generated.set(name.value, { name: name.value, from: null, inline: contents.value, location });
-      }
-    }
+function readStack(path: string, body: HclBody): TerragruntStack {
+  const blocks: TerragruntStack['blocks'] = [];
+  for (const b of body.blocks) {
+    if (b.type !== 'unit' && b.type !== 'stack') continue;
+    const str = (name: string): string | null => {
+      const a = b.body.attributes.find((x) => x.name === name);
+      return a !== undefined && typeof a.value === 'string' ? a.value : null;
+    };
+    blocks.push({
+      type: b.type,
+      name: b.labels[0] ?? '',
+      source: str('source'),
+      path: str('path'),
+      line: b.line,
+    });
   }
-
-  const sourceKind = source === null ? 'local' : classifyModuleSource(source.value);
-  const target =
-    source === null ? dir : sourceKind === 'local' ? localTerragruntTarget(dir, source.value) : null;
-  return {
-    dir,
-    file: path,
-    source: source?.value ?? null,
-    sourceKind:
-      source !== null && source.value.includes('${') && sourceKind === 'local' ? 'unknown' : sourceKind,
-    target,
-    location: source === null ? { file: path, line: 1 } : { file: source.file, line: source.line },
-    generated: [...generated.values()],
-    backend,
-    includes,
-  };
+  return { file: path, blocks };
 }

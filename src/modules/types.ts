@@ -135,6 +135,10 @@ export interface ModuleInfo {
   /** For an installed copy of a remote module read from `.terraform/modules/` (third-party code:
    * it joins the trees that call it, but no rule judges it on its own): which remote module. */
   installedCopy?: string;
+  /** For a module that only Terragrunt units run (no `module` block calls it): those units, sorted.
+   * It is their roots' configuration, not a reusable module: the shared-module rules do not apply,
+   * and its constraints together with the units' generated files must be bounded. */
+  unitSourceOf?: string[];
   /** For a Terragrunt unit: its `terragrunt.hcl`. */
   terragrunt?: { file: string; source: string | null; generated: string[] };
   /** Declared and implicit provider requirements after override merging, sorted by name. */
@@ -267,6 +271,19 @@ export type LoadDiagnostic =
       remote?: { key: string; version: string | null };
     }
   | { kind: 'module-cycle'; module: string; cycle: string[]; location: SourceLocation }
+  | {
+      /** A part of a Terragrunt configuration that could not be resolved statically (a source or
+       * include path built from `get_env`, `run_cmd` output in a `generate` block…), or what a
+       * `terragrunt.stack.hcl` generates. */
+      kind: 'terragrunt-unresolved';
+      module: string;
+      /** `terraform source`, `include "root"`, `generate "provider" (provider.tf)`, `terragrunt.stack.hcl`. */
+      what: string;
+      reasons: string[];
+      location: SourceLocation;
+      /** The unit's tree may miss providers because of it: lock entries are then not called stale. */
+      partial: boolean;
+    }
   | {
       kind: 'duplicate-required-providers';
       module: string;

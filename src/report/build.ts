@@ -31,6 +31,7 @@ export function moduleReport(m: ModuleInfo): ModuleReport {
     kind: m.kind,
     kindReason: m.kindReason,
     kindEvidence: m.kindEvidence,
+    ...(m.unitSourceOf !== undefined ? { unitSourceOf: [...m.unitSourceOf] } : {}),
     ...(m.terragrunt !== undefined
       ? { terragrunt: { ...m.terragrunt, generated: [...m.terragrunt.generated] } }
       : {}),

@@ -52,6 +52,9 @@ export interface ModuleReport {
   kindReason: string;
   /** `weak` when the kind is a guess: findings that depend on it are low-confidence notices. */
   kindEvidence: KindEvidence;
+  /** For a module that only Terragrunt units run (no `module` block calls it): those units. It is
+   * their configuration (`kind` stays `shared`), so the shared-module rules do not apply to it. */
+  unitSourceOf?: string[];
   /** For a Terragrunt unit: its terragrunt.hcl, source and the files its generate blocks write. */
   terragrunt?: { file: string; source: string | null; generated: string[] };
   files: string[];

@@ -43,6 +43,7 @@ import { sharedModuleUpperBound } from './shared-module-upper-bound';
 import { applySuppressions } from './suppress';
 import { suppressionInvalid } from './suppression-invalid';
 import { suppressionUnused } from './suppression-unused';
+import { terragruntUnresolved } from './terragrunt-unresolved';
 import { undeclaredProvider } from './undeclared-provider';
 import type { Rule, RuleContext } from './types';
 
@@ -73,6 +74,7 @@ export const RULES: readonly Rule[] = Object.freeze([
   parseError,
   moduleSourceMissing,
   moduleUnresolved,
+  terragruntUnresolved,
   moduleCycle,
   duplicateRequiredProviders,
   // Dependency lock file rules: they read `RuleContext.lock`, which `analyzeLocks` (src/lockfile)

@@ -6,6 +6,7 @@ import {
   lockRoots,
   treeCallsModules,
   treeHasRemoteModules,
+  treeHasUnresolvedTerragrunt,
   treeOf,
 } from './lock-helpers';
 import type { RuleFinding } from './types';
@@ -54,7 +55,7 @@ export const lockConstraintsDrift: Rule = {
       const cli = cliName(a.engine);
       const tree = treeOf(ctx, a.root);
       if (a.lock === null || tree === undefined) continue;
-      const partial = treeHasRemoteModules(tree);
+      const partial = treeHasRemoteModules(tree) || treeHasUnresolvedTerragrunt(ctx, tree);
       const install = treeCallsModules(tree) ? `; it needs the modules installed by "${cli} init" first` : '';
       for (const e of liveEntries(a)) {
         if (e.constraintsInvalid) continue;

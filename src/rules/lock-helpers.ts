@@ -90,6 +90,13 @@ export function treeHasUnknownSources(ctx: RuleContext, tree: RootTree): boolean
   );
 }
 
+/** True when a Terragrunt unit of the tree has parts tfguard could not resolve statically that may
+ * require providers (a source built from `get_env`, `run_cmd` in a `generate` block…). */
+export function treeHasUnresolvedTerragrunt(ctx: RuleContext, tree: RootTree): boolean {
+  const mods = new Set(tree.modules);
+  return ctx.diagnostics.some((d) => d.kind === 'terragrunt-unresolved' && d.partial && mods.has(d.module));
+}
+
 /** True when the tree calls modules whose requirements tfguard does not know: remote modules that
  * stayed unresolved (or were never resolved), and installed copies the archive lacks. They may
  * require more providers and add constraints that tfguard cannot see. */

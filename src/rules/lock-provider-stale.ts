@@ -8,6 +8,7 @@ import {
   treeHasParseErrors,
   treeHasRemoteModules,
   treeHasUnknownSources,
+  treeHasUnresolvedTerragrunt,
   treeOf,
 } from './lock-helpers';
 import type { RuleFinding } from './types';
@@ -17,7 +18,8 @@ import type { Rule } from './types';
  * `terraform init` (since 1.1) drops entries for providers nothing requires; with
  * `-lockfile=readonly` it fails on them instead ("Provider dependency changes detected").
  * Not judged when the tree calls remote modules, has unparsable files or a provider source tfguard
- * could not evaluate: its requirements are not known.
+ * could not evaluate, or a Terragrunt unit with parts it could not resolve statically (`run_cmd` in a
+ * `generate` block; the `terragrunt-unresolved` notice says which): its requirements are not known.
  */
 export const lockProviderStale: Rule = {
   id: 'lock-provider-stale',
@@ -30,7 +32,12 @@ export const lockProviderStale: Rule = {
       const cli = cliName(a.engine);
       const tree = treeOf(ctx, a.root);
       if (a.lock === null || tree === undefined) continue;
-      if (treeHasRemoteModules(tree) || treeHasParseErrors(ctx, tree) || treeHasUnknownSources(ctx, tree))
+      if (
+        treeHasRemoteModules(tree) ||
+        treeHasParseErrors(ctx, tree) ||
+        treeHasUnknownSources(ctx, tree) ||
+        treeHasUnresolvedTerragrunt(ctx, tree)
+      )
         continue;
       const required = new Set(tree.providers.map((p) => p.source));
       for (const e of liveEntries(a)) {

@@ -14,7 +14,8 @@ export const sharedModuleProviderConfig: Rule = {
   check(ctx) {
     const out: RuleFinding[] = [];
     for (const m of ctx.modules) {
-      if (m.kind !== 'shared') continue;
+      // A module only Terragrunt units run is their roots' configuration: its cap is their bound.
+      if (m.kind !== 'shared' || m.unitSourceOf !== undefined) continue;
       const caveat = kindCaveat(m);
       for (const pc of m.providerConfigs) {
         // An empty aliased block is a proxy through which callers pass a configuration (the legacy

@@ -24,7 +24,8 @@ export const sharedModuleUpperBound: Rule = {
   check(ctx) {
     const out: RuleFinding[] = [];
     for (const m of ctx.modules) {
-      if (m.kind !== 'shared') continue;
+      // A module only Terragrunt units run is their roots' configuration: its cap is their bound.
+      if (m.kind !== 'shared' || m.unitSourceOf !== undefined) continue;
       const caveat = kindCaveat(m);
       for (const p of m.providers) {
         const c = checkableConstraint(p);

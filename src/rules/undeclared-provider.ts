@@ -1,7 +1,8 @@
 import { shortSource } from '../addrs';
 import type { RuleFinding } from './types';
 import { compareLocations, isBuiltinProvider, modulesWithParseErrors, plural } from './helpers';
-import type { Rule } from './types';
+import type { Rule, RuleContext } from './types';
+import type { ModuleInfo } from '../modules';
 
 /**
  * "Each module must declare its own provider requirements" — requirements, unlike provider
@@ -21,6 +22,11 @@ export const undeclaredProvider: Rule = {
       if (unparsed.has(m.path)) continue;
       // Terragrunt units that run this module generate a required_providers entry for these names.
       const generated = new Set(m.generatedDeclarations ?? []);
+      // A unit's generated files land in its source module's working copy: the module declares
+      // what they configure. A source tfguard did not read (remote, unresolved) may declare anything.
+      const source = unitSource(ctx, m);
+      if (source === 'unread') continue;
+      for (const p of source?.providers ?? []) if (p.declared !== null) generated.add(p.name);
       for (const p of m.providers) {
         if (!p.implicit || isBuiltinProvider(p) || generated.has(p.name)) continue;
         const uses = m.providerUses
@@ -59,3 +65,14 @@ export const undeclaredProvider: Rule = {
     return out;
   },
 };
+
+/** For a Terragrunt unit that runs another module: that module, or `unread` when tfguard did not
+ * read it (a remote or unresolved source). */
+function unitSource(ctx: RuleContext, m: ModuleInfo): ModuleInfo | 'unread' | undefined {
+  if (m.terragrunt === undefined || m.terragrunt.source === null) return undefined;
+  const call = m.moduleCalls.find((c) => c.name === 'terragrunt');
+  if (call === undefined) return undefined;
+  const target =
+    call.sourceKind === 'local' && call.target !== null ? ctx.moduleByPath.get(call.target) : undefined;
+  return target ?? 'unread';
+}
