@@ -35,6 +35,7 @@ import { renderSummaryMarkdown, runLocalAudit } from '../service';
 import type { LocalArchive } from '../service';
 import { LocalObjectStore } from '../storage/local';
 import { TOOL_VERSION } from '../version';
+import { initCommand } from './init';
 
 export interface CliIo {
   stdout: (text: string) => void;
@@ -70,6 +71,11 @@ export const USAGE = `Usage:
                               rescan every archive in the directory (one per repository),
                               compare with the previous audit in the store and print the summary
                               (--timeout: per archive; one over it is listed as failed)
+  tfguard init [dir] [--dry-run] [--timeout SECONDS]
+                              write .tfguard.hcl with what each directory is (roots, shared,
+                              examples, tests, fragments), each entry under its evidence and
+                              guesses marked GUESS to confirm; run again, it keeps your edits and
+                              adds only new directories (--dry-run: print the file instead)
   tfguard hash <zip|dir>      print the h1: (and zh: for a zip) checksums of a provider package,
                               as Terraform records them in .terraform.lock.hcl
   tfguard rules               list the rules with their default severities
@@ -490,6 +496,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
         return await auditCommand(rest, io);
       case 'hash':
         return await hashCommand(rest, io);
+      case 'init':
+        return await initCommand(rest, io, operatorScanOptions);
       case 'rules':
         return rulesCommand(io);
       case '--version':

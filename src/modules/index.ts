@@ -560,6 +560,7 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
     m.kind = d.kind;
     m.kindReason = d.reason;
     m.kindEvidence = d.evidence;
+    if (d.signal !== undefined) m.kindSignal = d.signal;
     if (from !== undefined) m.installedCopy = from;
   }
 

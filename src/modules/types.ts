@@ -129,6 +129,9 @@ export interface ModuleInfo {
   kind: ModuleKind;
   kindReason: string;
   kindEvidence: KindEvidence;
+  /** The id of the classification signal that decided (`settings`, `backend`…; docs/classification.md);
+   * absent for installed copies of remote modules. */
+  kindSignal?: string;
   /** Provider local names that Terragrunt `generate` blocks declare for this module when it runs as
    * a unit's source (their `required_providers` land in the module's working copy). */
   generatedDeclarations?: string[];

@@ -34,11 +34,14 @@ export function ruleContext(
     moduleByPath: byPath,
     roots: loaded.roots,
     // A fragment's calls resolve where its files are copied to, not where they sit: only its parse
-    // errors are reported (as notices when it is a template). Installed third-party code: nothing.
+    // errors are reported (as notices when it is a template; not at all for a template in a
+    // directory the settings declare a fragment: the user confirmed it is not Terraform, issue 20).
+    // Installed third-party code: nothing.
     diagnostics: loaded.diagnostics.filter((d) => {
       const m = byPath.get(d.module);
       if (m?.installedCopy !== undefined) return false;
-      return m?.kind !== 'fragment' || d.kind === 'parse-error';
+      if (m?.kind !== 'fragment') return true;
+      return d.kind === 'parse-error' && !(d.template === true && m.kindSignal === 'settings');
     }),
     config: { ...config, engine: loaded.engine },
     engine: loaded.engine,

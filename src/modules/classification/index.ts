@@ -93,7 +93,7 @@ export function decideWith(
 ): KindDecision {
   for (const s of signals) {
     const d = s.decide(subject, ctx);
-    if (d !== null) return d;
+    if (d !== null) return { ...d, signal: s.id };
   }
   throw new Error(`no classification signal decided for "${subject.path}"`);
 }

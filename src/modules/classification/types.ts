@@ -11,6 +11,8 @@ export interface KindDecision {
   kind: ModuleKind;
   reason: string;
   evidence: KindEvidence;
+  /** The id of the signal that decided (set by `classifyModules`). */
+  signal?: string;
 }
 
 export interface CallerRef {
