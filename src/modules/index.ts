@@ -569,8 +569,7 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
   const unitDirs = new Set(signals.units.map((u) => u.dir));
   for (const [target, list] of callers) {
     const m = modules.get(target);
-    if (m === undefined || m.kind !== 'shared' || !m.kindReason.startsWith('run by Terragrunt unit'))
-      continue;
+    if (m === undefined || m.kindSignal !== 'terragrunt-source') continue;
     const byUnits = list.filter((c) => unitDirs.has(c.caller) && c.call === 'terragrunt');
     const byModules = list.filter((c) => !byUnits.includes(c) && modules.get(c.caller)?.kind !== 'fragment');
     if (byUnits.length > 0 && byModules.length === 0)
