@@ -166,8 +166,15 @@ export function classifyModules(input: ClassifyInput): Map<string, KindDecision>
     const inTestDir = segments(rel).some((s) => TEST_SEGMENTS.includes(s));
     if (inTestDir && !helperRuns.has(r.target)) helperRuns.set(r.target, { file: r.file, run: r.run });
   }
+  // Roots declared by deployment tooling (declarations/): the first declaration of a directory.
+  const declaredByDir = new Map<string, string>();
+  for (const r of signals.declarations.roots) {
+    const text = `declared by ${r.tool}: ${r.location.file}:${r.location.line} ${r.label}`;
+    if (!declaredByDir.has(r.dir)) declaredByDir.set(r.dir, text);
+  }
   const repoDeploysNothing =
     signals.units.length === 0 &&
+    declaredByDir.size === 0 &&
     [...modules.values()].every((m) => m.backend === null && m.lockFile === null);
 
   const decide = (m: ModuleInfo): KindDecision => {
@@ -185,6 +192,11 @@ export function classifyModules(input: ClassifyInput): Map<string, KindDecision>
     if (g4 !== undefined) return strong('test', `matches the tests pattern "${g4}" of the settings`);
     const g5 = glob(config.fragments);
     if (g5 !== undefined) return strong('fragment', `matches the fragments pattern "${g5}" of the settings`);
+
+    // 1b. Declared by deployment tooling (Atlantis, Digger, Spacelift, Terramate, Atmos, HCP
+    // Terraform, env0, CDKTF) or a Terraform Stack: where that tooling runs plan and apply.
+    const declared = declaredByDir.get(path);
+    if (declared !== undefined) return strong('root', declared);
 
     // 2. Terragrunt.
     const unit = unitByDir.get(path);

@@ -30,6 +30,8 @@ import {
   withRemoteModules,
 } from './tree';
 import { localCall, RemoteResolver } from './remote';
+import { stackModuleBody } from './declarations';
+import type { ReadDeclarations } from './declarations';
 import type { PackageModule, PackageSummary, RemoteNetwork } from './remote';
 import type { ArchiveLimits } from '../model';
 
@@ -265,6 +267,87 @@ function treeEngine(
   return fallback;
 }
 
+/** What the declarations say that the archive contradicts or that could not be read: declared
+ * directories without configuration (once per directory), unreadable declaration files, and
+ * Terraform Stacks beta files. */
+function declarationDiagnostics(
+  declarations: ReadDeclarations,
+  modules: ReadonlyMap<string, ModuleInfo>,
+  entryPaths: ReadonlySet<string>,
+): LoadDiagnostic[] {
+  const out: LoadDiagnostic[] = [];
+  const moduleOf = (file: string): string => dirname(file) || '.';
+  let dirs: Set<string> | null = null;
+  const exists = (dir: string): boolean => {
+    if (dirs === null) {
+      dirs = new Set(['.']);
+      for (const p of entryPaths)
+        for (let d = dirname(p); d !== '' && !dirs.has(d); d = dirname(d)) dirs.add(d);
+      for (const p of entryPaths) dirs.add(p);
+    }
+    return dirs.has(dir);
+  };
+  const missing = new Map<string, { first: ReadDeclarations['roots'][number]; more: number }>();
+  for (const r of declarations.roots) {
+    if (modules.has(r.dir)) continue;
+    const seen = missing.get(r.dir);
+    if (seen === undefined) missing.set(r.dir, { first: r, more: 0 });
+    else seen.more++;
+  }
+  for (const [dir, { first, more }] of missing) {
+    out.push({
+      kind: 'declared-root-missing',
+      module: moduleOf(first.location.file),
+      tool: first.tool,
+      label: first.label,
+      dir,
+      written: first.written,
+      exists: exists(dir),
+      maybeElsewhere: first.maybeElsewhere === true,
+      glob: false,
+      more,
+      location: first.location,
+    });
+  }
+  for (const g of declarations.emptyGlobs) {
+    out.push({
+      kind: 'declared-root-missing',
+      module: moduleOf(g.location.file),
+      tool: g.tool,
+      label: g.label,
+      dir: null,
+      written: g.written,
+      exists: false,
+      maybeElsewhere: false,
+      glob: true,
+      more: 0,
+      location: g.location,
+    });
+  }
+  for (const p of declarations.problems) {
+    out.push({
+      kind: 'declaration-invalid',
+      module: moduleOf(p.location.file),
+      tool: p.tool,
+      message: p.message,
+      location: p.location,
+    });
+  }
+  const stackDirs = new Map(declarations.stacks.map((s) => [s.dir, s]));
+  for (const loc of declarations.legacyStackFiles) {
+    const dir = moduleOf(loc.file);
+    const stack = stackDirs.get(dir);
+    out.push({
+      kind: 'stack-legacy-file',
+      module: dir,
+      components:
+        stack === undefined ? [] : [...stack.files.map((f) => f.path), ...stack.errors.map((e) => e.path)],
+      location: loc,
+    });
+  }
+  return out;
+}
+
 const TEMPLATE_MARKERS = /\{%-?\s|\{\{\s*[\w.]+\s*\}\}/;
 
 export async function loadModules(input: LoadModulesInput): Promise<LoadedModules> {
@@ -414,6 +497,32 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
   for (const [dir, sel] of dirs) assembleDir(dir, sel);
   await readConstantsOf(dirs);
   for (const [dir, sel] of dirs) finishDir(dir, sel);
+
+  // Terraform Stacks: the component configuration is the Stack's root module (declarations/stacks.ts).
+  for (const stack of signals.declarations.stacks) {
+    for (const e of stack.errors) {
+      diagnostics.push({
+        kind: 'parse-error',
+        module: stack.dir,
+        file: e.path,
+        line: e.line,
+        column: e.column,
+        message: e.message,
+      });
+    }
+    const files = stack.files.map((f) => srcFile(f.path, stackModuleBody(f.body)));
+    const { module: assembled, duplicates } = assembleModule(files, []);
+    for (const d of duplicates) {
+      diagnostics.push({
+        kind: 'duplicate-required-providers',
+        module: stack.dir,
+        location: d.location,
+        first: d.first,
+      });
+    }
+    const paths = [...stack.files.map((f) => f.path), ...stack.errors.map((e) => e.path)].sort(compareUtf8);
+    modules.set(stack.dir, moduleFrom(stack.dir, paths, [], assembled, engine));
+  }
 
   // Terragrunt units: the unit's own files and the files its generate blocks write form the root
   // of the configuration; the source module is called from it.
@@ -588,6 +697,7 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
       location: call.location,
     });
   }
+  diagnostics.push(...declarationDiagnostics(signals.declarations, modules, entryPaths));
   diagnostics.push(
     ...missingModules(modules, installed),
     ...moduleCycles(

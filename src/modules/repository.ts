@@ -16,6 +16,8 @@ import { basename, compareUtf8, dirname } from '../archive';
 import { inToolDirectory } from './files';
 import { classifyModuleSource, isOutsideArchive, resolveLocalTarget } from '../addrs';
 import type { ModuleSourceKind } from '../addrs';
+import { readDeclarations } from './declarations';
+import type { ReadDeclarations } from './declarations';
 
 export const TERRAGRUNT_FILE = 'terragrunt.hcl';
 const TEST_FILE_SUFFIXES = ['.tftest.hcl', '.tftest.json'];
@@ -77,6 +79,8 @@ export interface RepositorySignals {
   linkTargets: Set<string>;
   /** Files copied into units by `generate` blocks (`from` of every generated file). */
   generateSources: Map<string, string[]>;
+  /** Roots declared by deployment tooling, and Terraform Stacks (src/modules/declarations). */
+  declarations: ReadDeclarations;
 }
 
 const TERRAGRUNT_PROJECTION: BlockSpec = {
@@ -245,7 +249,10 @@ export async function readRepositorySignals(
     }
   }
 
+  const declarations = await readDeclarations(archive, parser, signal);
+
   return {
+    declarations,
     units: units.sort((a, b) => compareUtf8(a.dir, b.dir)),
     testRuns,
     testedModules,

@@ -272,4 +272,41 @@ export type LoadDiagnostic =
       module: string;
       location: SourceLocation;
       first: SourceLocation;
+    }
+  | {
+      /** A directory that deployment tooling declares as a root (or a glob of them) that the
+       * archive does not hold, or that holds no configuration (src/modules/declarations). */
+      kind: 'declared-root-missing';
+      /** The directory of the declaring file. */
+      module: string;
+      tool: string;
+      /** What declares it: `project "net"`. */
+      label: string;
+      /** The directory as resolved (null for a glob). */
+      dir: string | null;
+      written: string;
+      /** True when the directory exists but holds no configuration. */
+      exists: boolean;
+      /** The declaration may point into another repository. */
+      maybeElsewhere: boolean;
+      glob: boolean;
+      /** Further declarations of the same directory. */
+      more: number;
+      location: SourceLocation;
+    }
+  | {
+      /** A deployment declaration file that could not be read (malformed YAML, wrong shape). */
+      kind: 'declaration-invalid';
+      module: string;
+      tool: string;
+      message: string;
+      location: SourceLocation;
+    }
+  | {
+      /** A Terraform Stacks beta file (`*.tfstack.hcl`) that current Terraform ignores. */
+      kind: 'stack-legacy-file';
+      module: string;
+      /** Component files (`*.tfcomponent.hcl`) in the same directory. */
+      components: string[];
+      location: SourceLocation;
     };
