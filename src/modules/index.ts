@@ -521,7 +521,9 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
       });
     }
     const paths = [...stack.files.map((f) => f.path), ...stack.errors.map((e) => e.path)].sort(compareUtf8);
-    modules.set(stack.dir, moduleFrom(stack.dir, paths, [], assembled, engine));
+    const m = moduleFrom(stack.dir, paths, [], assembled, engine);
+    m.terraformStack = true;
+    modules.set(stack.dir, m);
   }
 
   // Terragrunt units: the unit's own files and the files its generate blocks write form the root

@@ -135,6 +135,9 @@ export interface ModuleInfo {
   /** For an installed copy of a remote module read from `.terraform/modules/` (third-party code:
    * it joins the trees that call it, but no rule judges it on its own): which remote module. */
   installedCopy?: string;
+  /** For a Terraform Stack's directory (declarations/stacks.ts): its component configuration is the
+   * module, and the CLI version comes from `.terraform-version`, not `required_version`. */
+  terraformStack?: true;
   /** For a Terragrunt unit: its `terragrunt.hcl`. */
   terragrunt?: { file: string; source: string | null; generated: string[] };
   /** Declared and implicit provider requirements after override merging, sorted by name. */
