@@ -121,6 +121,19 @@ describe('a Terraform Stack', () => {
     expect(rules(r)).toEqual([]);
   });
 
+  it('its lock file as `terraform stacks providers lock` writes it: no constraints, extra entries', async () => {
+    // The shape of HashiCorp's learn-terraform-stacks-deploy-gcp lock file: no `constraints`, and
+    // entries (hashicorp/archive) that no component requires.
+    const bare = (name: string, version: string): string =>
+      `provider "registry.terraform.io/hashicorp/${name}" {\n  version = "${version}"\n  hashes = [\n    "h1:${'A'.repeat(43)}=",\n  ]\n}\n`;
+    const r = await scanFiles({
+      'stack/components.tfcomponent.hcl': COMPONENTS,
+      'stack/.terraform.lock.hcl': bare('archive', '2.7.1') + bare('aws', '5.7.0') + bare('random', '3.5.1'),
+      'stack/s3/main.tf': S3,
+    });
+    expect(rules(r)).toEqual([]);
+  });
+
   it('its lock file must hold what the components require, at versions its constraints allow', async () => {
     const r = await scanFiles({
       'stack/components.tfcomponent.hcl': COMPONENTS,
