@@ -4,14 +4,14 @@ import type { Rule } from './types';
 
 /**
  * A deployment declaration file (atlantis.yaml, digger.yml, .spacelift/config.yml, atmos.yaml and
- * its stack manifests, env0.workflow.yml, Terramate files) that cannot be read: its tool fails on
+ * its stack manifests, env0.workflow.yml) that cannot be read: its tool fails on
  * it too, and tfguard falls back to its own classification for the directories it would declare.
  */
 export const declarationInvalid: Rule = {
   id: 'declaration-invalid',
   defaultSeverity: 'warning',
   summary:
-    'A deployment declaration file (atlantis.yaml, digger.yml, .spacelift/config.yml, Atmos stacks, env0.workflow.yml, Terramate files) must be valid YAML or HCL of the shape its tool reads.',
+    'A deployment declaration file (atlantis.yaml, digger.yml, .spacelift/config.yml, atmos.yaml and stack manifests, env0.workflow.yml) must be valid YAML of the shape its tool reads.',
   check(ctx) {
     return diagnosticsOf(ctx, 'declaration-invalid').map((d): RuleFinding => ({
       module: d.module,

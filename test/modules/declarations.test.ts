@@ -216,9 +216,16 @@ describe('Terramate', () => {
     expect(reason(r, 'modules/b')).toBe('declared by Terramate: modules/b/stack.tm:2 stack block');
   });
 
-  it('a Terramate file that does not parse is a declaration-invalid finding', async () => {
-    const r = await scanFiles({ 'a/stack.tm.hcl': 'stack {\n', 'a/main.tf': PLAIN });
-    expect(findingsOf(r, 'declaration-invalid').map((f) => f.file)).toEqual(['a/stack.tm.hcl']);
+  it('a file only Terramate reads (globals with different label counts) still declares its stack, and an empty stack is no finding', async () => {
+    // The shape of terramate-io/terramate-quickstart-aws config.tm.hcl, which tfguard's parser rejects.
+    const r = await scanFiles({
+      'a/stack.tm.hcl': 'globals {\n  x = 1\n}\nglobals "a" "b" {\n  y = 2\n}\n\nstack {\n  name = "a"\n}\n',
+      'a/main.tf': PLAIN,
+      'b/stack.tm.hcl': 'stack {\n  name = "b"\n}\n',
+    });
+    expect(kinds(r)).toEqual({ a: 'root/strong' });
+    expect(reason(r, 'a')).toBe('declared by Terramate: a/stack.tm.hcl:8 stack block');
+    expect(r.findings.filter((f) => f.ruleId.startsWith('decla'))).toEqual([]);
   });
 });
 

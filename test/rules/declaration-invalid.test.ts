@@ -29,10 +29,14 @@ ruleTable('declaration-invalid', [
     ],
   },
   {
-    name: 'a Terramate file that is not HCL',
-    files: { 'a/stack.tm.hcl': lines('stack {'), 'a/main.tf': PLAIN },
+    name: 'an Atmos stack manifest broken by a Go template',
+    files: {
+      'atmos.yaml': lines('components:', '  terraform:', '    base_path: components/terraform'),
+      'stacks/dev.yaml': lines('components:', '  terraform:', '    {{ .name }}: [', ''),
+      'components/terraform/vpc/main.tf': PLAIN,
+    },
     expected: [
-      { module: 'a', file: 'a/stack.tm.hcl', line: 1, message: 'a/stack.tm.hcl is not valid HCL (' },
+      { module: 'stacks', file: 'stacks/dev.yaml', line: 5, message: 'stacks/dev.yaml is not valid YAML (' },
     ],
   },
   {

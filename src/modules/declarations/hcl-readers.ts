@@ -25,6 +25,26 @@ export function isTerramateFile(path: string): boolean {
   return path.endsWith('.tm.hcl') || path.endsWith('.tm');
 }
 
+/** A top-level `stack {` block in the text: files without one declare nothing and are not parsed. */
+const STACK_BLOCK = /^stack\s*\{/m;
+
+export function mayDeclareStack(text: string): boolean {
+  return STACK_BLOCK.test(text);
+}
+
+/**
+ * A Terramate file that tfguard's parser rejects while Terramate reads it (Terramate allows blocks
+ * of one type with different label counts, `globals` and `globals "a" "b"`): the stack is found in
+ * the text. Terramate validates its own files, so this is never reported as invalid.
+ */
+export function readTerramateText(path: string, text: string): DeclaredRoot[] {
+  const m = STACK_BLOCK.exec(text);
+  if (m === null) return [];
+  const line = text.slice(0, m.index).split('\n').length;
+  const dir = dirOf(path);
+  return [{ tool: 'Terramate', dir, written: dir, location: { file: path, line }, label: 'stack block' }];
+}
+
 export function readTerramate(path: string, body: HclBody): DeclaredRoot[] {
   const stack = body.blocks.find((b) => b.type === 'stack');
   if (stack === undefined) return [];

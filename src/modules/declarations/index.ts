@@ -14,9 +14,11 @@ import { isEnv0File, readEnv0 } from './env0';
 import {
   isTerramateFile,
   mayDeclareResources,
+  mayDeclareStack,
   readCdktf,
   readDeclaringResources,
   readTerramate,
+  readTerramateText,
   RESOURCE_PROJECTION,
   TERRAMATE_PROJECTION,
 } from './hcl-readers';
@@ -79,15 +81,6 @@ export async function readDeclarations(
       return null;
     }
   };
-  const hclProblem = (tool: DeclaredRoot['tool'], path: string, r: ParseResult | null): void => {
-    const line = r !== null && !r.ok ? r.error.line : 1;
-    const why = r !== null && !r.ok ? r.error.message : 'it could not be parsed';
-    problems.push({
-      tool,
-      location: { file: path, line },
-      message: `${path} is not valid HCL (${why}), so the roots it declares were not read`,
-    });
-  };
 
   const atmosLayouts: AtmosLayout[] = [];
   const stackFiles = new Map<string, string[]>();
@@ -119,9 +112,12 @@ export async function readDeclarations(
       const layout = readAtmosConfig({ path, text: text(archive, path) }, (d) => dirs.has(d), problems);
       if (layout !== null) atmosLayouts.push(layout);
     } else if (isTerramateFile(path)) {
+      const source = text(archive, path);
+      if (!mayDeclareStack(source)) continue;
       const r = await parse(path, TERRAMATE_PROJECTION);
-      if (r !== null && r.ok) roots.push(...readTerramate(path, r.file.body));
-      else hclProblem('Terramate', path, r);
+      roots.push(
+        ...(r !== null && r.ok ? readTerramate(path, r.file.body) : readTerramateText(path, source)),
+      );
     } else if (isStackComponentFile(path)) {
       const dir = dirname(path) || '.';
       const list = stackFiles.get(dir) ?? [];
