@@ -11,9 +11,9 @@ import type { LoadedArchive } from '../archive';
 import type { ParsedFile, ParseResult } from '../hcl';
 import { assembleModule } from './assemble';
 import type { AssembledModule, SrcFile } from './assemble';
-import { classifyModules } from './classify';
+import { classifyModules } from './classification';
 import { matchGlob } from './glob';
-import type { KindDecision } from './classify';
+import type { KindDecision } from './classification';
 import { readRepositorySignals } from './repository';
 import type { RepositorySignals } from './repository';
 import { collectModule } from './collect';
@@ -49,8 +49,8 @@ export {
 } from '../addrs';
 export type { ProviderSourceResult } from '../addrs';
 export { combineConstraints, moduleRequirements } from './tree';
-export { classifyModules, kindLabel } from './classify';
-export type { KindDecision } from './classify';
+export { classifyModules, kindLabel, SIGNALS, buildContext, subjectOf } from './classification';
+export type { KindDecision, Signal, Subject, ClassificationContext, ClassifyInput } from './classification';
 export { readRepositorySignals } from './repository';
 export type { RepositorySignals, TerragruntUnit, TestRun } from './repository';
 export type { ModuleConstraint } from './tree';
@@ -94,6 +94,8 @@ export interface LoadedModules {
   parsed: Map<string, ParsedFile>;
   /** What the repository around the modules says (Terragrunt units, test files, README sources). */
   signals: RepositorySignals;
+  /** Files that failed to parse and look like templates (`{% … %}`, `{{ … }}`). */
+  templateFiles: ReadonlySet<string>;
 }
 
 export const LOCK_FILE_NAME = '.terraform.lock.hcl';
@@ -711,7 +713,7 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
   );
   diagnostics.sort(compareDiagnostics);
 
-  return { modules: [...modules.values()], roots, diagnostics, engine, parsed, signals };
+  return { modules: [...modules.values()], roots, diagnostics, engine, parsed, signals, templateFiles };
 }
 export type * from './types';
 export { MODULE_KINDS, REMOTE_ORIGINS } from './types';

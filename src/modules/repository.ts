@@ -6,7 +6,7 @@
  * links. Everything is read statically: Terragrunt functions such as `find_in_parent_folders()`
  * and `file()` are recognised by name and resolved against the archive's paths, never run.
  *
- * The classification (classify.ts) turns these signals into module kinds.
+ * The classification (classification/) turns these signals into module kinds.
  */
 import type { HclParser, BlockSpec } from '../hcl';
 import type { HclBlock, HclBody, ParseResult } from '../hcl';

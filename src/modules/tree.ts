@@ -15,7 +15,7 @@ import type {
 import type { Engine, SourceLocation } from '../model';
 import { compareUtf8 } from '../archive';
 import { impliedProviderSource, isBuiltinProviderSource } from '../addrs';
-import type { CallerRef } from './classify';
+import type { CallerRef } from './classification';
 
 /** The module a local call points to, if the archive has it. */
 function localTarget(call: ModuleCall, modules: ReadonlyMap<string, ModuleInfo>): string | null {

@@ -1,0 +1,12 @@
+import type { Signal } from '../types';
+import { strong } from '../types';
+
+/** The archive's top directory that nothing calls: where `terraform` runs in a checkout. */
+export const topDirectory: Signal = {
+  id: 'top-directory',
+  decide({ path }) {
+    return path === '.'
+      ? strong('root', "the archive's top directory, and nothing in the archive calls it")
+      : null;
+  },
+};
