@@ -206,6 +206,8 @@ describe('Terramate', () => {
       'modules/b/stack.tm': '\nstack {\n}\n',
       'modules/b/main.tf': PLAIN,
       'modules/c/main.tf': PLAIN,
+      // Terramate reads no hidden directory.
+      '.tmtriggers/modules/c/stack.tm.hcl': 'stack {\n}\n',
     });
     expect(kinds(r)).toEqual({
       'modules/a': 'root/strong',

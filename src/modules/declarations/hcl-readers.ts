@@ -2,7 +2,8 @@
  * Declarations read from HCL files (parsed bodies in, declared roots out):
  *
  * - Terramate: a directory is a stack when one of its Terramate files (`*.tm.hcl`, `*.tm`) has a
- *   `stack {}` block (https://terramate.io/docs/cli/stacks/); Terramate runs `terraform` there.
+ *   `stack {}` block (https://terramate.io/docs/cli/stacks/configuration); Terramate reads the
+ *   files of non-hidden directories only (https://terramate.io/docs/cli/configuration/).
  * - HCP Terraform / Terraform Enterprise: a `tfe_workspace` resource's `working_directory` is the
  *   directory, relative to the root of its VCS repository, where runs execute
  *   (https://registry.terraform.io/providers/hashicorp/tfe/latest/docs/resources/workspace).
@@ -22,7 +23,9 @@ import { staticString } from './yaml';
 export const TERRAMATE_PROJECTION: BlockSpec = { blocks: { stack: { attributes: ['name', 'id'] } } };
 
 export function isTerramateFile(path: string): boolean {
-  return path.endsWith('.tm.hcl') || path.endsWith('.tm');
+  if (!path.endsWith('.tm.hcl') && !path.endsWith('.tm')) return false;
+  const dirs = path.split('/').slice(0, -1);
+  return !dirs.some((d) => d.startsWith('.'));
 }
 
 /** A top-level `stack {` block in the text: files without one declare nothing and are not parsed. */
