@@ -290,8 +290,8 @@ export type LoadDiagnostic =
       written: string;
       /** True when the directory exists but holds no configuration. */
       exists: boolean;
-      /** The declaration may point into another repository. */
-      maybeElsewhere: boolean;
+      /** Why the directory is only likely missing (a condition), or null when it certainly is. */
+      uncertain: string | null;
       glob: boolean;
       /** Further declarations of the same directory. */
       more: number;

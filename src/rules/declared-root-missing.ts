@@ -34,8 +34,8 @@ export const declaredRootMissing: Rule = {
         message: `${d.tool} ${d.label} (${where}) declares ${what}${more}`,
         note: `${d.tool} runs plan and apply there; fix the path in ${d.location.file}, or remove the declaration.`,
       };
-      if (d.maybeElsewhere) {
-        finding.message += ` (if it names this repository; it may name another one)`;
+      if (d.uncertain !== null) {
+        finding.message += ` (${d.uncertain})`;
         finding.confidence = 'low';
       }
       return finding;

@@ -73,6 +73,24 @@ ruleTable('declared-root-missing', [
     ],
   },
   {
+    name: 'an Atmos component that a vendor.yaml may pull: a low-confidence notice',
+    files: {
+      'atmos.yaml': lines('components:', '  terraform:', '    base_path: components/terraform'),
+      'vendor.yaml': lines('apiVersion: atmos/v1', 'kind: AtmosVendorConfig'),
+      'stacks/dev.yaml': lines('components:', '  terraform:', '    vpc:', '      vars: {}'),
+    },
+    expected: [
+      {
+        module: 'stacks',
+        file: 'stacks/dev.yaml',
+        line: 3,
+        severity: 'notice',
+        message:
+          'Atmos component "vpc" (stacks/dev.yaml:3) declares directory "components/terraform/vpc", which is not in the archive (unless atmos vendor pull fetches it, as vendor.yaml may say)',
+      },
+    ],
+  },
+  {
     name: 'passing: every declared directory has configuration (a Terragrunt unit counts)',
     files: {
       'atlantis.yaml': lines('projects:', '  - dir: net', '  - dir: live/app'),

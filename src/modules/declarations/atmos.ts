@@ -35,6 +35,10 @@ export interface AtmosLayout {
   stacks: string;
   included: string[];
   excluded: string[];
+  /** The vendoring manifest (`vendor.yaml`) beside the configuration, when there is one:
+   * `atmos vendor pull` may fetch component directories the repository does not commit
+   * (https://github.com/cloudposse/atmos/releases/tag/v1.47.0). */
+  vendor: string | null;
 }
 
 function strings(v: unknown): string[] {
@@ -58,6 +62,7 @@ function get(obj: unknown, ...keys: string[]): unknown {
 export function readAtmosConfig(
   file: DeclarationFile,
   hasDir: (dir: string) => boolean,
+  hasFile: (path: string) => boolean,
   problems: DeclarationProblem[],
 ): AtmosLayout | null {
   const doc = readYaml('Atmos', file.path, file.text, problems);
@@ -77,7 +82,12 @@ export function readAtmosConfig(
   const componentsDir = join(chosen, components);
   const stacksDir = join(chosen, stacks);
   if (componentsDir === null || stacksDir === null) return null;
+  const vendor =
+    ['vendor.yaml', 'vendor.yml']
+      .map((n) => (chosen === '.' ? n : `${chosen}/${n}`))
+      .find((p) => hasFile(p)) ?? null;
   return {
+    vendor,
     config: file.path,
     components: componentsDir,
     stacks: stacksDir,
@@ -122,7 +132,16 @@ export function readAtmosManifest(
     const line = doc.keyLine(terraform, name);
     const label =
       component === name ? `component "${name}"` : `component "${name}" (metadata.component "${component}")`;
-    roots.push({ tool: 'Atmos', dir, written: component, location: { file: file.path, line }, label });
+    roots.push({
+      tool: 'Atmos',
+      dir,
+      written: component,
+      location: { file: file.path, line },
+      label,
+      ...(layout.vendor === null
+        ? {}
+        : { uncertain: `unless atmos vendor pull fetches it, as ${layout.vendor} may say` }),
+    });
   }
   return { roots, problems };
 }

@@ -10,6 +10,7 @@ import { basename } from '../../archive';
 import type { DeclarationFile, DeclarationProblem, DeclaredRoot } from './types';
 import { readYaml, resolveDir, shapeProblem } from './common';
 import { isRecord, staticString } from './yaml';
+import { ELSEWHERE } from './hcl-readers';
 
 export function isEnv0File(path: string): boolean {
   return /^env0\.workflow\.ya?ml$/.test(basename(path));
@@ -47,7 +48,7 @@ export function readEnv0(file: DeclarationFile): { roots: DeclaredRoot[]; proble
       written,
       location: { file: file.path, line },
       label: `environment "${alias}"`,
-      maybeElsewhere: true,
+      uncertain: ELSEWHERE,
     });
   }
   return { roots, problems };

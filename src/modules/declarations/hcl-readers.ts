@@ -12,13 +12,16 @@
  *   (https://registry.terraform.io/providers/spacelift-io/spacelift/latest/docs/resources/stack).
  *
  * Both resources may name another repository (`vcs_repo`, `repository`): their roots are
- * `maybeElsewhere`, and a directory this archive lacks is only likely missing.
+ * `uncertain`: a directory this archive lacks is only likely missing.
  */
 import type { HclBlock, HclBody } from '../../hcl';
 import type { BlockSpec } from '../../hcl';
 import type { DeclaredRoot } from './types';
 import { dirOf, resolveDir } from './common';
 import { staticString } from './yaml';
+
+/** Why a directory that a resource or a workflow in another tool declares may exist elsewhere. */
+export const ELSEWHERE = 'if it names this repository; it may name another one';
 
 export const TERRAMATE_PROJECTION: BlockSpec = { blocks: { stack: { attributes: ['name', 'id'] } } };
 
@@ -99,7 +102,7 @@ export function readDeclaringResources(path: string, body: HclBody): DeclaredRoo
       written,
       location: { file: path, line: attr.line },
       label: `${type}.${name} ${spec.attribute} "${written}"`,
-      maybeElsewhere: true,
+      uncertain: ELSEWHERE,
     });
   }
   return out;

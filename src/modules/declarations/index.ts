@@ -58,12 +58,14 @@ export async function readDeclarations(
   const legacyStackFiles: Declarations['legacyStackFiles'] = [];
 
   const dirs = new Set<string>(['.']);
+  const filePaths = new Set<string>();
   const terraformDirs = new Set<string>();
   const terragruntDirs = new Set<string>();
   for (const e of archive.entries) {
     if (inToolDirectory(e.path)) continue;
     if (e.type === 'directory') dirs.add(e.path);
     else {
+      filePaths.add(e.path);
       for (let d = dirname(e.path); d !== ''; d = dirname(d)) dirs.add(d);
       const dir = dirname(e.path) || '.';
       if (CONFIG_FILE.test(e.path)) terraformDirs.add(dir);
@@ -109,7 +111,12 @@ export async function readDeclarations(
       roots.push(...r.roots);
       problems.push(...r.problems);
     } else if (isAtmosConfig(path)) {
-      const layout = readAtmosConfig({ path, text: text(archive, path) }, (d) => dirs.has(d), problems);
+      const layout = readAtmosConfig(
+        { path, text: text(archive, path) },
+        (d) => dirs.has(d),
+        (f) => filePaths.has(f),
+        problems,
+      );
       if (layout !== null) atmosLayouts.push(layout);
     } else if (isTerramateFile(path)) {
       const source = text(archive, path);

@@ -27,9 +27,10 @@ export interface DeclaredRoot {
   location: SourceLocation;
   /** What declares it, in words: `project "net"`, `stack "prod-vpc"`, `component "vpc"`. */
   label: string;
-  /** The declaration may point into another repository (a `tfe_workspace` or `spacelift_stack`
-   * resource, an env0 `vcs` block naming a repository): a missing directory is then only likely. */
-  maybeElsewhere?: boolean;
+  /** Why a missing directory is only likely missing, as a condition (`if it names this repository;
+   * it may name another one`): a `tfe_workspace` or `spacelift_stack` resource, an env0 `vcs`
+   * block may point into another repository; Atmos may vendor components before a run. */
+  uncertain?: string;
   /** Set for roots matched by a glob (Digger `generate_projects`). */
   glob?: boolean;
 }
