@@ -12,7 +12,8 @@
  * archive holding 50 MB of HCL, `tfguard fix --dry-run` against `tfguard scan` on the largest
  * corpus archive unpacked, and remote module resolution: a root calling 20 registry modules
  * (each with a nested one) from a module registry on 127.0.0.1, scanned without resolution, with a
- * cold cache and with a warm cache (the target: a warm-cache rescan adds at most 20 ms).
+ * cold cache and with a warm cache (the target: a warm-cache rescan adds at most 20 ms), and the
+ * classification of a generated archive of 12,000 stacks (target: under 2 s).
  *
  * Every measurement runs in its own child process (fresh heap; peak RSS per measurement).
  *
@@ -20,7 +21,8 @@
  * --only NAME[,NAME] (archives whose name contains one of these), --json FILE (write the results),
  * --max-load L (wait, up to 15 minutes, until the 1-minute load average is below L; default 2),
  * --no-wait, --no-fix (skip the fix measurement), --no-scaling, --no-batching (skip those sections),
- * --remote-only (only the remote module case), --help (this list, nothing run).
+ * --remote-only (only the remote module case), --no-stacks / --stacks-only (skip / only the
+ * generated stacks), --help (this list, nothing run).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import {
@@ -43,7 +45,7 @@ import { runBenchChild, type ChildResult } from './child';
 const ROOT = path.resolve(__dirname, '..');
 const USAGE =
   'usage: tsx bench/run.ts [--runs N] [--quick] [--only NAME[,NAME]] [--json FILE] [--max-load L] [--no-wait]\n' +
-  '                        [--no-fix] [--no-scaling] [--no-batching] [--remote-only]\n' +
+  '                        [--no-fix] [--no-scaling] [--no-batching] [--remote-only] [--no-stacks] [--stacks-only]\n' +
   'Measures every corpus archive, then scaling, cache batching, the Lambda bundle and (without --quick)\n' +
   'a 50 MB archive; see the header of bench/run.ts and docs/performance.md.\n';
 const CORPUS = corpusDir();
@@ -377,6 +379,79 @@ async function childRemote(runs: number): Promise<ChildResult> {
   }
 }
 
+/**
+ * A generated archive of `count` small stacks, each one `main.tf`. `backend` shape:
+ * `stacks/team-N/sM/` with a backend, a provider block and a bucket (an organisation's
+ * deployments). `library` shape: `lib/team-N/mM/` with a bucket, every other module calling a
+ * sibling, nothing deployed anywhere (the shape that made the module-library test quadratic:
+ * every module asked about every other).
+ */
+function stackEntries(count: number, shape: 'backend' | 'library'): TarEntrySpec[] {
+  const entries: TarEntrySpec[] = [];
+  for (let i = 0; i < count; i++) {
+    const team = `team-${i % 40}`;
+    const dir = shape === 'backend' ? `stacks/${team}/s${i}` : `lib/${team}/m${i}`;
+    const backend = shape === 'backend' ? `  backend "s3" {\n    key = "${dir}"\n  }\n` : '';
+    const provider = shape === 'backend' ? 'provider "aws" {\n  region = "eu-west-2"\n}\n' : '';
+    const call =
+      shape === 'library' && i % 2 === 0 && i + 40 < count
+        ? `module "next" {\n  source = "../m${i + 40}"\n}\n`
+        : '';
+    entries.push({
+      name: `${dir}/main.tf`,
+      data:
+        `terraform {\n  required_version = ">= 1.5"\n  required_providers {\n` +
+        `    aws = { source = "hashicorp/aws", version = "~> 5.0" }\n  }\n${backend}}\n` +
+        `${provider}${call}resource "aws_s3_bucket" "b" {\n  bucket = "b${i}"\n}\n`,
+    });
+  }
+  return entries;
+}
+
+/** Classification alone (modules loaded once, then `classifyModules` timed) and one full scan. */
+async function childStacks(shape: string, runs: number): Promise<ChildResult> {
+  const { readArchiveBytes } = await import('../src/archive');
+  const { scanBytes, shouldLoad, sharedHclParser, closeSharedParser } = await import('../src/scan');
+  const { loadModules, classifyModules } = await import('../src/modules');
+  const { localCallers } = await import('../src/modules/tree');
+  const { DEFAULT_CONFIG } = await import('../src/scan/config-file');
+  const count = STACKS;
+  const bytes = await buildTarGz(stackEntries(count, shape === 'library' ? 'library' : 'backend'));
+  const limits = { maxEntries: 1_000_000, maxTotalBytes: 4096 * MiB };
+  const archive = await readArchiveBytes('stacks.tar.gz', bytes, { shouldLoad, limits });
+  const loaded = await loadModules({ archive, config: { ...DEFAULT_CONFIG }, parser: sharedHclParser() });
+  const modules = new Map(loaded.modules.map((m) => [m.path, m]));
+  const input = {
+    modules,
+    callers: localCallers(modules),
+    signals: loaded.signals,
+    config: DEFAULT_CONFIG,
+    templateFiles: loaded.templateFiles,
+  };
+  const kinds: Record<string, number> = {};
+  for (const d of classifyModules(input).values())
+    kinds[`${d.kind}/${d.evidence}`] = (kinds[`${d.kind}/${d.evidence}`] ?? 0) + 1;
+  const classify = await timeRuns(runs, async () => classifyModules(input));
+  const t = performance.now();
+  const report = await scanBytes('stacks.tar.gz', bytes, { limits });
+  const scan = performance.now() - t;
+  const rss = peakRssMiB();
+  await closeSharedParser();
+  return {
+    shape,
+    stacks: count,
+    archiveBytes: bytes.length,
+    kinds,
+    classify,
+    scan,
+    findings: report.findings.length,
+    rss,
+  };
+}
+
+/** Stacks in the generated archive (issue 20: 12,000 took 31 s before classification was linear). */
+const STACKS = 12_000;
+
 async function child(kind: string, args: string[]): Promise<void> {
   const runs = Number(args[1] ?? 5);
   const file = args[0] as string;
@@ -402,6 +477,9 @@ async function child(kind: string, args: string[]): Promise<void> {
       break;
     case 'fix':
       result = await childFix(file, runs);
+      break;
+    case 'stacks':
+      result = await childStacks(file, runs);
       break;
     case 'remote':
       result = await childRemote(runs);
@@ -594,6 +672,14 @@ async function main(): Promise<void> {
     process.stdout.write(remoteLine(remote) + '\n');
     return;
   }
+  if (flag('--stacks-only')) {
+    const stacks = [
+      await runChild('stacks', ['backend', String(runs)]),
+      await runChild('stacks', ['library', String(runs)]),
+    ];
+    process.stdout.write(stacksLines(stacks).join('\n') + '\n');
+    return;
+  }
   const only = option('--only')?.split(',');
   const loadBefore = await waitForLoad(Number(option('--max-load') ?? 2), !flag('--no-wait'));
   const archives = readdirSync(CORPUS)
@@ -674,6 +760,13 @@ async function main(): Promise<void> {
     process.stderr.write('cache batching…\n');
     results.batching = await runChild('batching', [big]);
   }
+  if (!flag('--no-stacks')) {
+    process.stderr.write(`${STACKS} generated stacks…\n`);
+    results.stacks = [
+      await runChild('stacks', ['backend', String(runs)]),
+      await runChild('stacks', ['library', String(runs)]),
+    ];
+  }
   process.stderr.write('remote modules…\n');
   results.remote = await runChild('remote', ['-', String(runs)]);
   process.stderr.write('Lambda bundle…\n');
@@ -683,6 +776,28 @@ async function main(): Promise<void> {
   const json = option('--json');
   if (json !== undefined) writeFileSync(json, JSON.stringify(results, null, 2) + '\n');
   print(results, terraform);
+}
+
+/** The generated-stacks table: classification time (target < 2 s) and one full scan. */
+function stacksLines(stacks: ChildResult[]): string[] {
+  const lines = [
+    `Classification of ${STACKS} generated stacks (one main.tf each; target: classification < 2 s, scan well inside the API Lambda's 29 s):`,
+    '',
+    '| shape | archive MB | kinds | classification (ms) | full scan (ms) | findings | peak RSS MiB |',
+    '|---|---:|---|---|---:|---:|---:|',
+  ];
+  for (const s of stacks) {
+    lines.push(
+      `| ${String(s.shape)} | ${mb(s.archiveBytes as number)} | ${Object.entries(
+        s.kinds as Record<string, number>,
+      )
+        .map(([k, n]) => `${k} ${n}`)
+        .join(
+          ', ',
+        )} | ${fmtStats(s.classify as Stats)} | ${ms(s.scan as number)} | ${String(s.findings)} | ${(s.rss as number).toFixed(0)} |`,
+    );
+  }
+  return lines;
 }
 
 /** The remote module case as one line of the report. */
@@ -781,6 +896,7 @@ function print(r: Record<string, unknown>, terraform: boolean): void {
       );
     }
   }
+  if (r.stacks !== undefined) lines.push('', ...stacksLines(r.stacks as ChildResult[]));
   if (r.remote !== undefined) lines.push('', remoteLine(r.remote as ChildResult));
   lines.push(
     '',

@@ -298,3 +298,41 @@ test('mixins (cloudposse: *.mixin.tf copied into components) are fragments; thei
   // Copied into components/vpc, the call resolves; left in mixins/ it would not, and is not reported.
   expect(findingsOf(r, 'module-source-missing')).toEqual([]);
 });
+
+test('issue 20: uncalled modules under _modules/ are shared, not guessed roots (no lock-missing)', async () => {
+  const r = await scanFiles({
+    'live/app/main.tf': `terraform {\n  backend "s3" {}\n}\n${PROVIDER}module "net" {\n  source = "../../_modules/net"\n}\n`,
+    '_modules/net/main.tf': VERSIONS_MIN + RESOURCE,
+    '_modules/dns/main.tf': VERSIONS_MIN + RESOURCE,
+  });
+  expect(kinds(r)).toMatchObject({ '_modules/net': 'shared/strong', '_modules/dns': 'shared/strong' });
+  expect(r.findings.filter((f) => f.module === '_modules/dns')).toEqual([]);
+});
+
+test("issue 20: a landing zone's stages are not a module library; a library module with a provider is not a root", async () => {
+  const stages = await scanFiles({
+    '0-bootstrap/main.tf': `${VERSIONS_CAPPED}module "a" {\n  source = "../modules/a"\n}\nmodule "b" {\n  source = "../modules/b"\n}\n`,
+    '1-org/main.tf': `${VERSIONS_CAPPED}module "a" {\n  source = "../modules/a"\n}\n`,
+    '2-envs/main.tf': `${VERSIONS_CAPPED}module "b" {\n  source = "../modules/b"\n}\n`,
+    'modules/a/main.tf': VERSIONS_MIN + RESOURCE,
+    'modules/b/main.tf': VERSIONS_MIN + RESOURCE,
+  });
+  expect(kinds(stages)).toEqual({
+    '0-bootstrap': 'root/weak',
+    '1-org': 'root/weak',
+    '2-envs': 'root/weak',
+    'modules/a': 'shared/strong',
+    'modules/b': 'shared/strong',
+  });
+  const library = await scanFiles({
+    'a/main.tf': `${VERSIONS_MIN}module "b" {\n  source = "../b"\n}\nmodule "c" {\n  source = "../c"\n}\n`,
+    'b/main.tf': VERSIONS_MIN + RESOURCE,
+    'c/main.tf': VERSIONS_MIN + RESOURCE,
+    'legacy/main.tf': VERSIONS_MIN + PROVIDER + RESOURCE,
+  });
+  expect(kinds(library)).toMatchObject({ legacy: 'shared/weak', a: 'shared/weak' });
+  // The provider block is a finding about a reusable module, but only a guess: a notice.
+  expect(rules(library)).toEqual(
+    expect.arrayContaining(['shared-module-provider-config notice legacy/main.tf:6']),
+  );
+});

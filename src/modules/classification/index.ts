@@ -27,6 +27,7 @@ import { examplePlace } from './signals/example-place';
 import { testPlace } from './signals/test-place';
 import { wrapper } from './signals/wrapper';
 import { readmeUsage } from './signals/readme-usage';
+import { privateModulesPlace } from './signals/private-modules-place';
 import { nothingToDeploy } from './signals/nothing-to-deploy';
 import { lockFile } from './signals/lock-file';
 import { deploymentPlace } from './signals/deployment-place';
@@ -71,13 +72,14 @@ export const SIGNALS: readonly Signal[] = [
   testPlace,
   wrapper,
   readmeUsage,
+  privateModulesPlace,
   nothingToDeploy,
   lockFile,
   deploymentPlace,
   topDirectory,
   // 5. Guesses (weak), the last of which always decides.
-  providerConfiguration,
   moduleLibrary,
+  providerConfiguration,
   modulesPlace,
   uncalled,
 ];

@@ -1,28 +1,38 @@
 /**
- * Module libraries: a directory whose modules call each other. Computed once per archive as
- * aggregates per directory (how many modules sit below it, how many of those are called by a module
- * below it), so that asking for one module walks only its ancestors: O(n · depth) in all, where a
- * scan of all modules per module took 31 s on an archive of 12,000 stacks (issue 20).
+ * Module libraries: a directory whose modules call each other (cds-snc/terraform-modules' top-level
+ * directories, uktrade/platform-tools' `terraform/<name>`). Computed once per archive as counts per
+ * directory (how many modules sit directly in it, how many of those are called by a module below
+ * it), so that asking for one module is a lookup: O(n · depth) in all, where a scan of all modules
+ * per module took 31 s on an archive of 12,000 stacks (issue 20).
+ *
+ * Only the modules directly in a directory are its members, called from below that directory: a
+ * directory of deployable stages that call modules kept elsewhere (`0-bootstrap/`, `1-org/` beside
+ * `modules/`) is not a library, even though the repository as a whole holds modules that are called
+ * (issue 20: an earlier form of this test counted every module below any ancestor, so the top
+ * directory of almost any repository was a "library", and it made such stages shared modules). A
+ * module nested in a library module's directory (`terraform/vpc-peering/requester`) is in the
+ * library of an ancestor.
  */
 import type { ModuleInfo } from '../types';
 import type { CallerRef } from './types';
 import { parentDir, segments } from './paths';
 
 interface DirCounts {
-  /** Modules strictly below the directory. */
+  /** Modules directly in the directory. */
   members: number;
-  /** Of those, modules called by a module strictly below the directory. */
+  /** Of those, modules called by a module below the directory. */
   calledWithin: number;
 }
 
-/**
- * The depth of the deepest directory that holds both `a` and `b` strictly below it (-1 when none:
- * one of them is the top directory). The top directory `.` has depth 0, `a/b` depth 2.
- */
-function deepestCommonDepth(a: readonly string[], b: readonly string[]): number {
-  let common = 0;
-  while (common < a.length && common < b.length && a[common] === b[common]) common++;
-  return Math.min(common, a.length - 1, b.length - 1);
+/** True when one of the callers sits below the module's parent directory. */
+function calledFromParent(path: string, callers: readonly CallerRef[]): boolean {
+  const segs = segments(path);
+  return callers.some((c) => {
+    const other = segments(c.caller);
+    if (other.length < segs.length) return false;
+    for (let i = 0; i < segs.length - 1; i++) if (segs[i] !== other[i]) return false;
+    return true;
+  });
 }
 
 export interface LibraryIndex {
@@ -31,8 +41,8 @@ export interface LibraryIndex {
 }
 
 /**
- * A module sits in a module library when an ancestor directory holds at least two other modules
- * that are called by modules of that directory. `enabled` is false when the repository deploys
+ * A module sits in a module library when its parent directory, or an ancestor, holds directly at
+ * least two other modules that are called by modules below that directory. `enabled` is false when the repository deploys
  * something itself (a backend, a lock file or a Terragrunt unit): then nothing is a library guess.
  */
 export function libraryIndex(
@@ -41,43 +51,34 @@ export function libraryIndex(
   enabled: boolean,
 ): LibraryIndex {
   const counts = new Map<string, DirCounts>();
-  /** Per module: the depth of the deepest ancestor that also holds one of its callers. */
-  const calledUpTo = new Map<string, number>();
+  const calledWithin = new Set<string>();
   if (enabled) {
     for (const m of modules.values()) {
-      const segs = segments(m.path);
-      let deepest = -1;
-      for (const c of callers.get(m.path) ?? []) {
-        deepest = Math.max(deepest, deepestCommonDepth(segs, segments(c.caller)));
+      const dir = parentDir(m.path);
+      if (dir === undefined) continue;
+      let c = counts.get(dir);
+      if (c === undefined) {
+        c = { members: 0, calledWithin: 0 };
+        counts.set(dir, c);
       }
-      calledUpTo.set(m.path, deepest);
-      for (
-        let dir = parentDir(m.path), depth = segs.length - 1;
-        dir !== undefined;
-        dir = parentDir(dir), depth--
-      ) {
-        let c = counts.get(dir);
-        if (c === undefined) {
-          c = { members: 0, calledWithin: 0 };
-          counts.set(dir, c);
-        }
-        c.members++;
-        if (depth <= deepest) c.calledWithin++;
+      c.members++;
+      if (calledFromParent(m.path, callers.get(m.path) ?? [])) {
+        c.calledWithin++;
+        calledWithin.add(m.path);
       }
     }
   }
   return {
     evidence(path: string): string | null {
-      if (!enabled || path === '.') return null;
-      const own = calledUpTo.get(path) ?? -1;
-      let depth = segments(path).length - 1;
-      for (let dir = parentDir(path); dir !== undefined; dir = parentDir(dir), depth--) {
-        const c = counts.get(dir) ?? { members: 0, calledWithin: 0 };
+      if (!enabled) return null;
+      for (let dir = parentDir(path), own = true; dir !== undefined; dir = parentDir(dir), own = false) {
+        const c = counts.get(dir);
+        if (c === undefined) continue;
         // The module itself does not count.
-        const members = c.members - 1;
-        const calledWithin = c.calledWithin - (depth <= own ? 1 : 0);
-        if (members >= 2 && calledWithin >= 2) {
-          return `it sits in the module library "${dir}" (${calledWithin} of its ${members} other modules are called by modules of it) and the repository has no backend or lock file`;
+        const members = c.members - (own ? 1 : 0);
+        const called = c.calledWithin - (own && calledWithin.has(path) ? 1 : 0);
+        if (members >= 2 && called >= 2) {
+          return `it sits in the module library "${dir}" (${called} of its ${members} other modules are called by modules of it) and the repository has no backend or lock file`;
         }
       }
       return null;

@@ -23,6 +23,7 @@ import { examplePlace } from '../../../src/modules/classification/signals/exampl
 import { testPlace } from '../../../src/modules/classification/signals/test-place';
 import { wrapper } from '../../../src/modules/classification/signals/wrapper';
 import { readmeUsage } from '../../../src/modules/classification/signals/readme-usage';
+import { privateModulesPlace } from '../../../src/modules/classification/signals/private-modules-place';
 import { nothingToDeploy } from '../../../src/modules/classification/signals/nothing-to-deploy';
 import { lockFile } from '../../../src/modules/classification/signals/lock-file';
 import { deploymentPlace } from '../../../src/modules/classification/signals/deployment-place';
@@ -357,16 +358,34 @@ signalTable(providerConfiguration, [
 
 signalTable(moduleLibrary, [
   {
-    name: 'modules that call each other under one directory, nothing deployed anywhere',
+    name: 'modules that call each other in one directory, nothing deployed anywhere',
     files: {
       'lib/a/main.tf': call('b', '../b') + call('c', '../c'),
       'lib/b/main.tf': R,
       'lib/c/main.tf': R,
-      'lib/d/main.tf': R,
+      'lib/d/main.tf': P + R,
+      'lib/c/sub/main.tf': R,
       'other/main.tf': R,
     },
-    expect: { 'lib/a': 'shared/weak', 'lib/d': 'shared/weak', other: 'shared/weak' },
-    reason: /module library "(lib|\.)"/,
+    expect: {
+      'lib/a': 'shared/weak',
+      'lib/d': 'shared/weak',
+      // A submodule in a library module's directory belongs to the library above it.
+      'lib/c/sub': 'shared/weak',
+      other: null,
+    },
+    reason: /module library "lib" \(2 of its [34] other modules are called by modules of it\)/,
+  },
+  {
+    name: 'stages calling modules kept elsewhere are not a library',
+    files: {
+      '0-bootstrap/main.tf': call('a', '../modules/a') + call('b', '../modules/b'),
+      '1-org/main.tf': call('a', '../modules/a') + call('b', '../modules/b'),
+      '2-envs/main.tf': call('b', '../modules/b'),
+      'modules/a/main.tf': R,
+      'modules/b/main.tf': R,
+    },
+    expect: { '0-bootstrap': null, '1-org': null, '2-envs': null },
   },
   {
     name: 'not when the repository has a backend',
@@ -380,9 +399,28 @@ signalTable(moduleLibrary, [
     expect: { 'lib/a': null, 'lib/d': null },
   },
   {
-    name: 'fewer than two called modules below any ancestor',
+    name: 'fewer than two called modules in the directory',
     files: { 'lib/a/main.tf': call('b', '../b'), 'lib/b/main.tf': R, 'lib/d/main.tf': R },
     expect: { 'lib/a': null, 'lib/d': null },
+  },
+]);
+
+signalTable(privateModulesPlace, [
+  {
+    name: '_modules and _module directories; weak when configuring a provider',
+    files: {
+      '_modules/net/main.tf': R,
+      'infra/_module/dns/main.tf': R,
+      '_modules/legacy/main.tf': P + R,
+      'modules_/x/main.tf': R,
+    },
+    expect: {
+      '_modules/net': 'shared/strong',
+      'infra/_module/dns': 'shared/strong',
+      '_modules/legacy': 'shared/weak',
+      'modules_/x': null,
+    },
+    reason: /its path has a "_modules?" directory/,
   },
 ]);
 
