@@ -178,15 +178,44 @@ export function compareUtf8(a: string, b: string): number {
   return a.length === b.length ? 0 : a.length < b.length ? -1 : 1;
 }
 
-// `.hcl`: Terragrunt configuration (`terragrunt.hcl`, included files) and `terraform test` files
-// (`.tftest.hcl`), read to tell what each directory is.
-const LOADED_SUFFIXES = ['.tf', '.tf.json', '.tofu', '.tofu.json', '.hcl', '.tftest.json'];
-const LOADED_NAMES = new Set(['.terraform.lock.hcl', '.tfguard.hcl', 'README.md', 'readme.md', 'Readme.md']);
+// `.hcl`: Terragrunt configuration (`terragrunt.hcl`, included files), `terraform test` files
+// (`.tftest.hcl`), Terraform Stacks and Terramate files, read to tell what each directory is.
+const LOADED_SUFFIXES = [
+  '.tf',
+  '.tf.json',
+  '.tofu',
+  '.tofu.json',
+  '.hcl',
+  '.tftest.json',
+  '.tfcomponent.json',
+  '.tfdeploy.json',
+  '.tm',
+];
+const LOADED_NAMES = new Set([
+  '.terraform.lock.hcl',
+  '.tfguard.hcl',
+  'README.md',
+  'readme.md',
+  'Readme.md',
+  // Deployment tooling that declares root directories (src/modules/declarations).
+  'atlantis.yaml',
+  'atlantis.yml',
+  'digger.yml',
+  'digger.yaml',
+  'atmos.yaml',
+  'env0.workflow.yml',
+  'env0.workflow.yaml',
+]);
+/** Spacelift's runtime configuration, and YAML under a `stacks` directory (Atmos stack manifests,
+ * whose default and conventional base path is `stacks`). */
+const LOADED_YAML = /(^|\/)\.spacelift\/config\.ya?ml$|(^|\/)stacks\/(.*\/)?[^/]+\.ya?ml$/;
 
 /** Files whose content tfguard needs: configuration files, lock files, the tfguard config, and the
- * files that say what a directory is (Terragrunt and test files, READMEs). */
+ * files that say what a directory is (Terragrunt, test, Stacks and deployment tooling files,
+ * READMEs). */
 export function defaultShouldLoad(path: string): boolean {
   const name = basename(path);
   if (LOADED_NAMES.has(name)) return true;
-  return LOADED_SUFFIXES.some((suffix) => name.endsWith(suffix));
+  if (LOADED_SUFFIXES.some((suffix) => name.endsWith(suffix))) return true;
+  return (name.endsWith('.yaml') || name.endsWith('.yml')) && LOADED_YAML.test(path);
 }

@@ -17,6 +17,9 @@ import { inToolDirectory } from './files';
 import { classifyModuleSource, isOutsideArchive, resolveLocalTarget } from '../addrs';
 import { readUnit } from './terragrunt/unit';
 import type { TerragruntUnit } from './terragrunt/unit';
+import type { ModuleSourceKind } from '../addrs';
+import { readDeclarations } from './declarations';
+import type { ReadDeclarations } from './declarations';
 
 export const TERRAGRUNT_FILE = 'terragrunt.hcl';
 /** Terragrunt Stacks: https://terragrunt.gruntwork.io/docs/features/stacks/ */
@@ -66,6 +69,8 @@ export interface RepositorySignals {
   linkTargets: Set<string>;
   /** Files copied into units by `generate` blocks (`from` of every generated file). */
   generateSources: Map<string, string[]>;
+  /** Roots declared by deployment tooling, and Terraform Stacks (src/modules/declarations). */
+  declarations: ReadDeclarations;
 }
 
 const TERRAGRUNT_PROJECTION: BlockSpec = {
@@ -232,7 +237,10 @@ export async function readRepositorySignals(
     }
   }
 
+  const declarations = await readDeclarations(archive, parser, signal);
+
   return {
+    declarations,
     units: units.sort((a, b) => compareUtf8(a.dir, b.dir)),
     unitTemplates: unitTemplates.sort((a, b) => compareUtf8(a.dir, b.dir)),
     stacks,

@@ -142,6 +142,9 @@ export interface ModuleInfo {
    * It is their roots' configuration, not a reusable module: the shared-module rules do not apply,
    * and its constraints together with the units' generated files must be bounded. */
   unitSourceOf?: string[];
+  /** For a Terraform Stack's directory (declarations/stacks.ts): its component configuration is the
+   * module, and the CLI version comes from `.terraform-version`, not `required_version`. */
+  terraformStack?: true;
   /** For a Terragrunt unit: its `terragrunt.hcl`. */
   terragrunt?: { file: string; source: string | null; generated: string[] };
   /** Declared and implicit provider requirements after override merging, sorted by name. */
@@ -292,4 +295,41 @@ export type LoadDiagnostic =
       module: string;
       location: SourceLocation;
       first: SourceLocation;
+    }
+  | {
+      /** A directory that deployment tooling declares as a root (or a glob of them) that the
+       * archive does not hold, or that holds no configuration (src/modules/declarations). */
+      kind: 'declared-root-missing';
+      /** The directory of the declaring file. */
+      module: string;
+      tool: string;
+      /** What declares it: `project "net"`. */
+      label: string;
+      /** The directory as resolved (null for a glob). */
+      dir: string | null;
+      written: string;
+      /** True when the directory exists but holds no configuration. */
+      exists: boolean;
+      /** Why the directory is only likely missing (a condition), or null when it certainly is. */
+      uncertain: string | null;
+      glob: boolean;
+      /** Further declarations of the same directory. */
+      more: number;
+      location: SourceLocation;
+    }
+  | {
+      /** A deployment declaration file that could not be read (malformed YAML, wrong shape). */
+      kind: 'declaration-invalid';
+      module: string;
+      tool: string;
+      message: string;
+      location: SourceLocation;
+    }
+  | {
+      /** A Terraform Stacks beta file (`*.tfstack.hcl`) that current Terraform ignores. */
+      kind: 'stack-legacy-file';
+      module: string;
+      /** Component files (`*.tfcomponent.hcl`) in the same directory. */
+      components: string[];
+      location: SourceLocation;
     };

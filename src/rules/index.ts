@@ -7,6 +7,8 @@
 import type { Finding, RuleFinding } from './types';
 import type { Severity } from '../model';
 import { builtinTerraformProvider } from './builtin-terraform-provider';
+import { declarationInvalid } from './declaration-invalid';
+import { declaredRootMissing } from './declared-root-missing';
 import { duplicateRequiredProviders } from './duplicate-required-providers';
 import { compareStrings } from './helpers';
 import { incompatibleConstraints } from './incompatible-constraints';
@@ -40,6 +42,7 @@ import { requiredVersionTooOldForFeature } from './required-version-too-old-for-
 import { rootModuleUnbounded } from './root-module-unbounded';
 import { sharedModuleProviderConfig } from './shared-module-provider-config';
 import { sharedModuleUpperBound } from './shared-module-upper-bound';
+import { stackLegacyFile } from './stack-legacy-file';
 import { applySuppressions } from './suppress';
 import { suppressionInvalid } from './suppression-invalid';
 import { suppressionUnused } from './suppression-unused';
@@ -77,6 +80,10 @@ export const RULES: readonly Rule[] = Object.freeze([
   terragruntUnresolved,
   moduleCycle,
   duplicateRequiredProviders,
+  // Roots declared by deployment tooling, and Terraform Stacks (src/modules/declarations).
+  declaredRootMissing,
+  declarationInvalid,
+  stackLegacyFile,
   // Dependency lock file rules: they read `RuleContext.lock`, which `analyzeLocks` (src/lockfile)
   // fills before the rules run; `lock-missing` needs only the modules.
   lockMissing,

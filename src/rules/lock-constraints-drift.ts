@@ -2,6 +2,7 @@ import { shortSource } from '../addrs';
 import {
   cliName,
   constraintPieces,
+  isStackRoot,
   liveEntries,
   lockRoots,
   treeCallsModules,
@@ -55,6 +56,8 @@ export const lockConstraintsDrift: Rule = {
       const cli = cliName(a.engine);
       const tree = treeOf(ctx, a.root);
       if (a.lock === null || tree === undefined) continue;
+      // Stacks' lock files record no constraints and no init reads them (lock-helpers.ts).
+      if (isStackRoot(ctx, a.root)) continue;
       const partial = treeHasRemoteModules(tree) || treeHasUnresolvedTerragrunt(ctx, tree);
       const install = treeCallsModules(tree) ? `; it needs the modules installed by "${cli} init" first` : '';
       for (const e of liveEntries(a)) {

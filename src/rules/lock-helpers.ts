@@ -126,6 +126,17 @@ export function constraintPieces(s: string): string[] {
 }
 
 /** The lock analyses of the scan, or none when it did not run. */
+/**
+ * A Terraform Stack's root (src/modules/declarations/stacks.ts). Its lock file is written by
+ * `terraform stacks providers lock`, which records no `constraints` and may keep entries no
+ * component requires (HashiCorp's learn-terraform-stacks-deploy-gcp locks hashicorp/archive and
+ * hashicorp/local that nothing declares), and no `init -lockfile=readonly` ever reads it: the
+ * rules about recorded constraints and stale entries do not apply to it.
+ */
+export function isStackRoot(ctx: RuleContext, root: string): boolean {
+  return ctx.moduleByPath.get(root)?.terraformStack === true;
+}
+
 export function lockRoots(ctx: RuleContext): RootLockAnalysis[] {
   return ctx.lock?.roots ?? [];
 }

@@ -23,6 +23,19 @@ export const lockMissing: Rule = {
       const required = requiredProviders(tree);
       if (required.length === 0) continue;
       const names = required.map((p) => shortSource(p.source, tree.engine));
+      if (m.terraformStack === true) {
+        // A Terraform Stack: `terraform stacks providers-lock` writes its lock file
+        // (https://developer.hashicorp.com/terraform/cli/commands/stacks/providers-lock).
+        out.push({
+          module: tree.root,
+          ...moduleAnchor(m),
+          message:
+            `Terraform Stack "${tree.root}" requires ${names.length === 1 ? 'provider' : 'providers'} ${names.join(', ')} ` +
+            'but has no .terraform.lock.hcl beside its component files, so provider versions and checksums are not pinned',
+          note: 'Run "terraform stacks providers-lock" in this directory and commit .terraform.lock.hcl.',
+        });
+        continue;
+      }
       out.push({
         module: tree.root,
         ...moduleAnchor(m),

@@ -2,6 +2,7 @@ import { shortSource } from '../addrs';
 import {
   cliName,
   isLockable,
+  isStackRoot,
   liveEntries,
   lockRoots,
   readonlySeverity,
@@ -32,6 +33,8 @@ export const lockProviderStale: Rule = {
       const cli = cliName(a.engine);
       const tree = treeOf(ctx, a.root);
       if (a.lock === null || tree === undefined) continue;
+      // Stacks' lock files record no constraints and no init reads them (lock-helpers.ts).
+      if (isStackRoot(ctx, a.root)) continue;
       if (
         treeHasRemoteModules(tree) ||
         treeHasParseErrors(ctx, tree) ||

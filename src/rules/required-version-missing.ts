@@ -19,6 +19,9 @@ export const requiredVersionMissing: Rule = {
       if (!isDeployable(m, ctx) || m.requiredVersions.length > 0 || unparsed.has(m.path)) continue;
       // A Terragrunt unit constrains the CLI with terragrunt's own terraform_version_constraint.
       if (m.terragrunt !== undefined) continue;
+      // A Terraform Stack names its CLI version in `.terraform-version`
+      // (https://developer.hashicorp.com/terraform/language/stacks/create/config).
+      if (m.terraformStack === true) continue;
       const anchor = m.requiredProvidersBlocks[0];
       const caveat = kindCaveat(m);
       out.push({

@@ -84,6 +84,22 @@ describe('defaultShouldLoad', () => {
     ['tests/main.tftest.json', true],
     ['x.hcl', true],
     ['a.tf/readme', false],
+    // Deployment declarations (src/modules/declarations) and Terraform Stacks.
+    ['atlantis.yaml', true],
+    ['repo/atlantis.yml', true],
+    ['digger.yml', true],
+    ['.spacelift/config.yml', true],
+    ['a/.spacelift/config.yaml', true],
+    ['config.yml', false],
+    ['atmos.yaml', true],
+    ['stacks/orgs/acme/dev.yaml', true],
+    ['stacks/catalog/vpc.yml', true],
+    ['charts/app/values.yaml', false],
+    ['env0.workflow.yml', true],
+    ['stack.tm', true],
+    ['terramate.tm.hcl', true],
+    ['components.tfcomponent.json', true],
+    ['deployments.tfdeploy.hcl', true],
   ])('%s -> %s', (p, expected) => {
     expect(defaultShouldLoad(p)).toBe(expected);
   });

@@ -55,6 +55,15 @@ ruleTable('required-version-missing', [
     expected: [],
   },
   {
+    name: 'passing: a Terraform Stack (its CLI version is in .terraform-version)',
+    files: {
+      'stack/components.tfcomponent.hcl': lines('component "s3" {', '  source = "./s3"', '}'),
+      'stack/.terraform-version': '1.14.0\n',
+      'stack/s3/main.tf': lines('locals {}'),
+    },
+    expected: [],
+  },
+  {
     name: 'two roots; severity raised',
     files: { 'live/a/main.tf': lines('locals {}'), 'live/b/main.tf': lines('locals {}') },
     config: 'rule "required-version-missing" { severity = "warning" }\n',

@@ -40,7 +40,12 @@ export function buildContext(input: ClassifyInput, fragments: ReadonlySet<string
     const inTestDir = segments(rel).some((s) => TEST_SEGMENTS.includes(s));
     if (inTestDir && !helperRuns.has(r.target)) helperRuns.set(r.target, { file: r.file, run: r.run });
   }
-  let repoDeploysNothing = signals.units.length === 0;
+  const declaredByDir = new Map<string, string>();
+  for (const r of signals.declarations.roots) {
+    if (declaredByDir.has(r.dir)) continue;
+    declaredByDir.set(r.dir, `declared by ${r.tool}: ${r.location.file}:${r.location.line} ${r.label}`);
+  }
+  let repoDeploysNothing = signals.units.length === 0 && declaredByDir.size === 0;
   for (const m of modules.values()) {
     if (m.backend !== null || m.lockFile !== null) repoDeploysNothing = false;
   }
@@ -52,6 +57,7 @@ export function buildContext(input: ClassifyInput, fragments: ReadonlySet<string
     unitTemplateByDir,
     unitsBySource,
     helperRuns,
+    declaredByDir,
     repoDeploysNothing,
     isFragment: (path) => fragments.has(path),
     libraryEvidence: (path) => library.evidence(path),

@@ -12,6 +12,7 @@ import { compareUtf8 } from '../../archive';
 import type { ClassifyInput, KindDecision, Signal } from './types';
 import { buildContext, subjectOf } from './context';
 import { settings } from './signals/settings';
+import { deploymentDeclaration } from './signals/deployment-declaration';
 import { terragruntUnit } from './signals/terragrunt-unit';
 import { terragruntTemplate } from './signals/terragrunt-template';
 import { generateSource } from './signals/generate-source';
@@ -54,8 +55,8 @@ export const SIGNALS: readonly Signal[] = [
   // 1. Settings: the user's word.
   settings,
   // 2. Declarations: what the repository's own tooling says it deploys or generates.
-  //    (Deployment tooling — Atlantis, Digger, Spacelift, Terramate, Atmos, Terraform Stacks — and
-  //    further Terragrunt declarations go here.)
+  //    (Further Terragrunt declarations go here.)
+  deploymentDeclaration,
   terragruntUnit,
   terragruntTemplate,
   generateSource,

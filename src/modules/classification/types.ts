@@ -53,7 +53,10 @@ export interface ClassificationContext extends ClassifyInput {
   unitsBySource: ReadonlyMap<string, readonly string[]>;
   /** Directories called by a `run { module { source } }` below a test directory. */
   helperRuns: ReadonlyMap<string, { file: string; run: string }>;
-  /** No Terragrunt unit, backend or lock file anywhere in the archive. */
+  /** Directories that deployment tooling declares as roots, with the first declaration in words
+   * (`declared by Atlantis: atlantis.yaml:5 project "net"`). */
+  declaredByDir: ReadonlyMap<string, string>;
+  /** No Terragrunt unit, declared root, backend or lock file anywhere in the archive. */
   repoDeploysNothing: boolean;
   /** True when the module at `path` was decided to be a fragment (its calls do not count). */
   isFragment(path: string): boolean;

@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { SIGNALS } from '../../../src/modules';
 import { signalTable, closeParser } from './support';
 import { settings } from '../../../src/modules/classification/signals/settings';
+import { deploymentDeclaration } from '../../../src/modules/classification/signals/deployment-declaration';
 import { terragruntUnit } from '../../../src/modules/classification/signals/terragrunt-unit';
 import { terragruntTemplate } from '../../../src/modules/classification/signals/terragrunt-template';
 import { generateSource } from '../../../src/modules/classification/signals/generate-source';
@@ -68,6 +69,30 @@ signalTable(settings, [
     files: { 'e/main.tf': R, 't/main.tf': R, 'u/main.tf': R },
     config: { examples: ['e'], tests: ['t'] },
     expect: { e: 'example/strong', t: 'test/strong', u: null },
+  },
+]);
+
+signalTable(deploymentDeclaration, [
+  {
+    name: 'declared directories are roots, whatever their place; others say nothing',
+    files: {
+      'atlantis.yaml': 'projects:\n  - name: net\n    dir: modules/net\n',
+      'modules/net/main.tf': R,
+      'modules/lib/main.tf': R,
+      'stacks/a/stack.tm.hcl': 'stack {\n}\n',
+      'stacks/a/main.tf': R,
+      'stack/components.tfcomponent.hcl': call('s3', './s3').replace('module', 'component'),
+      'stack/s3/main.tf': R,
+    },
+    expect: {
+      'modules/net': 'root/strong',
+      'modules/lib': null,
+      'stacks/a': 'root/strong',
+      stack: 'root/strong',
+      'stack/s3': null,
+    },
+    reason:
+      /^declared by (Atlantis: atlantis\.yaml:3 project "net"|Terramate: stacks\/a\/stack\.tm\.hcl:1 stack block|Terraform Stacks: stack\/components\.tfcomponent\.hcl:1 Stack component configuration \(1 component\))$/,
   },
 ]);
 

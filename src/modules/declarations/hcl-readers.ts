@@ -1,0 +1,127 @@
+/**
+ * Declarations read from HCL files (parsed bodies in, declared roots out):
+ *
+ * - Terramate: a directory is a stack when one of its Terramate files (`*.tm.hcl`, `*.tm`) has a
+ *   `stack {}` block (https://terramate.io/docs/cli/stacks/configuration); Terramate reads the
+ *   files of non-hidden directories only (https://terramate.io/docs/cli/configuration/).
+ * - HCP Terraform / Terraform Enterprise: a `tfe_workspace` resource's `working_directory` is the
+ *   directory, relative to the root of its VCS repository, where runs execute
+ *   (https://registry.terraform.io/providers/hashicorp/tfe/latest/docs/resources/workspace).
+ * - Spacelift: a `spacelift_stack` resource's `project_root` is the directory, relative to the root
+ *   of its repository, that the stack runs in
+ *   (https://registry.terraform.io/providers/spacelift-io/spacelift/latest/docs/resources/stack).
+ *
+ * Both resources may name another repository (`vcs_repo`, `repository`): their roots are
+ * `uncertain`: a directory this archive lacks is only likely missing.
+ */
+import type { HclBlock, HclBody } from '../../hcl';
+import type { BlockSpec } from '../../hcl';
+import type { DeclaredRoot } from './types';
+import { dirOf, resolveDir } from './common';
+import { staticString } from './yaml';
+
+/** Why a directory that a resource or a workflow in another tool declares may exist elsewhere. */
+export const ELSEWHERE = 'if it names this repository; it may name another one';
+
+export const TERRAMATE_PROJECTION: BlockSpec = { blocks: { stack: { attributes: ['name', 'id'] } } };
+
+export function isTerramateFile(path: string): boolean {
+  if (!path.endsWith('.tm.hcl') && !path.endsWith('.tm')) return false;
+  const dirs = path.split('/').slice(0, -1);
+  return !dirs.some((d) => d.startsWith('.'));
+}
+
+/** A top-level `stack {` block in the text: files without one declare nothing and are not parsed. */
+const STACK_BLOCK = /^stack\s*\{/m;
+
+export function mayDeclareStack(text: string): boolean {
+  return STACK_BLOCK.test(text);
+}
+
+/**
+ * A Terramate file that tfguard's parser rejects while Terramate reads it (Terramate allows blocks
+ * of one type with different label counts, `globals` and `globals "a" "b"`): the stack is found in
+ * the text. Terramate validates its own files, so this is never reported as invalid.
+ */
+export function readTerramateText(path: string, text: string): DeclaredRoot[] {
+  const m = STACK_BLOCK.exec(text);
+  if (m === null) return [];
+  const line = text.slice(0, m.index).split('\n').length;
+  const dir = dirOf(path);
+  return [{ tool: 'Terramate', dir, written: dir, location: { file: path, line }, label: 'stack block' }];
+}
+
+export function readTerramate(path: string, body: HclBody): DeclaredRoot[] {
+  const stack = body.blocks.find((b) => b.type === 'stack');
+  if (stack === undefined) return [];
+  const name = staticString(stack.body.attributes.find((a) => a.name === 'name')?.value);
+  const dir = dirOf(path);
+  return [
+    {
+      tool: 'Terramate',
+      dir,
+      written: dir,
+      location: { file: path, line: stack.line },
+      label: name === null ? 'stack block' : `stack "${name}"`,
+    },
+  ];
+}
+
+/** The resource types whose arguments declare a root, and which argument. */
+export const DECLARING_RESOURCES: Readonly<
+  Record<string, { attribute: string; tool: DeclaredRoot['tool'] }>
+> = {
+  tfe_workspace: { attribute: 'working_directory', tool: 'HCP Terraform' },
+  spacelift_stack: { attribute: 'project_root', tool: 'Spacelift' },
+};
+
+export const RESOURCE_PROJECTION: BlockSpec = {
+  blocks: { resource: { attributes: ['working_directory', 'project_root'] } },
+};
+
+/** Whether a configuration file may hold a declaring resource (a cheap test before parsing). */
+export function mayDeclareResources(content: Buffer): boolean {
+  return Object.keys(DECLARING_RESOURCES).some((t) => content.includes(`"${t}"`));
+}
+
+export function readDeclaringResources(path: string, body: HclBody): DeclaredRoot[] {
+  const out: DeclaredRoot[] = [];
+  for (const b of body.blocks as HclBlock[]) {
+    if (b.type !== 'resource') continue;
+    const [type = '', name = ''] = b.labels;
+    const spec = DECLARING_RESOURCES[type];
+    if (spec === undefined) continue;
+    const attr = b.body.attributes.find((a) => a.name === spec.attribute);
+    const written = staticString(attr?.value);
+    if (attr === undefined || written === null) continue;
+    const dir = resolveDir('.', written);
+    if (dir === null) continue;
+    out.push({
+      tool: spec.tool,
+      dir,
+      written,
+      location: { file: path, line: attr.line },
+      label: `${type}.${name} ${spec.attribute} "${written}"`,
+      uncertain: ELSEWHERE,
+    });
+  }
+  return out;
+}
+
+/** CDKTF: `cdktf synth` writes each stack to `cdktf.out/stacks/<name>/cdk.tf.json`, a root module
+ * that `cdktf deploy` runs terraform in (https://developer.hashicorp.com/terraform/cdktf/cli-reference/commands). */
+export function readCdktf(paths: Iterable<string>): DeclaredRoot[] {
+  const out: DeclaredRoot[] = [];
+  for (const path of paths) {
+    const m = /(^|\/)cdktf\.out\/stacks\/([^/]+)\/cdk\.tf\.json$/.exec(path);
+    if (m === null) continue;
+    out.push({
+      tool: 'CDKTF',
+      dir: dirOf(path),
+      written: dirOf(path),
+      location: { file: path, line: 1 },
+      label: `synthesized stack "${m[2] as string}"`,
+    });
+  }
+  return out;
+}

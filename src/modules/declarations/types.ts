@@ -1,0 +1,65 @@
+/**
+ * What deployment tooling declares about a repository: the directories it runs `plan`/`apply` in.
+ * Every reader in this folder is pure (archive files in, these records out); the classification
+ * makes each declared directory a `root` with strong evidence, and the loader reports the ones
+ * that do not exist. docs/classification.md lists the formats and the documentation they follow.
+ */
+import type { SourceLocation } from '../../model';
+
+export type DeclarationTool =
+  | 'Atlantis'
+  | 'Digger'
+  | 'Spacelift'
+  | 'Terramate'
+  | 'Atmos'
+  | 'HCP Terraform'
+  | 'env0'
+  | 'CDKTF'
+  | 'Terraform Stacks';
+
+export interface DeclaredRoot {
+  tool: DeclarationTool;
+  /** The declared directory, archive-relative (`"."` for the top directory). */
+  dir: string;
+  /** The directory (or glob) as the declaration writes it. */
+  written: string;
+  /** The declaring file and line. */
+  location: SourceLocation;
+  /** What declares it, in words: `project "net"`, `stack "prod-vpc"`, `component "vpc"`. */
+  label: string;
+  /** Why a missing directory is only likely missing, as a condition (`if it names this repository;
+   * it may name another one`): a `tfe_workspace` or `spacelift_stack` resource, an env0 `vcs`
+   * block may point into another repository; Atmos may vendor components before a run. */
+  uncertain?: string;
+  /** Set for roots matched by a glob (Digger `generate_projects`). */
+  glob?: boolean;
+}
+
+/** A glob that declares roots (Digger `generate_projects`) but matches no directory. */
+export interface EmptyGlob {
+  tool: DeclarationTool;
+  written: string;
+  location: SourceLocation;
+  label: string;
+}
+
+/** A declaration file that could not be read (malformed YAML or HCL, an unexpected shape). */
+export interface DeclarationProblem {
+  tool: DeclarationTool;
+  location: SourceLocation;
+  message: string;
+}
+
+export interface Declarations {
+  roots: DeclaredRoot[];
+  problems: DeclarationProblem[];
+  emptyGlobs: EmptyGlob[];
+  /** Terraform Stacks: `*.tfstack.hcl` files, which Terraform no longer reads. */
+  legacyStackFiles: SourceLocation[];
+}
+
+/** The text of a declaration file and the helpers to locate what it declares. */
+export interface DeclarationFile {
+  path: string;
+  text: string;
+}
