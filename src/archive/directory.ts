@@ -5,6 +5,7 @@ import { InputError } from '../errors';
 import type { LoadedArchive } from './types';
 import { ArchiveBuilder } from './builder';
 import { decodeUtf8Name, displayName, hexEscape } from './paths';
+import { mapLimit } from '../util/map-limit';
 
 const READ_CHUNK = 64 * 1024;
 
@@ -134,31 +135,131 @@ async function addInstalledManifest(
   sink.finish();
 }
 
+/** File reads in flight at once while a directory is read (and lstat calls per directory). */
+const READ_CONCURRENCY = 16;
+
+/**
+ * Runs file reads with at most `limit` in flight; `submit` waits for a free slot, so the walk never
+ * gets far ahead of the reads. The first failure is rethrown by the next `submit` or by `drain`
+ * (which always waits for every read started, so none outlives the caller).
+ */
+class ReadPool {
+  private readonly running = new Set<Promise<void>>();
+  private failure: { error: unknown } | null = null;
+
+  constructor(private readonly limit: number) {}
+
+  async submit(task: () => Promise<void>): Promise<void> {
+    while (this.running.size >= this.limit && this.failure === null) await Promise.race(this.running);
+    if (this.failure !== null) throw this.failure.error;
+    const promise: Promise<void> = task().then(
+      () => {
+        this.running.delete(promise);
+      },
+      (error: unknown) => {
+        this.running.delete(promise);
+        this.failure ??= { error };
+      },
+    );
+    this.running.add(promise);
+  }
+
+  async drain(): Promise<void> {
+    while (this.running.size > 0) await Promise.race(this.running);
+    if (this.failure !== null) throw this.failure.error;
+  }
+}
+
 /**
  * Read a directory tree into the same shape as an archive. Symlinks are not followed while walking;
  * they are recorded and must resolve inside the directory. `.git` and `.terraform` are skipped
  * (of `.terraform`, only `modules/modules.json` is read).
+ *
+ * The walk is in name order and every entry passes the builder's checks (count, path, declared
+ * size) in that order, before any content is read; the contents are then read concurrently
+ * (`READ_CONCURRENCY` files at once), each into its own sink, which applies the content limits as
+ * the bytes arrive. Awaiting each read in turn left the process idle most of the time.
  */
-export async function scanDirectory(root: string, builder: ArchiveBuilder): Promise<void> {
+export async function scanDirectory(
+  root: string,
+  builder: ArchiveBuilder,
+  directories?: readonly string[],
+): Promise<void> {
   // Paths in the walk are relative to the real root, so absolute link targets can be checked.
   const realRoot = await fsStep(root, () => fs.realpath(root));
   const givenRoot = nodePath.resolve(root);
+  const pool = new ReadPool(READ_CONCURRENCY);
+  let walkFailure: { error: unknown } | null = null;
+  try {
+    await walk(realRoot, givenRoot, builder, pool, selection(directories));
+  } catch (error) {
+    walkFailure = { error };
+  }
+  // Every read started is waited for, even after a failure; the walk's own failure wins.
+  try {
+    await pool.drain();
+  } catch (error) {
+    walkFailure ??= { error };
+  }
+  if (walkFailure !== null) throw walkFailure.error;
+}
+
+/**
+ * Which part of a directory to read (`ReadOptions.directories`): 'all' of a selected directory,
+ * only the 'path' to one (its subdirectories on the way, no files), or 'none'. Without a
+ * selection, everything. The root's `.tfguard.hcl` is always read.
+ */
+type Want = 'all' | 'path' | 'none';
+
+function selection(directories: readonly string[] | undefined): (relative: string) => Want {
+  if (directories === undefined) return () => 'all';
+  const dirs = directories.map((d) => (d === '.' ? '' : d));
+  return (relative) => {
+    if (dirs.some((d) => d === '' || relative === d || relative.startsWith(`${d}/`))) return 'all';
+    if (relative === '' || dirs.some((d) => d.startsWith(`${relative}/`))) return 'path';
+    return 'none';
+  };
+}
+
+async function walk(
+  realRoot: string,
+  givenRoot: string,
+  builder: ArchiveBuilder,
+  pool: ReadPool,
+  want: (relative: string) => Want,
+): Promise<void> {
   const stack: string[][] = [[]];
   while (stack.length > 0) {
     const segments = stack.pop() as string[];
+    const here = want(segments.join('/'));
     const absoluteDir = nodePath.join(realRoot, ...segments);
     const dirShown = segments.length === 0 ? '.' : displayName(segments.join('/'));
     const rawNames = await fsStep(dirShown, () => fs.readdir(absoluteDir, { encoding: 'buffer' }));
     rawNames.sort(Buffer.compare);
-    const subdirectories: string[][] = [];
-    for (const raw of rawNames) {
+    const children = rawNames.map((raw) => {
       const relativeRaw = segments.length === 0 ? hexEscape(raw) : `${segments.join('/')}/${hexEscape(raw)}`;
       const name = decodeUtf8Name(raw, 'file name', relativeRaw);
       const childSegments = [...segments, name];
       const relative = childSegments.join('/');
-      const shown = displayName(relative);
-      const absolute = nodePath.join(absoluteDir, name);
-      const stats = await fsStep(shown, () => fs.lstat(absolute));
+      return {
+        name,
+        childSegments,
+        relative,
+        shown: displayName(relative),
+        absolute: nodePath.join(absoluteDir, name),
+      };
+    });
+    const allStats = await mapLimit(children, READ_CONCURRENCY, (c) =>
+      fsStep(c.shown, () => fs.lstat(c.absolute)),
+    );
+    const subdirectories: string[][] = [];
+    for (const [i, child] of children.entries()) {
+      const { name, childSegments, relative, shown, absolute } = child;
+      const stats = allStats[i] as Stats;
+      const selected = stats.isDirectory()
+        ? want(relative) !== 'none'
+        : here === 'all' || (segments.length === 0 && name === '.tfguard.hcl');
+      if (!selected) continue;
       if (SKIPPED_DIRECTORIES.has(name) && (stats.isDirectory() || name === '.git')) {
         if (name === '.terraform' && stats.isDirectory())
           await addInstalledManifest(builder, absolute, relative);
@@ -173,8 +274,10 @@ export async function scanDirectory(root: string, builder: ArchiveBuilder): Prom
         subdirectories.push(childSegments);
       } else if (stats.isFile()) {
         const sink = builder.beginFile(path, shown, stats.size, mode);
-        await fsStep(shown, () => readRegularFile(absolute, (chunk) => sink.write(chunk), shown));
-        sink.finish();
+        await pool.submit(async () => {
+          await fsStep(shown, () => readRegularFile(absolute, (chunk) => sink.write(chunk), shown));
+          sink.finish();
+        });
       } else if (stats.isSymbolicLink()) {
         const rawTarget = await fsStep(shown, () => fs.readlink(absolute, { encoding: 'buffer' }));
         let target = decodeUtf8Name(rawTarget, 'symlink target', shown);
