@@ -3,7 +3,9 @@
  *
  * - the corpus of real public configurations: `TFGUARD_CORPUS_DIR` (absolute, or relative to the
  *   repository), by default `../shared/corpus` beside the repository;
- * - the `terraform` CLI (the offline oracle): on PATH, and `terraform version` succeeds.
+ * - the `terraform` CLI (the offline oracle): on PATH, and `terraform version` succeeds;
+ * - the `pre-commit` CLI (the real client of the hook, Debian's `pre-commit` package): on PATH, and
+ *   `pre-commit --version` succeeds.
  *
  * A fresh clone with only Node.js has neither, so the suites that need them wrap their tests in
  * `describeWithCorpus` / `describeWithTerraform` / `describeWithExternal`. When something is missing
@@ -12,7 +14,7 @@
  *
  *   tfguard tests: skipped "real-world corpus" (test/archive/corpus.test.ts): corpus not found at ../shared/corpus (set TFGUARD_CORPUS_DIR)
  *
- * With `TFGUARD_REQUIRE_EXTERNAL=1` (set by `.ci/run`) a missing corpus or terraform fails the
+ * With `TFGUARD_REQUIRE_EXTERNAL=1` (set by `.ci/run`) a missing corpus, terraform or pre-commit fails the
  * block instead, so CI never passes by skipping.
  *
  * The body of a wrapped block also runs (to collect the skipped tests' names) when the resource is
@@ -32,7 +34,7 @@ export const REQUIRE_EXTERNAL_VAR = 'TFGUARD_REQUIRE_EXTERNAL';
 /** The variable that says where the corpus is. */
 export const CORPUS_DIR_VAR = 'TFGUARD_CORPUS_DIR';
 
-export type External = 'corpus' | 'terraform';
+export type External = 'corpus' | 'terraform' | 'pre-commit';
 
 export type Availability<T> = { ok: true; value: T } | { ok: false; reason: string };
 
@@ -142,11 +144,40 @@ export function terraformStatus(): Availability<string> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// pre-commit
+// ---------------------------------------------------------------------------------------------
+
+let preCommitCache: { pathVar: string; result: Availability<string> } | undefined;
+
+/** The absolute path of a working `pre-commit` on PATH, or why there is none. */
+export function preCommitStatus(): Availability<string> {
+  const pathVar = process.env.PATH ?? '';
+  if (preCommitCache?.pathVar === pathVar) return preCommitCache.result;
+  const bin = onPath('pre-commit');
+  let result: Availability<string>;
+  if (bin === null) {
+    result = { ok: false, reason: 'pre-commit not found on PATH (apt-get install pre-commit)' };
+  } else {
+    const r = spawnSync(bin, ['--version'], { encoding: 'utf8', timeout: 30_000 });
+    result =
+      r.status === 0
+        ? { ok: true, value: bin }
+        : {
+            ok: false,
+            reason: `${bin} --version failed (${r.error?.message ?? `exit ${String(r.status)}`})`,
+          };
+  }
+  preCommitCache = { pathVar, result };
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Jest wrappers
 // ---------------------------------------------------------------------------------------------
 
 function status(need: External): Availability<string> {
-  return need === 'corpus' ? corpusStatus() : terraformStatus();
+  if (need === 'corpus') return corpusStatus();
+  return need === 'terraform' ? terraformStatus() : preCommitStatus();
 }
 
 /** Reasons why `needs` are not all available (empty when they are). */
