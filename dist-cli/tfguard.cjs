@@ -37823,31 +37823,9 @@ function detectFormat(bytes2, name) {
 
 // src/archive/directory.ts
 var import_node_crypto3 = require("node:crypto");
+var fsSync = __toESM(require("node:fs"));
 var import_node_fs = require("node:fs");
 var nodePath2 = __toESM(require("node:path"));
-
-// src/util/map-limit.ts
-async function mapLimit(items, limit, fn) {
-  const results = new Array(items.length);
-  const errors = [];
-  let next = 0;
-  const workers = Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, async () => {
-    for (; ; ) {
-      const i2 = next++;
-      if (i2 >= items.length) return;
-      try {
-        results[i2] = await fn(items[i2], i2);
-      } catch (err2) {
-        errors.push(err2);
-      }
-    }
-  });
-  await Promise.all(workers);
-  if (errors.length > 0) throw errors[0];
-  return results;
-}
-
-// src/archive/directory.ts
 var READ_CHUNK = 64 * 1024;
 var SKIPPED_DIRECTORIES = /* @__PURE__ */ new Set([".git", ".terraform"]);
 function describeType(stats) {
@@ -37869,10 +37847,11 @@ async function fsStep(shown, step) {
     });
   }
 }
-async function readRegularFile(absolute, onChunk, shown) {
-  let handle;
+var FIRST_READ_MAX = 16 * 1024 * 1024;
+function readRegularFileSync(absolute, onChunk, shown) {
+  let fd2;
   try {
-    handle = await import_node_fs.promises.open(absolute, import_node_fs.constants.O_RDONLY | import_node_fs.constants.O_NOFOLLOW | import_node_fs.constants.O_NONBLOCK);
+    fd2 = fsSync.openSync(absolute, import_node_fs.constants.O_RDONLY | import_node_fs.constants.O_NOFOLLOW | import_node_fs.constants.O_NONBLOCK);
   } catch (cause) {
     throw new InputError("not-found", `cannot open "${shown}": ${cause.message}`, {
       entry: shown,
@@ -37880,25 +37859,42 @@ async function readRegularFile(absolute, onChunk, shown) {
     });
   }
   try {
-    const stats = await handle.stat();
+    const stats = fsSync.fstatSync(fd2);
     if (!stats.isFile()) {
       throw new InputError(
         "unsupported-entry-type",
         `"${shown}" changed into a ${describeType(stats)} while reading`,
-        {
-          entry: shown
-        }
+        { entry: shown }
       );
     }
+    let size = Math.min(stats.size + 1, FIRST_READ_MAX);
     for (; ; ) {
-      const buffer = Buffer.allocUnsafe(READ_CHUNK);
-      const { bytesRead } = await handle.read(buffer, 0, READ_CHUNK, null);
+      const buffer = Buffer.allocUnsafe(size);
+      const bytesRead = fsSync.readSync(fd2, buffer, 0, size, null);
       if (bytesRead === 0) break;
       onChunk(buffer.subarray(0, bytesRead));
+      if (bytesRead < size) break;
+      size = READ_CHUNK;
     }
   } finally {
-    await handle.close();
+    fsSync.closeSync(fd2);
   }
+}
+function fsStepSync(shown, step) {
+  try {
+    return step();
+  } catch (cause) {
+    if (cause instanceof InputError) throw cause;
+    const code3 = cause.code ?? "error";
+    throw new InputError("not-found", `cannot read "${shown}" (${code3}): ${cause.message}`, {
+      entry: shown,
+      cause
+    });
+  }
+}
+async function readRegularFile(absolute, onChunk, shown) {
+  readRegularFileSync(absolute, onChunk, shown);
+  return Promise.resolve();
 }
 function listingLine(hash, path4) {
   if (!/[\\\n\r]/.test(path4)) return `${hash}  ${path4}
@@ -37927,10 +37923,17 @@ function relativeInside(target, ...roots) {
   }
   return null;
 }
-async function addInstalledManifest(builder, absolute, relative3) {
+function addInstalledManifest(builder, absolute, relative3) {
   const file = nodePath2.join(absolute, "modules", "modules.json");
-  const stats = await import_node_fs.promises.lstat(file).catch(() => null);
-  const modulesDir = await import_node_fs.promises.lstat(nodePath2.join(absolute, "modules")).catch(() => null);
+  const lstatOrNull = (p) => {
+    try {
+      return fsSync.lstatSync(p);
+    } catch {
+      return null;
+    }
+  };
+  const stats = lstatOrNull(file);
+  const modulesDir = lstatOrNull(nodePath2.join(absolute, "modules"));
   if (stats === null || !stats.isFile() || modulesDir === null || !modulesDir.isDirectory()) return;
   for (const dir of [relative3, `${relative3}/modules`]) {
     const shown2 = displayName(dir);
@@ -37945,52 +37948,14 @@ async function addInstalledManifest(builder, absolute, relative3) {
   const path4 = builder.admit(fileRelative, false);
   if (path4 === null) return;
   const sink = builder.beginFile(path4, shown, stats.size, stats.mode & 4095);
-  await fsStep(shown, () => readRegularFile(file, (chunk) => sink.write(chunk), shown));
+  fsStepSync(shown, () => readRegularFileSync(file, (chunk) => sink.write(chunk), shown));
   sink.finish();
 }
-var READ_CONCURRENCY = 16;
-var ReadPool = class {
-  constructor(limit) {
-    this.limit = limit;
-  }
-  limit;
-  running = /* @__PURE__ */ new Set();
-  failure = null;
-  async submit(task) {
-    while (this.running.size >= this.limit && this.failure === null) await Promise.race(this.running);
-    if (this.failure !== null) throw this.failure.error;
-    const promise = task().then(
-      () => {
-        this.running.delete(promise);
-      },
-      (error) => {
-        this.running.delete(promise);
-        this.failure ??= { error };
-      }
-    );
-    this.running.add(promise);
-  }
-  async drain() {
-    while (this.running.size > 0) await Promise.race(this.running);
-    if (this.failure !== null) throw this.failure.error;
-  }
-};
 async function scanDirectory(root, builder, directories) {
   const realRoot = await fsStep(root, () => import_node_fs.promises.realpath(root));
   const givenRoot = nodePath2.resolve(root);
-  const pool = new ReadPool(READ_CONCURRENCY);
-  let walkFailure = null;
-  try {
-    await walk(realRoot, givenRoot, builder, pool, selection(directories));
-  } catch (error) {
-    walkFailure = { error };
-  }
-  try {
-    await pool.drain();
-  } catch (error) {
-    walkFailure ??= { error };
-  }
-  if (walkFailure !== null) throw walkFailure.error;
+  walk(realRoot, givenRoot, builder, selection(directories));
+  return Promise.resolve();
 }
 function selection(directories) {
   if (directories === void 0) return () => "all";
@@ -38001,14 +37966,14 @@ function selection(directories) {
     return "none";
   };
 }
-async function walk(realRoot, givenRoot, builder, pool, want) {
+function walk(realRoot, givenRoot, builder, want) {
   const stack = [[]];
   while (stack.length > 0) {
     const segments3 = stack.pop();
     const here = want(segments3.join("/"));
     const absoluteDir = nodePath2.join(realRoot, ...segments3);
     const dirShown = segments3.length === 0 ? "." : displayName(segments3.join("/"));
-    const rawNames = await fsStep(dirShown, () => import_node_fs.promises.readdir(absoluteDir, { encoding: "buffer" }));
+    const rawNames = fsStepSync(dirShown, () => fsSync.readdirSync(absoluteDir, { encoding: "buffer" }));
     rawNames.sort(Buffer.compare);
     const children = rawNames.map((raw) => {
       const relativeRaw = segments3.length === 0 ? hexEscape(raw) : `${segments3.join("/")}/${hexEscape(raw)}`;
@@ -38023,11 +37988,7 @@ async function walk(realRoot, givenRoot, builder, pool, want) {
         absolute: nodePath2.join(absoluteDir, name)
       };
     });
-    const allStats = await mapLimit(
-      children,
-      READ_CONCURRENCY,
-      (c) => fsStep(c.shown, () => import_node_fs.promises.lstat(c.absolute))
-    );
+    const allStats = children.map((c) => fsStepSync(c.shown, () => fsSync.lstatSync(c.absolute)));
     const subdirectories = [];
     for (const [i2, child] of children.entries()) {
       const { name, childSegments, relative: relative3, shown, absolute } = child;
@@ -38035,8 +37996,7 @@ async function walk(realRoot, givenRoot, builder, pool, want) {
       const selected = stats.isDirectory() ? want(relative3) !== "none" : here === "all" || segments3.length === 0 && name === ".tfguard.hcl";
       if (!selected) continue;
       if (SKIPPED_DIRECTORIES.has(name) && (stats.isDirectory() || name === ".git")) {
-        if (name === ".terraform" && stats.isDirectory())
-          await addInstalledManifest(builder, absolute, relative3);
+        if (name === ".terraform" && stats.isDirectory()) addInstalledManifest(builder, absolute, relative3);
         continue;
       }
       builder.countEntry(shown);
@@ -38048,12 +38008,10 @@ async function walk(realRoot, givenRoot, builder, pool, want) {
         subdirectories.push(childSegments);
       } else if (stats.isFile()) {
         const sink = builder.beginFile(path4, shown, stats.size, mode);
-        await pool.submit(async () => {
-          await fsStep(shown, () => readRegularFile(absolute, (chunk) => sink.write(chunk), shown));
-          sink.finish();
-        });
+        fsStepSync(shown, () => readRegularFileSync(absolute, (chunk) => sink.write(chunk), shown));
+        sink.finish();
       } else if (stats.isSymbolicLink()) {
-        const rawTarget = await fsStep(shown, () => import_node_fs.promises.readlink(absolute, { encoding: "buffer" }));
+        const rawTarget = fsStepSync(shown, () => fsSync.readlinkSync(absolute, { encoding: "buffer" }));
         let target = decodeUtf8Name(rawTarget, "symlink target", shown);
         let fromRoot = false;
         if (nodePath2.isAbsolute(target)) {
@@ -44124,6 +44082,27 @@ var RegistryClient = class {
     };
   }
 };
+
+// src/util/map-limit.ts
+async function mapLimit(items, limit, fn) {
+  const results = new Array(items.length);
+  const errors = [];
+  let next = 0;
+  const workers = Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, async () => {
+    for (; ; ) {
+      const i2 = next++;
+      if (i2 >= items.length) return;
+      try {
+        results[i2] = await fn(items[i2], i2);
+      } catch (err2) {
+        errors.push(err2);
+      }
+    }
+  });
+  await Promise.all(workers);
+  if (errors.length > 0) throw errors[0];
+  return results;
+}
 
 // src/lockfile/analyze.ts
 async function readLock(path4, archive, parser) {
