@@ -269,7 +269,7 @@ test('the pre-commit hook is a valid definition and runs the installed CLI on th
   expect(lenient.code).toBe(0);
 }, 300_000);
 
-test('`npm install -g git+file://<clone>` (offline) installs a working CLI: nothing built, nothing fetched', async () => {
+test('`npm install -g git+file://<clone>` and `npx` of it (offline) run the CLI: nothing built, nothing fetched', async () => {
   const repository = repositorySnapshot(REPO, await mkdtemp(join(work, 'clone-')));
   const prefix = join(work, 'global-prefix');
   const install = await run('npm', ['install', '-g', '--prefix', prefix, `git+file://${repository}`], {
@@ -277,6 +277,11 @@ test('`npm install -g git+file://<clone>` (offline) installs a working CLI: noth
   });
   expect(install.stderr.split('\n').filter((l) => /npm (error|warn)/.test(l))).toEqual([]);
   expect(install.code).toBe(0);
+  // `npx github:…` fetches the repository the same way: npx of the git URL runs the CLI.
+  const npx = await run('npx', ['--yes', '--package', `git+file://${repository}`, 'tfguard', '--version'], {
+    cwd: work,
+  });
+  expect([npx.code, npx.stdout]).toEqual([0, `${pkg.version}\n`]);
   const tfguard = join(prefix, 'bin', 'tfguard');
   const version = await run(tfguard, ['--version'], { cwd: work });
   expect([version.code, version.stdout]).toEqual([0, `${pkg.version}\n`]);
