@@ -54,6 +54,7 @@ export default tseslint.config(
     ignores: [
       'node_modules',
       'dist',
+      'dist-cli',
       'coverage',
       '.serverless',
       '.esbuild',

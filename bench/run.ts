@@ -20,9 +20,10 @@
  * Options: --runs N (default 7; at least 5), --quick (fewer runs, skips the 50 MB archive),
  * --only NAME[,NAME] (archives whose name contains one of these), --json FILE (write the results),
  * --max-load L (wait, up to 15 minutes, until the 1-minute load average is below L; default 2),
- * --no-wait, --no-fix (skip the fix measurement), --no-scaling, --no-batching (skip those sections),
- * --remote-only (only the remote module case), --no-stacks / --stacks-only (skip / only the
- * generated stacks), --help (this list, nothing run).
+ * --no-wait, --no-fix (skip the fix measurement), --no-directory (skip directory vs archive),
+ * --no-scaling, --no-batching (skip those sections), --directory-only (only directory vs archive,
+ * on the largest corpus archive), --remote-only (only the remote module case), --no-stacks /
+ * --stacks-only (skip / only the generated stacks), --help (this list, nothing run).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import {
@@ -45,7 +46,8 @@ import { runBenchChild, type ChildResult } from './child';
 const ROOT = path.resolve(__dirname, '..');
 const USAGE =
   'usage: tsx bench/run.ts [--runs N] [--quick] [--only NAME[,NAME]] [--json FILE] [--max-load L] [--no-wait]\n' +
-  '                        [--no-fix] [--no-scaling] [--no-batching] [--remote-only] [--no-stacks] [--stacks-only]\n' +
+  '                        [--no-fix] [--no-directory] [--no-scaling] [--no-batching] [--directory-only]\n' +
+  '                        [--remote-only] [--no-stacks] [--stacks-only]\n' +
   'Measures every corpus archive, then scaling, cache batching, the Lambda bundle and (without --quick)\n' +
   'a 50 MB archive; see the header of bench/run.ts and docs/performance.md.\n';
 const CORPUS = corpusDir();
@@ -315,6 +317,37 @@ async function childFix(file: string, runs: number): Promise<ChildResult> {
   }
 }
 
+/**
+ * `tfguard scan <dir>` against `tfguard scan <archive>` of the same files (the archive unpacked by
+ * `tar`), through the CLI with output discarded, interleaved in one process after one warm-up each
+ * (target: the directory at most 1.0× the archive).
+ */
+async function childDirectory(file: string, runs: number): Promise<ChildResult> {
+  const { runCli } = await import('../src/cli/main');
+  const { closeSharedParser } = await import('../src/scan');
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'tfguard-bench-dir-'));
+  try {
+    execFileSync('tar', ['-xzf', file, '-C', dir]);
+    const io = { stdout: (): void => {}, stderr: (): void => {}, isTTY: false };
+    await runCli(['scan', dir], io);
+    await runCli(['scan', file], io);
+    const dirRuns: number[] = [];
+    const archiveRuns: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      let t = performance.now();
+      await runCli(['scan', dir], io);
+      dirRuns.push(performance.now() - t);
+      t = performance.now();
+      await runCli(['scan', file], io);
+      archiveRuns.push(performance.now() - t);
+    }
+    await closeSharedParser();
+    return { name: path.basename(file), directory: stats(dirRuns), archive: stats(archiveRuns) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** 20 registry modules with 30 versions each (provider metadata, two submodules, a nested
  * registry module): what a warm-cache rescan costs over a scan that resolves nothing. */
 async function childRemote(runs: number): Promise<ChildResult> {
@@ -483,6 +516,9 @@ async function child(kind: string, args: string[]): Promise<void> {
       break;
     case 'remote':
       result = await childRemote(runs);
+      break;
+    case 'directory':
+      result = await childDirectory(file, runs);
       break;
     default:
       throw new Error(`unknown child ${kind}`);
@@ -667,6 +703,15 @@ async function main(): Promise<void> {
   }
   const quick = flag('--quick');
   const runs = Math.max(5, Number(option('--runs') ?? (quick ? 5 : 7)));
+  if (flag('--directory-only')) {
+    const largest = readdirSync(CORPUS)
+      .filter((f) => f.endsWith('.tar.gz'))
+      .sort((a, b) => statSync(path.join(CORPUS, b)).size - statSync(path.join(CORPUS, a)).size)[0];
+    if (largest === undefined) throw new Error('no corpus archive');
+    const r = await runChild('directory', [path.join(CORPUS, largest), String(runs)]);
+    process.stdout.write(directoryLine(r) + '\n');
+    return;
+  }
   if (flag('--remote-only')) {
     const remote = await runChild('remote', ['-', String(runs)]);
     process.stdout.write(remoteLine(remote) + '\n');
@@ -715,6 +760,12 @@ async function main(): Promise<void> {
   if (largest !== undefined && !flag('--no-fix')) {
     process.stderr.write(`fix --dry-run (${largest})…\n`);
     results.fix = await runChild('fix', [path.join(CORPUS, largest), String(runs)]);
+  }
+
+  // The same repository as a directory and as an archive (target: the directory ≤ 1.0×).
+  if (largest !== undefined && !flag('--no-directory')) {
+    process.stderr.write(`directory vs archive (${largest})…\n`);
+    results.directory = await runChild('directory', [path.join(CORPUS, largest), String(runs)]);
   }
 
   const scaleSource = path.join(CORPUS, 'ministryofjustice_modernisation-platform.tar.gz');
@@ -800,6 +851,17 @@ function stacksLines(stacks: ChildResult[]): string[] {
   return lines;
 }
 
+/** The directory-vs-archive case as one line of the report. */
+function directoryLine(r: ChildResult): string {
+  const dir = r.directory as Stats;
+  const archive = r.archive as Stats;
+  return (
+    `\`tfguard scan\` of ${String(r.name).replace('.tar.gz', '')} as a directory (unpacked) and as the archive, ` +
+    `through the CLI, same process: directory ${fmtStats(dir)} ms, archive ${fmtStats(archive)} ms, ` +
+    `${(dir.median / archive.median).toFixed(2)}× (target ≤ 1.0×).`
+  );
+}
+
 /** The remote module case as one line of the report. */
 function remoteLine(r: ChildResult): string {
   const offline = r.offline as Stats;
@@ -857,6 +919,8 @@ function print(r: Record<string, unknown>, terraform: boolean): void {
       `| fix <dir> --dry-run | ${fmtStats(dry)} | ${(dry.median / scan.median).toFixed(2)}× (target ≤ 2×) |`,
     );
   }
+  const directory = r.directory as Record<string, unknown> | undefined;
+  if (directory !== undefined) lines.push('', directoryLine(directory));
   const scaling = r.scaling as Record<string, unknown>[];
   if (scaling.length > 0) {
     lines.push('', 'Scaling (copies of the modernisation-platform tree in one archive):', '');

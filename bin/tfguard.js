@@ -1,4 +1,5 @@
 #!/usr/bin/env node
 'use strict';
-// Runs the compiled CLI (built by `npm run build`, which `npm ci` runs through the prepare script).
-require('../dist/src/cli/entry.js');
+// Runs the bundled CLI, dist-cli/tfguard.cjs: committed to the repository (`npm run build:cli` writes it
+// from src/, and a test fails when it is stale), so installing from the repository builds nothing.
+require('../dist-cli/tfguard.cjs');

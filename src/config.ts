@@ -18,7 +18,11 @@ export type ColorMode = 'always' | 'never' | 'auto';
 export function colorMode(): ColorMode {
   const env = process.env;
   if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return 'never';
-  if (env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== '' && env.FORCE_COLOR !== '0') return 'always';
+  // FORCE_COLOR as Node.js and the chalk/supports-color family read it: 0 or false turns colour
+  // off even on a terminal, any other value turns it on.
+  const force = env.FORCE_COLOR;
+  if (force === '0' || force === 'false') return 'never';
+  if (force !== undefined && force !== '') return 'always';
   return 'auto';
 }
 

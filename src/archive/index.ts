@@ -31,6 +31,10 @@ export interface ReadOptions {
   /** Read tar archives with the streaming reader only, never the in-memory fast path
    * (tar-fast.ts). For the differential tests and the benchmark; the results are the same. */
   streamingTar?: boolean;
+  /** Directory input only: read just these directories (`/`-separated, relative to the input;
+   * `.` is all of it) and the input's own `.tfguard.hcl`; default everything. For scanning one
+   * directory of a repository with what its module calls need (src/scan/subtree.ts). */
+  directories?: readonly string[];
 }
 
 function sha256Hex(bytes: Uint8Array): string {
@@ -111,7 +115,7 @@ export async function readDirectory(dir: string, options: ReadOptions = {}): Pro
     throw new InputError('unsupported-format', `"${dir}" is not a directory`, { entry: dir });
   }
   const builder = new ArchiveBuilder(limits, shouldLoad, { archive: false });
-  await scanDirectory(dir, builder);
+  await scanDirectory(dir, builder, options.directories);
   const plan = builder.resolveLinks();
   for (const [link, target] of plan) {
     let content = builder.getContent(target);

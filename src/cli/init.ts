@@ -5,7 +5,6 @@
  */
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { parseArgs } from 'node:util';
 import { InputError } from '../errors';
 import { scanPath, sharedHclParser } from '../scan';
 import { CONFIG_FILE_NAME } from '../scan/config-file';
@@ -18,23 +17,13 @@ export interface InitIo {
 
 /** Runs `init`; `scanOptions` are the operator's settings (timeouts, limits). Returns the exit code. */
 export async function initCommand(
-  args: string[],
+  values: { 'dry-run'?: boolean; timeout?: string },
+  positionals: readonly string[],
   io: InitIo,
   scanOptions: (timeout: string | undefined) => ScanOptions,
 ): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      strict: true,
-      options: { 'dry-run': { type: 'boolean' }, timeout: { type: 'string' } },
-    });
-  } catch (err) {
-    throw new InputError('usage', (err as Error).message);
-  }
-  const { values, positionals } = parsed;
-  if (positionals.length > 1) throw new InputError('usage', 'init takes at most one <dir>');
+  if (positionals.length > 1)
+    throw new InputError('usage', 'init takes at most one <dir>; see "tfguard init --help"');
   const dir = positionals[0] ?? '.';
   const stat = await fs.stat(dir).catch(() => null);
   if (stat === null || !stat.isDirectory()) {

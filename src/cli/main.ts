@@ -23,13 +23,16 @@ import {
 import { isInputError, InputError } from '../errors';
 import type { Severity } from '../model';
 import { ciSafeLines, renderReport, REPORT_FORMATS, verdict, visible } from '../report';
-import type { FailOn, ReportFormat } from '../report';
+import type { FailOn, Report } from '../report';
+import { summarize } from '../report/build';
+import { ruleHelpUri } from '../report/sarif';
 import { hashPackage, PackageHashError, RegistryClient, ReleaseHashResolver } from '../lockfile';
 import type { Finding } from '../rules';
 import type { ScanConfig } from '../model';
 import { RULES } from '../rules';
 import { gitQuotedName } from '../fix';
 import { closeSharedParser, fixPatch, fixPatchParts, fixPath, scanPath } from '../scan';
+import { locateRepository, scanSubtree } from '../scan/subtree';
 import type { ScanOptions } from '../scan/types';
 import { renderSummaryMarkdown, runLocalAudit } from '../service';
 import type { LocalArchive } from '../service';
@@ -49,51 +52,228 @@ export const EXIT_INPUT = 2;
 
 const FAIL_ON: readonly FailOn[] = ['error', 'warning', 'notice', 'never'];
 
-export const USAGE = `Usage:
-  tfguard scan <dir|archive> [--format text|json|sarif|markdown|codequality] [--output FILE]
+const SCAN_USAGE = `  tfguard scan <dir|archive> [--format text|json|sarif|markdown|codequality] [--output FILE]
                              [--config FILE] [--fail-on error|warning|notice|never]
-                             [--registry] [--remote-modules] [--cache-dir DIR]
-                             [--no-color] [--timeout SECONDS] [--title TEXT]
-                              --title: the Markdown report's heading (e.g. the repository
-                              name; default: the directory's or archive's name)
-                              --remote-modules: resolve registry modules (and git or HTTP
-                              packages on hosts allowed with module_hosts in --config) over the
-                              network; without it only .terraform/modules in the archive is read
-  tfguard fix <dir> [--dry-run] [--rule ID ...] [--config FILE] [--fail-on LEVEL] [--registry]
+                             [--min-severity error|warning|notice] [--rule ID ...]
+                             [--skip-rule ID ...] [--registry] [--remote-modules]
+                             [--cache-dir DIR] [--no-color] [--timeout SECONDS] [--title TEXT]
+                              --min-severity: leave findings below LEVEL out of the report, its
+                              counts and the exit code; --rule / --skip-rule: only these rules /
+                              not these (repeatable); --remote-modules: resolve registry modules
+                              (and git or HTTP packages on hosts allowed with module_hosts in
+                              --config) over the network; without it only .terraform/modules in
+                              the input is read. A directory inside a repository is scanned with
+                              the repository (git top level, else the nearest .tfguard.hcl):
+                              its modules and settings apply, only the directory is reported,
+                              with paths from the repository root. --title: the Markdown
+                              report's heading (e.g. the repository name; default: the
+                              directory's or archive's name).
+`;
+const FIX_USAGE = `  tfguard fix <dir> [--dry-run] [--rule ID ...] [--config FILE] [--fail-on LEVEL] [--registry]
                    [--timeout SECONDS]
                               apply the safe fixes findings carry (edits of the exact ranges:
                               comments and formatting stay; lock files rewritten as terraform
                               writes them), or print them as a unified diff (--dry-run); lists
                               what still needs a person; exit code as for scan, on what remains;
                               --registry: also add lock entries and platform hashes
-  tfguard audit <dir-of-archives> [--store DIR] [--format markdown|json] [--registry]
+`;
+const AUDIT_USAGE = `  tfguard audit <dir-of-archives> [--store DIR] [--format markdown|json] [--registry]
                               [--timeout SECONDS]
                               rescan every archive in the directory (one per repository),
                               compare with the previous audit in the store and print the summary
                               (--timeout: per archive; one over it is listed as failed)
-  tfguard init [dir] [--dry-run] [--timeout SECONDS]
+`;
+const INIT_USAGE = `  tfguard init [dir] [--dry-run] [--timeout SECONDS]
                               write .tfguard.hcl with what each directory is (roots, shared,
                               examples, tests, fragments), each entry under its evidence and
                               guesses marked GUESS to confirm; run again, it keeps your edits and
                               adds only new directories (--dry-run: print the file instead)
-  tfguard hash <zip|dir>      print the h1: (and zh: for a zip) checksums of a provider package,
+`;
+const HASH_USAGE = `  tfguard hash <zip|dir>      print the h1: (and zh: for a zip) checksums of a provider package,
                               as Terraform records them in .terraform.lock.hcl
-  tfguard rules               list the rules with their default severities
-  tfguard --version | --help
-
-Archives: .tar.gz, .tgz, .tar, .zip (the format is read from the content).
+`;
+const RULES_USAGE = `  tfguard rules [--format text|json]
+                              list the rules with their default severities (json: with the
+                              link to each rule's documentation)
+`;
+const USAGE_FOOTER = `Archives: .tar.gz, .tgz, .tar, .zip (the format is read from the content).
 Exit codes: 0 nothing at or above --fail-on (default error); 1 findings at or above it;
-            2 unusable input or usage, or the scan did not finish within --timeout.
+            2 unusable input or usage, nothing to check (no Terraform/OpenTofu files), or the
+            scan did not finish within --timeout.
 Environment: TFGUARD_SCAN_TIMEOUT_MS (default for --timeout), TFGUARD_PARSER_WORKERS,
   TFGUARD_CACHE_DIR and TFGUARD_MAX_PACKAGE_BYTES (fix --registry),
   TFGUARD_PARSER_TIMEOUT_MS, archive limits TFGUARD_MAX_ENTRIES, TFGUARD_MAX_TOTAL_BYTES,
   TFGUARD_MAX_FILE_BYTES, TFGUARD_MAX_COMPRESSION_RATIO, TFGUARD_MAX_PATH_LENGTH,
-  TFGUARD_MAX_PATH_DEPTH; TFGUARD_DOCS_URL (base of the rule links in SARIF); NO_COLOR, FORCE_COLOR;
-  TFGUARD_CACHE_DIR (default for --cache-dir: $XDG_CACHE_HOME/tfguard or ~/.cache/tfguard).
+  TFGUARD_MAX_PATH_DEPTH; TFGUARD_DOCS_URL (base of the rule links in SARIF); NO_COLOR,
+  FORCE_COLOR (0 turns colour off); TFGUARD_CACHE_DIR (default for --cache-dir:
+  $XDG_CACHE_HOME/tfguard or ~/.cache/tfguard).
 `;
 
-function usage(message: string): never {
-  throw new InputError('usage', `${message}\n\n${USAGE}`);
+export const USAGE = `Usage:
+${SCAN_USAGE}${FIX_USAGE}${AUDIT_USAGE}${INIT_USAGE}${HASH_USAGE}${RULES_USAGE}  tfguard --version | --help
+  tfguard <command> --help    the usage of one command
+
+${USAGE_FOOTER}`;
+
+// ---------------------------------------------------------------------------------------------
+// Commands and their options: one table that parsing, `--help` and the "did you mean" hints use.
+// A command is added with its usage text and its option table here, and a case in `runCli`.
+// ---------------------------------------------------------------------------------------------
+
+type OptionTable = Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }>;
+
+const SCAN_OPTIONS = {
+  format: { type: 'string', short: 'f' },
+  output: { type: 'string', short: 'o' },
+  config: { type: 'string', short: 'c' },
+  'fail-on': { type: 'string' },
+  'min-severity': { type: 'string' },
+  rule: { type: 'string', multiple: true },
+  'skip-rule': { type: 'string', multiple: true },
+  registry: { type: 'boolean' },
+  'remote-modules': { type: 'boolean' },
+  'cache-dir': { type: 'string' },
+  'no-color': { type: 'boolean' },
+  timeout: { type: 'string' },
+  title: { type: 'string' },
+} as const satisfies OptionTable;
+
+const FIX_OPTIONS = {
+  'dry-run': { type: 'boolean' },
+  rule: { type: 'string', multiple: true },
+  config: { type: 'string', short: 'c' },
+  'fail-on': { type: 'string' },
+  registry: { type: 'boolean' },
+  timeout: { type: 'string' },
+} as const satisfies OptionTable;
+
+const AUDIT_OPTIONS = {
+  store: { type: 'string' },
+  format: { type: 'string', short: 'f' },
+  registry: { type: 'boolean' },
+  timeout: { type: 'string' },
+} as const satisfies OptionTable;
+
+const INIT_OPTIONS = {
+  'dry-run': { type: 'boolean' },
+  timeout: { type: 'string' },
+} as const satisfies OptionTable;
+
+const RULES_OPTIONS = { format: { type: 'string', short: 'f' } } as const satisfies OptionTable;
+
+/** Every command: its usage text and options (`hash` takes none). */
+const COMMANDS: Record<string, { usage: string; options: OptionTable }> = {
+  scan: { usage: SCAN_USAGE, options: SCAN_OPTIONS },
+  fix: { usage: FIX_USAGE, options: FIX_OPTIONS },
+  audit: { usage: AUDIT_USAGE, options: AUDIT_OPTIONS },
+  init: { usage: INIT_USAGE, options: INIT_OPTIONS },
+  hash: { usage: HASH_USAGE, options: {} },
+  rules: { usage: RULES_USAGE, options: RULES_OPTIONS },
+};
+
+/** The usage text of one command (`tfguard <command> --help`). */
+export function commandUsage(command: string): string {
+  const spec = COMMANDS[command];
+  return spec === undefined ? USAGE : `Usage:\n${spec.usage}\n${USAGE_FOOTER}`;
+}
+
+/** A usage error: one line, with where to find the usage (exit 2). */
+function usage(message: string, command?: string): never {
+  const help = command === undefined ? 'tfguard --help' : `tfguard ${command} --help`;
+  throw new InputError('usage', `${message}; see "${help}"`);
+}
+
+/** `tfguard <command> --help` (or `-h`): the command's usage on stdout, exit 0. */
+class HelpRequested {
+  constructor(readonly command: string) {}
+}
+
+/** Levenshtein distance, for the "did you mean" hints. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      current[j] = Math.min(
+        (previous[j] as number) + 1,
+        (current[j - 1] as number) + 1,
+        (previous[j - 1] as number) + cost,
+      );
+    }
+    previous = current;
+  }
+  return previous[b.length] as number;
+}
+
+/** The candidate closest to `given`, when it is close enough to be a typo of it. */
+export function closest(given: string, candidates: readonly string[]): string | undefined {
+  let best: { name: string; distance: number } | undefined;
+  for (const name of candidates) {
+    const distance = editDistance(given, name);
+    if (best === undefined || distance < best.distance) best = { name, distance };
+  }
+  if (best === undefined) return undefined;
+  const prefix = candidates.find((c) => given.length >= 3 && (c.startsWith(given) || given.startsWith(c)));
+  if (best.distance <= Math.max(2, Math.floor(best.name.length / 3))) return best.name;
+  return prefix;
+}
+
+function didYouMean(given: string, candidates: readonly string[]): string {
+  const near = closest(given, candidates);
+  return near === undefined ? '' : ` (did you mean ${near}?)`;
+}
+
+/**
+ * Parses a command's arguments against its option table: `--help`/`-h` anywhere before `--` asks
+ * for the command's usage; an unknown option is one line naming the closest valid one (exit 2).
+ */
+function parseCommandArgs<T extends OptionTable>(command: string, args: string[], options: T) {
+  const loose = parseArgs({ args, options, allowPositionals: true, strict: false, tokens: true });
+  const known = new Set(Object.keys(options));
+  const shorts = new Map(Object.entries(options).flatMap(([name, o]) => (o.short ? [[o.short, name]] : [])));
+  for (const token of loose.tokens) {
+    if (token.kind !== 'option') continue;
+    if (token.name === 'help' || token.name === 'h') throw new HelpRequested(command);
+  }
+  for (const token of loose.tokens) {
+    if (token.kind !== 'option' || known.has(token.name) || shorts.has(token.name)) continue;
+    const names = Object.keys(options).map((n) => `--${n}`);
+    usage(
+      `unknown option ${token.rawName} for ${command}${didYouMean(token.rawName, [...names, '--help'])}`,
+      command,
+    );
+  }
+  try {
+    return parseArgs({ args, options, allowPositionals: true, strict: true });
+  } catch (err) {
+    return usage((err as Error).message.replace(/\.$/, ''), command);
+  }
+}
+
+/** A severity option (`--fail-on`, `--min-severity`), checked against its values. */
+function levelOption<L extends string>(
+  command: string,
+  option: string,
+  raw: string | undefined,
+  values: readonly L[],
+  fallback: L,
+): L {
+  if (raw === undefined) return fallback;
+  if ((values as readonly string[]).includes(raw)) return raw as L;
+  return usage(
+    `--${option} must be one of ${values.join(', ')}, got "${raw}"${didYouMean(raw, values)}`,
+    command,
+  );
+}
+
+/** Rule ids of `--rule` / `--skip-rule`, each a known rule (a typo names the closest one). */
+function ruleIds(command: string, option: string, ids: readonly string[] | undefined): string[] | undefined {
+  if (ids === undefined) return undefined;
+  const known = RULES.map((r) => r.id);
+  for (const id of ids)
+    if (!known.includes(id)) usage(`--${option}: unknown rule id "${id}"${didYouMean(id, known)}`, command);
+  return [...ids];
 }
 
 /** `--timeout SECONDS`: a positive number of seconds (fractions allowed), in milliseconds. */
@@ -164,62 +344,116 @@ function remoteModuleOptions(
   };
 }
 
+/** Writes `--output FILE` through a temporary file and a rename; a path that cannot be written is
+ * one line naming it (exit 2), never a stack trace. */
 async function writeAtomically(file: string, text: string): Promise<void> {
   const dir = path.dirname(path.resolve(file));
   const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.tmp`);
-  await fs.writeFile(tmp, text);
-  await fs.rename(tmp, file);
+  try {
+    await fs.writeFile(tmp, text);
+    await fs.rename(tmp, file);
+  } catch (err) {
+    await fs.rm(tmp, { force: true }).catch(() => undefined);
+    const code = (err as NodeJS.ErrnoException).code;
+    const why =
+      code === 'ENOENT'
+        ? `directory ${path.dirname(file)} does not exist`
+        : code === 'EACCES' || code === 'EPERM'
+          ? 'permission denied'
+          : code === 'EISDIR'
+            ? `${file} is a directory`
+            : code === 'ENOTDIR'
+              ? `a part of ${path.dirname(file)} is not a directory`
+              : ((err as Error).message ?? String(err));
+    throw new InputError('not-found', `cannot write --output ${file}: ${why}`, { cause: err });
+  }
+}
+
+const SEVERITY_ORDER: readonly Severity[] = ['notice', 'warning', 'error'];
+const MIN_SEVERITY: readonly Severity[] = ['error', 'warning', 'notice'];
+
+/** `--min-severity`: the report without the findings below `level`, counted again. */
+function atOrAbove(report: Report, level: Severity): Report {
+  const min = SEVERITY_ORDER.indexOf(level);
+  const findings = report.findings.filter((f) => SEVERITY_ORDER.indexOf(f.severity) >= min);
+  return { ...report, findings, summary: summarize(findings, report.summary.modules, report.summary.roots) };
+}
+
+/** `--rule` / `--skip-rule` as a settings layer, applied after every settings file: the rules left
+ * out are disabled, as `rule "<id>" { enabled = false }` does. */
+function ruleSelection(
+  only: string[] | undefined,
+  skip: string[] | undefined,
+): Partial<ScanConfig> | undefined {
+  if (only === undefined && skip === undefined) return undefined;
+  const rules: ScanConfig['rules'] = {};
+  for (const rule of RULES) {
+    const off = (only !== undefined && !only.includes(rule.id)) || (skip ?? []).includes(rule.id);
+    if (off) rules[rule.id] = { enabled: false };
+  }
+  return { rules };
+}
+
+const CONFIG_SUFFIXES = ['.tf', '.tf.json', '.tofu', '.tofu.json', '.hcl', '.tfvars', '.tftest.json'];
+
+/** What the scan target is; a single configuration file gets a hint to pass its directory. */
+async function scanTarget(target: string): Promise<'directory' | 'archive'> {
+  const stat = await fs.stat(target).catch(() => null);
+  if (stat === null)
+    throw new InputError('not-found', `no such directory or archive: ${target}`, { entry: target });
+  if (stat.isDirectory()) return 'directory';
+  if (stat.isFile() && CONFIG_SUFFIXES.some((suffix) => target.endsWith(suffix))) {
+    const dir = path.dirname(target);
+    usage(
+      `${target} is a file; tfguard scans a directory (modules, lock files and settings are judged together) or an archive: tfguard scan ${dir === '.' ? '.' : dir}`,
+      'scan',
+    );
+  }
+  return 'archive';
 }
 
 async function scanCommand(args: string[], io: CliIo): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        format: { type: 'string', short: 'f' },
-        output: { type: 'string', short: 'o' },
-        config: { type: 'string', short: 'c' },
-        'fail-on': { type: 'string' },
-        registry: { type: 'boolean' },
-        'remote-modules': { type: 'boolean' },
-        'cache-dir': { type: 'string' },
-        'no-color': { type: 'boolean' },
-        timeout: { type: 'string' },
-        title: { type: 'string' },
-      },
-    });
-  } catch (err) {
-    usage((err as Error).message);
-  }
-  const { values, positionals } = parsed;
-  if (positionals.length !== 1) usage('scan takes exactly one <dir|archive>');
-  const format = (values.format ?? 'text') as ReportFormat;
-  if (!REPORT_FORMATS.includes(format)) usage(`--format must be one of ${REPORT_FORMATS.join(', ')}`);
-  const failOn = (values['fail-on'] ?? 'error') as FailOn;
-  if (!FAIL_ON.includes(failOn)) usage(`--fail-on must be one of ${FAIL_ON.join(', ')}`);
+  const { values, positionals } = parseCommandArgs('scan', args, SCAN_OPTIONS);
+  if (positionals.length !== 1) usage('scan takes exactly one <dir|archive>', 'scan');
+  const format = levelOption('scan', 'format', values.format, REPORT_FORMATS, 'text');
+  const failOn = levelOption('scan', 'fail-on', values['fail-on'], FAIL_ON, 'error');
+  const minSeverity = levelOption('scan', 'min-severity', values['min-severity'], MIN_SEVERITY, 'notice');
+  const only = ruleIds('scan', 'rule', values.rule);
+  const skip = ruleIds('scan', 'skip-rule', values['skip-rule']);
   const operator = operatorScanOptions(values.timeout);
   const docs = operatorDocsUrl();
-
-  let configText: { name: string; text: string } | undefined;
-  if (values.config !== undefined) {
-    try {
-      configText = { name: values.config, text: await fs.readFile(values.config, 'utf8') };
-    } catch (err) {
-      throw new InputError('not-found', `cannot read --config ${values.config}: ${(err as Error).message}`, {
-        cause: err,
-      });
-    }
-  }
+  const configText = await readConfigOption(values.config);
   const target = positionals[0] as string;
-  const report = await scanPath(target, {
+  const kind = await scanTarget(target);
+  // A directory inside a repository: the repository is read, the directory reported (subtree.ts).
+  const where = kind === 'directory' ? await locateRepository(target) : { root: target, subtree: null };
+  const selection = ruleSelection(only, skip);
+  const scanOptions = {
     configText,
     ...operator,
+    ...(selection !== undefined ? { config: selection } : {}),
     ...(values.registry ? { registry: true } : {}),
     ...remoteModuleOptions(values['remote-modules'] === true, values['cache-dir']),
-  });
+  };
+  let report: Report | null;
+  try {
+    report =
+      where.subtree === null
+        ? await scanPath(where.root, scanOptions)
+        : await scanSubtree(where.root, where.subtree, scanOptions, scanPath);
+  } catch (err) {
+    // An empty directory is "nothing to check" like one without configuration files.
+    if (!(isInputError(err) && err.code === 'empty-archive' && kind === 'directory')) throw err;
+    report = null;
+  }
+  if (report === null || (report.modules.length === 0 && report.findings.length === 0)) {
+    const what = where.subtree === null ? `${kind} ${target}` : `directory ${where.subtree} of ${where.root}`;
+    throw new InputError(
+      'empty-archive',
+      `nothing to check: the ${what} has no Terraform or OpenTofu configuration (${CONFIG_SUFFIXES.slice(0, 4).join(', ')} files)`,
+    );
+  }
+  if (minSeverity !== 'notice') report = atOrAbove(report, minSeverity);
   const mode = colorMode();
   const color =
     format === 'text' &&
@@ -306,34 +540,15 @@ function where(f: Finding): string {
 }
 
 async function fixCommand(args: string[], io: CliIo): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        'dry-run': { type: 'boolean' },
-        rule: { type: 'string', multiple: true },
-        config: { type: 'string', short: 'c' },
-        'fail-on': { type: 'string' },
-        registry: { type: 'boolean' },
-        timeout: { type: 'string' },
-      },
-    });
-  } catch (err) {
-    usage((err as Error).message);
-  }
-  const { values, positionals } = parsed;
-  if (positionals.length !== 1) usage('fix takes exactly one <dir>');
+  const { values, positionals } = parseCommandArgs('fix', args, FIX_OPTIONS);
+  if (positionals.length !== 1) usage('fix takes exactly one <dir>', 'fix');
   const dir = positionals[0] as string;
   const stat = await fs.stat(dir).catch(() => null);
   if (stat === null) throw new InputError('not-found', `no such directory: ${dir}`);
-  if (!stat.isDirectory()) usage('fix works on a directory (a checkout), not on an archive');
-  const failOn = (values['fail-on'] ?? 'error') as FailOn;
-  if (!FAIL_ON.includes(failOn)) usage(`--fail-on must be one of ${FAIL_ON.join(', ')}`);
-  const rules = values.rule === undefined ? undefined : new Set(values.rule);
-  for (const id of rules ?? []) if (!RULES.some((r) => r.id === id)) usage(`--rule: unknown rule id "${id}"`);
+  if (!stat.isDirectory()) usage('fix works on a directory (a checkout), not on an archive', 'fix');
+  const failOn = levelOption('fix', 'fail-on', values['fail-on'], FAIL_ON, 'error');
+  const ruleList = ruleIds('fix', 'rule', values.rule);
+  const rules = ruleList === undefined ? undefined : new Set(ruleList);
   const options = {
     configText: await readConfigOption(values.config),
     ...operatorScanOptions(values.timeout),
@@ -395,26 +610,9 @@ function progressBar(done: number, total: number, label: string): string {
 }
 
 async function auditCommand(args: string[], io: CliIo): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        store: { type: 'string' },
-        format: { type: 'string', short: 'f' },
-        registry: { type: 'boolean' },
-        timeout: { type: 'string' },
-      },
-    });
-  } catch (err) {
-    usage((err as Error).message);
-  }
-  const { values, positionals } = parsed;
-  if (positionals.length !== 1) usage('audit takes exactly one <dir-of-archives>');
-  const format = values.format ?? 'markdown';
-  if (format !== 'markdown' && format !== 'json') usage('--format must be markdown or json for audit');
+  const { values, positionals } = parseCommandArgs('audit', args, AUDIT_OPTIONS);
+  if (positionals.length !== 1) usage('audit takes exactly one <dir-of-archives>', 'audit');
+  const format = levelOption('audit', 'format', values.format, ['markdown', 'json'] as const, 'markdown');
   const operator = operatorScanOptions(values.timeout);
   const dir = positionals[0] as string;
   let names: string[];
@@ -428,7 +626,7 @@ async function auditCommand(args: string[], io: CliIo): Promise<number> {
       cause: err,
     });
   }
-  if (names.length === 0) usage(`no archives (${ARCHIVE_SUFFIXES.join(', ')}) in ${dir}`);
+  if (names.length === 0) usage(`no archives (${ARCHIVE_SUFFIXES.join(', ')}) in directory ${dir}`, 'audit');
   const archives: LocalArchive[] = names.map((name) => ({
     repository: name.slice(0, name.length - (ARCHIVE_SUFFIXES.find((s) => name.endsWith(s)) ?? '').length),
     name,
@@ -451,9 +649,19 @@ async function auditCommand(args: string[], io: CliIo): Promise<number> {
   return EXIT_OK;
 }
 
+/** Whether a directory tree holds at least one file (a provider package is never empty). */
+async function hasFiles(dir: string): Promise<boolean> {
+  const entries = await fs.readdir(dir, { recursive: true, withFileTypes: true }).catch(() => null);
+  return entries === null || entries.some((e) => !e.isDirectory());
+}
+
 async function hashCommand(args: string[], io: CliIo): Promise<number> {
-  if (args.length !== 1 || (args[0] as string).startsWith('-')) usage('hash takes exactly one <zip|dir>');
-  const target = args[0] as string;
+  const { positionals } = parseCommandArgs('hash', args, {});
+  if (positionals.length !== 1) usage('hash takes exactly one <zip|dir>', 'hash');
+  const target = positionals[0] as string;
+  const stat = await fs.stat(target).catch(() => null);
+  if (stat?.isDirectory() === true && !(await hasFiles(target)))
+    throw new InputError('empty-archive', `directory ${target} has no files: it is not a provider package`);
   let hashes;
   try {
     hashes = await hashPackage(target);
@@ -474,7 +682,21 @@ async function hashCommand(args: string[], io: CliIo): Promise<number> {
   return EXIT_OK;
 }
 
-function rulesCommand(io: CliIo): number {
+function rulesCommand(args: string[], io: CliIo): number {
+  const { values, positionals } = parseCommandArgs('rules', args, RULES_OPTIONS);
+  if (positionals.length > 0) usage('rules takes no arguments', 'rules');
+  const format = levelOption('rules', 'format', values.format, ['text', 'json'] as const, 'text');
+  if (format === 'json') {
+    const docs = operatorDocsUrl();
+    const rules = RULES.map((r) => ({
+      id: r.id,
+      severity: r.defaultSeverity as Severity,
+      summary: r.summary,
+      docs: ruleHelpUri(r.id, docs),
+    }));
+    io.stdout(JSON.stringify(rules, null, 2) + '\n');
+    return EXIT_OK;
+  }
   const width = Math.max(...RULES.map((r) => r.id.length));
   const lines = RULES.map(
     (r) => `${r.id.padEnd(width)}  ${(r.defaultSeverity as Severity).padEnd(7)}  ${r.summary}`,
@@ -496,26 +718,37 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
         return await auditCommand(rest, io);
       case 'hash':
         return await hashCommand(rest, io);
-      case 'init':
-        return await initCommand(rest, io, operatorScanOptions);
+      case 'init': {
+        const { values, positionals } = parseCommandArgs('init', rest, INIT_OPTIONS);
+        return await initCommand(values, positionals, io, operatorScanOptions);
+      }
       case 'rules':
-        return rulesCommand(io);
+        return rulesCommand(rest, io);
       case '--version':
       case '-v':
         io.stdout(`${TOOL_VERSION}\n`);
         return EXIT_OK;
       case '--help':
       case '-h':
-      case 'help':
         io.stdout(USAGE);
+        return EXIT_OK;
+      case 'help':
+        // `tfguard help scan` as `tfguard scan --help`.
+        io.stdout(rest[0] !== undefined && COMMANDS[rest[0]] !== undefined ? commandUsage(rest[0]) : USAGE);
         return EXIT_OK;
       case undefined:
         usage('missing command');
         break;
-      default:
-        usage(`unknown command "${command}"`);
+      default: {
+        const names = [...Object.keys(COMMANDS), 'help', '--help', '--version'];
+        usage(`unknown command "${command}"${didYouMean(command, names)}`);
+      }
     }
   } catch (err) {
+    if (err instanceof HelpRequested) {
+      io.stdout(commandUsage(err.command));
+      return EXIT_OK;
+    }
     if (isInputError(err)) {
       io.stderr(`tfguard: ${err.message}\n`);
       return EXIT_INPUT;

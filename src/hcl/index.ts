@@ -6,6 +6,7 @@ export type { HclParserOptions, ParserStats } from './parser';
 export { EMPTY_BODY, FULL_SPEC, projectBody, specFingerprint } from './projection';
 export type { BlockSpec } from './projection';
 export { verifyHcl } from './fast/verify';
+export { hcl2jsonMain, hcl2jsonPackageJson } from './full/locate';
 export type { VerifyResult } from './fast/verify';
 export { decodeSource } from './decode';
 export type { DecodeResult } from './decode';

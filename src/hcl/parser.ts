@@ -21,6 +21,7 @@ import { evaluateExpression, NOT_EVALUABLE } from './fast/evaluate';
 import { parseJsonConfig } from './json';
 import { checkStructure, HCL2JSON_FILENAME, MergeError, mergeBody, parseHcl2JsonError } from './full/merge';
 import { Hcl2JsonPool } from './full/pool';
+import { hcl2jsonMain } from './full/locate';
 import { buildTree, EMPTY_BODY, FULL_SPEC, projectBody } from './projection';
 import type { BlockSpec } from './projection';
 import { scanHcl } from './full/scanner';
@@ -130,7 +131,7 @@ export class HclParser {
     this.fastPath = options.fastPath ?? true;
     this.pool = new Hcl2JsonPool({
       size: options.workers ?? Math.min(2, availableParallelism()),
-      hcl2jsonPath: require.resolve('@cdktf/hcl2json'),
+      hcl2jsonPath: hcl2jsonMain(),
     });
   }
 

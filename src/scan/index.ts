@@ -18,7 +18,7 @@ import {
 import type { ConfigFileReader } from '../modules';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { DEFAULT_MAX_NESTING_DEPTH, specFingerprint } from '../hcl';
+import { DEFAULT_MAX_NESTING_DEPTH, hcl2jsonPackageJson, specFingerprint } from '../hcl';
 import { ExtractionCache, EXTRACTOR_VERSION } from './cache';
 import { buildReport } from '../report';
 import type { Report } from '../report/types';
@@ -118,7 +118,7 @@ let hcl2jsonVersion: string | null = null;
 export function cacheFingerprint(): string {
   if (hcl2jsonVersion === null) {
     try {
-      const pkg = JSON.parse(readFileSync(require.resolve('@cdktf/hcl2json/package.json'), 'utf8')) as {
+      const pkg = JSON.parse(readFileSync(hcl2jsonPackageJson(), 'utf8')) as {
         version?: unknown;
       };
       hcl2jsonVersion = String(pkg.version);
@@ -352,7 +352,13 @@ export async function scanBytes(name: string, bytes: Buffer, options: ScanOption
 export async function scanPath(path: string, options: ScanOptions = {}): Promise<Report> {
   return withDeadline(options, async (deadline) => {
     deadline.enter('reading the archive');
-    const archive = await deadline.race(readInput(path, { limits: options.limits, shouldLoad }));
+    const archive = await deadline.race(
+      readInput(path, {
+        limits: options.limits,
+        shouldLoad,
+        ...(options.directories !== undefined ? { directories: options.directories } : {}),
+      }),
+    );
     return scanLoaded(archive, options, deadline);
   });
 }

@@ -13,6 +13,9 @@ export interface HclParserSettings {
 
 export interface ScanOptions {
   /** Settings that override the defaults and the archive's own `.tfguard.hcl`, e.g. from the CLI. */
+  /** Directory input only: read just these directories of it (and its `.tfguard.hcl`), see
+   * `ReadOptions.directories`. */
+  directories?: readonly string[];
   config?: Partial<ScanConfig>;
   /** Text of a `--config FILE` (same grammar as `.tfguard.hcl`), applied after the archive's own file. */
   configText?: { name: string; text: string };

@@ -112,7 +112,7 @@ resource "random_pet" "x" {}
     [['scan'], /exactly one/],
     [['scan', DEMO, '--format', 'yaml'], /--format must be one of/],
     [['scan', DEMO, '--fail-on', 'fatal'], /--fail-on must be one of/],
-    [['scan', DEMO, '--bogus'], /Unknown option/],
+    [['scan', DEMO, '--bogus'], /unknown option --bogus for scan/],
     [['frobnicate'], /unknown command/],
     [[], /missing command/],
   ])('usage error %j exits 2 with a message on stderr and nothing on stdout', async (argv, message) => {

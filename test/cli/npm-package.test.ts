@@ -1,24 +1,27 @@
 /**
- * The CLI as users get it from npm: `npm pack` of a clean copy of the package (its `prepare` script
- * builds dist/), the tarball installed into an empty project and run with `npx tfguard`, and the
- * pre-commit hook (.pre-commit-hooks.yaml) run the way pre-commit runs a `language: node` hook: the
- * package installed into the hook's own environment, whose bin directory comes first on the PATH,
- * then `entry` + `args` (+ file names when `pass_filenames`) run in the repository being committed.
+ * The CLI as users get it from npm: `npm pack` of a clean copy of the package (no build: the CLI is
+ * committed ready to run in dist-cli/), the tarball installed into an empty project and run with
+ * `npx tfguard`; `npm install -g` from a `git+file://` URL of a clone of the repository into a
+ * temporary prefix (what `npm install -g git+https://…` and `npx github:…` do); and the pre-commit
+ * hook (.pre-commit-hooks.yaml) run the way pre-commit runs a `language: node` hook: the package
+ * installed into the hook's own environment, whose bin directory comes first on the PATH, then
+ * `entry` + `args` (+ file names when `pass_filenames`) run in the repository being committed
+ * (test/cli/pre-commit.test.ts runs the real pre-commit).
  *
- * No network: the installs are `npm ci --offline` from a lock file that pins the tarball and the
- * production dependencies this repository's package-lock.json resolves (the entries not marked
- * `dev`), all in the npm cache that `npm ci` of this repository filled.
+ * No network: the package has no runtime dependency, so every install is run with npm offline.
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { load } from 'js-yaml';
+import { defaultShouldLoad } from '../../src/archive';
 import { RULES } from '../../src/rules';
 import pkg from '../../package.json';
+import { repositorySnapshot } from '../support/git';
 
 const exec = promisify(execFile);
 const REPO = resolve(__dirname, '..', '..');
@@ -56,7 +59,8 @@ async function run(
   }
 }
 
-/** An empty project that depends on the packed tarball, installed offline (see the file comment). */
+/** An empty project that depends on the packed tarball, installed offline (see the file comment); the
+ * lock file also pins whatever production dependencies this repository's lock resolves (none). */
 async function installTarball(dir: string): Promise<{ code: number; stderr: string }> {
   await mkdir(dir, { recursive: true });
   const lock = JSON.parse(await readFile(join(REPO, 'package-lock.json'), 'utf8')) as {
@@ -72,7 +76,6 @@ async function installTarball(dir: string): Promise<{ code: number; stderr: stri
       resolved: `file:${tarball}`,
       integrity,
       license: pkg.license,
-      dependencies: pkg.dependencies,
       bin: pkg.bin,
       engines: pkg.engines,
     },
@@ -93,22 +96,21 @@ async function installTarball(dir: string): Promise<{ code: number; stderr: stri
 
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'tfguard-npm-'));
-  // A clean copy of what the package is built from (no dist/, no build output of this checkout).
+  // A clean copy of the repository's files (no node_modules: packing builds nothing).
   const source = join(work, 'source');
   await mkdir(source);
   for (const entry of [
     'package.json',
-    'tsconfig.json',
-    'tsconfig.build.json',
     'README.md',
+    'LICENSE',
     'bin',
+    'dist-cli',
     'src',
     'handlers',
     'docs',
   ]) {
     await cp(join(REPO, entry), join(source, entry), { recursive: true });
   }
-  await symlink(join(REPO, 'node_modules'), join(source, 'node_modules'), 'dir');
   const pack = await run('npm', ['pack', '--json', '--pack-destination', work], { cwd: source });
   if (pack.code !== 0) throw new Error(`npm pack failed: ${pack.stderr}`);
   const [info] = JSON.parse(pack.stdout.slice(pack.stdout.indexOf('['))) as Array<{
@@ -123,7 +125,7 @@ afterAll(async () => {
   if (work) await rm(work, { recursive: true, force: true });
 });
 
-test('the package is publishable and holds the CLI, its docs and the CI script, nothing else', () => {
+test('the package is publishable and holds the CLI, its licence, its docs and the CI script, nothing else', () => {
   expect(pkg).not.toHaveProperty('private');
   expect(tarball).toBe(join(work, `tfguard-${pkg.version}.tgz`));
   expect(pkg.bin).toEqual({ tfguard: 'bin/tfguard.js' });
@@ -131,9 +133,11 @@ test('the package is publishable and holds the CLI, its docs and the CI script, 
     expect.arrayContaining([
       'package.json',
       'README.md',
+      'LICENSE',
       'bin/tfguard.js',
-      'dist/src/cli/entry.js',
-      'dist/src/cli/main.js',
+      'dist-cli/tfguard.cjs',
+      'dist-cli/hcl2json/lib/index.js',
+      'dist-cli/hcl2json/main.wasm.gz',
       'docs/ci/tfguard-scan.sh',
       'docs/report.schema.json',
       ...RULES.map((r) => `docs/rules/${r.id}.md`),
@@ -141,14 +145,14 @@ test('the package is publishable and holds the CLI, its docs and the CI script, 
   );
   const unexpected = packed.filter(
     (p) =>
-      !/^(package\.json|README\.md|bin\/tfguard\.js|dist\/src\/.+\.js|docs\/.+)$/.test(p) ||
-      p.startsWith('dist/handlers') ||
+      !/^(package\.json|README\.md|LICENSE|bin\/tfguard\.js|dist-cli\/.+|docs\/.+)$/.test(p) ||
       p.endsWith('.ts') ||
       p.endsWith('.map'),
   );
   expect(unexpected).toEqual([]);
-  // The Lambda runtime libraries are bundled into the functions, not installed with the CLI.
-  expect(Object.keys(pkg.dependencies).filter((d) => /^@aws-(sdk|lambda-powertools)\//.test(d))).toEqual([]);
+  // Nothing is installed with the CLI: the Lambda libraries are bundled into the functions, the
+  // CLI's own libraries into dist-cli/.
+  expect(pkg).not.toHaveProperty('dependencies');
 });
 
 test('installed from the tarball (offline), `npx tfguard scan` scans the example as the README shows', async () => {
@@ -185,6 +189,7 @@ interface HookDefinition {
   language: string;
   pass_filenames?: boolean;
   files?: string;
+  exclude?: string;
   args?: string[];
   require_serial?: boolean;
   minimum_pre_commit_version?: string;
@@ -200,19 +205,40 @@ test('the pre-commit hook is a valid definition and runs the installed CLI on th
   for (const key of ['id', 'name', 'entry', 'language'] as const) expect(typeof hook[key]).toBe('string');
   expect(hook.language).toBe('node');
   expect(hook.pass_filenames).toBe(false);
+  // pre-commit runs the hook when `files` matches (re.search) and `exclude` does not. Every file the
+  // scan reads (defaultShouldLoad: configuration, .hcl, READMEs) triggers it; tool state does not.
   const files = new RegExp(hook.files!);
-  for (const name of [
+  const exclude = new RegExp(hook.exclude!);
+  const triggers = (name: string): boolean => files.test(name) && !exclude.test(name);
+  const read = [
     'main.tf',
     'x/variables.tf.json',
     'a.tofu',
     'b.tofu.json',
     'live/.terraform.lock.hcl',
     '.tfguard.hcl',
-  ]) {
-    expect(`${name} ${files.test(name)}`).toBe(`${name} true`);
+    'live/prod/terragrunt.hcl',
+    'tests/defaults.tftest.hcl',
+    'tests/plan.tftest.json',
+    'stacks/app.tfcomponent.hcl',
+    'stacks/prod.tfdeploy.hcl',
+    'modules/vpc/README.md',
+    'terraform.d/plugins/registry.terraform.io/hashicorp/aws/5.0.0/linux_amd64/terraform-provider-aws_5.0.0_linux_amd64.zip',
+  ];
+  for (const name of read) {
+    expect(`${name} read ${defaultShouldLoad(name) || name.includes('terraform.d/plugins/')}`).toBe(
+      `${name} read true`,
+    );
+    expect(`${name} ${triggers(name)}`).toBe(`${name} true`);
   }
-  for (const name of ['README.md', 'main.tfvars', 'x.hcl', 'tf'])
-    expect(`${name} ${files.test(name)}`).toBe(`${name} false`);
+  for (const name of [
+    'docs/guide.md',
+    'main.tfvars',
+    'tf',
+    'live/.terraform/modules/vpc/main.tf',
+    '.terraform/x.hcl',
+  ])
+    expect(`${name} ${triggers(name)}`).toBe(`${name} false`);
 
   // What pre-commit does for a node hook: the package installed into the hook's environment (with
   // `npm install -g` and npm_config_prefix there; here offline, see the file comment), whose bin
@@ -241,4 +267,36 @@ test('the pre-commit hook is a valid definition and runs the installed CLI on th
     env: hookEnv,
   });
   expect(lenient.code).toBe(0);
+}, 300_000);
+
+test('`npm install -g git+file://<clone>` and `npx` of it (offline) run the CLI: nothing built, nothing fetched', async () => {
+  const repository = repositorySnapshot(REPO, await mkdtemp(join(work, 'clone-')));
+  const prefix = join(work, 'global-prefix');
+  const install = await run('npm', ['install', '-g', '--prefix', prefix, `git+file://${repository}`], {
+    cwd: work,
+  });
+  expect(install.stderr.split('\n').filter((l) => /npm (error|warn)/.test(l))).toEqual([]);
+  expect(install.code).toBe(0);
+  // `npx github:…` fetches the repository the same way: npx of the git URL runs the CLI.
+  const npx = await run('npx', ['--yes', '--package', `git+file://${repository}`, 'tfguard', '--version'], {
+    cwd: work,
+  });
+  expect([npx.code, npx.stdout]).toEqual([0, `${pkg.version}\n`]);
+  const tfguard = join(prefix, 'bin', 'tfguard');
+  const version = await run(tfguard, ['--version'], { cwd: work });
+  expect([version.code, version.stdout]).toEqual([0, `${pkg.version}\n`]);
+  const scan = await run(tfguard, ['scan', DEMO, '--no-color'], { cwd: work });
+  expect(scan.code).toBe(1);
+  const readme = await readFile(join(REPO, 'README.md'), 'utf8');
+  expect(readme).toContain(scan.stdout);
+  // Its own copy of hcl2json (dist-cli/hcl2json) parses what the fast path hands it: a syntax error.
+  const broken = join(work, 'broken');
+  await mkdir(broken);
+  await writeFile(join(broken, 'main.tf'), 'resource "a" "b" {\n  x = \n}\n');
+  const parsed = await run(tfguard, ['scan', broken, '--format', 'json'], { cwd: work });
+  const findings = (JSON.parse(parsed.stdout) as { findings: Array<{ ruleId: string; message: string }> })
+    .findings;
+  expect(findings.map((f) => [f.ruleId, f.message])).toEqual([
+    ['parse-error', expect.stringContaining('main.tf at line 2, column 7: Invalid expression')],
+  ]);
 }, 300_000);

@@ -7,6 +7,8 @@
  * - GNU `patch` (the second oracle of `tfguard fix --dry-run` patches, beside `git apply`) and
  *   `cmark-gfm` (GitHub's Markdown parser, the oracle of the Markdown report's escaping): on PATH,
  *   and `--version` answers (`.ci/run` installs them when a machine lacks them).
+ * - the `pre-commit` CLI (the real client of the hook, Debian's `pre-commit` package): on PATH, and
+ *   `pre-commit --version` succeeds.
  *
  * A fresh clone with only Node.js has neither, so the suites that need them wrap their tests in
  * `describeWithCorpus` / `describeWithTerraform` / `describeWithExternal`. When something is missing
@@ -15,7 +17,7 @@
  *
  *   tfguard tests: skipped "real-world corpus" (test/archive/corpus.test.ts): corpus not found at ../shared/corpus (set TFGUARD_CORPUS_DIR)
  *
- * With `TFGUARD_REQUIRE_EXTERNAL=1` (set by `.ci/run`) a missing corpus, terraform, patch or cmark-gfm fails the
+ * With `TFGUARD_REQUIRE_EXTERNAL=1` (set by `.ci/run`) a missing corpus, terraform, patch, cmark-gfm or pre-commit fails the
  * block instead, so CI never passes by skipping.
  *
  * The body of a wrapped block also runs (to collect the skipped tests' names) when the resource is
@@ -35,7 +37,7 @@ export const REQUIRE_EXTERNAL_VAR = 'TFGUARD_REQUIRE_EXTERNAL';
 /** The variable that says where the corpus is. */
 export const CORPUS_DIR_VAR = 'TFGUARD_CORPUS_DIR';
 
-export type External = 'corpus' | 'terraform' | 'patch' | 'cmark-gfm';
+export type External = 'corpus' | 'terraform' | 'patch' | 'cmark-gfm' | 'pre-commit';
 
 export type Availability<T> = { ok: true; value: T } | { ok: false; reason: string };
 
@@ -145,12 +147,13 @@ export function terraformStatus(): Availability<string> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Other oracles: GNU patch, cmark-gfm
+// Other oracles: GNU patch, cmark-gfm, pre-commit
 // ---------------------------------------------------------------------------------------------
 
 const TOOLS = {
   patch: { args: ['--version'], answer: /GNU patch/, install: 'apt-get install patch' },
   'cmark-gfm': { args: ['--version'], answer: /cmark-gfm/, install: 'apt-get install cmark-gfm' },
+  'pre-commit': { args: ['--version'], answer: /pre-commit/, install: 'apt-get install pre-commit' },
 } as const;
 
 type Tool = keyof typeof TOOLS;

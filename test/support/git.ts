@@ -4,6 +4,7 @@
  * `terraform get`. Git runs without the user's or the system's configuration.
  */
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -54,4 +55,29 @@ export async function gitRepo(commits: Record<string, Record<string, string>>): 
  * archive downloads (`<repo>-<ref>/...`). */
 export function gitArchive(repo: GitRepo, ref: string, prefix: string): Buffer {
   return git(['archive', '--format=tar.gz', `--prefix=${prefix}/`, ref], repo.dir);
+}
+
+/**
+ * A git repository holding this checkout as it is on disk (tracked files and untracked ones not
+ * ignored, in one commit; node_modules and build output left out, as .gitignore says): what a user
+ * gets by cloning the repository, including changes not yet committed. Returns its directory.
+ */
+export function repositorySnapshot(repoRoot: string, dest: string): string {
+  const listed = git(['ls-files', '-z', '--cached', '--others', '--exclude-standard'], repoRoot)
+    .toString('utf8')
+    .split('\0')
+    .filter((f) => f !== '' && f !== 'node_modules');
+  const copied = spawnSync(
+    'sh',
+    ['-c', `tar -C "$0" --null -T - -cf - | tar -C "$1" -xf -`, repoRoot, dest],
+    {
+      input: listed.filter((f) => existsSync(path.join(repoRoot, f))).join('\0'),
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
+  if (copied.status !== 0) throw new Error(`copying the checkout failed: ${copied.stderr.toString('utf8')}`);
+  git(['init', '-q', '-b', 'main'], dest);
+  git(['add', '-A'], dest);
+  git(['commit', '-q', '-m', 'snapshot'], dest);
+  return dest;
 }
