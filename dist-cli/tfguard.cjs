@@ -666,7 +666,7 @@ var require_streamx = __commonJS({
     var WRITE_DROP_DATA = WRITE_FINISHING | WRITE_DONE | DESTROY_STATUS;
     var asyncIterator = Symbol.asyncIterator || /* @__PURE__ */ Symbol("asyncIterator");
     var WritableState = class {
-      constructor(stream, { highWaterMark = 16384, map = null, mapWritable, byteLength: byteLength2, byteLengthWritable } = {}) {
+      constructor(stream, { highWaterMark = 16384, map: map2 = null, mapWritable, byteLength: byteLength2, byteLengthWritable } = {}) {
         this.stream = stream;
         this.queue = new FIFO();
         this.highWaterMark = highWaterMark;
@@ -675,7 +675,7 @@ var require_streamx = __commonJS({
         this.pipeline = null;
         this.drains = null;
         this.byteLength = byteLengthWritable || byteLength2 || defaultByteLength;
-        this.map = mapWritable || map;
+        this.map = mapWritable || map2;
         this.afterWrite = afterWrite.bind(this);
         this.afterUpdateNextTick = updateWriteNT.bind(this);
       }
@@ -772,7 +772,7 @@ var require_streamx = __commonJS({
       }
     };
     var ReadableState = class {
-      constructor(stream, { highWaterMark = 16384, map = null, mapReadable, byteLength: byteLength2, byteLengthReadable } = {}) {
+      constructor(stream, { highWaterMark = 16384, map: map2 = null, mapReadable, byteLength: byteLength2, byteLengthReadable } = {}) {
         this.stream = stream;
         this.queue = new FIFO();
         this.highWaterMark = highWaterMark === 0 ? 1 : highWaterMark;
@@ -781,7 +781,7 @@ var require_streamx = __commonJS({
         this.error = null;
         this.pipeline = null;
         this.byteLength = byteLengthReadable || byteLength2 || defaultByteLength;
-        this.map = mapReadable || map;
+        this.map = mapReadable || map2;
         this.pipeTo = null;
         this.afterRead = afterRead.bind(this);
         this.afterUpdateNextTick = updateReadNT.bind(this);
@@ -1195,12 +1195,12 @@ var require_streamx = __commonJS({
       }
       setEncoding(encoding) {
         const dec = new TextDecoder2(encoding);
-        const map = this._readableState.map || echo;
+        const map2 = this._readableState.map || echo;
         this._readableState.map = mapOrSkip;
         return this;
         function mapOrSkip(data) {
           const next = dec.push(data);
-          return next === "" && (data.byteLength !== 0 || dec.remaining > 0) ? null : map(next);
+          return next === "" && (data.byteLength !== 0 || dec.remaining > 0) ? null : map2(next);
         }
       }
       _read(cb) {
@@ -1685,7 +1685,7 @@ var require_headers = __commonJS({
       const gid = decodeOct(buf, 116, 8);
       const size = decodeOct(buf, 124, 12);
       const mtime = decodeOct(buf, 136, 12);
-      const type = toType(typeflag);
+      const type2 = toType(typeflag);
       const linkname = buf[157] === 0 ? null : decodeStr(buf, 157, 100, filenameEncoding);
       const uname = decodeStr(buf, 265, 32);
       const gname = decodeStr(buf, 297, 32);
@@ -1711,7 +1711,7 @@ var require_headers = __commonJS({
         size,
         byteOffset: 0,
         mtime: new Date(1e3 * mtime),
-        type,
+        type: type2,
         linkname,
         uname,
         gname,
@@ -1854,11 +1854,11 @@ var require_headers = __commonJS({
     function decodeStr(val, offset, length, encoding) {
       return b4a.toString(val.subarray(offset, indexOf(val, 0, offset, offset + length)), encoding);
     }
-    function addLength(str2) {
-      const len = b4a.byteLength(str2);
+    function addLength(str4) {
+      const len = b4a.byteLength(str4);
       let digits = Math.floor(Math.log(len) / Math.log(10)) + 1;
       if (len + digits >= Math.pow(10, digits)) digits++;
-      return len + digits + str2;
+      return len + digits + str4;
     }
   }
 });
@@ -2527,7 +2527,7 @@ var require_pend = __commonJS({
 // node_modules/yauzl/fd-slicer.js
 var require_fd_slicer = __commonJS({
   "node_modules/yauzl/fd-slicer.js"(exports2) {
-    var fs6 = require("fs");
+    var fs7 = require("fs");
     var util2 = require("util");
     var stream = require("stream");
     var Readable3 = stream.Readable;
@@ -2547,7 +2547,7 @@ var require_fd_slicer = __commonJS({
     FdSlicer.prototype.read = function(buffer, offset, length, position, callback) {
       var self2 = this;
       self2.pend.go(function(cb) {
-        fs6.read(self2.fd, buffer, offset, length, position, function(err2, bytesRead, buffer2) {
+        fs7.read(self2.fd, buffer, offset, length, position, function(err2, bytesRead, buffer2) {
           cb();
           callback(err2, bytesRead, buffer2);
         });
@@ -2564,7 +2564,7 @@ var require_fd_slicer = __commonJS({
       self2.refCount -= 1;
       if (self2.refCount < 0) throw new Error("invalid unref");
       if (self2.refCount > 0) return;
-      fs6.close(self2.fd, onCloseDone);
+      fs7.close(self2.fd, onCloseDone);
       function onCloseDone(err2) {
         if (err2) {
           self2.emit("error", err2);
@@ -2596,7 +2596,7 @@ var require_fd_slicer = __commonJS({
       }
       self2.context.pend.go(function(cb) {
         var buffer = Buffer.allocUnsafe(toRead);
-        fs6.read(self2.context.fd, buffer, 0, toRead, self2.pos, function(err2, bytesRead) {
+        fs7.read(self2.context.fd, buffer, 0, toRead, self2.pos, function(err2, bytesRead) {
           if (err2) {
             self2.destroy(err2);
           } else if (bytesRead === 0) {
@@ -2956,7 +2956,7 @@ var require_crc32 = __commonJS({
 // node_modules/yauzl/index.js
 var require_yauzl = __commonJS({
   "node_modules/yauzl/index.js"(exports2) {
-    var fs6 = require("fs");
+    var fs7 = require("fs");
     var zlib3 = require("zlib");
     var fd_slicer = require_fd_slicer();
     var util2 = require("util");
@@ -2981,9 +2981,9 @@ var require_yauzl = __commonJS({
     exports2.Entry = Entry;
     exports2.LocalFileHeader = LocalFileHeader;
     exports2.RandomAccessReader = RandomAccessReader;
-    function openPromise(path4, options2) {
+    function openPromise(path5, options2) {
       return new Promise((resolve5, reject) => {
-        open(path4, { ...options2, lazyEntries: true }, function(err2, zipfile) {
+        open(path5, { ...options2, lazyEntries: true }, function(err2, zipfile) {
           if (err2) return reject(err2);
           resolve5(zipfile);
         });
@@ -3013,7 +3013,7 @@ var require_yauzl = __commonJS({
         });
       });
     }
-    function open(path4, options2, callback) {
+    function open(path5, options2, callback) {
       if (typeof options2 === "function") {
         callback = options2;
         options2 = null;
@@ -3025,10 +3025,10 @@ var require_yauzl = __commonJS({
       if (options2.validateEntrySizes == null) options2.validateEntrySizes = true;
       if (options2.strictFileNames == null) options2.strictFileNames = false;
       if (callback == null) callback = defaultCallback;
-      fs6.open(path4, "r", function(err2, fd2) {
+      fs7.open(path5, "r", function(err2, fd2) {
         if (err2) return callback(err2);
         fromFd(fd2, options2, function(err3, zipfile) {
-          if (err3) fs6.close(fd2, defaultCallback);
+          if (err3) fs7.close(fd2, defaultCallback);
           callback(err3, zipfile);
         });
       });
@@ -3045,7 +3045,7 @@ var require_yauzl = __commonJS({
       if (options2.validateEntrySizes == null) options2.validateEntrySizes = true;
       if (options2.strictFileNames == null) options2.strictFileNames = false;
       if (callback == null) callback = defaultCallback;
-      fs6.fstat(fd2, function(err2, stats) {
+      fs7.fstat(fd2, function(err2, stats) {
         if (err2) return callback(err2);
         var reader = new fd_slicer.FdSlicer(fd2);
         fromRandomAccessReader(reader, stats.size, options2, callback);
@@ -3222,8 +3222,8 @@ var require_yauzl = __commonJS({
             return emitErrorAndAutoClose(self2, err4);
           }
           if (self2.decodeStrings) {
-            var isUtf82 = (entry.generalPurposeBitFlag & 2048) !== 0;
-            entry.fileComment = decodeBuffer(entry.fileCommentRaw, isUtf82);
+            var isUtf83 = (entry.generalPurposeBitFlag & 2048) !== 0;
+            entry.fileComment = decodeBuffer(entry.fileCommentRaw, isUtf83);
             entry.fileName = getFileNameLowLevel(entry.generalPurposeBitFlag, entry.fileNameRaw, entry.extraFields, self2.strictFileNames);
             var errorMessage = validateFileName(entry.fileName);
             if (errorMessage != null) return emitErrorAndAutoClose(self2, new Error(errorMessage));
@@ -3603,8 +3603,8 @@ var require_yauzl = __commonJS({
         }
       }
       if (fileName == null) {
-        var isUtf82 = (generalPurposeBitFlag & 2048) !== 0;
-        fileName = decodeBuffer(fileNameBuffer, isUtf82);
+        var isUtf83 = (generalPurposeBitFlag & 2048) !== 0;
+        fileName = decodeBuffer(fileNameBuffer, isUtf83);
       }
       if (!strictFileNames) {
         fileName = fileName.replace(/\\/g, "/");
@@ -3770,8 +3770,8 @@ var require_yauzl = __commonJS({
       this.context.unref();
     };
     var cp437 = "\0\u263A\u263B\u2665\u2666\u2663\u2660\u2022\u25D8\u25CB\u25D9\u2642\u2640\u266A\u266B\u263C\u25BA\u25C4\u2195\u203C\xB6\xA7\u25AC\u21A8\u2191\u2193\u2192\u2190\u221F\u2194\u25B2\u25BC !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~\u2302\xC7\xFC\xE9\xE2\xE4\xE0\xE5\xE7\xEA\xEB\xE8\xEF\xEE\xEC\xC4\xC5\xC9\xE6\xC6\xF4\xF6\xF2\xFB\xF9\xFF\xD6\xDC\xA2\xA3\xA5\u20A7\u0192\xE1\xED\xF3\xFA\xF1\xD1\xAA\xBA\xBF\u2310\xAC\xBD\xBC\xA1\xAB\xBB\u2591\u2592\u2593\u2502\u2524\u2561\u2562\u2556\u2555\u2563\u2551\u2557\u255D\u255C\u255B\u2510\u2514\u2534\u252C\u251C\u2500\u253C\u255E\u255F\u255A\u2554\u2569\u2566\u2560\u2550\u256C\u2567\u2568\u2564\u2565\u2559\u2558\u2552\u2553\u256B\u256A\u2518\u250C\u2588\u2584\u258C\u2590\u2580\u03B1\xDF\u0393\u03C0\u03A3\u03C3\xB5\u03C4\u03A6\u0398\u03A9\u03B4\u221E\u03C6\u03B5\u2229\u2261\xB1\u2265\u2264\u2320\u2321\xF7\u2248\xB0\u2219\xB7\u221A\u207F\xB2\u25A0\xA0";
-    function decodeBuffer(buffer, isUtf82) {
-      if (isUtf82) {
+    function decodeBuffer(buffer, isUtf83) {
+      if (isUtf83) {
         return buffer.toString("utf8");
       } else {
         var result = "";
@@ -4399,12 +4399,12 @@ function slice(input, begin = 0, end = Infinity) {
   }
   return input.slice(begin, end);
 }
-async function readToEnd(input, join8 = concat) {
+async function readToEnd(input, join9 = concat) {
   if (isArrayStream(input)) {
-    return input.readToEnd(join8);
+    return input.readToEnd(join9);
   }
   if (isStream(input)) {
-    return getReader(input).readToEnd(join8);
+    return getReader(input).readToEnd(join9);
   }
   return input;
 }
@@ -4490,9 +4490,9 @@ function uint8ArrayToB64(bytes2, url) {
   }
   return encoded;
 }
-function getType(text2) {
+function getType(text3) {
   const reHeader = /^-----BEGIN PGP (MESSAGE, PART \d+\/\d+|MESSAGE, PART \d+|SIGNED MESSAGE|MESSAGE|PUBLIC KEY BLOCK|PRIVATE KEY BLOCK|SIGNATURE)-----$/m;
-  const header = text2.match(reHeader);
+  const header = text3.match(reHeader);
   if (!header) {
     throw new Error("Unknown ASCII armor type");
   }
@@ -4560,11 +4560,11 @@ function verifyHeaders$1(headers) {
     }
   }
 }
-function removeChecksum(text2) {
-  let body2 = text2;
-  const lastEquals = text2.lastIndexOf("=");
-  if (lastEquals >= 0 && lastEquals !== text2.length - 1) {
-    body2 = text2.slice(0, lastEquals);
+function removeChecksum(text3) {
+  let body2 = text3;
+  const lastEquals = text3.lastIndexOf("=");
+  if (lastEquals >= 0 && lastEquals !== text3.length - 1) {
+    body2 = text3.slice(0, lastEquals);
   }
   return body2;
 }
@@ -4573,11 +4573,11 @@ function unarmor(input) {
     try {
       const reSplit = /^-----[^-]+-----$/m;
       const reEmptyLine = /^[ \f\r\t\u00a0\u2000-\u200a\u202f\u205f\u3000]*$/;
-      let type;
+      let type2;
       const headers = [];
       let lastHeaders = headers;
       let headersDone;
-      let text2 = [];
+      let text3 = [];
       let textDone;
       const data = decode$1(transformPair(input, async (readable, writable) => {
         const reader = getReader(readable);
@@ -4588,9 +4588,9 @@ function unarmor(input) {
               throw new Error("Misformed armored text");
             }
             line = util.removeTrailingSpaces(line.replace(/[\r\n]/g, ""));
-            if (!type) {
+            if (!type2) {
               if (reSplit.test(line)) {
-                type = getType(line);
+                type2 = getType(line);
               }
             } else if (!headersDone) {
               if (reSplit.test(line)) {
@@ -4601,16 +4601,16 @@ function unarmor(input) {
               } else {
                 verifyHeaders$1(lastHeaders);
                 headersDone = true;
-                if (textDone || type !== enums.armor.signed) {
-                  resolve5({ text: text2, data, headers, type });
+                if (textDone || type2 !== enums.armor.signed) {
+                  resolve5({ text: text3, data, headers, type: type2 });
                   break;
                 }
               }
-            } else if (!textDone && type === enums.armor.signed) {
+            } else if (!textDone && type2 === enums.armor.signed) {
               if (!reSplit.test(line)) {
-                text2.push(line.replace(/^- /, ""));
+                text3.push(line.replace(/^- /, ""));
               } else {
-                text2 = text2.join("\r\n");
+                text3 = text3.join("\r\n");
                 textDone = true;
                 verifyHeaders$1(lastHeaders);
                 lastHeaders = [];
@@ -4665,10 +4665,10 @@ function unarmor(input) {
   });
 }
 function armor(messageType, body2, partIndex, partTotal, customComment, emitChecksum = false, config$1 = config) {
-  let text2;
+  let text3;
   let hash;
   if (messageType === enums.armor.signed) {
-    text2 = body2.text;
+    text3 = body2.text;
     hash = body2.hash;
     body2 = body2.data;
   }
@@ -4694,7 +4694,7 @@ function armor(messageType, body2, partIndex, partTotal, customComment, emitChec
       result.push(hash ? `Hash: ${hash}
 
 ` : "\n");
-      result.push(text2.replace(/^-/mg, "- -"));
+      result.push(text3.replace(/^-/mg, "- -"));
       result.push("\n-----BEGIN PGP SIGNATURE-----\n");
       result.push(addheader(customComment, config$1));
       result.push(encode$1(body2));
@@ -4846,16 +4846,16 @@ function byteLength(x2) {
   return len;
 }
 function bigIntToUint8Array(x2, endian = "be", length) {
-  let hex2 = x2.toString(16);
-  if (hex2.length % 2 === 1) {
-    hex2 = "0" + hex2;
+  let hex3 = x2.toString(16);
+  if (hex3.length % 2 === 1) {
+    hex3 = "0" + hex3;
   }
-  const rawLength = hex2.length / 2;
+  const rawLength = hex3.length / 2;
   const bytes2 = new Uint8Array(length || rawLength);
   const offset = length ? length - rawLength : 0;
   let i2 = 0;
   while (i2 < rawLength) {
-    bytes2[i2 + offset] = parseInt(hex2.slice(2 * i2, 2 * i2 + 2), 16);
+    bytes2[i2 + offset] = parseInt(hex3.slice(2 * i2, 2 * i2 + 2), 16);
     i2++;
   }
   if (endian !== "be") {
@@ -4953,12 +4953,12 @@ function millerRabin(n, k, rand) {
   }
   return true;
 }
-function nodeHash(type) {
-  if (!nodeCrypto$7 || !nodeCryptoHashes.includes(type)) {
+function nodeHash(type2) {
+  if (!nodeCrypto$7 || !nodeCryptoHashes.includes(type2)) {
     return;
   }
   return async function(data) {
-    const shasum = nodeCrypto$7.createHash(type);
+    const shasum = nodeCrypto$7.createHash(type2);
     return transform(data, (value) => {
       shasum.update(value);
     }, () => new Uint8Array(shasum.digest()));
@@ -5430,14 +5430,14 @@ async function validateParams$8(pBytes, gBytes, yBytes, xBytes) {
 function readSimpleLength(bytes2) {
   let len = 0;
   let offset;
-  const type = bytes2[0];
-  if (type < 192) {
+  const type2 = bytes2[0];
+  if (type2 < 192) {
     [len] = bytes2;
     offset = 1;
-  } else if (type < 255) {
+  } else if (type2 < 255) {
     len = (bytes2[0] - 192 << 8) + bytes2[1] + 192;
     offset = 2;
-  } else if (type === 255) {
+  } else if (type2 === 255) {
     len = util.readNumber(bytes2.subarray(1, 1 + 4));
     offset = 5;
   }
@@ -5780,10 +5780,10 @@ function clean$1(...arrays) {
 function createView$1(arr) {
   return new DataView(arr.buffer, arr.byteOffset, arr.byteLength);
 }
-function utf8ToBytes$1(str2) {
-  if (typeof str2 !== "string")
+function utf8ToBytes$1(str4) {
+  if (typeof str4 !== "string")
     throw new Error("string expected");
-  return new Uint8Array(new TextEncoder().encode(str2));
+  return new Uint8Array(new TextEncoder().encode(str4));
 }
 function toBytes$1(data) {
   if (typeof data === "string")
@@ -7745,8 +7745,8 @@ async function OCB(cipher, key) {
     mask.x = mask_x;
     mask.$ = mask_$;
   }
-  function extendKeyVariables(text2, adata) {
-    const newMaxNtz = util.nbits(Math.max(text2.length, adata.length) / blockLength$1 | 0) - 1;
+  function extendKeyVariables(text3, adata) {
+    const newMaxNtz = util.nbits(Math.max(text3.length, adata.length) / blockLength$1 | 0) - 1;
     for (let i2 = maxNtz + 1; i2 <= newMaxNtz; i2++) {
       mask[i2] = util.double(mask[i2 - 1]);
     }
@@ -7774,9 +7774,9 @@ async function OCB(cipher, key) {
     }
     return sum;
   }
-  function crypt(fn, text2, nonce, adata) {
-    const m = text2.length / blockLength$1 | 0;
-    extendKeyVariables(text2, adata);
+  function crypt(fn, text3, nonce, adata) {
+    const m = text3.length / blockLength$1 | 0;
+    extendKeyVariables(text3, adata);
     const paddedNonce = util.concatUint8Array([zeroBlock.subarray(0, ivLength$1 - nonce.length), one, nonce]);
     const bottom = paddedNonce[blockLength$1 - 1] & 63;
     paddedNonce[blockLength$1 - 1] &= 192;
@@ -7784,25 +7784,25 @@ async function OCB(cipher, key) {
     const stretched = util.concatUint8Array([kTop, xor(kTop.subarray(0, 8), kTop.subarray(1, 9))]);
     const offset = util.shiftRight(stretched.subarray(0 + (bottom >> 3), 17 + (bottom >> 3)), 8 - (bottom & 7)).subarray(1);
     const checksum = new Uint8Array(blockLength$1);
-    const ct = new Uint8Array(text2.length + tagLength$1);
+    const ct = new Uint8Array(text3.length + tagLength$1);
     let i2;
     let pos = 0;
     for (i2 = 0; i2 < m; i2++) {
       xorMut(offset, mask[ntz(i2 + 1)]);
-      ct.set(xorMut(fn(xor(offset, text2)), offset), pos);
-      xorMut(checksum, fn === encipher ? text2 : ct.subarray(pos));
-      text2 = text2.subarray(blockLength$1);
+      ct.set(xorMut(fn(xor(offset, text3)), offset), pos);
+      xorMut(checksum, fn === encipher ? text3 : ct.subarray(pos));
+      text3 = text3.subarray(blockLength$1);
       pos += blockLength$1;
     }
-    if (text2.length) {
+    if (text3.length) {
       xorMut(offset, mask.x);
       const padding = encipher(offset);
-      ct.set(xor(text2, padding), pos);
+      ct.set(xor(text3, padding), pos);
       const xorInput = new Uint8Array(blockLength$1);
-      xorInput.set(fn === encipher ? text2 : ct.subarray(pos, -tagLength$1), 0);
-      xorInput[text2.length] = 128;
+      xorInput.set(fn === encipher ? text3 : ct.subarray(pos, -tagLength$1), 0);
+      xorInput[text3.length] = 128;
       xorMut(checksum, xorInput);
-      pos += text2.length;
+      pos += text3.length;
     }
     const tag = xorMut(encipher(xorMut(xorMut(checksum, offset), mask.$)), hash(adata));
     ct.set(tag, pos);
@@ -8049,15 +8049,15 @@ async function sign$1(algo, hashAlgo, publicKeyParams, privateKeyParams, data, h
       throw new Error("Unknown signature algorithm.");
   }
 }
-function newS2KFromType(type, config$1 = config) {
-  switch (type) {
+function newS2KFromType(type2, config$1 = config) {
+  switch (type2) {
     case enums.s2k.argon2:
       return new Argon2S2K(config$1);
     case enums.s2k.iterated:
     case enums.s2k.gnu:
     case enums.s2k.salted:
     case enums.s2k.simple:
-      return new GenericS2K(type, config$1);
+      return new GenericS2K(type2, config$1);
     default:
       throw new UnsupportedError("Unsupported S2K type");
   }
@@ -8069,10 +8069,10 @@ function newS2KFromConfig(config2) {
   }
   return newS2KFromType(s2kType, config2);
 }
-function writeSubPacket(type, critical, data) {
+function writeSubPacket(type2, critical, data) {
   const arr = [];
   arr.push(writeSimpleLength(data.length + 1));
-  arr.push(new Uint8Array([(critical ? 128 : 0) | type]));
+  arr.push(new Uint8Array([(critical ? 128 : 0) | type2]));
   arr.push(data);
   return util.concat(arr);
 }
@@ -8400,8 +8400,8 @@ async function readSignature({ armoredSignature, binarySignature, config: config
   if (unknownOptions.length > 0)
     throw new Error(`Unknown option: ${unknownOptions.join(", ")}`);
   if (armoredSignature) {
-    const { type, data } = await unarmor(input);
-    if (type !== enums.armor.signature) {
+    const { type: type2, data } = await unarmor(input);
+    if (type2 !== enums.armor.signature) {
       throw new Error("Armored text not of type signature");
     }
     input = data;
@@ -8427,7 +8427,7 @@ async function generateSecretKey(options2, config2) {
 }
 async function getLatestValidSignature(signatures, publicKey, signatureType, dataToVerify, date = /* @__PURE__ */ new Date(), config2) {
   let latestValid;
-  let exception;
+  let exception2;
   for (let i2 = signatures.length - 1; i2 >= 0; i2--) {
     try {
       if (!latestValid || signatures[i2].created >= latestValid.created) {
@@ -8435,11 +8435,11 @@ async function getLatestValidSignature(signatures, publicKey, signatureType, dat
         latestValid = signatures[i2];
       }
     } catch (e) {
-      exception = e;
+      exception2 = e;
     }
   }
   if (!latestValid) {
-    throw util.wrapError(`Could not find valid ${enums.read(enums.signature, signatureType)} signature in key ${publicKey.getKeyID().toHex()}`.replace("certGeneric ", "self-").replace(/([a-z])([A-Z])/g, (_, $1, $2) => $1 + " " + $2.toLowerCase()), exception);
+    throw util.wrapError(`Could not find valid ${enums.read(enums.signature, signatureType)} signature in key ${publicKey.getKeyID().toHex()}`.replace("certGeneric ", "self-").replace(/([a-z])([A-Z])/g, (_, $1, $2) => $1 + " " + $2.toLowerCase()), exception2);
   }
   return latestValid;
 }
@@ -8566,17 +8566,17 @@ async function createSignaturePacket(dataToSign, recipientKeys, signingKeyPacket
   await signaturePacket.sign(signingKeyPacket, dataToSign, date, detached, config2);
   return signaturePacket;
 }
-async function mergeSignatures(source, dest, attr2, date = /* @__PURE__ */ new Date(), checkFn) {
-  source = source[attr2];
+async function mergeSignatures(source, dest, attr3, date = /* @__PURE__ */ new Date(), checkFn) {
+  source = source[attr3];
   if (source) {
-    if (!dest[attr2].length) {
-      dest[attr2] = source;
+    if (!dest[attr3].length) {
+      dest[attr3] = source;
     } else {
       await Promise.all(source.map(async function(sourceSig) {
-        if (!sourceSig.isExpired(date) && (!checkFn || await checkFn(sourceSig)) && !dest[attr2].some(function(destSig) {
+        if (!sourceSig.isExpired(date) && (!checkFn || await checkFn(sourceSig)) && !dest[attr3].some(function(destSig) {
           return util.equalsUint8Array(destSig.writeParams(), sourceSig.writeParams());
         })) {
-          dest[attr2].push(sourceSig);
+          dest[attr3].push(sourceSig);
         }
       }));
     }
@@ -8948,8 +8948,8 @@ async function readKey({ armoredKey, binaryKey, config: config$1, ...rest }) {
     throw new Error(`Unknown option: ${unknownOptions.join(", ")}`);
   let input;
   if (armoredKey) {
-    const { type, data } = await unarmor(armoredKey);
-    if (!(type === enums.armor.publicKey || type === enums.armor.privateKey)) {
+    const { type: type2, data } = await unarmor(armoredKey);
+    if (!(type2 === enums.armor.publicKey || type2 === enums.armor.privateKey)) {
       throw new Error("Armored text not of type key");
     }
     input = data;
@@ -8980,8 +8980,8 @@ async function readPrivateKey({ armoredKey, binaryKey, config: config$1, ...rest
     throw new Error(`Unknown option: ${unknownOptions.join(", ")}`);
   let input;
   if (armoredKey) {
-    const { type, data } = await unarmor(armoredKey);
-    if (!(type === enums.armor.privateKey)) {
+    const { type: type2, data } = await unarmor(armoredKey);
+    if (!(type2 === enums.armor.privateKey)) {
       throw new Error("Armored text not of type private key");
     }
     input = data;
@@ -9015,8 +9015,8 @@ async function readKeys({ armoredKeys, binaryKeys, config: config$1, ...rest }) 
   if (unknownOptions.length > 0)
     throw new Error(`Unknown option: ${unknownOptions.join(", ")}`);
   if (armoredKeys) {
-    const { type, data } = await unarmor(armoredKeys);
-    if (type !== enums.armor.publicKey && type !== enums.armor.privateKey) {
+    const { type: type2, data } = await unarmor(armoredKeys);
+    if (type2 !== enums.armor.publicKey && type2 !== enums.armor.privateKey) {
       throw new Error("Armored text not of type key");
     }
     input = data;
@@ -9047,8 +9047,8 @@ async function readPrivateKeys({ armoredKeys, binaryKeys, config: config$1 }) {
     throw new Error("readPrivateKeys: options.binaryKeys must be a Uint8Array");
   }
   if (armoredKeys) {
-    const { type, data } = await unarmor(armoredKeys);
-    if (type !== enums.armor.privateKey) {
+    const { type: type2, data } = await unarmor(armoredKeys);
+    if (type2 !== enums.armor.privateKey) {
       throw new Error("Armored text not of type private key");
     }
     input = data;
@@ -9156,8 +9156,8 @@ async function readMessage({ armoredMessage, binaryMessage, config: config$1, ..
     throw new Error(`Unknown option: ${unknownOptions.join(", ")}`);
   const streamType = util.isStream(input);
   if (armoredMessage) {
-    const { type, data } = await unarmor(input);
-    if (type !== enums.armor.message) {
+    const { type: type2, data } = await unarmor(input);
+    if (type2 !== enums.armor.message) {
       throw new Error("Armored text not of type message");
     }
     input = data;
@@ -9167,15 +9167,15 @@ async function readMessage({ armoredMessage, binaryMessage, config: config$1, ..
   message.fromStream = streamType;
   return message;
 }
-async function createMessage({ text: text2, binary, filename, date = /* @__PURE__ */ new Date(), format = text2 !== void 0 ? "utf8" : "binary", ...rest }) {
-  const input = text2 !== void 0 ? text2 : binary;
+async function createMessage({ text: text3, binary: binary3, filename, date = /* @__PURE__ */ new Date(), format = text3 !== void 0 ? "utf8" : "binary", ...rest }) {
+  const input = text3 !== void 0 ? text3 : binary3;
   if (input === void 0) {
     throw new Error("createMessage: must pass options object containing `text` or `binary`");
   }
-  if (text2 && !util.isString(text2) && !util.isStream(text2)) {
+  if (text3 && !util.isString(text3) && !util.isStream(text3)) {
     throw new Error("createMessage: options.text must be a string or stream");
   }
-  if (binary && !util.isUint8Array(binary) && !util.isStream(binary)) {
+  if (binary3 && !util.isUint8Array(binary3) && !util.isStream(binary3)) {
     throw new Error("createMessage: options.binary must be a Uint8Array or stream");
   }
   const unknownOptions = Object.keys(rest);
@@ -9183,7 +9183,7 @@ async function createMessage({ text: text2, binary, filename, date = /* @__PURE_
     throw new Error(`Unknown option: ${unknownOptions.join(", ")}`);
   const streamType = util.isStream(input);
   const literalDataPacket = new LiteralDataPacket(date);
-  if (text2 !== void 0) {
+  if (text3 !== void 0) {
     literalDataPacket.setText(input, enums.write(enums.literal, format));
   } else {
     literalDataPacket.setBytes(input, enums.write(enums.literal, format));
@@ -9247,26 +9247,26 @@ function verifyHeaders(headers, packetlist) {
     throw new Error("Hash algorithm mismatch in armor header and signature");
   }
 }
-async function createCleartextMessage({ text: text2, ...rest }) {
-  if (!text2) {
+async function createCleartextMessage({ text: text3, ...rest }) {
+  if (!text3) {
     throw new Error("createCleartextMessage: must pass options object containing `text`");
   }
-  if (!util.isString(text2)) {
+  if (!util.isString(text3)) {
     throw new Error("createCleartextMessage: options.text must be a string");
   }
   const unknownOptions = Object.keys(rest);
   if (unknownOptions.length > 0)
     throw new Error(`Unknown option: ${unknownOptions.join(", ")}`);
-  return new CleartextMessage(text2);
+  return new CleartextMessage(text3);
 }
-async function generateKey({ userIDs = [], passphrase, type, curve, rsaBits = 4096, keyExpirationTime = 0, date = /* @__PURE__ */ new Date(), subkeys = [{}], format = "armored", signatureNotations = [], config: config$1, ...rest }) {
+async function generateKey({ userIDs = [], passphrase, type: type2, curve, rsaBits = 4096, keyExpirationTime = 0, date = /* @__PURE__ */ new Date(), subkeys = [{}], format = "armored", signatureNotations = [], config: config$1, ...rest }) {
   config$1 = { ...config, ...config$1 };
   checkConfig(config$1);
-  if (!type && !curve) {
-    type = config$1.v6Keys ? "curve25519" : "ecc";
+  if (!type2 && !curve) {
+    type2 = config$1.v6Keys ? "curve25519" : "ecc";
     curve = "curve25519Legacy";
   } else {
-    type = type || "ecc";
+    type2 = type2 || "ecc";
     curve = curve || "curve25519Legacy";
   }
   userIDs = toArray(userIDs);
@@ -9277,10 +9277,10 @@ async function generateKey({ userIDs = [], passphrase, type, curve, rsaBits = 40
   if (userIDs.length === 0 && !config$1.v6Keys) {
     throw new Error("UserIDs are required for V4 keys");
   }
-  if (type === "rsa" && rsaBits < config$1.minRSABits) {
+  if (type2 === "rsa" && rsaBits < config$1.minRSABits) {
     throw new Error(`rsaBits should be at least ${config$1.minRSABits}, got: ${rsaBits}`);
   }
-  const options2 = { userIDs, passphrase, type, rsaBits, curve, keyExpirationTime, date, subkeys, signatureNotations };
+  const options2 = { userIDs, passphrase, type: type2, rsaBits, curve, keyExpirationTime, date, subkeys, signatureNotations };
   try {
     const { key, revocationCertificate } = await generate(options2, config$1);
     key.getKeys().forEach(({ keyPacket }) => checkKeyRequirements(keyPacket, config$1));
@@ -9764,11 +9764,11 @@ function bytesToHex(bytes2) {
   abytes(bytes2);
   if (hasHexBuiltin)
     return bytes2.toHex();
-  let hex2 = "";
+  let hex3 = "";
   for (let i2 = 0; i2 < bytes2.length; i2++) {
-    hex2 += hexes[bytes2[i2]];
+    hex3 += hexes[bytes2[i2]];
   }
-  return hex2;
+  return hex3;
 }
 function asciiToBase16(ch) {
   if (ch >= asciis._0 && ch <= asciis._9)
@@ -9779,31 +9779,31 @@ function asciiToBase16(ch) {
     return ch - (asciis.a - 10);
   return;
 }
-function hexToBytes(hex2) {
-  if (typeof hex2 !== "string")
-    throw new Error("hex string expected, got " + typeof hex2);
+function hexToBytes(hex3) {
+  if (typeof hex3 !== "string")
+    throw new Error("hex string expected, got " + typeof hex3);
   if (hasHexBuiltin)
-    return Uint8Array.fromHex(hex2);
-  const hl = hex2.length;
+    return Uint8Array.fromHex(hex3);
+  const hl = hex3.length;
   const al = hl / 2;
   if (hl % 2)
     throw new Error("hex string expected, got unpadded hex of length " + hl);
   const array = new Uint8Array(al);
   for (let ai = 0, hi = 0; ai < al; ai++, hi += 2) {
-    const n1 = asciiToBase16(hex2.charCodeAt(hi));
-    const n2 = asciiToBase16(hex2.charCodeAt(hi + 1));
+    const n1 = asciiToBase16(hex3.charCodeAt(hi));
+    const n2 = asciiToBase16(hex3.charCodeAt(hi + 1));
     if (n1 === void 0 || n2 === void 0) {
-      const char = hex2[hi] + hex2[hi + 1];
+      const char = hex3[hi] + hex3[hi + 1];
       throw new Error('hex string expected, got non-hex character "' + char + '" at index ' + hi);
     }
     array[ai] = n1 * 16 + n2;
   }
   return array;
 }
-function utf8ToBytes(str2) {
-  if (typeof str2 !== "string")
+function utf8ToBytes(str4) {
+  if (typeof str4 !== "string")
     throw new Error("string expected");
-  return new Uint8Array(new TextEncoder().encode(str2));
+  return new Uint8Array(new TextEncoder().encode(str4));
 }
 function toBytes(data) {
   if (typeof data === "string")
@@ -9871,13 +9871,13 @@ function _abytes2(value, length, title = "") {
   return value;
 }
 function numberToHexUnpadded(num) {
-  const hex2 = num.toString(16);
-  return hex2.length & 1 ? "0" + hex2 : hex2;
+  const hex3 = num.toString(16);
+  return hex3.length & 1 ? "0" + hex3 : hex3;
 }
-function hexToNumber(hex2) {
-  if (typeof hex2 !== "string")
-    throw new Error("hex string expected, got " + typeof hex2);
-  return hex2 === "" ? _0n$6 : BigInt("0x" + hex2);
+function hexToNumber(hex3) {
+  if (typeof hex3 !== "string")
+    throw new Error("hex string expected, got " + typeof hex3);
+  return hex3 === "" ? _0n$6 : BigInt("0x" + hex3);
 }
 function bytesToNumberBE(bytes2) {
   return hexToNumber(bytesToHex(bytes2));
@@ -9892,16 +9892,16 @@ function numberToBytesBE(n, len) {
 function numberToBytesLE(n, len) {
   return numberToBytesBE(n, len).reverse();
 }
-function ensureBytes(title, hex2, expectedLength) {
+function ensureBytes(title, hex3, expectedLength) {
   let res;
-  if (typeof hex2 === "string") {
+  if (typeof hex3 === "string") {
     try {
-      res = hexToBytes(hex2);
+      res = hexToBytes(hex3);
     } catch (e) {
       throw new Error(title + " must be hex string or Uint8Array, cause: " + e);
     }
-  } else if (isBytes(hex2)) {
-    res = Uint8Array.from(hex2);
+  } else if (isBytes(hex3)) {
+    res = Uint8Array.from(hex3);
   } else {
     throw new Error(title + " must be hex string or Uint8Array");
   }
@@ -10000,13 +10000,13 @@ function _validateObject(object, fields, optFields = {}) {
   Object.entries(optFields).forEach(([k, v]) => checkField(k, v, true));
 }
 function memoized(fn) {
-  const map = /* @__PURE__ */ new WeakMap();
+  const map2 = /* @__PURE__ */ new WeakMap();
   return (arg, ...args) => {
-    const val = map.get(arg);
+    const val = map2.get(arg);
     if (val !== void 0)
       return val;
     const computed = fn(arg, ...args);
-    map.set(arg, computed);
+    map2.set(arg, computed);
     return computed;
   };
 }
@@ -10148,9 +10148,9 @@ function validateField(field2) {
     BYTES: "number",
     BITS: "number"
   };
-  const opts = FIELD_FIELDS.reduce((map, val) => {
-    map[val] = "function";
-    return map;
+  const opts = FIELD_FIELDS.reduce((map2, val) => {
+    map2[val] = "function";
+    return map2;
   }, initial);
   _validateObject(field2, opts);
   return field2;
@@ -10484,11 +10484,11 @@ function createField(order, field2, isLE2) {
     return Field(order, { isLE: isLE2 });
   }
 }
-function _createCurveFields(type, CURVE, curveOpts = {}, FpFnLE) {
+function _createCurveFields(type2, CURVE, curveOpts = {}, FpFnLE) {
   if (FpFnLE === void 0)
-    FpFnLE = type === "edwards";
+    FpFnLE = type2 === "edwards";
   if (!CURVE || typeof CURVE !== "object")
-    throw new Error(`expected valid ${type} CURVE object`);
+    throw new Error(`expected valid ${type2} CURVE object`);
   for (const p of ["p", "n", "h"]) {
     const val = CURVE[p];
     if (!(typeof val === "bigint" && val > _0n$4))
@@ -10496,7 +10496,7 @@ function _createCurveFields(type, CURVE, curveOpts = {}, FpFnLE) {
   }
   const Fp2 = createField(CURVE.p, curveOpts.Fp, FpFnLE);
   const Fn2 = createField(CURVE.n, curveOpts.Fn, FpFnLE);
-  const _b2 = type === "weierstrass" ? "b" : "d";
+  const _b2 = type2 === "weierstrass" ? "b" : "d";
   const params = ["Gx", "Gy", "a", _b2];
   for (const p of params) {
     if (!Fp2.isValid(CURVE[p]))
@@ -10724,8 +10724,8 @@ function weierstrassN(params, extraOpts = {}) {
       P.assertValidity();
       return P;
     }
-    static fromHex(hex2) {
-      return Point.fromBytes(ensureBytes("pointHex", hex2));
+    static fromHex(hex3) {
+      return Point.fromBytes(ensureBytes("pointHex", hex3));
     }
     get x() {
       return this.toAffine().x;
@@ -11144,8 +11144,8 @@ function ecdsa(Point, hash, ecdsaOpts = {}) {
       const s = bytes2.subarray(L2, L2 * 2);
       return new Signature2(Fn2.fromBytes(r), Fn2.fromBytes(s), recid);
     }
-    static fromHex(hex2, format) {
-      return this.fromBytes(hexToBytes(hex2), format);
+    static fromHex(hex3, format) {
+      return this.fromBytes(hexToBytes(hex3), format);
     }
     addRecoveryBit(recovery) {
       return new Signature2(this.r, this.s, recovery);
@@ -11196,11 +11196,11 @@ function ecdsa(Point, hash, ecdsaOpts = {}) {
     // TODO: remove
     assertValidity() {
     }
-    static fromCompact(hex2) {
-      return Signature2.fromBytes(ensureBytes("sig", hex2), "compact");
+    static fromCompact(hex3) {
+      return Signature2.fromBytes(ensureBytes("sig", hex3), "compact");
     }
-    static fromDER(hex2) {
-      return Signature2.fromBytes(ensureBytes("sig", hex2), "der");
+    static fromDER(hex3) {
+      return Signature2.fromBytes(ensureBytes("sig", hex3), "der");
     }
     normalizeS() {
       return this.hasHighS() ? new Signature2(this.r, Fn2.neg(this.s), this.recovery) : this;
@@ -11937,9 +11937,9 @@ function validateOpts(curve) {
 }
 function montgomery(curveDef) {
   const CURVE = validateOpts(curveDef);
-  const { P, type, adjustScalarBytes: adjustScalarBytes2, powPminus2, randomBytes: rand } = CURVE;
-  const is25519 = type === "x25519";
-  if (!is25519 && type !== "x448")
+  const { P, type: type2, adjustScalarBytes: adjustScalarBytes2, powPminus2, randomBytes: rand } = CURVE;
+  const is25519 = type2 === "x25519";
+  if (!is25519 && type2 !== "x448")
     throw new Error("invalid type");
   const randomBytes_ = rand || randomBytes;
   const montgomeryBits = is25519 ? 255 : 448;
@@ -16822,7 +16822,7 @@ function compress(S2, last) {
     S2.h[i2] ^= v[i2] ^ v[i2 + 16];
   }
 }
-function createHash7(outlen, key, salt, personal) {
+function createHash8(outlen, key, salt, personal) {
   if (outlen > OUTBYTES_MAX) throw new Error(`outlen must be at most ${OUTBYTES_MAX} (given: ${outlen})`);
   return new Blake2b(outlen, key, salt, personal);
 }
@@ -16848,15 +16848,15 @@ function H_(outlen, X2, res) {
   LE32(V1_in, outlen, 0);
   V1_in.set(X2, 4);
   if (outlen <= 64) {
-    createHash7(outlen).update(V1_in).digest(res);
+    createHash8(outlen).update(V1_in).digest(res);
     return res;
   }
   const r = Math.ceil(outlen / 32) - 2;
   for (let i2 = 0; i2 < r; i2++) {
-    createHash7(64).update(i2 === 0 ? V1_in : V).digest(V);
+    createHash8(64).update(i2 === 0 ? V1_in : V).digest(V);
     res.set(V.subarray(0, 32), i2 * 32);
   }
-  const V_r1 = new Uint8Array(createHash7(outlen - 32 * r).update(V).digest());
+  const V_r1 = new Uint8Array(createHash8(outlen - 32 * r).update(V).digest());
   res.set(V_r1, r * 32);
   return res;
 }
@@ -16904,20 +16904,20 @@ function* makePRNG(wasmContext, pass, lane, slice2, m_, totalPasses, segmentLeng
   }
   return [];
 }
-function validateParams({ type, version, tagLength: tagLength2, password, salt, ad, secret, parallelism, memorySize, passes }) {
+function validateParams({ type: type2, version, tagLength: tagLength2, password, salt, ad, secret, parallelism, memorySize, passes }) {
   const assertLength = (name, value, min, max2) => {
     if (value < min || value > max2) {
       throw new Error(`${name} size should be between ${min} and ${max2} bytes`);
     }
   };
-  if (type !== TYPE || version !== VERSION) throw new Error("Unsupported type or version");
+  if (type2 !== TYPE || version !== VERSION) throw new Error("Unsupported type or version");
   assertLength("password", password, passwordBYTES_MIN, passwordBYTES_MAX);
   assertLength("salt", salt, SALTBYTES_MIN, SALTBYTES_MAX);
   assertLength("tag", tagLength2, TAGBYTES_MIN, TAGBYTES_MAX);
   assertLength("memory", memorySize, 8 * parallelism, MEMBYTES_MAX);
   ad && assertLength("associated data", ad, 0, ADBYTES_MAX);
   secret && assertLength("secret", secret, 0, SECRETBYTES_MAX);
-  return { type, version, tagLength: tagLength2, password, salt, ad, secret, lanes: parallelism, memorySize, passes };
+  return { type: type2, version, tagLength: tagLength2, password, salt, ad, secret, lanes: parallelism, memorySize, passes };
 }
 function argon2id(params, { memory, instance: wasmInstance }) {
   if (!isLittleEndian) throw new Error("BigEndian system not supported");
@@ -16998,7 +16998,7 @@ function argon2id(params, { memory, instance: wasmInstance }) {
   return tag;
 }
 function getH0(ctx) {
-  const H = createHash7(ARGON2_PREHASH_DIGEST_LENGTH);
+  const H = createHash8(ARGON2_PREHASH_DIGEST_LENGTH);
   const ZERO32 = new Uint8Array(4);
   const params = new Uint8Array(24);
   LE32(params, ctx.lanes, 0);
@@ -17064,8 +17064,8 @@ async function wasmLoader(memory, getSIMD, getNonSIMD) {
       isSIMDSupported = false;
     }
   }
-  const loader = isSIMDSupported ? getSIMD : getNonSIMD;
-  return loader(importObject);
+  const loader2 = isSIMDSupported ? getSIMD : getNonSIMD;
+  return loader2(importObject);
 }
 async function setupWasm(getSIMD, getNonSIMD) {
   const memory = new WebAssembly.Memory({
@@ -17102,7 +17102,7 @@ function wasmSIMD(imports) {
 function wasmNonSIMD(imports) {
   return _loadWasmModule(0, null, "AGFzbQEAAAABPwhgBH9/f38AYAABf2AAAGADf39/AGARf39/f39/f39/f39/f39/f38AYAl/f39/f39/f38Bf2ABfwBgAX8BfwITAQNlbnYGbWVtb3J5AgGQCICABAMLCgIDBAAABQEGBwEEBQFwAQICBgkBfwFBkIjAAgsHfQoDeG9yAAEBRwADAkcyAAQFZ2V0TFoABRlfX2luZGlyZWN0X2Z1bmN0aW9uX3RhYmxlAQALX2luaXRpYWxpemUAABBfX2Vycm5vX2xvY2F0aW9uAAkJc3RhY2tTYXZlAAYMc3RhY2tSZXN0b3JlAAcKc3RhY2tBbGxvYwAICQcBAEEBCwEACssaCgMAAQtQAQJ/A0AgACAEQQN0IgNqIAIgA2opAwAgASADaikDAIU3AwAgACADQQhyIgNqIAIgA2opAwAgASADaikDAIU3AwAgBEECaiIEQYABRw0ACwveDwICfgF/IAAgAUEDdGoiEyATKQMAIhEgACAFQQN0aiIBKQMAIhJ8IBFCAYZC/v///x+DIBJC/////w+DfnwiETcDACAAIA1BA3RqIgUgESAFKQMAhUIgiSIRNwMAIAAgCUEDdGoiCSARIAkpAwAiEnwgEUL/////D4MgEkIBhkL+////H4N+fCIRNwMAIAEgESABKQMAhUIoiSIRNwMAIBMgESATKQMAIhJ8IBFC/////w+DIBJCAYZC/v///x+DfnwiETcDACAFIBEgBSkDAIVCMIkiETcDACAJIBEgCSkDACISfCARQv////8PgyASQgGGQv7///8fg358IhE3AwAgASARIAEpAwCFQgGJNwMAIAAgAkEDdGoiDSANKQMAIhEgACAGQQN0aiICKQMAIhJ8IBFCAYZC/v///x+DIBJC/////w+DfnwiETcDACAAIA5BA3RqIgYgESAGKQMAhUIgiSIRNwMAIAAgCkEDdGoiCiARIAopAwAiEnwgEUL/////D4MgEkIBhkL+////H4N+fCIRNwMAIAIgESACKQMAhUIoiSIRNwMAIA0gESANKQMAIhJ8IBFC/////w+DIBJCAYZC/v///x+DfnwiETcDACAGIBEgBikDAIVCMIkiETcDACAKIBEgCikDACISfCARQv////8PgyASQgGGQv7///8fg358IhE3AwAgAiARIAIpAwCFQgGJNwMAIAAgA0EDdGoiDiAOKQMAIhEgACAHQQN0aiIDKQMAIhJ8IBFCAYZC/v///x+DIBJC/////w+DfnwiETcDACAAIA9BA3RqIgcgESAHKQMAhUIgiSIRNwMAIAAgC0EDdGoiCyARIAspAwAiEnwgEUL/////D4MgEkIBhkL+////H4N+fCIRNwMAIAMgESADKQMAhUIoiSIRNwMAIA4gESAOKQMAIhJ8IBFC/////w+DIBJCAYZC/v///x+DfnwiETcDACAHIBEgBykDAIVCMIkiETcDACALIBEgCykDACISfCARQv////8PgyASQgGGQv7///8fg358IhE3AwAgAyARIAMpAwCFQgGJNwMAIAAgBEEDdGoiDyAPKQMAIhEgACAIQQN0aiIEKQMAIhJ8IBFCAYZC/v///x+DIBJC/////w+DfnwiETcDACAAIBBBA3RqIgggESAIKQMAhUIgiSIRNwMAIAAgDEEDdGoiACARIAApAwAiEnwgEUL/////D4MgEkIBhkL+////H4N+fCIRNwMAIAQgESAEKQMAhUIoiSIRNwMAIA8gESAPKQMAIhJ8IBFC/////w+DIBJCAYZC/v///x+DfnwiETcDACAIIBEgCCkDAIVCMIkiETcDACAAIBEgACkDACISfCARQv////8PgyASQgGGQv7///8fg358IhE3AwAgBCARIAQpAwCFQgGJNwMAIBMgEykDACIRIAIpAwAiEnwgEUIBhkL+////H4MgEkL/////D4N+fCIRNwMAIAggESAIKQMAhUIgiSIRNwMAIAsgESALKQMAIhJ8IBFC/////w+DIBJCAYZC/v///x+DfnwiETcDACACIBEgAikDAIVCKIkiETcDACATIBEgEykDACISfCARQv////8PgyASQgGGQv7///8fg358IhE3AwAgCCARIAgpAwCFQjCJIhE3AwAgCyARIAspAwAiEnwgEUL/////D4MgEkIBhkL+////H4N+fCIRNwMAIAIgESACKQMAhUIBiTcDACANIA0pAwAiESADKQMAIhJ8IBFCAYZC/v///x+DIBJC/////w+DfnwiETcDACAFIBEgBSkDAIVCIIkiETcDACAAIBEgACkDACISfCARQv////8PgyASQgGGQv7///8fg358IhE3AwAgAyARIAMpAwCFQiiJIhE3AwAgDSARIA0pAwAiEnwgEUL/////D4MgEkIBhkL+////H4N+fCIRNwMAIAUgESAFKQMAhUIwiSIRNwMAIAAgESAAKQMAIhJ8IBFC/////w+DIBJCAYZC/v///x+DfnwiETcDACADIBEgAykDAIVCAYk3AwAgDiAOKQMAIhEgBCkDACISfCARQgGGQv7///8fgyASQv////8Pg358IhE3AwAgBiARIAYpAwCFQiCJIhE3AwAgCSARIAkpAwAiEnwgEUL/////D4MgEkIBhkL+////H4N+fCIRNwMAIAQgESAEKQMAhUIoiSIRNwMAIA4gESAOKQMAIhJ8IBFC/////w+DIBJCAYZC/v///x+DfnwiETcDACAGIBEgBikDAIVCMIkiETcDACAJIBEgCSkDACISfCARQv////8PgyASQgGGQv7///8fg358IhE3AwAgBCARIAQpAwCFQgGJNwMAIA8gDykDACIRIAEpAwAiEnwgEUIBhkL+////H4MgEkL/////D4N+fCIRNwMAIAcgESAHKQMAhUIgiSIRNwMAIAogESAKKQMAIhJ8IBFC/////w+DIBJCAYZC/v///x+DfnwiETcDACABIBEgASkDAIVCKIkiETcDACAPIBEgDykDACISfCARQv////8PgyASQgGGQv7///8fg358IhE3AwAgByARIAcpAwCFQjCJIhE3AwAgCiARIAopAwAiEnwgEUL/////D4MgEkIBhkL+////H4N+fCIRNwMAIAEgESABKQMAhUIBiTcDAAvdCAEPfwNAIAIgBUEDdCIGaiABIAZqKQMAIAAgBmopAwCFNwMAIAIgBkEIciIGaiABIAZqKQMAIAAgBmopAwCFNwMAIAVBAmoiBUGAAUcNAAsDQCADIARBA3QiAGogACACaikDADcDACADIARBAXIiAEEDdCIBaiABIAJqKQMANwMAIAMgBEECciIBQQN0IgVqIAIgBWopAwA3AwAgAyAEQQNyIgVBA3QiBmogAiAGaikDADcDACADIARBBHIiBkEDdCIHaiACIAdqKQMANwMAIAMgBEEFciIHQQN0IghqIAIgCGopAwA3AwAgAyAEQQZyIghBA3QiCWogAiAJaikDADcDACADIARBB3IiCUEDdCIKaiACIApqKQMANwMAIAMgBEEIciIKQQN0IgtqIAIgC2opAwA3AwAgAyAEQQlyIgtBA3QiDGogAiAMaikDADcDACADIARBCnIiDEEDdCINaiACIA1qKQMANwMAIAMgBEELciINQQN0Ig5qIAIgDmopAwA3AwAgAyAEQQxyIg5BA3QiD2ogAiAPaikDADcDACADIARBDXIiD0EDdCIQaiACIBBqKQMANwMAIAMgBEEOciIQQQN0IhFqIAIgEWopAwA3AwAgAyAEQQ9yIhFBA3QiEmogAiASaikDADcDACADIARB//8DcSAAQf//A3EgAUH//wNxIAVB//8DcSAGQf//A3EgB0H//wNxIAhB//8DcSAJQf//A3EgCkH//wNxIAtB//8DcSAMQf//A3EgDUH//wNxIA5B//8DcSAPQf//A3EgEEH//wNxIBFB//8DcRACIARB8ABJIQAgBEEQaiEEIAANAAtBACEBIANBAEEBQRBBEUEgQSFBMEExQcAAQcEAQdAAQdEAQeAAQeEAQfAAQfEAEAIgA0ECQQNBEkETQSJBI0EyQTNBwgBBwwBB0gBB0wBB4gBB4wBB8gBB8wAQAiADQQRBBUEUQRVBJEElQTRBNUHEAEHFAEHUAEHVAEHkAEHlAEH0AEH1ABACIANBBkEHQRZBF0EmQSdBNkE3QcYAQccAQdYAQdcAQeYAQecAQfYAQfcAEAIgA0EIQQlBGEEZQShBKUE4QTlByABByQBB2ABB2QBB6ABB6QBB+ABB+QAQAiADQQpBC0EaQRtBKkErQTpBO0HKAEHLAEHaAEHbAEHqAEHrAEH6AEH7ABACIANBDEENQRxBHUEsQS1BPEE9QcwAQc0AQdwAQd0AQewAQe0AQfwAQf0AEAIgA0EOQQ9BHkEfQS5BL0E+QT9BzgBBzwBB3gBB3wBB7gBB7wBB/gBB/wAQAgNAIAIgAUEDdCIAaiIEIAAgA2opAwAgBCkDAIU3AwAgAiAAQQhyIgRqIgUgAyAEaikDACAFKQMAhTcDACACIABBEHIiBGoiBSADIARqKQMAIAUpAwCFNwMAIAIgAEEYciIAaiIEIAAgA2opAwAgBCkDAIU3AwAgAUEEaiIBQYABRw0ACwsWACAAIAEgAiADEAMgACACIAIgAxADC3sCAX8BfiACIQkgATUCACEKIAQgBXIEQCABKAIEIANwIQkLIAAgCTYCACAAIAdBAWsgBSAEGyAIbCAGQQFrQQBBfyAGGyACIAlGG2oiASAFQQFqIAhsQQAgBBtqIAGtIAogCn5CIIh+QiCIp0F/c2ogByAIbHA2AgQgAAsEACMACwYAIAAkAAsQACMAIABrQXBxIgAkACAACwUAQYAICw==", imports);
 }
-function getDefaultExportFromCjs(x2) {
+function getDefaultExportFromCjs2(x2) {
   return x2 && x2.__esModule && Object.prototype.hasOwnProperty.call(x2, "default") ? x2["default"] : x2;
 }
 function requireBzip2() {
@@ -17802,9 +17802,9 @@ var init_openpgp = __esm({
         }
       };
     };
-    ArrayStream.prototype.readToEnd = async function(join8) {
+    ArrayStream.prototype.readToEnd = async function(join9) {
       await this[doneWritingPromise];
-      const result = join8(this.slice(this[readingIndex]));
+      const result = join9(this.slice(this[readingIndex]));
       this.length = 0;
       return result;
     };
@@ -17912,14 +17912,14 @@ var init_openpgp = __esm({
       }
       this[externalBuffer].unshift(...values.filter((value) => value && value.length));
     };
-    Reader.prototype.readToEnd = async function(join8 = concat) {
+    Reader.prototype.readToEnd = async function(join9 = concat) {
       const result = [];
       while (true) {
         const { done, value } = await this.read();
         if (done) break;
         result.push(value);
       }
-      return join8(result);
+      return join9(result);
     };
     byValue = /* @__PURE__ */ Symbol("byValue");
     enums = {
@@ -18335,12 +18335,12 @@ var init_openpgp = __esm({
        * @returns {Integer} enum value if it exists
        * @throws {Error} if the value is invalid
        */
-      write: function(type, e) {
+      write: function(type2, e) {
         if (typeof e === "number") {
-          e = this.read(type, e);
+          e = this.read(type2, e);
         }
-        if (type[e] !== void 0) {
-          return type[e];
+        if (type2[e] !== void 0) {
+          return type2[e];
         }
         throw new Error("Invalid enum value.");
       },
@@ -18351,15 +18351,15 @@ var init_openpgp = __esm({
        * @returns {String} name of enum value if it exists
        * @throws {Error} if the value is invalid
        */
-      read: function(type, e) {
-        if (!type[byValue]) {
-          type[byValue] = [];
-          Object.entries(type).forEach(([key, value]) => {
-            type[byValue][value] = key;
+      read: function(type2, e) {
+        if (!type2[byValue]) {
+          type2[byValue] = [];
+          Object.entries(type2).forEach(([key, value]) => {
+            type2[byValue][value] = key;
           });
         }
-        if (type[byValue][e] !== void 0) {
-          return type[byValue][e];
+        if (type2[byValue][e] !== void 0) {
+          return type2[byValue][e];
         }
         throw new Error("Invalid enum value.");
       }
@@ -18814,10 +18814,10 @@ var init_openpgp = __esm({
        * @param {String} hex - A hex string to convert
        * @returns {Uint8Array} An array of 8-bit integers.
        */
-      hexToUint8Array: function(hex2) {
-        const result = new Uint8Array(hex2.length >> 1);
-        for (let k = 0; k < hex2.length >> 1; k++) {
-          result[k] = parseInt(hex2.substr(k << 1, 2), 16);
+      hexToUint8Array: function(hex3) {
+        const result = new Uint8Array(hex3.length >> 1);
+        for (let k = 0; k < hex3.length >> 1; k++) {
+          result[k] = parseInt(hex3.substr(k << 1, 2), 16);
         }
         return result;
       },
@@ -18839,14 +18839,14 @@ var init_openpgp = __esm({
        * @param {String} str - String to convert
        * @returns {Uint8Array} An array of 8-bit integers.
        */
-      stringToUint8Array: function(str2) {
-        return transform(str2, (str3) => {
-          if (!util.isString(str3)) {
+      stringToUint8Array: function(str4) {
+        return transform(str4, (str5) => {
+          if (!util.isString(str5)) {
             throw new Error("stringToUint8Array: Data must be in the form of a string");
           }
-          const result = new Uint8Array(str3.length);
-          for (let i2 = 0; i2 < str3.length; i2++) {
-            result[i2] = str3.charCodeAt(i2);
+          const result = new Uint8Array(str5.length);
+          for (let i2 = 0; i2 < str5.length; i2++) {
+            result[i2] = str5.charCodeAt(i2);
           }
           return result;
         });
@@ -18871,12 +18871,12 @@ var init_openpgp = __esm({
        * @param {String|ReadableStream} str - The string to convert
        * @returns {Uint8Array|ReadableStream} A valid squence of utf8 bytes.
        */
-      encodeUTF8: function(str2) {
+      encodeUTF8: function(str4) {
         const encoder = new TextEncoder("utf-8");
         function process2(value, lastChunk = false) {
           return encoder.encode(value, { stream: !lastChunk });
         }
-        return transform(str2, process2, () => process2("", true));
+        return transform(str4, process2, () => process2("", true));
       },
       /**
        * Convert a Uint8Array of utf8 bytes to a native javascript string
@@ -18960,10 +18960,10 @@ var init_openpgp = __esm({
        * @param {Uint8Array} Uint8Array - To create a sum of
        * @returns {Uint8Array} 2 bytes containing the sum of all charcodes % 65535.
        */
-      writeChecksum: function(text2) {
+      writeChecksum: function(text3) {
         let s = 0;
-        for (let i2 = 0; i2 < text2.length; i2++) {
-          s = s + text2[i2] & 65535;
+        for (let i2 = 0; i2 < text3.length; i2++) {
+          s = s + text3[i2] & 65535;
         }
         return util.writeNumber(s, 2);
       },
@@ -18972,9 +18972,9 @@ var init_openpgp = __esm({
        * messages are only printed if
        * @param {String} str - String of the debug message
        */
-      printDebug: function(str2) {
+      printDebug: function(str4) {
         if (debugMode) {
-          console.log("[OpenPGP.js debug]", str2);
+          console.log("[OpenPGP.js debug]", str4);
         }
       },
       /**
@@ -19191,8 +19191,8 @@ var init_openpgp = __esm({
       /**
        * Remove trailing spaces, carriage returns and tabs from each line
        */
-      removeTrailingSpaces: function(text2) {
-        return text2.split("\n").map((line) => {
+      removeTrailingSpaces: function(text3) {
+        return text3.split("\n").map((line) => {
           let i2 = line.length - 1;
           for (; i2 >= 0 && (line[i2] === " " || line[i2] === "	" || line[i2] === "\r"); i2--)
             ;
@@ -19223,14 +19223,14 @@ var init_openpgp = __esm({
        * @returns {Object} map from enum.packet to corresponding *Packet class
        */
       constructAllowedPackets: function(allowedClasses) {
-        const map = {};
+        const map2 = {};
         allowedClasses.forEach((PacketClass) => {
           if (!PacketClass.tag) {
             throw new Error("Invalid input: expected a packet class");
           }
-          map[PacketClass.tag] = PacketClass;
+          map2[PacketClass.tag] = PacketClass;
         });
-        return map;
+        return map2;
       },
       /**
        * Return a Promise that will resolve as soon as one of the promises in input resolves
@@ -19242,15 +19242,15 @@ var init_openpgp = __esm({
        */
       anyPromise: function(promises) {
         return new Promise((resolve5, reject) => {
-          let exception;
+          let exception2;
           void Promise.all(promises.map(async (promise) => {
             try {
               resolve5(await promise);
             } catch (e) {
-              exception = e;
+              exception2 = e;
             }
           })).then(() => {
-            reject(exception);
+            reject(exception2);
           });
         });
       },
@@ -19292,13 +19292,13 @@ var init_openpgp = __esm({
     Buffer$3 = util.getNodeBuffer();
     if (Buffer$3) {
       encodeChunk = (buf) => Buffer$3.from(buf).toString("base64");
-      decodeChunk = (str2) => {
-        const b = Buffer$3.from(str2, "base64");
+      decodeChunk = (str4) => {
+        const b = Buffer$3.from(str4, "base64");
         return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
       };
     } else {
       encodeChunk = (buf) => btoa(util.uint8ArrayToString(buf));
-      decodeChunk = (str2) => util.stringToUint8Array(atob(str2));
+      decodeChunk = (str4) => util.stringToUint8Array(atob(str4));
     }
     crc_table = [
       new Array(255),
@@ -21851,9 +21851,9 @@ var init_openpgp = __esm({
       do {
         if (!lm) {
           final = bits(dat, pos, 1);
-          var type = bits(dat, pos + 1, 3);
+          var type2 = bits(dat, pos + 1, 3);
           pos += 3;
-          if (!type) {
+          if (!type2) {
             var s = shft(pos) + 4, l = dat[s - 4] | dat[s - 3] << 8, t = s + l;
             if (t > sl) {
               if (noSt)
@@ -21865,9 +21865,9 @@ var init_openpgp = __esm({
             buf.set(dat.subarray(s, t), bt);
             st.b = bt += l, st.p = pos = t * 8, st.f = final;
             continue;
-          } else if (type == 1)
+          } else if (type2 == 1)
             lm = flrm, dm = fdrm, lbt = 9, dbt = 5;
-          else if (type == 2) {
+          else if (type2 == 2) {
             var hLit = bits(dat, pos, 31) + 257, hcLen = bits(dat, pos + 10, 15) + 4;
             var tl = hLit + bits(dat, pos + 5, 31) + 1;
             pos += 14;
@@ -22502,9 +22502,9 @@ var init_openpgp = __esm({
        * @param {String | ReadableStream<String>} text - Any native javascript string
        * @param {enums.literal} [format] - The format of the string of bytes
        */
-      setText(text2, format = enums.literal.utf8) {
+      setText(text3, format = enums.literal.utf8) {
         this.format = format;
-        this.text = text2;
+        this.text = text3;
         this.data = null;
       }
       /**
@@ -22650,9 +22650,9 @@ var init_openpgp = __esm({
       static mapToHex(keyID) {
         return keyID.toHex();
       }
-      static fromID(hex2) {
+      static fromID(hex3) {
         const keyID = new _KeyID();
-        keyID.read(util.hexToUint8Array(hex2));
+        keyID.read(util.hexToUint8Array(hex3));
         return keyID;
       }
       static wildcard() {
@@ -22950,8 +22950,8 @@ var init_openpgp = __esm({
        * @returns {Uint8Array} Subpacket data.
        */
       writeUnhashedSubPackets() {
-        const arr = this.unhashedSubpackets.map(({ type, critical, body: body2 }) => {
-          return writeSubPacket(type, critical, body2);
+        const arr = this.unhashedSubpackets.map(({ type: type2, critical, body: body2 }) => {
+          return writeSubPacket(type2, critical, body2);
         });
         const result = util.concat(arr);
         const length = util.writeNumber(result.length, this.version === 6 ? 4 : 2);
@@ -22961,19 +22961,19 @@ var init_openpgp = __esm({
       readSubPacket(bytes2, hashed = true) {
         let mypos = 0;
         const critical = !!(bytes2[mypos] & 128);
-        const type = bytes2[mypos] & 127;
+        const type2 = bytes2[mypos] & 127;
         mypos++;
         if (!hashed) {
           this.unhashedSubpackets.push({
-            type,
+            type: type2,
             critical,
             body: bytes2.subarray(mypos, bytes2.length)
           });
-          if (!allowedUnhashedSubpackets.has(type)) {
+          if (!allowedUnhashedSubpackets.has(type2)) {
             return;
           }
         }
-        switch (type) {
+        switch (type2) {
           case enums.signatureSubpacket.signatureCreationTime:
             this.created = util.readDate(bytes2.subarray(mypos, bytes2.length));
             break;
@@ -23094,7 +23094,7 @@ var init_openpgp = __esm({
             break;
           default:
             this.unknownSubpackets.push({
-              type,
+              type: type2,
               critical,
               body: bytes2.subarray(mypos, bytes2.length)
             });
@@ -23114,9 +23114,9 @@ var init_openpgp = __esm({
         return i2;
       }
       // Produces data to produce signature on
-      toSign(type, data) {
+      toSign(type2, data) {
         const t = enums.signature;
-        switch (type) {
+        switch (type2) {
           case t.binary:
             if (data.text !== null) {
               return util.encodeUTF8(data.getText(true));
@@ -23259,9 +23259,9 @@ var init_openpgp = __esm({
         if (config$1.rejectMessageHashAlgorithms.has(this.hashAlgorithm) && [enums.signature.binary, enums.signature.text].includes(this.signatureType)) {
           throw new Error("Insecure message hash algorithm: " + enums.read(enums.hash, this.hashAlgorithm).toUpperCase());
         }
-        this.unknownSubpackets.forEach(({ type, critical }) => {
+        this.unknownSubpackets.forEach(({ type: type2, critical }) => {
           if (critical) {
-            throw new Error(`Unknown critical signature subpacket type ${type}`);
+            throw new Error(`Unknown critical signature subpacket type ${type2}`);
           }
         });
         this.rawNotations.forEach(({ name, critical }) => {
@@ -23429,14 +23429,14 @@ var init_openpgp = __esm({
               await writer.ready;
               let unauthenticatedError;
               let wasStream;
-              await readPacket(reader2, useStreamType, async (parsed2) => {
+              await readPacket(reader2, useStreamType, async (parsed3) => {
                 try {
-                  if (parsed2.tag === enums.packet.marker || parsed2.tag === enums.packet.trust || parsed2.tag === enums.packet.padding) {
+                  if (parsed3.tag === enums.packet.marker || parsed3.tag === enums.packet.trust || parsed3.tag === enums.packet.padding) {
                     return;
                   }
-                  const packet = newPacketFromTag(parsed2.tag, allowedPackets2);
+                  const packet = newPacketFromTag(parsed3.tag, allowedPackets2);
                   try {
-                    grammarValidator?.recordPacket(parsed2.tag, additionalAllowedPackets);
+                    grammarValidator?.recordPacket(parsed3.tag, additionalAllowedPackets);
                   } catch (e) {
                     if (config$1.enforceGrammar) {
                       throw e;
@@ -23445,10 +23445,10 @@ var init_openpgp = __esm({
                     }
                   }
                   packet.packets = new _PacketList();
-                  packet.fromStream = util.isStream(parsed2.packet);
+                  packet.fromStream = util.isStream(parsed3.packet);
                   wasStream = packet.fromStream;
                   try {
-                    await packet.read(parsed2.packet, config$1);
+                    await packet.read(parsed3.packet, config$1);
                   } catch (e) {
                     if (!(e instanceof UnsupportedError)) {
                       throw util.wrapError(new MalformedPacketError(`Parsing ${packet.constructor.name} failed`), e);
@@ -23457,10 +23457,10 @@ var init_openpgp = __esm({
                   }
                   await writer.write(packet);
                 } catch (e) {
-                  const throwUnknownPacketError = e instanceof UnknownPacketError && parsed2.tag <= 39;
+                  const throwUnknownPacketError = e instanceof UnknownPacketError && parsed3.tag <= 39;
                   const throwUnsupportedError = e instanceof UnsupportedError && !(e instanceof UnknownPacketError) && !config$1.ignoreUnsupportedPackets;
                   const throwMalformedPacketError = e instanceof MalformedPacketError && !config$1.ignoreMalformedPackets;
-                  const throwDataPacketError = supportsStreaming(parsed2.tag);
+                  const throwDataPacketError = supportsStreaming(parsed3.tag);
                   const throwOtherError = !(e instanceof UnknownPacketError || e instanceof UnsupportedError || e instanceof MalformedPacketError);
                   if (throwUnknownPacketError || throwUnsupportedError || throwMalformedPacketError || throwDataPacketError || throwOtherError) {
                     if (delayErrors) {
@@ -23469,7 +23469,7 @@ var init_openpgp = __esm({
                       await writer.abort(e);
                     }
                   } else {
-                    const unparsedPacket = new UnparseablePacket(parsed2.tag, parsed2.packet);
+                    const unparsedPacket = new UnparseablePacket(parsed3.tag, parsed3.packet);
                     await writer.write(unparsedPacket);
                   }
                   util.printDebugError(e);
@@ -24619,8 +24619,8 @@ var init_openpgp = __esm({
         if (!usrAttr || !(usrAttr instanceof _UserAttributePacket)) {
           return false;
         }
-        return this.attributes.every(function(attr2, index2) {
-          return attr2 === usrAttr.attributes[index2];
+        return this.attributes.every(function(attr3, index2) {
+          return attr3 === usrAttr.attributes[index2];
         });
       }
     };
@@ -25023,7 +25023,7 @@ var init_openpgp = __esm({
         if (userID.length > config$1.maxUserIDLength) {
           throw new Error("User ID string is too long");
         }
-        const isValidEmail = (str2) => /^[^\s@]+@[^\s@]+$/.test(str2);
+        const isValidEmail = (str4) => /^[^\s@]+@[^\s@]+$/.test(str4);
         const firstBracket = userID.indexOf("<");
         const lastBracket = userID.lastIndexOf(">");
         if (firstBracket !== -1 && lastBracket !== -1 && lastBracket > firstBracket) {
@@ -25310,7 +25310,7 @@ var init_openpgp = __esm({
           userAttribute: this.userAttribute,
           key: primaryKey
         };
-        let exception;
+        let exception2;
         for (let i2 = this.selfCertifications.length - 1; i2 >= 0; i2--) {
           try {
             const selfCertification = this.selfCertifications[i2];
@@ -25324,10 +25324,10 @@ var init_openpgp = __esm({
             }
             return true;
           } catch (e) {
-            exception = e;
+            exception2 = e;
           }
         }
-        throw exception;
+        throw exception2;
       }
       /**
        * Update user with new components from specified user
@@ -25756,7 +25756,7 @@ var init_openpgp = __esm({
           throw util.wrapError("Could not verify primary key", err2);
         }
         const subkeys = this.subkeys.slice().sort((a, b) => b.keyPacket.created - a.keyPacket.created || b.keyPacket.algorithm - a.keyPacket.algorithm);
-        let exception;
+        let exception2;
         for (const subkey of subkeys) {
           if (!keyID || subkey.getKeyID().equals(keyID)) {
             try {
@@ -25773,7 +25773,7 @@ var init_openpgp = __esm({
               checkKeyRequirements(subkey.keyPacket, config$1);
               return subkey;
             } catch (e) {
-              exception = e;
+              exception2 = e;
             }
           }
         }
@@ -25784,9 +25784,9 @@ var init_openpgp = __esm({
             return this;
           }
         } catch (e) {
-          exception = e;
+          exception2 = e;
         }
-        throw util.wrapError("Could not find valid signing key packet in key " + this.getKeyID().toHex(), exception);
+        throw util.wrapError("Could not find valid signing key packet in key " + this.getKeyID().toHex(), exception2);
       }
       /**
        * Returns last created key or key by given keyID that is available for encryption or decryption
@@ -25807,7 +25807,7 @@ var init_openpgp = __esm({
           throw util.wrapError("Could not verify primary key", err2);
         }
         const subkeys = this.subkeys.slice().sort((a, b) => b.keyPacket.created - a.keyPacket.created || b.keyPacket.algorithm - a.keyPacket.algorithm);
-        let exception;
+        let exception2;
         for (const subkey of subkeys) {
           if (!keyID || subkey.getKeyID().equals(keyID)) {
             try {
@@ -25819,7 +25819,7 @@ var init_openpgp = __esm({
                 return subkey;
               }
             } catch (e) {
-              exception = e;
+              exception2 = e;
             }
           }
         }
@@ -25830,9 +25830,9 @@ var init_openpgp = __esm({
             return this;
           }
         } catch (e) {
-          exception = e;
+          exception2 = e;
         }
-        throw util.wrapError("Could not find valid encryption key packet in key " + this.getKeyID().toHex(), exception);
+        throw util.wrapError("Could not find valid encryption key packet in key " + this.getKeyID().toHex(), exception2);
       }
       /**
        * Checks if a signature on a key is revoked
@@ -25938,7 +25938,7 @@ var init_openpgp = __esm({
       async getPrimaryUser(date = /* @__PURE__ */ new Date(), userID = {}, config$1 = config) {
         const primaryKey = this.keyPacket;
         const users = [];
-        let exception;
+        let exception2;
         for (let i2 = 0; i2 < this.users.length; i2++) {
           try {
             const user2 = this.users[i2];
@@ -25952,11 +25952,11 @@ var init_openpgp = __esm({
             const selfCertification = await getLatestValidSignature(user2.selfCertifications, primaryKey, enums.signature.certGeneric, dataToVerify, date, config$1);
             users.push({ index: i2, user: user2, selfCertification });
           } catch (e) {
-            exception = e;
+            exception2 = e;
           }
         }
         if (!users.length) {
-          throw exception || new Error("Could not find primary user");
+          throw exception2 || new Error("Could not find primary user");
         }
         await Promise.all(users.map(async (a) => {
           a.selfCertification.revoked || await a.user.isRevoked(a.selfCertification, null, date, config$1);
@@ -26265,11 +26265,11 @@ var init_openpgp = __esm({
       async getDecryptionKeys(keyID, date = /* @__PURE__ */ new Date(), userID = {}, config$1 = config) {
         const primaryKey = this.keyPacket;
         const keys = [];
-        let exception = null;
+        let exception2 = null;
         for (let i2 = 0; i2 < this.subkeys.length; i2++) {
           if (!keyID || this.subkeys[i2].getKeyID().equals(keyID, true)) {
             if (this.subkeys[i2].keyPacket.isDummy()) {
-              exception = exception || new Error("Gnu-dummy key packets cannot be used for decryption");
+              exception2 = exception2 || new Error("Gnu-dummy key packets cannot be used for decryption");
               continue;
             }
             try {
@@ -26279,20 +26279,20 @@ var init_openpgp = __esm({
                 keys.push(this.subkeys[i2]);
               }
             } catch (e) {
-              exception = e;
+              exception2 = e;
             }
           }
         }
         const selfCertification = await this.getPrimarySelfSignature(date, userID, config$1);
         if ((!keyID || primaryKey.getKeyID().equals(keyID, true)) && validateDecryptionKeyPacket(primaryKey, selfCertification, config$1)) {
           if (primaryKey.isDummy()) {
-            exception = exception || new Error("Gnu-dummy key packets cannot be used for decryption");
+            exception2 = exception2 || new Error("Gnu-dummy key packets cannot be used for decryption");
           } else {
             keys.push(this);
           }
         }
         if (keys.length === 0) {
-          throw exception || new Error("No decryption key packets found");
+          throw exception2 || new Error("No decryption key packets found");
         }
         return keys;
       }
@@ -26485,7 +26485,7 @@ var init_openpgp = __esm({
         const symEncryptedPacket = symEncryptedPacketlist[0];
         const expectedSymmetricAlgorithm = symEncryptedPacket.cipherAlgorithm;
         const sessionKeyObjects = sessionKeys || await this.decryptSessionKeys(decryptionKeys, passwords, expectedSymmetricAlgorithm, date, config$1);
-        let exception = null;
+        let exception2 = null;
         const decryptedPromise = Promise.all(sessionKeyObjects.map(async ({ algorithm: algorithmName, data }) => {
           if (!util.isUint8Array(data) || !symEncryptedPacket.cipherAlgorithm && !util.isString(algorithmName)) {
             throw new Error("Invalid session key for decryption.");
@@ -26495,14 +26495,14 @@ var init_openpgp = __esm({
             await symEncryptedPacket.decrypt(algo, data, config$1);
           } catch (e) {
             util.printDebugError(e);
-            exception = e;
+            exception2 = e;
           }
         }));
         cancel(symEncryptedPacket.encrypted);
         symEncryptedPacket.encrypted = null;
         await decryptedPromise;
         if (!symEncryptedPacket.packets || !symEncryptedPacket.packets.length) {
-          throw exception || new Error("Decryption failed.");
+          throw exception2 || new Error("Decryption failed.");
         }
         const resultMsg = new _Message(symEncryptedPacket.packets);
         symEncryptedPacket.packets = new PacketList();
@@ -26523,7 +26523,7 @@ var init_openpgp = __esm({
        */
       async decryptSessionKeys(decryptionKeys, passwords, expectedSymmetricAlgorithm, date = /* @__PURE__ */ new Date(), config$1 = config) {
         let decryptedSessionKeyPackets = [];
-        let exception;
+        let exception2;
         if (passwords) {
           const skeskPackets = this.packets.filterByTag(enums.packet.symEncryptedSessionKey);
           if (skeskPackets.length === 0) {
@@ -26543,7 +26543,7 @@ var init_openpgp = __esm({
               } catch (err2) {
                 util.printDebugError(err2);
                 if (err2 instanceof Argon2OutOfMemoryError) {
-                  exception = err2;
+                  exception2 = err2;
                 }
               }
             }));
@@ -26559,7 +26559,7 @@ var init_openpgp = __esm({
               try {
                 decryptionKeyPackets = (await decryptionKey.getDecryptionKeys(pkeskPacket.publicKeyID, null, void 0, config$1)).map((key) => key.keyPacket);
               } catch (err2) {
-                exception = err2;
+                exception2 = err2;
                 return;
               }
               let algos = [
@@ -26598,7 +26598,7 @@ var init_openpgp = __esm({
                       decryptedSessionKeyPackets.push(pkeskPacketCopy);
                     } catch (err2) {
                       util.printDebugError(err2);
-                      exception = err2;
+                      exception2 = err2;
                     }
                   }));
                 } else {
@@ -26611,7 +26611,7 @@ var init_openpgp = __esm({
                     decryptedSessionKeyPackets.push(pkeskPacket);
                   } catch (err2) {
                     util.printDebugError(err2);
-                    exception = err2;
+                    exception2 = err2;
                   }
                 }
               }));
@@ -26639,7 +26639,7 @@ var init_openpgp = __esm({
             algorithm: packet.sessionKeyAlgorithm && enums.read(enums.symmetric, packet.sessionKeyAlgorithm)
           }));
         }
-        throw exception || new Error("Session key decryption failed.");
+        throw exception2 || new Error("Session key decryption failed.");
       }
       /**
        * Get literal data that is the body of the message
@@ -26985,8 +26985,8 @@ var init_openpgp = __esm({
        * @param {String} text - The cleartext of the signed message
        * @param {Signature} signature - The detached signature or an empty signature for unsigned messages
        */
-      constructor(text2, signature) {
-        this.text = util.removeTrailingSpaces(text2).replace(/\r?\n/g, "\r\n");
+      constructor(text3, signature) {
+        this.text = util.removeTrailingSpaces(text3).replace(/\r?\n/g, "\r\n");
         if (signature && !(signature instanceof Signature)) {
           throw new Error("Invalid signature input");
         }
@@ -27919,12 +27919,12 @@ var init_openpgp = __esm({
           const { Err: E } = DER;
           if (num < _0n$3)
             throw new E("integer: negative integers are not allowed");
-          let hex2 = numberToHexUnpadded(num);
-          if (Number.parseInt(hex2[0], 16) & 8)
-            hex2 = "00" + hex2;
-          if (hex2.length & 1)
+          let hex3 = numberToHexUnpadded(num);
+          if (Number.parseInt(hex3[0], 16) & 8)
+            hex3 = "00" + hex3;
+          if (hex3.length & 1)
             throw new E("unexpected DER parsing assertion: unpadded hex");
-          return hex2;
+          return hex3;
         },
         decode(data) {
           const { Err: E } = DER;
@@ -27935,9 +27935,9 @@ var init_openpgp = __esm({
           return bytesToNumberBE(data);
         }
       },
-      toSig(hex2) {
-        const { Err: E, _int: int, _tlv: tlv } = DER;
-        const data = ensureBytes("signature", hex2);
+      toSig(hex3) {
+        const { Err: E, _int: int2, _tlv: tlv } = DER;
+        const data = ensureBytes("signature", hex3);
         const { v: seqBytes, l: seqLeftBytes } = tlv.decode(48, data);
         if (seqLeftBytes.length)
           throw new E("invalid signature: left bytes after parsing");
@@ -27945,14 +27945,14 @@ var init_openpgp = __esm({
         const { v: sBytes, l: sLeftBytes } = tlv.decode(2, rLeftBytes);
         if (sLeftBytes.length)
           throw new E("invalid signature: left bytes after parsing");
-        return { r: int.decode(rBytes), s: int.decode(sBytes) };
+        return { r: int2.decode(rBytes), s: int2.decode(sBytes) };
       },
       hexFromSig(sig) {
-        const { _tlv: tlv, _int: int } = DER;
-        const rs = tlv.encode(2, int.encode(sig.r));
-        const ss = tlv.encode(2, int.encode(sig.s));
-        const seq = rs + ss;
-        return tlv.encode(48, seq);
+        const { _tlv: tlv, _int: int2 } = DER;
+        const rs = tlv.encode(2, int2.encode(sig.r));
+        const ss = tlv.encode(2, int2.encode(sig.s));
+        const seq2 = rs + ss;
+        return tlv.encode(48, seq2);
       }
     };
     _0n$3 = BigInt(0);
@@ -30320,7 +30320,7 @@ var init_openpgp = __esm({
       default: loadWasm
     });
     unbzip2StreamExports = requireUnbzip2Stream();
-    index = /* @__PURE__ */ getDefaultExportFromCjs(unbzip2StreamExports);
+    index = /* @__PURE__ */ getDefaultExportFromCjs2(unbzip2StreamExports);
     index$1 = /* @__PURE__ */ _mergeNamespaces({
       __proto__: null,
       default: index
@@ -30974,8 +30974,8 @@ var require_prerelease = __commonJS({
     "use strict";
     var parse2 = require_parse();
     var prerelease = (version, options2) => {
-      const parsed2 = parse2(version, options2);
-      return parsed2 && parsed2.prerelease.length ? parsed2.prerelease : null;
+      const parsed3 = parse2(version, options2);
+      return parsed3 && parsed3.prerelease.length ? parsed3.prerelease : null;
     };
     module2.exports = prerelease;
   }
@@ -31235,8 +31235,8 @@ var require_truncate = __commonJS({
       }
       return version.format();
     };
-    var isPrerelease = (type) => {
-      return type.startsWith("pre");
+    var isPrerelease = (type2) => {
+      return type2.startsWith("pre");
     };
     module2.exports = truncate;
   }
@@ -31830,20 +31830,20 @@ var require_range = __commonJS({
       }
       return `${from} ${to}`.trim();
     };
-    var testSet = (set, version, options2) => {
-      for (let i2 = 0; i2 < set.length; i2++) {
-        if (!set[i2].test(version)) {
+    var testSet = (set2, version, options2) => {
+      for (let i2 = 0; i2 < set2.length; i2++) {
+        if (!set2[i2].test(version)) {
           return false;
         }
       }
       if (version.prerelease.length && !options2.includePrerelease) {
-        for (let i2 = 0; i2 < set.length; i2++) {
-          debug(set[i2].semver);
-          if (set[i2].semver === Comparator.ANY) {
+        for (let i2 = 0; i2 < set2.length; i2++) {
+          debug(set2[i2].semver);
+          if (set2[i2].semver === Comparator.ANY) {
             continue;
           }
-          if (set[i2].semver.prerelease.length > 0) {
-            const allowed = set[i2].semver;
+          if (set2[i2].semver.prerelease.length > 0) {
+            const allowed = set2[i2].semver;
             if (allowed.major === version.major && allowed.minor === version.minor && allowed.patch === version.patch) {
               return true;
             }
@@ -32239,7 +32239,7 @@ var require_simplify = __commonJS({
     var satisfies2 = require_satisfies();
     var compare = require_compare();
     module2.exports = (versions, range, options2) => {
-      const set = [];
+      const set2 = [];
       let first = null;
       let prev = null;
       const v = versions.sort((a, b) => compare(a, b, options2));
@@ -32252,17 +32252,17 @@ var require_simplify = __commonJS({
           }
         } else {
           if (prev) {
-            set.push([first, prev]);
+            set2.push([first, prev]);
           }
           prev = null;
           first = null;
         }
       }
       if (first) {
-        set.push([first, null]);
+        set2.push([first, null]);
       }
       const ranges = [];
-      for (const [min, max2] of set) {
+      for (const [min, max2] of set2) {
         if (min === max2) {
           ranges.push(min);
         } else if (!max2 && min === v[0]) {
@@ -32542,8 +32542,8 @@ var require_semver2 = __commonJS({
 });
 
 // src/cli/main.ts
-var import_node_fs8 = require("node:fs");
-var path3 = __toESM(require("node:path"));
+var import_node_fs9 = require("node:fs");
+var path4 = __toESM(require("node:path"));
 var import_node_util = require("node:util");
 
 // src/config.ts
@@ -32588,6 +32588,19 @@ function cacheDir() {
 }
 function maxPackageBytes() {
   return positiveInt("TFGUARD_MAX_PACKAGE_BYTES", process.env.TFGUARD_MAX_PACKAGE_BYTES);
+}
+function remoteModuleLimits() {
+  const env = process.env;
+  const out = {};
+  const requests = positiveInt("TFGUARD_REMOTE_MAX_REQUESTS", env.TFGUARD_REMOTE_MAX_REQUESTS);
+  const downloads = positiveInt("TFGUARD_REMOTE_MAX_DOWNLOADS", env.TFGUARD_REMOTE_MAX_DOWNLOADS);
+  const concurrent = positiveInt("TFGUARD_REMOTE_MAX_CONCURRENCY", env.TFGUARD_REMOTE_MAX_CONCURRENCY);
+  const ttl = positiveInt("TFGUARD_REMOTE_MUTABLE_TTL_SECONDS", env.TFGUARD_REMOTE_MUTABLE_TTL_SECONDS);
+  if (requests !== void 0) out.maxRequests = requests;
+  if (downloads !== void 0) out.maxDownloads = downloads;
+  if (concurrent !== void 0) out.maxConcurrent = concurrent;
+  if (ttl !== void 0) out.mutableTtlMs = ttl * 1e3;
+  return out;
 }
 var ARCHIVE_LIMIT_VARIABLES = Object.freeze({
   maxEntries: "TFGUARD_MAX_ENTRIES",
@@ -32733,15 +32746,15 @@ function parseProviderSource(raw, engine) {
     if (typeof ns !== "string") return { ok: false, error: ns.error };
     namespace = ns;
   }
-  const type = providerPart(parts[parts.length - 1], "type", raw);
-  if (typeof type !== "string") return { ok: false, error: type.error };
-  if (type.startsWith("terraform-provider-")) {
+  const type2 = providerPart(parts[parts.length - 1], "type", raw);
+  if (typeof type2 !== "string") return { ok: false, error: type2.error };
+  if (type2.startsWith("terraform-provider-")) {
     return {
       ok: false,
-      error: `invalid provider type "${type}" in source "${raw}": the prefix "terraform-provider-" is not part of the provider type`
+      error: `invalid provider type "${type2}" in source "${raw}": the prefix "terraform-provider-" is not part of the provider type`
     };
   }
-  return { ok: true, source: `${host}/${namespace}/${type}` };
+  return { ok: true, source: `${host}/${namespace}/${type2}` };
 }
 function impliedProviderSource(name, engine) {
   if (name === "terraform") return BUILTIN_TERRAFORM_PROVIDER;
@@ -32928,13 +32941,13 @@ function parseNumber(digits, input) {
   }
   return n;
 }
-function scanVersion(text2, input) {
-  const numMatch = /^[0-9]+(?:\.[0-9]+)*/.exec(text2);
+function scanVersion(text3, input) {
+  const numMatch = /^[0-9]+(?:\.[0-9]+)*/.exec(text3);
   if (numMatch === null) {
-    throw new ConstraintSyntaxError(`expected a version number at "${text2}"`, input);
+    throw new ConstraintSyntaxError(`expected a version number at "${text3}"`, input);
   }
   const numText = numMatch[0];
-  let rest = text2.slice(numText.length);
+  let rest = text3.slice(numText.length);
   if (/^\.[xX*]/.test(rest)) {
     throw new ConstraintSyntaxError(
       `wildcards such as "${numText}${rest.slice(0, 2)}" are not supported; leave out the parts that may vary`,
@@ -32966,7 +32979,7 @@ function scanVersion(text2, input) {
   }
   if (dangling !== null && rest !== "" && !/^[\s,]/.test(rest)) {
     throw new ConstraintSyntaxError(
-      `unexpected "${rest}" after "${text2.slice(0, text2.length - rest.length)}"`,
+      `unexpected "${rest}" after "${text3.slice(0, text3.length - rest.length)}"`,
       input
     );
   }
@@ -33094,14 +33107,14 @@ function operatorAdvice(op) {
   }
 }
 function parsePiece(piece, input, grammar) {
-  const text2 = piece.replace(grammar === "config" ? CONFIG_WS : LOCK_WS, "");
+  const text3 = piece.replace(grammar === "config" ? CONFIG_WS : LOCK_WS, "");
   const fail2 = (msg) => {
-    throw new ConstraintSyntaxError(`invalid constraint ${quote(text2)}: ${msg}`, input);
+    throw new ConstraintSyntaxError(`invalid constraint ${quote(text3)}: ${msg}`, input);
   };
-  if (/^\s/.test(text2)) fail2("unexpected white-space character");
-  const opRun = /^[^0-9A-Za-z.*\s]*/.exec(text2)[0];
+  if (/^\s/.test(text3)) fail2("unexpected white-space character");
+  const opRun = /^[^0-9A-Za-z.*\s]*/.exec(text3)[0];
   if (!OPERATORS.has(opRun)) fail2(operatorAdvice(opRun));
-  let rest = text2.slice(opRun.length);
+  let rest = text3.slice(opRun.length);
   const sep3 = /^[\s]*/.exec(rest)[0];
   rest = rest.slice(sep3.length);
   if (/^[vV]/.test(rest)) fail2('a "v" prefix must not be used; write the version number only');
@@ -33153,7 +33166,7 @@ function parsePiece(piece, input, grammar) {
     op: opRun === "" ? "=" : opRun,
     explicitOp: opRun !== "",
     version,
-    raw: text2
+    raw: text3
   };
 }
 function parseConstraints(s, options2 = {}) {
@@ -33393,9 +33406,9 @@ function conjunctionOf(list) {
 function findConflict(list) {
   const contributors = list.map(parseContributor);
   if (analyze(conjunctionOf(contributors)).satisfiable) return null;
-  const explain = (set2) => {
-    const a = analyze(conjunctionOf(set2));
-    return { ids: set2.map((c) => c.id), reason: a.reason };
+  const explain = (set3) => {
+    const a = analyze(conjunctionOf(set3));
+    return { ids: set3.map((c) => c.id), reason: a.reason };
   };
   for (const c of contributors) {
     if (!analyze(c.constraints).satisfiable) return explain([c]);
@@ -33406,12 +33419,12 @@ function findConflict(list) {
       if (!analyze(conjunctionOf(pair)).satisfiable) return explain(pair);
     }
   }
-  let set = contributors.slice();
+  let set2 = contributors.slice();
   for (const c of contributors) {
-    const without = set.filter((x2) => x2 !== c);
-    if (!analyze(conjunctionOf(without)).satisfiable) set = without;
+    const without = set2.filter((x2) => x2 !== c);
+    if (!analyze(conjunctionOf(without)).satisfiable) set2 = without;
   }
-  return explain(set);
+  return explain(set2);
 }
 function isSatisfiable(list) {
   return analyze(list.flatMap((s) => parseConstraints(s))).satisfiable;
@@ -33420,15 +33433,15 @@ function isSatisfiable(list) {
 // src/constraints/normalize.ts
 function formatConstraint(c) {
   const v = c.version;
-  let text2;
+  let text3;
   if (c.op === "~>" && v.parts !== 3) {
-    text2 = `${v.major}.${v.minor}`;
-    if (v.prerelease !== "") text2 += `-${v.prerelease}`;
-    if (v.metadata !== "") text2 += `+${v.metadata}`;
+    text3 = `${v.major}.${v.minor}`;
+    if (v.prerelease !== "") text3 += `-${v.prerelease}`;
+    if (v.metadata !== "") text3 += `+${v.metadata}`;
   } else {
-    text2 = formatVersion(v);
+    text3 = formatVersion(v);
   }
-  return c.op === "=" ? text2 : `${c.op} ${text2}`;
+  return c.op === "=" ? text3 : `${c.op} ${text3}`;
 }
 function operatorRank(c) {
   switch (c.op) {
@@ -33602,19 +33615,19 @@ function bytePosition(buf, offset) {
   }
   return { line, column };
 }
-function textPosition(text2, offset) {
+function textPosition(text3, offset) {
   let line = 1;
   let lineStart = 0;
-  for (let i2 = text2.indexOf("\n"); i2 !== -1 && i2 < offset; i2 = text2.indexOf("\n", i2 + 1)) {
+  for (let i2 = text3.indexOf("\n"); i2 !== -1 && i2 < offset; i2 = text3.indexOf("\n", i2 + 1)) {
     line++;
     lineStart = i2 + 1;
   }
-  return { line, column: codePointColumn(text2, lineStart, offset) };
+  return { line, column: codePointColumn(text3, lineStart, offset) };
 }
-function codePointColumn(text2, lineStart, offset) {
+function codePointColumn(text3, lineStart, offset) {
   let column = 1;
   for (let i2 = lineStart; i2 < offset; i2++) {
-    const c = text2.charCodeAt(i2);
+    const c = text3.charCodeAt(i2);
     if (c < 56320 || c > 57343) column++;
   }
   return column;
@@ -33622,7 +33635,7 @@ function codePointColumn(text2, lineStart, offset) {
 function hex(b) {
   return `0x${b.toString(16).padStart(2, "0")}`;
 }
-function decodeSource(path4, content) {
+function decodeSource(path5, content) {
   let start = 0;
   if (content.length >= 3 && content[0] === 239 && content[1] === 187 && content[2] === 191) start = 3;
   const valid2 = (0, import_node_buffer.isUtf8)(content);
@@ -33634,34 +33647,34 @@ function decodeSource(path4, content) {
     const len = sequenceLength(content, i2);
     if (len === 0) {
       const { line, column } = bytePosition(content, i2);
-      const shown = Array.from(content.subarray(i2, Math.min(i2 + 4, content.length)), hex).join(" ");
+      const shown2 = Array.from(content.subarray(i2, Math.min(i2 + 4, content.length)), hex).join(" ");
       return {
         ok: false,
         error: {
-          path: path4,
+          path: path5,
           line,
           column,
-          message: `invalid UTF-8: the bytes ${shown} at byte offset ${i2} are not a valid UTF-8 sequence`
+          message: `invalid UTF-8: the bytes ${shown2} at byte offset ${i2} are not a valid UTF-8 sequence`
         }
       };
     }
     i2 += len;
   }
-  const text2 = content.toString("utf8", start);
-  const bom = text2.indexOf(String.fromCharCode(BOM));
+  const text3 = content.toString("utf8", start);
+  const bom = text3.indexOf(String.fromCharCode(BOM));
   if (bom !== -1) {
-    const { line, column } = textPosition(text2, bom);
+    const { line, column } = textPosition(text3, bom);
     return {
       ok: false,
       error: {
-        path: path4,
+        path: path5,
         line,
         column,
         message: "byte order mark (U+FEFF) in the middle of the file; only a leading one is allowed"
       }
     };
   }
-  return { ok: true, text: text2, bomBytes: start };
+  return { ok: true, text: text3, bomBytes: start };
 }
 
 // src/hcl/lexer.ts
@@ -33770,11 +33783,11 @@ var M_MAIN = 0;
 var M_QUOTE = 1;
 var M_HEREDOC = 2;
 var sharedLines = new Int32Array(1 << 14);
-function lineIndex(text2) {
+function lineIndex(text3) {
   let starts = sharedLines;
   let count = 1;
   starts[0] = 0;
-  for (let nl = text2.indexOf("\n"); nl !== -1; nl = text2.indexOf("\n", nl + 1)) {
+  for (let nl = text3.indexOf("\n"); nl !== -1; nl = text3.indexOf("\n", nl + 1)) {
     if (count === starts.length) {
       const grown = new Int32Array(starts.length * 2);
       grown.set(starts);
@@ -33787,17 +33800,17 @@ function lineIndex(text2) {
 }
 var ID_START = /[\p{ID_Start}_]/u;
 var ID_CONTINUE = /[\p{ID_Continue}-]/u;
-function identLength(text2, i2) {
-  const n = text2.length;
+function identLength(text3, i2) {
+  const n = text3.length;
   let j = i2;
   let first = true;
   while (j < n) {
-    const c = text2.charCodeAt(j);
+    const c = text3.charCodeAt(j);
     if (c < 128) {
       if (first ? !isIdentStart(c) : !isIdentContinue(c)) break;
       j++;
     } else {
-      const cp = text2.codePointAt(j);
+      const cp = text3.codePointAt(j);
       const ch = String.fromCodePoint(cp);
       if (!(first ? ID_START : ID_CONTINUE).test(ch)) break;
       j += ch.length;
@@ -33857,18 +33870,18 @@ function unescapeQuoted(raw) {
   }
   return out;
 }
-function tokenEnd(text2, tokens, k) {
+function tokenEnd(text3, tokens, k) {
   let e = tokens.end[k];
   if (tokens.type[k] === T_CHEREDOC) {
     const s = tokens.start[k];
-    while (e > s && isGoSpace(text2.charCodeAt(e - 1))) e--;
+    while (e > s && isGoSpace(text3.charCodeAt(e - 1))) e--;
   }
   return e;
 }
 var shared = { type: new Uint8Array(1 << 16), start: new Int32Array(1 << 16), end: new Int32Array(1 << 16) };
 var Lexer = class {
-  constructor(text2, strict, depthLimit) {
-    this.text = text2;
+  constructor(text3, strict, depthLimit) {
+    this.text = text3;
     this.strict = strict;
     this.depthLimit = depthLimit;
     if (strict) {
@@ -33876,7 +33889,7 @@ var Lexer = class {
       this.start = shared.start;
       this.end = shared.end;
     } else {
-      const cap = Math.max(64, Math.min(1 << 16, text2.length + 1));
+      const cap = Math.max(64, Math.min(1 << 16, text3.length + 1));
       this.type = new Uint8Array(cap);
       this.start = new Int32Array(cap);
       this.end = new Int32Array(cap);
@@ -33964,15 +33977,15 @@ var Lexer = class {
     this.heredocAtLineStart.push(false);
   }
   run() {
-    const text2 = this.text;
-    const n = text2.length;
+    const text3 = this.text;
+    const n = text3.length;
     let i2 = 0;
     while (i2 < n) {
       const mode = this.modes[this.modes.length - 1];
       if (mode === M_QUOTE) {
         const litStart = i2;
         while (i2 < n) {
-          const c3 = text2.charCodeAt(i2);
+          const c3 = text3.charCodeAt(i2);
           if (c3 >= 128 || QUOTE_SPECIAL[c3] === 0) {
             i2++;
             continue;
@@ -33984,7 +33997,7 @@ var Lexer = class {
             continue;
           }
           if (c3 === 92) {
-            const e = text2.charCodeAt(i2 + 1);
+            const e = text3.charCodeAt(i2 + 1);
             if (!this.strict) {
               i2 += e === 10 ? 1 : 2;
               continue;
@@ -33996,17 +34009,17 @@ var Lexer = class {
             if (e === 117 || e === 85) {
               const len = e === 117 ? 4 : 8;
               let k = 0;
-              while (k < len && isHex(text2.charCodeAt(i2 + 2 + k))) k++;
-              if (k !== len || isHex(text2.charCodeAt(i2 + 2 + len))) throw new GiveUp("escape sequence", i2);
-              const cp = parseInt(text2.slice(i2 + 2, i2 + 2 + len), 16);
+              while (k < len && isHex(text3.charCodeAt(i2 + 2 + k))) k++;
+              if (k !== len || isHex(text3.charCodeAt(i2 + 2 + len))) throw new GiveUp("escape sequence", i2);
+              const cp = parseInt(text3.slice(i2 + 2, i2 + 2 + len), 16);
               if (cp > 1114111 || cp >= 55296 && cp <= 57343) throw new GiveUp("escape sequence", i2);
               i2 += 2 + len;
               continue;
             }
             throw new GiveUp("escape sequence", i2);
           }
-          if ((c3 === 36 || c3 === 37) && text2.charCodeAt(i2 + 1) === 123) break;
-          if ((c3 === 36 || c3 === 37) && text2.charCodeAt(i2 + 1) === c3 && text2.charCodeAt(i2 + 2) === 123) {
+          if ((c3 === 36 || c3 === 37) && text3.charCodeAt(i2 + 1) === 123) break;
+          if ((c3 === 36 || c3 === 37) && text3.charCodeAt(i2 + 1) === c3 && text3.charCodeAt(i2 + 2) === 123) {
             i2 += 3;
             continue;
           }
@@ -34018,7 +34031,7 @@ var Lexer = class {
           if (this.strict) throw new GiveUp("unterminated string", litStart);
           break;
         }
-        const c2 = text2.charCodeAt(i2);
+        const c2 = text3.charCodeAt(i2);
         if (c2 === 34) {
           this.emit(T_CQUOTE, i2, i2 + 1);
           this.modes.pop();
@@ -34037,7 +34050,7 @@ var Lexer = class {
       }
       if (mode === M_HEREDOC) {
         const top = this.heredocAtLineStart.length - 1;
-        let nl = text2.indexOf("\n", i2);
+        let nl = text3.indexOf("\n", i2);
         if (nl === -1) {
           if (this.strict) throw new GiveUp("unterminated heredoc", i2);
           nl = n;
@@ -34048,10 +34061,10 @@ var Lexer = class {
           const lineEnd = cr === nl - 1 ? nl - 1 : nl;
           let a = i2;
           let b = lineEnd;
-          while (a < b && isGoSpace(text2.charCodeAt(a))) a++;
-          while (b > a && isGoSpace(text2.charCodeAt(b - 1))) b--;
+          while (a < b && isGoSpace(text3.charCodeAt(a))) a++;
+          while (b > a && isGoSpace(text3.charCodeAt(b - 1))) b--;
           const marker = this.markers[this.markers.length - 1];
-          if (marker !== "" && b - a === marker.length && text2.startsWith(marker, a)) {
+          if (marker !== "" && b - a === marker.length && text3.startsWith(marker, a)) {
             this.emit(T_CHEREDOC, i2, lineEnd);
             this.emit(T_NEWLINE, lineEnd, nl + 1);
             this.markers.pop();
@@ -34062,33 +34075,33 @@ var Lexer = class {
           }
         }
         const litStart = i2;
-        let seq = -1;
+        let seq2 = -1;
         for (let p = i2; ; ) {
           const s = Math.min(this.nextOf(DOLLAR, p), this.nextOf(PERCENT, p));
           if (s >= nl) break;
-          const c0 = text2.charCodeAt(s);
-          const c1 = text2.charCodeAt(s + 1);
+          const c0 = text3.charCodeAt(s);
+          const c1 = text3.charCodeAt(s + 1);
           if (c1 === 123) {
-            seq = s;
+            seq2 = s;
             break;
           }
-          p = c1 === c0 && text2.charCodeAt(s + 2) === 123 ? s + 3 : s + 1;
+          p = c1 === c0 && text3.charCodeAt(s + 2) === 123 ? s + 3 : s + 1;
         }
-        if (seq === -1) {
+        if (seq2 === -1) {
           i2 = Math.min(nl + 1, n);
           this.emit(T_STRING_LIT, litStart, i2);
           this.heredocAtLineStart[top] = true;
         } else {
-          if (seq > litStart) this.emit(T_STRING_LIT, litStart, seq);
+          if (seq2 > litStart) this.emit(T_STRING_LIT, litStart, seq2);
           this.heredocAtLineStart[top] = false;
-          i2 = this.templateSeq(seq, text2.charCodeAt(seq) === 36);
+          i2 = this.templateSeq(seq2, text3.charCodeAt(seq2) === 36);
         }
         continue;
       }
-      const c = text2.charCodeAt(i2);
+      const c = text3.charCodeAt(i2);
       if (c === 32 || c === 9) {
         i2++;
-        while (i2 < n && (text2.charCodeAt(i2) === 32 || text2.charCodeAt(i2) === 9)) i2++;
+        while (i2 < n && (text3.charCodeAt(i2) === 32 || text3.charCodeAt(i2) === 9)) i2++;
         continue;
       }
       if (c === 10) {
@@ -34097,7 +34110,7 @@ var Lexer = class {
         continue;
       }
       if (c === 13) {
-        if (text2.charCodeAt(i2 + 1) !== 10) {
+        if (text3.charCodeAt(i2 + 1) !== 10) {
           if (this.strict) throw new GiveUp("carriage return", i2);
           i2++;
           continue;
@@ -34108,10 +34121,10 @@ var Lexer = class {
       }
       if (isIdentStart(c)) {
         let j = i2 + 1;
-        while (j < n && isIdentContinue(text2.charCodeAt(j))) j++;
-        if (j < n && text2.charCodeAt(j) >= 128) {
+        while (j < n && isIdentContinue(text3.charCodeAt(j))) j++;
+        if (j < n && text3.charCodeAt(j) >= 128) {
           if (this.strict) throw new GiveUp("non-ASCII identifier", i2);
-          j = i2 + identLength(text2, i2);
+          j = i2 + identLength(text3, i2);
         }
         this.emit(T_IDENT, i2, j);
         i2 = j;
@@ -34121,31 +34134,31 @@ var Lexer = class {
         let j = i2 + 1;
         let good = j;
         for (; ; ) {
-          const d = text2.charCodeAt(j);
+          const d = text3.charCodeAt(j);
           if (isDigit(d)) {
             j++;
             good = j;
           } else if (d === 46) {
             j++;
           } else if (d === 101 || d === 69) {
-            const s = text2.charCodeAt(j + 1);
+            const s = text3.charCodeAt(j + 1);
             if (isDigit(s)) {
               j += 2;
               good = j;
-            } else if ((s === 43 || s === 45) && isDigit(text2.charCodeAt(j + 2))) {
+            } else if ((s === 43 || s === 45) && isDigit(text3.charCodeAt(j + 2))) {
               j += 3;
               good = j;
             } else break;
           } else break;
         }
-        if (this.strict && !NUMBER_FORM.test(text2.slice(i2, good))) throw new GiveUp("number literal", i2);
+        if (this.strict && !NUMBER_FORM.test(text3.slice(i2, good))) throw new GiveUp("number literal", i2);
         this.emit(T_NUMBER, i2, good);
         i2 = good;
         continue;
       }
       switch (c) {
         case 35: {
-          const nl = text2.indexOf("\n", i2);
+          const nl = text3.indexOf("\n", i2);
           if (nl === -1) {
             this.emit(T_COMMENT, i2, n);
             i2 = n;
@@ -34156,9 +34169,9 @@ var Lexer = class {
           continue;
         }
         case 47: {
-          const d = text2.charCodeAt(i2 + 1);
+          const d = text3.charCodeAt(i2 + 1);
           if (d === 47) {
-            const nl = text2.indexOf("\n", i2);
+            const nl = text3.indexOf("\n", i2);
             if (nl === -1) {
               this.emit(T_COMMENT, i2, n);
               i2 = n;
@@ -34169,7 +34182,7 @@ var Lexer = class {
             continue;
           }
           if (d === 42) {
-            const e = text2.indexOf("*/", i2 + 2);
+            const e = text3.indexOf("*/", i2 + 2);
             if (e === -1) {
               if (this.strict) throw new GiveUp("unterminated comment", i2);
               i2 = this.stop('unterminated comment: "/*" is never closed', i2);
@@ -34228,7 +34241,7 @@ var Lexer = class {
           i2++;
           continue;
         case 46:
-          if (text2.charCodeAt(i2 + 1) === 46 && text2.charCodeAt(i2 + 2) === 46) {
+          if (text3.charCodeAt(i2 + 1) === 46 && text3.charCodeAt(i2 + 2) === 46) {
             this.emit(T_ELLIPSIS, i2, i2 + 3);
             i2 += 3;
           } else {
@@ -34255,7 +34268,7 @@ var Lexer = class {
           i2++;
           continue;
         case 61: {
-          const d = text2.charCodeAt(i2 + 1);
+          const d = text3.charCodeAt(i2 + 1);
           if (d === 61) {
             this.emit(T_BINOP, i2, i2 + 2);
             i2 += 2;
@@ -34269,7 +34282,7 @@ var Lexer = class {
           continue;
         }
         case 33:
-          if (text2.charCodeAt(i2 + 1) === 61) {
+          if (text3.charCodeAt(i2 + 1) === 61) {
             this.emit(T_BINOP, i2, i2 + 2);
             i2 += 2;
           } else {
@@ -34278,13 +34291,13 @@ var Lexer = class {
           }
           continue;
         case 62: {
-          const len = text2.charCodeAt(i2 + 1) === 61 ? 2 : 1;
+          const len = text3.charCodeAt(i2 + 1) === 61 ? 2 : 1;
           this.emit(T_BINOP, i2, i2 + len);
           i2 += len;
           continue;
         }
         case 60: {
-          const d = text2.charCodeAt(i2 + 1);
+          const d = text3.charCodeAt(i2 + 1);
           if (d === 61) {
             this.emit(T_BINOP, i2, i2 + 2);
             i2 += 2;
@@ -34292,21 +34305,21 @@ var Lexer = class {
           }
           if (d === 60) {
             let j = i2 + 2;
-            if (text2.charCodeAt(j) === 45) j++;
+            if (text3.charCodeAt(j) === 45) j++;
             const m0 = j;
-            const tolerantLength = this.strict ? 0 : identLength(text2, j);
-            if (tolerantLength > 0 || isIdentStart(text2.charCodeAt(j))) {
+            const tolerantLength = this.strict ? 0 : identLength(text3, j);
+            if (tolerantLength > 0 || isIdentStart(text3.charCodeAt(j))) {
               j++;
-              while (j < n && isIdentContinue(text2.charCodeAt(j))) j++;
-              if (j < n && text2.charCodeAt(j) >= 128) {
+              while (j < n && isIdentContinue(text3.charCodeAt(j))) j++;
+              if (j < n && text3.charCodeAt(j) >= 128) {
                 if (this.strict) throw new GiveUp("non-ASCII heredoc marker", i2);
               }
               if (!this.strict) j = m0 + tolerantLength;
               let k = j;
-              if (text2.charCodeAt(k) === 13) k++;
-              if (text2.charCodeAt(k) === 10) {
+              if (text3.charCodeAt(k) === 13) k++;
+              if (text3.charCodeAt(k) === 10) {
                 this.emit(T_OHEREDOC, i2, k + 1);
-                this.markers.push(text2.slice(m0, j));
+                this.markers.push(text3.slice(m0, j));
                 this.heredocAtLineStart.push(true);
                 this.modes.push(M_HEREDOC);
                 i2 = k + 1;
@@ -34323,7 +34336,7 @@ var Lexer = class {
           i2++;
           continue;
         case 58:
-          if (text2.charCodeAt(i2 + 1) === 58) {
+          if (text3.charCodeAt(i2 + 1) === 58) {
             this.emit(T_DCOLON, i2, i2 + 2);
             i2 += 2;
             continue;
@@ -34332,7 +34345,7 @@ var Lexer = class {
           i2++;
           continue;
         case 38:
-          if (text2.charCodeAt(i2 + 1) === 38) {
+          if (text3.charCodeAt(i2 + 1) === 38) {
             this.emit(T_BINOP, i2, i2 + 2);
             i2 += 2;
             continue;
@@ -34342,7 +34355,7 @@ var Lexer = class {
           i2++;
           continue;
         case 124:
-          if (text2.charCodeAt(i2 + 1) === 124) {
+          if (text3.charCodeAt(i2 + 1) === 124) {
             this.emit(T_BINOP, i2, i2 + 2);
             i2 += 2;
             continue;
@@ -34353,7 +34366,7 @@ var Lexer = class {
           continue;
         default: {
           if (this.strict) throw new GiveUp(`character U+${c.toString(16).padStart(4, "0")}`, i2);
-          const id = c >= 128 ? identLength(text2, i2) : 0;
+          const id = c >= 128 ? identLength(text3, i2) : 0;
           if (id > 0) {
             this.emit(T_IDENT, i2, i2 + id);
             i2 += id;
@@ -34371,9 +34384,9 @@ var Lexer = class {
     return { count: this.count, type: this.type, start: this.start, end: this.end };
   }
 };
-function lex(text2, options2 = {}) {
+function lex(text3, options2 = {}) {
   const strict = options2.strict === true;
-  const lexer = new Lexer(text2, strict, options2.depthLimit ?? Infinity);
+  const lexer = new Lexer(text3, strict, options2.depthLimit ?? Infinity);
   if (options2.template === true && !strict) lexer.startInTemplate();
   const tokens = lexer.run();
   return { tokens, maxDepth: lexer.maxDepth, error: lexer.error };
@@ -34462,8 +34475,8 @@ var K_NUMBER = 1;
 var K_BOOL = 2;
 var K_NULL = 3;
 var Verifier = class {
-  constructor(text2, tokens, lineStarts) {
-    this.text = text2;
+  constructor(text3, tokens, lineStarts) {
+    this.text = text3;
     this.lineStarts = lineStarts;
     this.type = tokens.type;
     this.start = tokens.start;
@@ -34512,10 +34525,10 @@ var Verifier = class {
   }
   /** Index of the next significant token (a `#`/`//` comment reads as a newline where they count). */
   peekIndex() {
-    const { type } = this;
+    const { type: type2 } = this;
     let k = this.pos;
     for (; ; ) {
-      const t = type[k];
+      const t = type2[k];
       if (t === T_COMMENT2) {
         k++;
         continue;
@@ -34529,8 +34542,8 @@ var Verifier = class {
     }
   }
   peek() {
-    const { type } = this;
-    const t = type[this.peekIndex()];
+    const { type: type2 } = this;
+    const t = type2[this.peekIndex()];
     return t === T_COMMENT_NL2 ? T_NEWLINE2 : t;
   }
   /** Reads the next significant token; returns its index. */
@@ -34545,8 +34558,8 @@ var Verifier = class {
     throw new GiveUp(reason, start[k]);
   }
   isKeyword(k, word) {
-    const { text: text2, type, start, end } = this;
-    return type[k] === T_IDENT2 && end[k] - start[k] === word.length && text2.startsWith(word, start[k]);
+    const { text: text3, type: type2, start, end } = this;
+    return type2[k] === T_IDENT2 && end[k] - start[k] === word.length && text3.startsWith(word, start[k]);
   }
   take() {
     const k = this.read();
@@ -34554,9 +34567,9 @@ var Verifier = class {
     return k;
   }
   expect(t, what) {
-    const { type } = this;
+    const { type: type2 } = this;
     const k = this.take();
-    if (type[k] !== t) this.fail(`expected ${what}`, k);
+    if (type2[k] !== t) this.fail(`expected ${what}`, k);
     return k;
   }
   parseExpression() {
@@ -34590,28 +34603,28 @@ var Verifier = class {
   }
   /** Returns true when at least one traversal step was read. */
   parseTraversals() {
-    const { text: text2, type, start, end } = this;
+    const { text: text3, type: type2, start, end } = this;
     let any = false;
     for (; ; ) {
       const t = this.peek();
       if (t === T_DOT2) {
         this.take();
         const k = this.peekIndex();
-        const a = type[k];
+        const a = type2[k];
         if (a === T_IDENT2) {
           this.take();
         } else if (a === T_NUMBER2) {
-          if (!INDEX_FORM.test(text2.slice(start[k], end[k]))) this.fail("legacy index", k);
+          if (!INDEX_FORM.test(text3.slice(start[k], end[k]))) this.fail("legacy index", k);
           this.take();
         } else if (a === T_STAR2) {
           this.take();
           while (this.peek() === T_DOT2) {
             this.take();
             const m = this.peekIndex();
-            if (type[m] === T_NUMBER2) {
-              if (!INDEX_FORM.test(text2.slice(start[m], end[m]))) this.fail("legacy index", m);
+            if (type2[m] === T_NUMBER2) {
+              if (!INDEX_FORM.test(text3.slice(start[m], end[m]))) this.fail("legacy index", m);
               this.take();
-            } else if (type[m] === T_IDENT2) {
+            } else if (type2[m] === T_IDENT2) {
               this.take();
             } else {
               this.fail("attribute name expected", m);
@@ -34630,7 +34643,7 @@ var Verifier = class {
           this.pushNL(false);
           this.parseExpression();
           const c = this.take();
-          if (type[c] !== T_CBRACK2) this.fail('expected "]"', c);
+          if (type2[c] !== T_CBRACK2) this.fail('expected "]"', c);
           this.popNL();
         }
         any = true;
@@ -34640,11 +34653,11 @@ var Verifier = class {
     }
   }
   parseTemplate(closer) {
-    const { type } = this;
+    const { type: type2 } = this;
     const ctl = [];
     for (; ; ) {
       const k = this.take();
-      const t = type[k];
+      const t = type2[k];
       if (t === closer) break;
       if (t === T_QUOTED_LIT2 || t === T_STRING_LIT2) continue;
       if (t === T_INTERP2) {
@@ -34658,7 +34671,7 @@ var Verifier = class {
       if (t === T_CONTROL2) {
         this.pushNL(false);
         const kw = this.take();
-        if (type[kw] !== T_IDENT2) this.fail("template directive keyword", kw);
+        if (type2[kw] !== T_IDENT2) this.fail("template directive keyword", kw);
         if (this.isKeyword(kw, "if")) {
           this.parseExpression();
           ctl.push(0);
@@ -34693,7 +34706,7 @@ var Verifier = class {
     if (ctl.length > 0) this.fail("unbalanced template directives", this.pos);
   }
   parseForExpr(closer) {
-    const { type } = this;
+    const { type: type2 } = this;
     this.pushNL(false);
     this.take();
     this.expect(T_IDENT2, "a variable name");
@@ -34723,14 +34736,14 @@ var Verifier = class {
       this.parseExpression();
     }
     const c = this.take();
-    if (type[c] !== closer) this.fail("extra characters after the for expression", c);
+    if (type2[c] !== closer) this.fail("extra characters after the for expression", c);
     if (closer === T_CBRACK2 ? hasKey || group : !hasKey) this.fail("invalid for expression", c);
     this.popNL();
   }
   parseTerm() {
-    const { type } = this;
+    const { type: type2 } = this;
     const k = this.peekIndex();
-    const t = type[k];
+    const t = type2[k];
     switch (t) {
       case T_OPAREN2: {
         this.take();
@@ -34763,7 +34776,7 @@ var Verifier = class {
             }
             this.parseExpression();
             const sep3 = this.take();
-            const st = type[sep3];
+            const st = type2[sep3];
             if (st === T_CPAREN2) break;
             if (st === T_ELLIPSIS2) {
               if (this.peek() !== T_CPAREN2) this.fail('expected ")"', this.peekIndex());
@@ -34811,8 +34824,8 @@ var Verifier = class {
             }
             this.parseExpression();
             const sep3 = this.take();
-            if (type[sep3] === T_CBRACK2) break;
-            if (type[sep3] !== T_COMMA2) this.fail('expected ","', sep3);
+            if (type2[sep3] === T_CBRACK2) break;
+            if (type2[sep3] !== T_COMMA2) this.fail('expected ","', sep3);
           }
         }
         this.popNL();
@@ -34860,7 +34873,7 @@ var Verifier = class {
   }
   /** Attribute after `ident =`: returns the attribute (the newline after it is left to the caller). */
   finishAttribute(identTok) {
-    const { text: text2, type, start, end } = this;
+    const { text: text3, type: type2, start, end } = this;
     this.take();
     const exprStart = this.pos;
     this.parseExpression();
@@ -34868,11 +34881,11 @@ var Verifier = class {
     const exprEnd = lastTok + 1;
     const s = start[identTok];
     let e = end[lastTok];
-    if (type[lastTok] === T_CHEREDOC2) {
-      while (e > s && isGoSpace(text2.charCodeAt(e - 1))) e--;
+    if (type2[lastTok] === T_CHEREDOC2) {
+      while (e > s && isGoSpace(text3.charCodeAt(e - 1))) e--;
     }
     return {
-      name: detach(text2.slice(s, end[identTok])),
+      name: detach(text3.slice(s, end[identTok])),
       line: this.lineOf(s),
       endLine: this.lineOf(start[lastTok]),
       start: s,
@@ -34882,10 +34895,10 @@ var Verifier = class {
     };
   }
   parseBody(closer, into) {
-    const { type } = this;
+    const { type: type2 } = this;
     for (; ; ) {
       const k = this.peekIndex();
-      const t = type[k] === T_COMMENT_NL2 ? T_NEWLINE2 : type[k];
+      const t = type2[k] === T_COMMENT_NL2 ? T_NEWLINE2 : type2[k];
       if (t === closer) {
         this.take();
         if (hasStructureIssue(into)) this.fail("structure", k);
@@ -34911,23 +34924,23 @@ var Verifier = class {
     }
   }
   parseBlock(identTok) {
-    const { text: text2, type, start, end } = this;
+    const { text: text3, type: type2, start, end } = this;
     const labels = [];
     for (; ; ) {
       const k = this.take();
-      const t = type[k];
+      const t = type2[k];
       if (t === T_OBRACE2) break;
       if (t === T_IDENT2) {
-        labels.push(detach(text2.slice(start[k], end[k])));
+        labels.push(detach(text3.slice(start[k], end[k])));
         continue;
       }
       if (t === T_OQUOTE2) {
         let label = "";
         for (; ; ) {
           const m = this.take();
-          if (type[m] === T_CQUOTE2) break;
-          if (type[m] !== T_QUOTED_LIT2) this.fail("template sequence in a block label", m);
-          label += unescapeLiteral(text2.slice(start[m], end[m]));
+          if (type2[m] === T_CQUOTE2) break;
+          if (type2[m] !== T_QUOTED_LIT2) this.fail("template sequence in a block label", m);
+          label += unescapeLiteral(text3.slice(start[m], end[m]));
         }
         labels.push(detach(label));
         continue;
@@ -34936,7 +34949,7 @@ var Verifier = class {
     }
     const s = start[identTok];
     const block2 = {
-      type: detach(text2.slice(s, end[identTok])),
+      type: detach(text3.slice(s, end[identTok])),
       labels,
       line: this.lineOf(s),
       endLine: 0,
@@ -34949,7 +34962,7 @@ var Verifier = class {
       this.parseBody(T_CBRACE2, block2.body);
     } else {
       const k = this.take();
-      if (type[k] !== T_IDENT2 || this.peek() !== T_EQUAL2) this.fail("invalid single-argument block", k);
+      if (type2[k] !== T_IDENT2 || this.peek() !== T_EQUAL2) this.fail("invalid single-argument block", k);
       block2.body.attributes.push(this.finishAttribute(k));
       if (this.peek() !== T_CBRACE2) this.fail("invalid single-argument block", this.peekIndex());
       this.take();
@@ -34963,35 +34976,35 @@ var Verifier = class {
     return block2;
   }
 };
-function verifyHcl(text2, options2 = {}) {
+function verifyHcl(text3, options2 = {}) {
   const depthLimit = options2.depthLimit ?? 128;
   let tokens;
   let maxDepth;
   try {
-    ({ tokens, maxDepth } = lex(text2, { strict: true, depthLimit }));
+    ({ tokens, maxDepth } = lex(text3, { strict: true, depthLimit }));
   } catch (err2) {
-    if (err2 instanceof GiveUp) return giveUp(text2, err2);
+    if (err2 instanceof GiveUp) return giveUp(text3, err2);
     throw err2;
   }
-  const lineStarts = lineIndex(text2);
+  const lineStarts = lineIndex(text3);
   const root = { attributes: [], blocks: [] };
   try {
-    new Verifier(text2, tokens, lineStarts).parseBody(T_EOF2, root);
+    new Verifier(text3, tokens, lineStarts).parseBody(T_EOF2, root);
   } catch (err2) {
-    if (err2 instanceof GiveUp) return giveUp(text2, err2);
+    if (err2 instanceof GiveUp) return giveUp(text3, err2);
     throw err2;
   }
   return { ok: true, body: root, tokens, maxDepth, lines: lineStarts };
 }
-function giveUp(text2, err2) {
-  const offset = Math.min(Math.max(0, err2.offset), text2.length);
+function giveUp(text3, err2) {
+  const offset = Math.min(Math.max(0, err2.offset), text3.length);
   let line = 1;
   let lineStart = 0;
-  for (let nl = text2.indexOf("\n"); nl !== -1 && nl < offset; nl = text2.indexOf("\n", nl + 1)) {
+  for (let nl = text3.indexOf("\n"); nl !== -1 && nl < offset; nl = text3.indexOf("\n", nl + 1)) {
     line++;
     lineStart = nl + 1;
   }
-  return { ok: false, reason: err2.reason, line, column: codePointColumn(text2, lineStart, offset) };
+  return { ok: false, reason: err2.reason, line, column: codePointColumn(text3, lineStart, offset) };
 }
 function detach(s) {
   return s.length < 13 ? s : (" " + s).slice(1);
@@ -35010,22 +35023,22 @@ function expressionOffset(tokens, from, to) {
   while (i2 < to - 1 && isTrivia(tokens.type[i2])) i2++;
   return tokens.start[i2];
 }
-function objectItems(text2, tokens, from, to) {
-  const { type, start } = tokens;
+function objectItems(text3, tokens, from, to) {
+  const { type: type2, start } = tokens;
   let i2 = from;
-  while (i2 < to && isTrivia(type[i2])) i2++;
+  while (i2 < to && isTrivia(type2[i2])) i2++;
   let last = to - 1;
-  while (last > i2 && isTrivia(type[last])) last--;
-  if (type[i2] !== T_OBRACE2 || type[last] !== T_CBRACE2) return null;
+  while (last > i2 && isTrivia(type2[last])) last--;
+  if (type2[i2] !== T_OBRACE2 || type2[last] !== T_CBRACE2) return null;
   const items = [];
   i2++;
   for (; ; ) {
-    while (i2 < last && (isTrivia(type[i2]) || type[i2] === T_COMMA2)) i2++;
+    while (i2 < last && (isTrivia(type2[i2]) || type2[i2] === T_COMMA2)) i2++;
     if (i2 >= last) return items;
     const keyFirst = i2;
     let depth = 0;
     while (i2 < last) {
-      const t = type[i2];
+      const t = type2[i2];
       if (depth === 0 && (t === T_EQUAL2 || t === T_COLON2)) break;
       if (OPENERS.has(t)) depth++;
       else if (CLOSERS.has(t)) depth--;
@@ -35033,64 +35046,64 @@ function objectItems(text2, tokens, from, to) {
     }
     if (i2 >= last) return null;
     let keyLast = i2 - 1;
-    while (keyLast > keyFirst && isTrivia(type[keyLast])) keyLast--;
+    while (keyLast > keyFirst && isTrivia(type2[keyLast])) keyLast--;
     const keyStart = start[keyFirst];
-    const keyEnd = tokenEnd(text2, tokens, keyLast);
-    let key = text2.slice(keyStart, keyEnd);
-    if (keyLast === keyFirst && type[keyFirst] === T_IDENT2) key = text2.slice(keyStart, keyEnd);
-    else if (type[keyFirst] === T_OQUOTE2 && type[keyLast] === T_CQUOTE2) {
+    const keyEnd = tokenEnd(text3, tokens, keyLast);
+    let key = text3.slice(keyStart, keyEnd);
+    if (keyLast === keyFirst && type2[keyFirst] === T_IDENT2) key = text3.slice(keyStart, keyEnd);
+    else if (type2[keyFirst] === T_OQUOTE2 && type2[keyLast] === T_CQUOTE2) {
       if (keyLast === keyFirst + 1) key = "";
-      else if (keyLast === keyFirst + 2 && type[keyFirst + 1] === T_QUOTED_LIT2) {
-        key = unescapeLiteral(text2.slice(start[keyFirst + 1], tokens.end[keyFirst + 1]));
+      else if (keyLast === keyFirst + 2 && type2[keyFirst + 1] === T_QUOTED_LIT2) {
+        key = unescapeLiteral(text3.slice(start[keyFirst + 1], tokens.end[keyFirst + 1]));
       }
     }
     i2++;
-    while (i2 < last && isTrivia(type[i2]) && type[i2] !== T_NEWLINE2) i2++;
+    while (i2 < last && isTrivia(type2[i2]) && type2[i2] !== T_NEWLINE2) i2++;
     const valueFirst = i2;
     depth = 0;
     while (i2 < last) {
-      const t = type[i2];
+      const t = type2[i2];
       if (depth === 0 && (t === T_COMMA2 || t === T_NEWLINE2 || t === T_COMMENT_NL2)) break;
       if (OPENERS.has(t)) depth++;
       else if (CLOSERS.has(t)) depth--;
       i2++;
     }
     let valueLast = i2 - 1;
-    while (valueLast > valueFirst && isTrivia(type[valueLast])) valueLast--;
+    while (valueLast > valueFirst && isTrivia(type2[valueLast])) valueLast--;
     if (valueLast < valueFirst) return null;
     items.push({
       key: detach(key),
       keyStart,
       keyEnd,
       valueStart: start[valueFirst],
-      valueEnd: tokenEnd(text2, tokens, valueLast)
+      valueEnd: tokenEnd(text3, tokens, valueLast)
     });
   }
 }
-function tupleElements(text2, tokens, from, to) {
-  const { type, start } = tokens;
+function tupleElements(text3, tokens, from, to) {
+  const { type: type2, start } = tokens;
   let i2 = from;
-  while (i2 < to && isTrivia(type[i2])) i2++;
+  while (i2 < to && isTrivia(type2[i2])) i2++;
   let last = to - 1;
-  while (last > i2 && isTrivia(type[last])) last--;
-  if (type[i2] !== T_OBRACK2 || type[last] !== T_CBRACK2) return null;
+  while (last > i2 && isTrivia(type2[last])) last--;
+  if (type2[i2] !== T_OBRACK2 || type2[last] !== T_CBRACK2) return null;
   const out = [];
   i2++;
   for (; ; ) {
-    while (i2 < last && (isTrivia(type[i2]) || type[i2] === T_COMMA2)) i2++;
+    while (i2 < last && (isTrivia(type2[i2]) || type2[i2] === T_COMMA2)) i2++;
     if (i2 >= last) return out;
     const first = i2;
     let depth = 0;
     while (i2 < last) {
-      const t = type[i2];
+      const t = type2[i2];
       if (depth === 0 && t === T_COMMA2) break;
       if (OPENERS.has(t)) depth++;
       else if (CLOSERS.has(t)) depth--;
       i2++;
     }
     let end = i2 - 1;
-    while (end > first && isTrivia(type[end])) end--;
-    out.push({ start: start[first], end: tokenEnd(text2, tokens, end) });
+    while (end > first && isTrivia(type2[end])) end--;
+    out.push({ start: start[first], end: tokenEnd(text3, tokens, end) });
   }
 }
 
@@ -35098,8 +35111,8 @@ function tupleElements(text2, tokens, from, to) {
 var NOT_EVALUABLE = /* @__PURE__ */ Symbol("not evaluable");
 var SIMPLE_NUMBER = /^(?:0|[1-9][0-9]{0,14})(?:\.[0-9]{1,15})?$/;
 var Evaluator = class {
-  constructor(text2, t, limit) {
-    this.text = text2;
+  constructor(text3, t, limit) {
+    this.text = text3;
     this.t = t;
     this.limit = limit;
   }
@@ -35108,9 +35121,9 @@ var Evaluator = class {
   limit;
   /** Index of the next token at or after `k` that is not a newline or comment (within the range). */
   skipLayout(k) {
-    const { type } = this.t;
+    const { type: type2 } = this.t;
     while (k < this.limit) {
-      const ty = type[k];
+      const ty = type2[k];
       if (ty !== TOKEN.NEWLINE && ty !== TOKEN.COMMENT && ty !== TOKEN.COMMENT_NL) break;
       k++;
     }
@@ -35121,17 +35134,17 @@ var Evaluator = class {
    * IDENT (`.` IDENT | `[` NUMBER `]`)*, all tokens adjacent (no spaces or comments inside).
    */
   traversalEnd(k) {
-    const { type, start, end } = this.t;
+    const { type: type2, start, end } = this.t;
     let m = k + 1;
     for (; ; ) {
-      if (m + 1 < this.limit && type[m] === TOKEN.DOT && start[m] === end[m - 1]) {
-        if (type[m + 1] === TOKEN.IDENT && start[m + 1] === end[m]) {
+      if (m + 1 < this.limit && type2[m] === TOKEN.DOT && start[m] === end[m - 1]) {
+        if (type2[m + 1] === TOKEN.IDENT && start[m + 1] === end[m]) {
           m += 2;
           continue;
         }
         return m;
       }
-      if (m + 2 < this.limit && type[m] === TOKEN.OBRACK && start[m] === end[m - 1] && type[m + 1] === TOKEN.NUMBER && start[m + 1] === end[m] && type[m + 2] === TOKEN.CBRACK && start[m + 2] === end[m + 1] && /^(?:0|[1-9][0-9]*)$/.test(this.text.slice(start[m + 1], end[m + 1]))) {
+      if (m + 2 < this.limit && type2[m] === TOKEN.OBRACK && start[m] === end[m - 1] && type2[m + 1] === TOKEN.NUMBER && start[m + 1] === end[m] && type2[m + 2] === TOKEN.CBRACK && start[m + 2] === end[m + 1] && /^(?:0|[1-9][0-9]*)$/.test(this.text.slice(start[m + 1], end[m + 1]))) {
         m += 3;
         continue;
       }
@@ -35141,56 +35154,56 @@ var Evaluator = class {
   /** Reads one value at token `k`; returns the value and the index after it, or null. */
   value(k, depth) {
     if (k >= this.limit || depth > 32) return null;
-    const { type, start, end } = this.t;
-    const text2 = this.text;
-    switch (type[k]) {
+    const { type: type2, start, end } = this.t;
+    const text3 = this.text;
+    switch (type2[k]) {
       case TOKEN.OQUOTE: {
         let out = "";
         let m = k + 1;
-        while (m < this.limit && type[m] === TOKEN.QUOTED_LIT) {
-          const raw = text2.slice(start[m], end[m]);
+        while (m < this.limit && type2[m] === TOKEN.QUOTED_LIT) {
+          const raw = text3.slice(start[m], end[m]);
           if (raw.includes("{")) return null;
           out += unescapeLiteral(raw);
           m++;
         }
-        if (m >= this.limit || type[m] !== TOKEN.CQUOTE) return null;
+        if (m >= this.limit || type2[m] !== TOKEN.CQUOTE) return null;
         return [detach(out), m + 1];
       }
       case TOKEN.NUMBER: {
-        const raw = text2.slice(start[k], end[k]);
+        const raw = text3.slice(start[k], end[k]);
         if (!SIMPLE_NUMBER.test(raw)) return null;
         return [Number(raw), k + 1];
       }
       case TOKEN.IDENT: {
-        const word = text2.slice(start[k], end[k]);
+        const word = text3.slice(start[k], end[k]);
         let m = k + 1;
-        if (m >= this.limit || type[m] !== TOKEN.DOT) {
+        if (m >= this.limit || type2[m] !== TOKEN.DOT) {
           if (word === "true") return [true, m];
           if (word === "false") return [false, m];
           if (word === "null") return [null, m];
         }
         if (word === "true" || word === "false" || word === "null" || word === "for") return null;
         m = this.traversalEnd(k);
-        const after = m < this.limit ? type[m] : TOKEN.EOF;
+        const after = m < this.limit ? type2[m] : TOKEN.EOF;
         if (after === TOKEN.DOT || after === TOKEN.OBRACK || after === TOKEN.OPAREN || after === TOKEN.DCOLON) {
           return null;
         }
-        return [detach("${" + text2.slice(start[k], end[m - 1]) + "}"), m];
+        return [detach("${" + text3.slice(start[k], end[m - 1]) + "}"), m];
       }
       case TOKEN.OBRACK: {
         const items = [];
         let m = this.skipLayout(k + 1);
-        if (m < this.limit && type[m] === TOKEN.IDENT && text2.slice(start[m], end[m]) === "for") return null;
+        if (m < this.limit && type2[m] === TOKEN.IDENT && text3.slice(start[m], end[m]) === "for") return null;
         for (; ; ) {
           if (m >= this.limit) return null;
-          if (type[m] === TOKEN.CBRACK) return [items, m + 1];
+          if (type2[m] === TOKEN.CBRACK) return [items, m + 1];
           const item = this.value(m, depth + 1);
           if (item === null) return null;
           items.push(item[0]);
           m = this.skipLayout(item[1]);
           if (m >= this.limit) return null;
-          if (type[m] === TOKEN.COMMA) m = this.skipLayout(m + 1);
-          else if (type[m] !== TOKEN.CBRACK) return null;
+          if (type2[m] === TOKEN.COMMA) m = this.skipLayout(m + 1);
+          else if (type2[m] !== TOKEN.CBRACK) return null;
         }
       }
       case TOKEN.OBRACE: {
@@ -35198,14 +35211,14 @@ var Evaluator = class {
         let m = this.skipLayout(k + 1);
         for (; ; ) {
           if (m >= this.limit) return null;
-          if (type[m] === TOKEN.CBRACE) break;
+          if (type2[m] === TOKEN.CBRACE) break;
           let key;
-          if (type[m] === TOKEN.IDENT) {
+          if (type2[m] === TOKEN.IDENT) {
             const e = this.traversalEnd(m);
-            key = detach(text2.slice(start[m], end[e - 1]));
+            key = detach(text3.slice(start[m], end[e - 1]));
             if (key === "for") return null;
             m = e;
-          } else if (type[m] === TOKEN.OQUOTE) {
+          } else if (type2[m] === TOKEN.OQUOTE) {
             const s = this.value(m, depth + 1);
             if (s === null || typeof s[0] !== "string") return null;
             key = s[0];
@@ -35213,18 +35226,18 @@ var Evaluator = class {
           } else {
             return null;
           }
-          if (m >= this.limit || type[m] !== TOKEN.EQUAL && type[m] !== TOKEN.COLON) return null;
+          if (m >= this.limit || type2[m] !== TOKEN.EQUAL && type2[m] !== TOKEN.COLON) return null;
           const item = this.value(m + 1, depth + 1);
           if (item === null) return null;
           entries.delete(key);
           entries.set(key, item[0]);
           m = item[1];
           if (m >= this.limit) return null;
-          if (type[m] === TOKEN.COMMA || type[m] === TOKEN.NEWLINE || type[m] === TOKEN.COMMENT_NL) {
+          if (type2[m] === TOKEN.COMMA || type2[m] === TOKEN.NEWLINE || type2[m] === TOKEN.COMMENT_NL) {
             m = this.skipLayout(m + 1);
-          } else if (type[m] === TOKEN.COMMENT) {
+          } else if (type2[m] === TOKEN.COMMENT) {
             m = this.skipLayout(m);
-          } else if (type[m] !== TOKEN.CBRACE) {
+          } else if (type2[m] !== TOKEN.CBRACE) {
             return null;
           }
         }
@@ -35241,8 +35254,8 @@ var Evaluator = class {
 function compareBytes(a, b) {
   return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
 }
-function evaluateExpression(text2, tokens, from, to) {
-  const ev = new Evaluator(text2, tokens, to);
+function evaluateExpression(text3, tokens, from, to) {
+  const ev = new Evaluator(text3, tokens, to);
   const r = ev.value(from, 0);
   if (r === null || r[1] !== to) return NOT_EVALUABLE;
   return r[0];
@@ -35250,11 +35263,11 @@ function evaluateExpression(text2, tokens, from, to) {
 
 // src/hcl/positions.ts
 var PositionMap = class {
-  constructor(file, text2, bomBytes, byteLength2) {
+  constructor(file, text3, bomBytes, byteLength2) {
     this.file = file;
-    this.text = text2;
+    this.text = text3;
     this.bomBytes = bomBytes;
-    this.ascii = byteLength2 !== void 0 ? byteLength2 - bomBytes === text2.length : Buffer.byteLength(text2, "utf8") === text2.length;
+    this.ascii = byteLength2 !== void 0 ? byteLength2 - bomBytes === text3.length : Buffer.byteLength(text3, "utf8") === text3.length;
   }
   file;
   text;
@@ -35271,8 +35284,8 @@ var PositionMap = class {
   lineStarts() {
     if (this.starts !== null) return this.starts;
     const starts = [0];
-    const text2 = this.text;
-    for (let nl = text2.indexOf("\n"); nl !== -1; nl = text2.indexOf("\n", nl + 1)) starts.push(nl + 1);
+    const text3 = this.text;
+    for (let nl = text3.indexOf("\n"); nl !== -1; nl = text3.indexOf("\n", nl + 1)) starts.push(nl + 1);
     this.starts = starts;
     this.lineCount = starts.length;
     return starts;
@@ -35389,15 +35402,15 @@ var JsonSyntaxError = class extends Error {
   column;
 };
 var NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
-function parseJsonWithPositions(text2, maxDepth) {
+function parseJsonWithPositions(text3, maxDepth) {
   let i2 = 0;
   let line = 1;
   let lineStart = 0;
-  const n = text2.length;
+  const n = text3.length;
   const column = (at2) => {
     let col = 1;
     for (let k = lineStart; k < at2; k++) {
-      const c = text2.charCodeAt(k);
+      const c = text3.charCodeAt(k);
       if (c < 56320 || c > 57343) col++;
     }
     return col;
@@ -35405,12 +35418,12 @@ function parseJsonWithPositions(text2, maxDepth) {
   const error = (message, at2 = i2) => new JsonSyntaxError(message, line, column(at2));
   const describe4 = (at2) => {
     if (at2 >= n) return "end of file";
-    const cp = text2.codePointAt(at2);
+    const cp = text3.codePointAt(at2);
     return cp < 32 || cp === 127 ? `U+${cp.toString(16).toUpperCase().padStart(4, "0")}` : `"${String.fromCodePoint(cp)}"`;
   };
   const skipWs = () => {
     while (i2 < n) {
-      const c = text2.charCodeAt(i2);
+      const c = text3.charCodeAt(i2);
       if (c === 32 || c === 9 || c === 13) i2++;
       else if (c === 10) {
         i2++;
@@ -35426,16 +35439,16 @@ function parseJsonWithPositions(text2, maxDepth) {
     let chunk = i2;
     while (true) {
       if (i2 >= n) throw error("invalid JSON: unterminated string", startCol);
-      const c = text2.charCodeAt(i2);
+      const c = text3.charCodeAt(i2);
       if (c === 34) {
-        out += text2.slice(chunk, i2);
+        out += text3.slice(chunk, i2);
         i2++;
         return out;
       }
       if (c < 32) throw error(`invalid JSON: control character ${describe4(i2)} in a string must be escaped`);
       if (c === 92) {
-        out += text2.slice(chunk, i2);
-        const e = text2[i2 + 1];
+        out += text3.slice(chunk, i2);
+        const e = text3[i2 + 1];
         switch (e) {
           case '"':
           case "\\":
@@ -35464,10 +35477,10 @@ function parseJsonWithPositions(text2, maxDepth) {
             i2 += 2;
             break;
           case "u": {
-            const hex2 = text2.slice(i2 + 2, i2 + 6);
-            if (!/^[0-9a-fA-F]{4}$/.test(hex2))
+            const hex3 = text3.slice(i2 + 2, i2 + 6);
+            if (!/^[0-9a-fA-F]{4}$/.test(hex3))
               throw error('invalid JSON: "\\u" must be followed by four hex digits');
-            out += String.fromCharCode(parseInt(hex2, 16));
+            out += String.fromCharCode(parseInt(hex3, 16));
             i2 += 6;
             break;
           }
@@ -35486,7 +35499,7 @@ function parseJsonWithPositions(text2, maxDepth) {
     const startLine = line;
     const startCol = column(i2);
     const startOff = i2;
-    const c = text2[i2];
+    const c = text3[i2];
     if (c === "{" || c === "[") {
       if (depth >= maxDepth) throw error(`nesting depth ${depth + 1} exceeds the limit of ${maxDepth}`);
       i2++;
@@ -35494,7 +35507,7 @@ function parseJsonWithPositions(text2, maxDepth) {
         const props = [];
         const seen = /* @__PURE__ */ new Map();
         skipWs();
-        if (text2[i2] === "}") {
+        if (text3[i2] === "}") {
           i2++;
           return {
             kind: "object",
@@ -35508,7 +35521,7 @@ function parseJsonWithPositions(text2, maxDepth) {
         }
         while (true) {
           skipWs();
-          if (text2[i2] !== '"')
+          if (text3[i2] !== '"')
             throw error(`invalid JSON: expected a property name string, found ${describe4(i2)}`);
           const keyLine = line;
           const keyCol = column(i2);
@@ -35525,17 +35538,17 @@ function parseJsonWithPositions(text2, maxDepth) {
           }
           seen.set(key, keyLine);
           skipWs();
-          if (text2[i2] !== ":")
+          if (text3[i2] !== ":")
             throw error(`invalid JSON: expected ":" after a property name, found ${describe4(i2)}`);
           i2++;
           const value = parseValue(depth + 1);
           props.push({ key, line: keyLine, column: keyCol, keyStart, keyEnd, value });
           skipWs();
-          if (text2[i2] === ",") {
+          if (text3[i2] === ",") {
             i2++;
             continue;
           }
-          if (text2[i2] === "}") {
+          if (text3[i2] === "}") {
             i2++;
             return {
               kind: "object",
@@ -35552,7 +35565,7 @@ function parseJsonWithPositions(text2, maxDepth) {
       }
       const items = [];
       skipWs();
-      if (text2[i2] === "]") {
+      if (text3[i2] === "]") {
         i2++;
         return {
           kind: "array",
@@ -35567,11 +35580,11 @@ function parseJsonWithPositions(text2, maxDepth) {
       while (true) {
         items.push(parseValue(depth + 1));
         skipWs();
-        if (text2[i2] === ",") {
+        if (text3[i2] === ",") {
           i2++;
           continue;
         }
-        if (text2[i2] === "]") {
+        if (text3[i2] === "]") {
           i2++;
           return {
             kind: "array",
@@ -35603,7 +35616,7 @@ function parseJsonWithPositions(text2, maxDepth) {
       ["false", { kind: "boolean", value: false }],
       ["null", { kind: "null" }]
     ]) {
-      if (text2.startsWith(word, i2)) {
+      if (text3.startsWith(word, i2)) {
         i2 += word.length;
         return {
           ...node,
@@ -35616,7 +35629,7 @@ function parseJsonWithPositions(text2, maxDepth) {
       }
     }
     NUMBER.lastIndex = i2;
-    const m = NUMBER.exec(text2);
+    const m = NUMBER.exec(text3);
     if (m !== null && m[0] !== "-") {
       i2 += m[0].length;
       return {
@@ -35662,7 +35675,7 @@ var body = (blocks = {}, justAttributes = false) => ({
   blocks: new Map(Object.entries(blocks)),
   justAttributes
 });
-var block = (labels, schema = body()) => ({ labels, body: schema });
+var block = (labels, schema2 = body()) => ({ labels, body: schema2 });
 var conditionBlocks = { precondition: block(0), postcondition: block(0) };
 var connection = block(0);
 var provisioner = block(1, body({ connection }));
@@ -35725,7 +35738,7 @@ function bodyObjects(node, what) {
     node.column
   );
 }
-function convertBody(node, schema, depth, maxDepth, positions, type = "") {
+function convertBody(node, schema2, depth, maxDepth, positions, type2 = "") {
   if (depth > maxDepth) {
     throw new JsonConfigError(
       `nesting depth ${depth} exceeds the limit of ${maxDepth}`,
@@ -35738,7 +35751,7 @@ function convertBody(node, schema, depth, maxDepth, positions, type = "") {
   for (const obj of bodyObjects(node, "to define arguments and child blocks")) {
     for (const prop of obj.props) {
       if (prop.key === "//") continue;
-      const blockSchema = schema.justAttributes ? void 0 : schema.blocks.get(prop.key);
+      const blockSchema = schema2.justAttributes ? void 0 : schema2.blocks.get(prop.key);
       if (blockSchema !== void 0) {
         const at2 = { line: prop.line, start: prop.keyStart };
         unpackBlock(prop.value, prop.key, blockSchema, [], at2, out.blocks, depth, maxDepth, positions);
@@ -35753,7 +35766,7 @@ function convertBody(node, schema, depth, maxDepth, positions, type = "") {
         );
       }
       attrLines.set(prop.key, prop.line);
-      const attr2 = {
+      const attr3 = {
         name: prop.key,
         value: jsonValue(prop.value),
         line: prop.line,
@@ -35761,8 +35774,8 @@ function convertBody(node, schema, depth, maxDepth, positions, type = "") {
         range: positions.range(prop.keyStart, prop.value.end),
         valueRange: positions.range(prop.value.start, prop.value.end)
       };
-      if (type === "required_providers" && prop.value.kind === "object") {
-        attr2.items = itemRanges(
+      if (type2 === "required_providers" && prop.value.kind === "object") {
+        attr3.items = itemRanges(
           prop.value.props.map((p) => ({
             key: p.key,
             keyStart: p.keyStart,
@@ -35773,36 +35786,36 @@ function convertBody(node, schema, depth, maxDepth, positions, type = "") {
           positions
         );
       }
-      out.attributes.push(attr2);
+      out.attributes.push(attr3);
     }
   }
   return out;
 }
-function unpackBlock(node, type, schema, labels, key, out, depth, maxDepth, positions) {
-  if (labels.length < schema.labels) {
-    const which = `to specify the labels of this "${type}" block`;
+function unpackBlock(node, type2, schema2, labels, key, out, depth, maxDepth, positions) {
+  if (labels.length < schema2.labels) {
+    const which = `to specify the labels of this "${type2}" block`;
     const props = bodyObjects(node, which).flatMap((obj) => obj.props);
     if (props.length === 0) {
       throw new JsonConfigError(
-        `Missing block label; at least one object property is required, whose name is a label of the "${type}" block`,
+        `Missing block label; at least one object property is required, whose name is a label of the "${type2}" block`,
         node.line,
         node.column
       );
     }
     for (const prop of props) {
       const at2 = { line: prop.line, start: prop.keyStart };
-      unpackBlock(prop.value, type, schema, [...labels, prop.key], at2, out, depth, maxDepth, positions);
+      unpackBlock(prop.value, type2, schema2, [...labels, prop.key], at2, out, depth, maxDepth, positions);
     }
     return;
   }
   const add2 = (bodyNode, line, start) => {
     out.push({
-      type,
+      type: type2,
       labels,
       line,
       endLine: bodyNode.endLine,
       range: positions.range(start, bodyNode.end),
-      body: convertBody(bodyNode, schema.body, depth + 1, maxDepth, positions, type)
+      body: convertBody(bodyNode, schema2.body, depth + 1, maxDepth, positions, type2)
     });
   };
   switch (node.kind) {
@@ -35818,22 +35831,22 @@ function unpackBlock(node, type, schema, labels, key, out, depth, maxDepth, posi
       return;
     default:
       throw new JsonConfigError(
-        `Incorrect JSON value type; a JSON object or an array is required here, representing the contents of one or more "${type}" blocks`,
+        `Incorrect JSON value type; a JSON object or an array is required here, representing the contents of one or more "${type2}" blocks`,
         node.line,
         node.column
       );
   }
 }
-function parseJsonConfig(path4, text2, options2 = {}) {
-  const positions = options2.positions ?? new PositionMap(path4, text2, 0);
+function parseJsonConfig(path5, text3, options2 = {}) {
+  const positions = options2.positions ?? new PositionMap(path5, text3, 0);
   const maxDepth = options2.maxNestingDepth ?? 128;
   const fail2 = (message, line, column) => {
-    const error = { path: path4, message, line, column };
+    const error = { path: path5, message, line, column };
     return { ok: false, error };
   };
   let root;
   try {
-    root = parseJsonWithPositions(text2, maxDepth);
+    root = parseJsonWithPositions(text3, maxDepth);
   } catch (err2) {
     if (err2 instanceof JsonSyntaxError) return fail2(err2.message, err2.line, err2.column);
     throw err2;
@@ -35844,7 +35857,7 @@ function parseJsonConfig(path4, text2, options2 = {}) {
   try {
     return {
       ok: true,
-      file: { path: path4, syntax: "json", body: convertBody(root, TERRAFORM_JSON_SCHEMA, 0, maxDepth, positions) }
+      file: { path: path5, syntax: "json", body: convertBody(root, TERRAFORM_JSON_SCHEMA, 0, maxDepth, positions) }
     };
   } catch (err2) {
     if (err2 instanceof JsonConfigError) return fail2(err2.message, err2.line, err2.column);
@@ -35856,17 +35869,17 @@ function parseJsonConfig(path4, text2, options2 = {}) {
 var ITEMS_BLOCK = "required_providers";
 var ELEMENTS_BLOCK = "provider";
 var ELEMENTS_ATTRIBUTE = "hashes";
-function locatesElements(path4) {
-  return path4 === ".terraform.lock.hcl" || path4.endsWith("/.terraform.lock.hcl");
+function locatesElements(path5) {
+  return path5 === ".terraform.lock.hcl" || path5.endsWith("/.terraform.lock.hcl");
 }
 
 // src/hcl/projection.ts
 var import_node_crypto = require("node:crypto");
 var EMPTY = {};
-function nestedSpec(spec, type) {
+function nestedSpec(spec, type2) {
   if (spec === FULL_SPEC) return FULL_SPEC;
-  const own = spec.blocks !== void 0 && Object.prototype.hasOwnProperty.call(spec.blocks, type);
-  if (own) return spec.blocks[type];
+  const own = spec.blocks !== void 0 && Object.prototype.hasOwnProperty.call(spec.blocks, type2);
+  if (own) return spec.blocks[type2];
   return spec.otherBlocks === true ? EMPTY : null;
 }
 function wantsAttribute(spec, name) {
@@ -35891,17 +35904,17 @@ function buildTree(root, rootState, spec, builder) {
     { from: root, to: out, spec, type: "", state: rootState }
   ];
   while (work.length > 0) {
-    const { from, to, spec: s, type, state } = work.pop();
+    const { from, to, spec: s, type: type2, state } = work.pop();
     let attributes = null;
     let blocks = null;
     for (const a of from.attributes) {
       const mode = attributeMode(s, a.name);
-      if (mode !== null) (attributes ??= []).push(builder.attribute(a, mode, type, state));
+      if (mode !== null) (attributes ??= []).push(builder.attribute(a, mode, type2, state));
     }
     for (const b of from.blocks) {
       const inner = nestedSpec(s, b.type);
       if (inner === null) continue;
-      const made = builder.block(b, type, state);
+      const made = builder.block(b, type2, state);
       (blocks ??= []).push(made.block);
       work.push({ from: made.body, to: made.block, spec: inner, type: b.type, state: made.state });
     }
@@ -35984,7 +35997,7 @@ var MergeError = class extends Error {
   }
   line;
 };
-function mergeBody(scanRoot, jsonRoot, text2, positions, withElements = false) {
+function mergeBody(scanRoot, jsonRoot, text3, positions, withElements = false) {
   if (!isRecord(jsonRoot)) {
     throw new MergeError(`hcl2json returned ${JSON.stringify(jsonRoot)?.slice(0, 40)} for a body`, 1);
   }
@@ -35993,12 +36006,12 @@ function mergeBody(scanRoot, jsonRoot, text2, positions, withElements = false) {
     { json: jsonRoot, used: /* @__PURE__ */ new Map() },
     FULL_SPEC,
     {
-      attribute(a, _mode, type, state) {
+      attribute(a, _mode, type2, state) {
         if (!hasOwn(state.json, a.name)) {
           throw new MergeError(`hcl2json has no value for the argument "${a.name}"`, a.line);
         }
-        const valueStart = expressionStart(text2, a.start, a.end);
-        const attr2 = {
+        const valueStart = expressionStart(text3, a.start, a.end);
+        const attr3 = {
           name: a.name,
           value: state.json[a.name],
           line: a.line,
@@ -36006,13 +36019,13 @@ function mergeBody(scanRoot, jsonRoot, text2, positions, withElements = false) {
           range: positions.range(a.start, a.end),
           valueRange: positions.range(valueStart, a.end)
         };
-        const items = type === ITEMS_BLOCK ? snippet(text2, valueStart, a.end, "{", objectItems) : null;
-        if (items !== null) attr2.items = itemRanges(items, positions);
-        if (withElements && type === ELEMENTS_BLOCK && a.name === ELEMENTS_ATTRIBUTE) {
-          const elements = snippet(text2, valueStart, a.end, "[", tupleElements);
-          if (elements !== null) attr2.elements = elementRanges(elements, positions);
+        const items = type2 === ITEMS_BLOCK ? snippet(text3, valueStart, a.end, "{", objectItems) : null;
+        if (items !== null) attr3.items = itemRanges(items, positions);
+        if (withElements && type2 === ELEMENTS_BLOCK && a.name === ELEMENTS_ATTRIBUTE) {
+          const elements = snippet(text3, valueStart, a.end, "[", tupleElements);
+          if (elements !== null) attr3.elements = elementRanges(elements, positions);
         }
-        return attr2;
+        return attr3;
       },
       block(b, _type, state) {
         let node = state.json;
@@ -36045,7 +36058,7 @@ function mergeBody(scanRoot, jsonRoot, text2, positions, withElements = false) {
 }
 var HCL2JSON_FILENAME = "input.hcl";
 var DIAG_START = /input\.hcl:(\d+),(\d+)(?:-(?:\d+,)?\d+)?: /g;
-function parseHcl2JsonError(raw, path4) {
+function parseHcl2JsonError(raw, path5) {
   const prefix = "parse config: [";
   if (!raw.startsWith(prefix)) return null;
   const inner = raw.slice(prefix.length, raw.endsWith("]") ? -1 : void 0);
@@ -36055,47 +36068,47 @@ function parseHcl2JsonError(raw, path4) {
   const start = DIAG_START.lastIndex;
   const next = DIAG_START.exec(inner);
   const end = next === null ? inner.length : next.index;
-  const message = inner.slice(start, end).trim().replace(/input\.hcl:(\d+)/g, (_m, l) => `${path4}:${l}`);
+  const message = inner.slice(start, end).trim().replace(/input\.hcl:(\d+)/g, (_m, l) => `${path5}:${l}`);
   return { line: Number(first[1]), column: Number(first[2]), message };
 }
-function expressionStart(text2, start, end) {
+function expressionStart(text3, start, end) {
   let i2 = start;
-  while (i2 < end && text2[i2] !== "=" && !isSpaceOrComment(text2, i2)) i2++;
+  while (i2 < end && text3[i2] !== "=" && !isSpaceOrComment(text3, i2)) i2++;
   for (; ; ) {
-    i2 = skipSpace(text2, i2, end);
-    if (text2[i2] === "=") {
+    i2 = skipSpace(text3, i2, end);
+    if (text3[i2] === "=") {
       i2++;
-      return skipSpace(text2, i2, end);
+      return skipSpace(text3, i2, end);
     }
     if (i2 >= end) return end;
     i2++;
   }
 }
-function isSpaceOrComment(text2, i2) {
-  const c = text2[i2];
-  return c === " " || c === "	" || c === "/" && text2[i2 + 1] === "*";
+function isSpaceOrComment(text3, i2) {
+  const c = text3[i2];
+  return c === " " || c === "	" || c === "/" && text3[i2 + 1] === "*";
 }
-function skipSpace(text2, i2, end) {
+function skipSpace(text3, i2, end) {
   while (i2 < end) {
-    const c = text2[i2];
+    const c = text3[i2];
     if (c === " " || c === "	") i2++;
-    else if (c === "/" && text2[i2 + 1] === "*") {
-      const close = text2.indexOf("*/", i2 + 2);
+    else if (c === "/" && text3[i2 + 1] === "*") {
+      const close = text3.indexOf("*/", i2 + 2);
       i2 = close === -1 ? end : close + 2;
     } else break;
   }
   return i2;
 }
-function snippet(text2, from, to, opener, read) {
-  if (text2[from] !== opener) return null;
+function snippet(text3, from, to, opener, read) {
+  if (text3[from] !== opener) return null;
   const prefix = "_ = ";
-  const source = `${prefix}${text2.slice(from, to)}
+  const source = `${prefix}${text3.slice(from, to)}
 `;
   const verified2 = verifyHcl(source);
   if (!verified2.ok) return null;
-  const attr2 = verified2.body.attributes[0];
-  if (attr2 === void 0) return null;
-  const found = read(source, verified2.tokens, attr2.exprStart, attr2.exprEnd);
+  const attr3 = verified2.body.attributes[0];
+  if (attr3 === void 0) return null;
+  const found = read(source, verified2.tokens, attr3.exprStart, attr3.exprEnd);
   if (found === null) return null;
   const shift = from - prefix.length;
   return found.map((it) => {
@@ -36188,10 +36201,10 @@ var Hcl2JsonPool = class {
     this.keepPoisonedWorkers = options2.keepPoisonedWorkers ?? false;
   }
   /** Parses `text` with hcl2json in a worker. Never rejects. `signal`: see `{ kind: 'aborted' }`. */
-  run(name, text2, timeoutMs, signal) {
+  run(name, text3, timeoutMs, signal) {
     if (signal?.aborted) return Promise.resolve({ kind: "aborted" });
     return new Promise((resolve5) => {
-      const task = { id: this.nextId++, name, text: text2, timeoutMs, resolve: resolve5 };
+      const task = { id: this.nextId++, name, text: text3, timeoutMs, resolve: resolve5 };
       if (signal !== void 0) {
         const onAbort = () => this.abort(task);
         signal.addEventListener("abort", onAbort, { once: true });
@@ -36415,15 +36428,15 @@ var {
   CPAREN: T_CPAREN3,
   EQUAL: T_EQUAL3
 } = TOKEN;
-function scanHcl(path4, text2, options2 = {}) {
+function scanHcl(path5, text3, options2 = {}) {
   const depthLimit = options2.depthLimit ?? Infinity;
   const root = { attributes: [], blocks: [] };
   const stack = [];
   const errors = [];
   const comments = options2.comments === true ? [] : null;
-  const { tokens, error: lexError } = lex(text2);
-  const { type, start, end } = tokens;
-  const positions = new PositionMap(path4, text2, 0);
+  const { tokens, error: lexError } = lex(text3);
+  const { type: type2, start, end } = tokens;
+  const positions = new PositionMap(path5, text3, 0);
   const lineOf = (offset) => positions.line(offset);
   const located = (message, offset) => {
     const { line, column } = positions.pos(offset);
@@ -36523,7 +36536,7 @@ function scanHcl(path4, text2, options2 = {}) {
   };
   const count = tokens.count;
   for (let k = 0; k < count && errors.length === 0; k++) {
-    const t = type[k];
+    const t = type2[k];
     const s = start[k];
     const e = end[k];
     if (t === T_EOF3) break;
@@ -36542,14 +36555,14 @@ function scanHcl(path4, text2, options2 = {}) {
       case T_COMMENT_NL3:
       case T_COMMENT3: {
         if (comments !== null) {
-          const line = text2.charCodeAt(s) === 35 || text2.charCodeAt(s + 1) === 47;
+          const line = text3.charCodeAt(s) === 35 || text3.charCodeAt(s + 1) === 47;
           if (line) {
             let stop = t === T_COMMENT_NL3 ? e - 1 : e;
-            if (text2.charCodeAt(stop - 1) === 13 && stop - 1 > s) stop--;
-            const from = s + (text2.charCodeAt(s) === 35 ? 1 : 2);
-            recordComment(comments, s, t === T_COMMENT_NL3 ? e - 1 : e, text2.slice(from, stop));
+            if (text3.charCodeAt(stop - 1) === 13 && stop - 1 > s) stop--;
+            const from = s + (text3.charCodeAt(s) === 35 ? 1 : 2);
+            recordComment(comments, s, t === T_COMMENT_NL3 ? e - 1 : e, text3.slice(from, stop));
           } else {
-            recordComment(comments, s, e, text2.slice(s + 2, e - 2));
+            recordComment(comments, s, e, text3.slice(s + 2, e - 2));
           }
         }
         if (t === T_COMMENT_NL3 && atBody) {
@@ -36568,7 +36581,7 @@ function scanHcl(path4, text2, options2 = {}) {
         const frame = top;
         pop();
         if (frame.label) {
-          labels.push(unescapeQuoted(text2.slice(frame.pos + 1, s)));
+          labels.push(unescapeQuoted(text3.slice(frame.pos + 1, s)));
           state = S_LABELS;
         }
         break;
@@ -36576,16 +36589,16 @@ function scanHcl(path4, text2, options2 = {}) {
       case T_OHEREDOC3: {
         if (atBody) bodyToken(s, null);
         let m = s + 2;
-        if (text2.charCodeAt(m) === 45) m++;
+        if (text3.charCodeAt(m) === 45) m++;
         let me = e - 1;
-        if (text2.charCodeAt(me - 1) === 13) me--;
-        push(F_HEREDOC, s, null, false, text2.slice(m, me));
+        if (text3.charCodeAt(me - 1) === 13) me--;
+        push(F_HEREDOC, s, null, false, text3.slice(m, me));
         continue;
       }
       case T_CHEREDOC3:
         pop();
         lastStart = s;
-        lastEnd = tokenEnd(text2, tokens, k);
+        lastEnd = tokenEnd(text3, tokens, k);
         lastToken = k;
         continue;
       case T_INTERP3:
@@ -36615,7 +36628,7 @@ function scanHcl(path4, text2, options2 = {}) {
       case T_SEQ_END3:
       case T_CBRACK3:
       case T_CPAREN3: {
-        const ch = text2[s];
+        const ch = text3[s];
         if (top === void 0) {
           errors.push(located(`unbalanced brackets: unexpected "${ch}"`, s));
           break;
@@ -36658,7 +36671,7 @@ function scanHcl(path4, text2, options2 = {}) {
         }
         break;
       case T_IDENT3:
-        if (atBody) bodyToken(s, text2.slice(s, e));
+        if (atBody) bodyToken(s, text3.slice(s, e));
         break;
       default:
         if (atBody) bodyToken(s, null);
@@ -36679,7 +36692,7 @@ function scanHcl(path4, text2, options2 = {}) {
     }
   }
   return {
-    path: path4,
+    path: path5,
     body: root,
     maxDepth,
     depthLimitExceeded,
@@ -36740,23 +36753,23 @@ var HclParser = class {
    * bad input (and even an internal failure) becomes `{ ok: false, error }` — except with the
    * reason of `options.signal` once it fired.
    */
-  async parse(path4, content, options2 = {}) {
-    return this.extract(path4, content, FULL_SPEC, options2);
+  async parse(path5, content, options2 = {}) {
+    return this.extract(path5, content, FULL_SPEC, options2);
   }
   /**
    * Parses only what `spec` selects: the result is exactly `projectBody(parse(...).body, spec)` for
    * a file that parses, and the same error for one that does not. Never rejects (but see `parse`).
    */
-  async extract(path4, content, spec, options2 = {}) {
+  async extract(path5, content, spec, options2 = {}) {
     const signal = options2.signal;
     try {
       signal?.throwIfAborted();
-      const result = await this.parseUnsafe(path4, content, spec, signal);
+      const result = await this.parseUnsafe(path5, content, spec, signal);
       signal?.throwIfAborted();
       return result;
     } catch (err2) {
       if (signal?.aborted) throw signal.reason;
-      return failure(path4, `internal parser error: ${describe(err2)}`, 1, 1);
+      return failure(path5, `internal parser error: ${describe(err2)}`, 1, 1);
     }
   }
   /** True once a hcl2json worker (and so the WebAssembly module) has been started. */
@@ -36768,17 +36781,17 @@ var HclParser = class {
   async close() {
     await this.pool.close();
   }
-  async parseUnsafe(path4, content, spec, signal) {
-    const decoded = decodeSource(path4, content);
+  async parseUnsafe(path5, content, spec, signal) {
+    const decoded = decodeSource(path5, content);
     if (!decoded.ok) return decoded;
-    const text2 = decoded.text;
-    const positions = new PositionMap(path4, text2, decoded.bomBytes, content.length);
+    const text3 = decoded.text;
+    const positions = new PositionMap(path5, text3, decoded.bomBytes, content.length);
     const full = spec === FULL_SPEC;
-    if (path4.endsWith(".json")) {
-      const result2 = parseJsonConfig(path4, text2, { maxNestingDepth: this.maxNestingDepth, positions });
+    if (path5.endsWith(".json")) {
+      const result2 = parseJsonConfig(path5, text3, { maxNestingDepth: this.maxNestingDepth, positions });
       return full || !result2.ok ? result2 : { ok: true, file: { ...result2.file, body: projectBody(result2.file.body, spec) } };
     }
-    const fast = this.fastPath ? fastParse(path4, text2, spec, this.maxNestingDepth, positions) : null;
+    const fast = this.fastPath ? fastParse(path5, text3, spec, this.maxNestingDepth, positions) : null;
     if (fast !== null && "result" in fast) {
       this.stats.verified++;
       return fast.result;
@@ -36794,17 +36807,17 @@ var HclParser = class {
           p.attr.value = values[i2].value;
         });
         this.stats.verified++;
-        return { ok: true, file: { path: path4, syntax: "hcl", body: body2 } };
+        return { ok: true, file: { path: path5, syntax: "hcl", body: body2 } };
       }
     }
     this.stats.fullParses++;
-    const result = await this.fullParse(path4, text2, content.length, positions, signal);
+    const result = await this.fullParse(path5, text3, content.length, positions, signal);
     return full || !result.ok ? result : { ok: true, file: { ...result.file, body: projectBody(result.file.body, spec) } };
   }
   /** The value hcl2json gives the attribute `snippet` (`name = expr`), batched with others. */
-  snippetValue(text2, name) {
+  snippetValue(text3, name) {
     return new Promise((resolve5) => {
-      this.snippetQueue.push({ text: text2, name, resolve: resolve5 });
+      this.snippetQueue.push({ text: text3, name, resolve: resolve5 });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         setImmediate(() => {
@@ -36846,12 +36859,12 @@ ${s.text}
       });
     }
   }
-  async fullParse(path4, text2, bytes2, positions, signal) {
-    const scan = scanHcl(path4, text2, { depthLimit: this.maxNestingDepth });
+  async fullParse(path5, text3, bytes2, positions, signal) {
+    const scan = scanHcl(path5, text3, { depthLimit: this.maxNestingDepth });
     if (scan.depthLimitExceeded !== null) {
       const { line, column } = scan.depthLimitExceeded;
       return failure(
-        path4,
+        path5,
         `nesting depth ${scan.maxDepth} exceeds the limit of ${this.maxNestingDepth}`,
         line,
         column
@@ -36859,78 +36872,78 @@ ${s.text}
     }
     const structureIssue = scan.errors.length === 0 ? checkStructure(scan.body) : null;
     if (structureIssue !== null && structureIssue.message.startsWith("blocks of type")) {
-      return failure(path4, structureIssue.message, structureIssue.line, 1);
+      return failure(path5, structureIssue.message, structureIssue.line, 1);
     }
     const budget = this.timeoutMs ?? defaultTimeoutMs(bytes2);
-    const outcome = await this.pool.run(HCL2JSON_FILENAME, text2, budget, signal);
+    const outcome = await this.pool.run(HCL2JSON_FILENAME, text3, budget, signal);
     switch (outcome.kind) {
       case "aborted":
         throw signal?.reason ?? new Error("the parse was aborted");
       case "timeout":
-        return failure(path4, `parser timed out after ${budget} ms`, 1, 1);
+        return failure(path5, `parser timed out after ${budget} ms`, 1, 1);
       case "crash":
-        return failure(path4, `parser crashed (${outcome.detail})`, 1, 1);
+        return failure(path5, `parser crashed (${outcome.detail})`, 1, 1);
       case "error": {
-        const diag = parseHcl2JsonError(outcome.message, path4);
-        if (diag !== null) return failure(path4, diag.message, diag.line, diag.column);
+        const diag = parseHcl2JsonError(outcome.message, path5);
+        if (diag !== null) return failure(path5, diag.message, diag.line, diag.column);
         const first = scan.errors[0];
-        if (first !== void 0) return failure(path4, first.message, first.line, first.column);
-        return failure(path4, `hcl2json: ${outcome.message}`, 1, 1);
+        if (first !== void 0) return failure(path5, first.message, first.line, first.column);
+        return failure(path5, `hcl2json: ${outcome.message}`, 1, 1);
       }
       case "ok":
         break;
     }
     const lexical = scan.errors[0];
-    if (lexical !== void 0) return failure(path4, lexical.message, lexical.line, lexical.column);
-    if (structureIssue !== null) return failure(path4, structureIssue.message, structureIssue.line, 1);
+    if (lexical !== void 0) return failure(path5, lexical.message, lexical.line, lexical.column);
+    if (structureIssue !== null) return failure(path5, structureIssue.message, structureIssue.line, 1);
     try {
       return {
         ok: true,
         file: {
-          path: path4,
+          path: path5,
           syntax: "hcl",
-          body: mergeBody(scan.body, outcome.json, text2, positions, locatesElements(path4))
+          body: mergeBody(scan.body, outcome.json, text3, positions, locatesElements(path5))
         }
       };
     } catch (err2) {
       if (err2 instanceof MergeError) {
-        return failure(path4, `internal parser error: ${err2.message}`, err2.line, 1);
+        return failure(path5, `internal parser error: ${err2.message}`, err2.line, 1);
       }
       throw err2;
     }
   }
 };
-function blockBody(json2, type) {
-  if (typeof json2 !== "object" || json2 === null) return null;
-  const list = json2[type];
+function blockBody(json3, type2) {
+  if (typeof json3 !== "object" || json3 === null) return null;
+  const list = json3[type2];
   const body2 = Array.isArray(list) ? list[0] : void 0;
   return typeof body2 === "object" && body2 !== null && !Array.isArray(body2) ? body2 : null;
 }
-function fastParse(path4, text2, spec, maxNestingDepth = DEFAULT_MAX_NESTING_DEPTH, positions = new PositionMap(path4, text2, 0)) {
-  const verified2 = verifyHcl(text2, { depthLimit: maxNestingDepth });
+function fastParse(path5, text3, spec, maxNestingDepth = DEFAULT_MAX_NESTING_DEPTH, positions = new PositionMap(path5, text3, 0)) {
+  const verified2 = verifyHcl(text3, { depthLimit: maxNestingDepth });
   if (!verified2.ok) return null;
   positions.borrowLineStarts(verified2.lines.starts, verified2.lines.count);
   let built;
   try {
-    built = buildBody(text2, verified2.body, verified2.tokens, spec, positions, locatesElements(path4));
+    built = buildBody(text3, verified2.body, verified2.tokens, spec, positions, locatesElements(path5));
   } finally {
     positions.releaseLineStarts();
   }
   if (built.pending.length === 0)
-    return { result: { ok: true, file: { path: path4, syntax: "hcl", body: built.body } } };
+    return { result: { ok: true, file: { path: path5, syntax: "hcl", body: built.body } } };
   return built;
 }
-function buildBody(text2, root, tokens, spec, positions, withElements) {
+function buildBody(text3, root, tokens, spec, positions, withElements) {
   const pending = [];
   const body2 = buildTree(root, null, spec, {
-    attribute(a, mode, type) {
+    attribute(a, mode, type2) {
       const valueStart = expressionOffset(tokens, a.exprStart, a.exprEnd);
       const [range, valueRange] = positions.rangesTo(a.start, valueStart, a.end, a.line, a.endLine);
       if (mode === "name") {
         return { name: a.name, value: null, line: a.line, endLine: a.endLine, range, valueRange };
       }
-      const value = evaluateExpression(text2, tokens, a.exprStart, a.exprEnd);
-      const attr2 = {
+      const value = evaluateExpression(text3, tokens, a.exprStart, a.exprEnd);
+      const attr3 = {
         name: a.name,
         value: value === NOT_EVALUABLE ? void 0 : value,
         line: a.line,
@@ -36938,14 +36951,14 @@ function buildBody(text2, root, tokens, spec, positions, withElements) {
         range,
         valueRange
       };
-      const items = type === ITEMS_BLOCK ? objectItems(text2, tokens, a.exprStart, a.exprEnd) : null;
-      if (items !== null) attr2.items = itemRanges(items, positions);
-      if (withElements && type === ELEMENTS_BLOCK && a.name === ELEMENTS_ATTRIBUTE) {
-        const elements = tupleElements(text2, tokens, a.exprStart, a.exprEnd);
-        if (elements !== null) attr2.elements = elementRanges(elements, positions);
+      const items = type2 === ITEMS_BLOCK ? objectItems(text3, tokens, a.exprStart, a.exprEnd) : null;
+      if (items !== null) attr3.items = itemRanges(items, positions);
+      if (withElements && type2 === ELEMENTS_BLOCK && a.name === ELEMENTS_ATTRIBUTE) {
+        const elements = tupleElements(text3, tokens, a.exprStart, a.exprEnd);
+        if (elements !== null) attr3.elements = elementRanges(elements, positions);
       }
-      if (value === NOT_EVALUABLE) pending.push({ text: text2.slice(a.start, a.end), name: a.name, attr: attr2 });
-      return attr2;
+      if (value === NOT_EVALUABLE) pending.push({ text: text3.slice(a.start, a.end), name: a.name, attr: attr3 });
+      return attr3;
     },
     block(b) {
       const range = positions.range(b.start, b.end, b.line, b.endLine);
@@ -36962,8 +36975,8 @@ function buildBody(text2, root, tokens, spec, positions, withElements) {
   });
   return { body: body2, pending };
 }
-function failure(path4, message, line, column) {
-  const error = { path: path4, message, line, column };
+function failure(path5, message, line, column) {
+  const error = { path: path5, message, line, column };
   return { ok: false, error };
 }
 
@@ -36980,13 +36993,13 @@ function interpolationEnd(s, start) {
   const close = s.indexOf("}", start + 2);
   if (close !== -1 && !NESTING.test(s.slice(start + 2, close))) return close + 1;
   const { tokens } = lex(s, { template: true });
-  const { type, start: starts, end } = tokens;
+  const { type: type2, start: starts, end } = tokens;
   let k = 0;
   while (k < tokens.count && starts[k] < start) k++;
-  if (type[k] !== TOKEN.INTERP || starts[k] !== start) return -1;
+  if (type2[k] !== TOKEN.INTERP || starts[k] !== start) return -1;
   const stack = [];
   for (; k < tokens.count; k++) {
-    const t = type[k];
+    const t = type2[k];
     const opener = OPENER_OF.get(t);
     if (opener === void 0) {
       if (OPENERS3.has(t)) stack.push(t);
@@ -37136,7 +37149,7 @@ function assembleModule(primary, overrides) {
         case "terraform": {
           const version = attr(b, "required_version");
           if (version) m.requiredVersions.push({ value: version.value, location: loc(version) });
-          for (const backend of backends(b)) if (m.backend === null) m.backend = backend;
+          for (const backend2 of backends(b)) if (m.backend === null) m.backend = backend2;
           for (const rp of requiredProvidersBlocks(b)) {
             m.requiredProvidersBlocks.push(rp.location);
             if (firstRequiredProviders !== null) {
@@ -37180,7 +37193,7 @@ function assembleModule(primary, overrides) {
         case "terraform": {
           const version = attr(b, "required_version");
           if (version) fileVersions.push({ value: version.value, location: loc(version) });
-          for (const backend of backends(b)) m.backend = backend;
+          for (const backend2 of backends(b)) m.backend = backend2;
           for (const rp of requiredProvidersBlocks(b)) {
             for (const e of rp.entries) m.requiredProviders.set(e.name, e);
           }
@@ -37235,13 +37248,13 @@ function displayName(name) {
     (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`
   );
 }
-function shorten(text2) {
-  if (text2.length <= MAX_DISPLAY_NAME) return text2;
-  return `${text2.slice(0, MAX_DISPLAY_NAME / 2)}\u2026${text2.slice(-MAX_DISPLAY_NAME / 2)}`;
+function shorten(text3) {
+  if (text3.length <= MAX_DISPLAY_NAME) return text3;
+  return `${text3.slice(0, MAX_DISPLAY_NAME / 2)}\u2026${text3.slice(-MAX_DISPLAY_NAME / 2)}`;
 }
-function collisionKey(path4) {
-  if (ASCII.test(path4)) return path4.toUpperCase();
-  return path4.normalize("NFKD").toLowerCase().toUpperCase();
+function collisionKey(path5) {
+  if (ASCII.test(path5)) return path5.toUpperCase();
+  return path5.normalize("NFKD").toLowerCase().toUpperCase();
 }
 var ASCII = /^[\u0000-\u007f]*$/;
 function hexEscape(raw) {
@@ -37255,9 +37268,9 @@ function decodeUtf8Name(raw, what, entryForError) {
   try {
     return utf8.decode(raw);
   } catch (cause) {
-    const shown = shorten(hexEscape(raw));
-    throw new InputError("invalid-path", `${what} is not valid UTF-8: "${shown}"`, {
-      entry: entryForError ?? shown,
+    const shown2 = shorten(hexEscape(raw));
+    throw new InputError("invalid-path", `${what} is not valid UTF-8: "${shown2}"`, {
+      entry: entryForError ?? shown2,
       cause
     });
   }
@@ -37268,14 +37281,14 @@ function latin1ToUtf8(name, what, entryForError) {
 }
 function normaliseEntryPath(name, limits, options2) {
   if (name.includes("\0")) {
-    const shown = displayName(name);
-    throw new InputError("invalid-path", `entry name contains a NUL byte: "${shown}"`, { entry: shown });
+    const shown2 = displayName(name);
+    throw new InputError("invalid-path", `entry name contains a NUL byte: "${shown2}"`, { entry: shown2 });
   }
   let work = name;
   if (options2.archive) {
     if (/^[/\\]/.test(work) || /^[A-Za-z]:/.test(work)) {
-      const shown = displayName(name);
-      throw new InputError("absolute-path", `absolute path in archive: "${shown}"`, { entry: shown });
+      const shown2 = displayName(name);
+      throw new InputError("absolute-path", `absolute path in archive: "${shown2}"`, { entry: shown2 });
     }
     work = work.replace(/\\/g, "/");
   }
@@ -37284,8 +37297,8 @@ function normaliseEntryPath(name, limits, options2) {
     if (segment === "" || segment === ".") continue;
     if (segment === "..") {
       if (stack.length === 0) {
-        const shown = displayName(name);
-        throw new InputError("path-traversal", `path escapes the archive root: "${shown}"`, { entry: shown });
+        const shown2 = displayName(name);
+        throw new InputError("path-traversal", `path escapes the archive root: "${shown2}"`, { entry: shown2 });
       }
       stack.pop();
       continue;
@@ -37296,37 +37309,37 @@ function normaliseEntryPath(name, limits, options2) {
   const normalised = stack.join("/");
   const length = Buffer.byteLength(normalised, "utf8");
   if (length > limits.maxPathLength) {
-    const shown = displayName(name);
+    const shown2 = displayName(name);
     throw new InputError(
       "path-too-long",
-      `path is ${length} bytes long, more than the limit of ${limits.maxPathLength}: "${truncateForDisplay(shown)}"`,
-      { entry: shown }
+      `path is ${length} bytes long, more than the limit of ${limits.maxPathLength}: "${truncateForDisplay(shown2)}"`,
+      { entry: shown2 }
     );
   }
   if (stack.length > limits.maxPathDepth) {
-    const shown = displayName(name);
+    const shown2 = displayName(name);
     throw new InputError(
       "path-too-deep",
-      `path is ${stack.length} levels deep, more than the limit of ${limits.maxPathDepth}: "${truncateForDisplay(shown)}"`,
-      { entry: shown }
+      `path is ${stack.length} levels deep, more than the limit of ${limits.maxPathDepth}: "${truncateForDisplay(shown2)}"`,
+      { entry: shown2 }
     );
   }
   return normalised;
 }
-function truncateForDisplay(text2) {
-  return text2.length > 200 ? `${text2.slice(0, 100)}\u2026${text2.slice(-100)}` : text2;
+function truncateForDisplay(text3) {
+  return text3.length > 200 ? `${text3.slice(0, 100)}\u2026${text3.slice(-100)}` : text3;
 }
-function isMacOsDebris(path4) {
-  if (path4 === "__MACOSX" || path4.startsWith("__MACOSX/")) return true;
-  return basename(path4).startsWith("._");
+function isMacOsDebris(path5) {
+  if (path5 === "__MACOSX" || path5.startsWith("__MACOSX/")) return true;
+  return basename(path5).startsWith("._");
 }
-function basename(path4) {
-  const slash = path4.lastIndexOf("/");
-  return slash < 0 ? path4 : path4.slice(slash + 1);
+function basename(path5) {
+  const slash = path5.lastIndexOf("/");
+  return slash < 0 ? path5 : path5.slice(slash + 1);
 }
-function dirname(path4) {
-  const slash = path4.lastIndexOf("/");
-  return slash < 0 ? "" : path4.slice(0, slash);
+function dirname(path5) {
+  const slash = path5.lastIndexOf("/");
+  return slash < 0 ? "" : path5.slice(0, slash);
 }
 function compareUtf8(a, b) {
   if (a === b) return 0;
@@ -37342,12 +37355,38 @@ function compareUtf8(a, b) {
   }
   return a.length === b.length ? 0 : a.length < b.length ? -1 : 1;
 }
-var LOADED_SUFFIXES = [".tf", ".tf.json", ".tofu", ".tofu.json", ".hcl", ".tftest.json"];
-var LOADED_NAMES = /* @__PURE__ */ new Set([".terraform.lock.hcl", ".tfguard.hcl", "README.md", "readme.md", "Readme.md"]);
-function defaultShouldLoad(path4) {
-  const name = basename(path4);
+var LOADED_SUFFIXES = [
+  ".tf",
+  ".tf.json",
+  ".tofu",
+  ".tofu.json",
+  ".hcl",
+  ".tftest.json",
+  ".tfcomponent.json",
+  ".tfdeploy.json",
+  ".tm"
+];
+var LOADED_NAMES = /* @__PURE__ */ new Set([
+  ".terraform.lock.hcl",
+  ".tfguard.hcl",
+  "README.md",
+  "readme.md",
+  "Readme.md",
+  // Deployment tooling that declares root directories (src/modules/declarations).
+  "atlantis.yaml",
+  "atlantis.yml",
+  "digger.yml",
+  "digger.yaml",
+  "atmos.yaml",
+  "env0.workflow.yml",
+  "env0.workflow.yaml"
+]);
+var LOADED_YAML = /(^|\/)\.spacelift\/config\.ya?ml$|(^|\/)stacks\/(.*\/)?[^/]+\.ya?ml$/;
+function defaultShouldLoad(path5) {
+  const name = basename(path5);
   if (LOADED_NAMES.has(name)) return true;
-  return LOADED_SUFFIXES.some((suffix) => name.endsWith(suffix));
+  if (LOADED_SUFFIXES.some((suffix) => name.endsWith(suffix))) return true;
+  return (name.endsWith(".yaml") || name.endsWith(".yml")) && LOADED_YAML.test(path5);
 }
 
 // src/archive/builder.ts
@@ -37357,10 +37396,10 @@ function formatBytes(n) {
   return n >= MiB ? `${(n / MiB).toFixed(1)} MiB` : `${n} bytes`;
 }
 var FileSink = class {
-  constructor(builder, path4, shown, keep, mode) {
+  constructor(builder, path5, shown2, keep, mode) {
     this.builder = builder;
-    this.path = path4;
-    this.shown = shown;
+    this.path = path5;
+    this.shown = shown2;
     this.mode = mode;
     this.chunks = keep ? [] : null;
   }
@@ -37430,13 +37469,13 @@ var ArchiveBuilder = class {
   /** Archives only: `collisionKey` of every path and ancestor seen → the path that claimed it. */
   collisionKeys = /* @__PURE__ */ new Map();
   /** Count one raw container entry (before any filtering); enforces `maxEntries`. */
-  countEntry(shown) {
+  countEntry(shown2) {
     this.rawEntries += 1;
     if (this.rawEntries > this.limits.maxEntries) {
       throw new InputError(
         "too-many-entries",
-        `more than ${this.limits.maxEntries} entries${shown === void 0 ? "" : ` (at "${shown}")`}`,
-        { entry: shown }
+        `more than ${this.limits.maxEntries} entries${shown2 === void 0 ? "" : ` (at "${shown2}")`}`,
+        { entry: shown2 }
       );
     }
   }
@@ -37444,29 +37483,29 @@ var ArchiveBuilder = class {
    * directory itself (`./`) and macOS debris (`._*`, `__MACOSX/`). Anything but a directory
    * naming the root (`.`, an empty name) is invalid. */
   admit(name, isDirectory) {
-    const path4 = normaliseEntryPath(name, this.limits, this.normaliseOptions);
-    if (path4 === null) {
+    const path5 = normaliseEntryPath(name, this.limits, this.normaliseOptions);
+    if (path5 === null) {
       if (isDirectory) return null;
-      const shown = displayName(name);
-      throw new InputError("invalid-path", `a non-directory entry names the archive root: "${shown}"`, {
-        entry: shown
+      const shown2 = displayName(name);
+      throw new InputError("invalid-path", `a non-directory entry names the archive root: "${shown2}"`, {
+        entry: shown2
       });
     }
-    if (isMacOsDebris(path4)) return null;
-    return path4;
+    if (isMacOsDebris(path5)) return null;
+    return path5;
   }
-  claim(path4, shown, type) {
-    const existing = this.entries.get(path4);
+  claim(path5, shown2, type2) {
+    const existing = this.entries.get(path5);
     if (existing !== void 0) {
-      if (existing.type === "directory" && type === "directory") return false;
-      const first = this.shownNames.get(path4) ?? path4;
+      if (existing.type === "directory" && type2 === "directory") return false;
+      const first = this.shownNames.get(path5) ?? path5;
       throw new InputError(
         "duplicate-entry",
-        `duplicate entry "${path4}": "${shown}" (${type}) repeats the earlier "${first}" (${existing.type}); a later entry may not shadow an earlier one`,
-        { entry: shown }
+        `duplicate entry "${path5}": "${shown2}" (${type2}) repeats the earlier "${first}" (${existing.type}); a later entry may not shadow an earlier one`,
+        { entry: shown2 }
       );
     }
-    if (this.normaliseOptions.archive) this.claimCollisionKeys(path4, shown);
+    if (this.normaliseOptions.archive) this.claimCollisionKeys(path5, shown2);
     return true;
   }
   /**
@@ -37476,8 +37515,8 @@ var ArchiveBuilder = class {
    * with the other, so what Terraform reads there is not what was scanned (node-tar
    * CVE-2021-37712, CVE-2026-23950). Directory input is what it is on this machine: not checked.
    */
-  claimCollisionKeys(path4, shown) {
-    for (let prefix = path4; prefix !== ""; prefix = dirname(prefix)) {
+  claimCollisionKeys(path5, shown2) {
+    for (let prefix = path5; prefix !== ""; prefix = dirname(prefix)) {
       const key = collisionKey(prefix);
       const owner = this.collisionKeys.get(key);
       if (owner === void 0) {
@@ -37488,61 +37527,61 @@ var ArchiveBuilder = class {
       const spelled = prefix.normalize("NFC") === owner.normalize("NFC") ? ` (${escapeNonAscii(prefix)} and ${escapeNonAscii(owner)})` : "";
       throw new InputError(
         "duplicate-entry",
-        `"${shown}" collides with the earlier "${displayName(owner)}": "${displayName(prefix)}" and "${displayName(owner)}"${spelled} differ only in letter case or Unicode normalisation, so on a case-insensitive file system (macOS, Windows) one would replace the other`,
-        { entry: shown }
+        `"${shown2}" collides with the earlier "${displayName(owner)}": "${displayName(prefix)}" and "${displayName(owner)}"${spelled} differ only in letter case or Unicode normalisation, so on a case-insensitive file system (macOS, Windows) one would replace the other`,
+        { entry: shown2 }
       );
     }
   }
-  record(entry, shown) {
+  record(entry, shown2) {
     this.entries.set(entry.path, entry);
-    this.shownNames.set(entry.path, shown);
+    this.shownNames.set(entry.path, shown2);
   }
-  addDirectory(path4, shown, mode) {
-    if (!this.claim(path4, shown, "directory")) return;
-    const entry = { path: path4, type: "directory", size: 0 };
+  addDirectory(path5, shown2, mode) {
+    if (!this.claim(path5, shown2, "directory")) return;
+    const entry = { path: path5, type: "directory", size: 0 };
     if (mode !== void 0) entry.mode = mode;
-    this.record(entry, shown);
+    this.record(entry, shown2);
   }
   /**
    * Record a symlink or hardlink. `target` is the raw target; symlink targets are relative to the
    * link's directory, hardlink targets (and `fromRoot` symlinks) to the archive root.
    */
-  addLink(path4, shown, kind, target, options2 = {}) {
-    this.claim(path4, shown, kind);
+  addLink(path5, shown2, kind, target, options2 = {}) {
+    this.claim(path5, shown2, kind);
     const fromRoot = kind === "hardlink" || options2.fromRoot === true;
     const shownTarget = displayName(target);
     if (target.includes("\0")) {
-      throw new InputError("invalid-path", `link "${shown}" has a target containing a NUL byte`, {
-        entry: shown
+      throw new InputError("invalid-path", `link "${shown2}" has a target containing a NUL byte`, {
+        entry: shown2
       });
     }
     if (target === "") {
-      throw new InputError("invalid-path", `link "${shown}" has an empty target`, { entry: shown });
+      throw new InputError("invalid-path", `link "${shown2}" has an empty target`, { entry: shown2 });
     }
     let work = target;
     if (this.normaliseOptions.archive) {
       if (/^[/\\]/.test(work) || /^[A-Za-z]:/.test(work)) {
         throw new InputError(
           "link-outside",
-          `link "${shown}" points to the absolute path "${shownTarget}", outside the archive`,
-          { entry: shown }
+          `link "${shown2}" points to the absolute path "${shownTarget}", outside the archive`,
+          { entry: shown2 }
         );
       }
       work = work.replace(/\\/g, "/");
     } else if (work.startsWith("/")) {
-      throw new InputError("link-outside", `link "${shown}" points to "${shownTarget}", outside the input`, {
-        entry: shown
+      throw new InputError("link-outside", `link "${shown2}" points to "${shownTarget}", outside the input`, {
+        entry: shown2
       });
     }
-    const stack = fromRoot ? [] : splitPath(dirname(path4));
+    const stack = fromRoot ? [] : splitPath(dirname(path5));
     for (const segment of work.split("/")) {
       if (segment === "" || segment === ".") continue;
       if (segment === "..") {
         if (stack.length === 0) {
           throw new InputError(
             "link-outside",
-            `link "${shown}" -> "${shownTarget}" resolves outside the ${this.normaliseOptions.archive ? "archive" : "input directory"}`,
-            { entry: shown }
+            `link "${shown2}" -> "${shownTarget}" resolves outside the ${this.normaliseOptions.archive ? "archive" : "input directory"}`,
+            { entry: shown2 }
           );
         }
         stack.pop();
@@ -37551,16 +37590,16 @@ var ArchiveBuilder = class {
       stack.push(segment);
     }
     const linkTarget = stack.length === 0 ? "." : stack.join("/");
-    if (kind === "hardlink") this.checkHardlinkTarget(shown, shownTarget, linkTarget);
+    if (kind === "hardlink") this.checkHardlinkTarget(shown2, shownTarget, linkTarget);
     const entry = {
-      path: path4,
+      path: path5,
       type: kind,
       size: 0,
       linkTarget
     };
     if (options2.mode !== void 0) entry.mode = options2.mode;
-    this.record(entry, shown);
-    this.links.set(path4, { path: path4, shown, kind, target: work, fromRoot });
+    this.record(entry, shown2);
+    this.links.set(path5, { path: path5, shown: shown2, kind, target: work, fromRoot });
   }
   /**
    * A hardlink is harmless only when it names an entry the archive itself created earlier: a tar
@@ -37568,71 +37607,71 @@ var ArchiveBuilder = class {
    * provides only later) links to a file that was already on the disk, outside the archive's
    * contents (node-tar CVE-2026-24842, CVE-2026-26960). A hardlink to a directory is never valid.
    */
-  checkHardlinkTarget(shown, shownTarget, target) {
+  checkHardlinkTarget(shown2, shownTarget, target) {
     const existing = this.entries.get(target);
     if (existing === void 0) {
       throw new InputError(
         "link-outside",
-        `hardlink "${shown}" -> "${shownTarget}" names no earlier entry of the archive: extracted, it would link to a file that is not part of the archive`,
-        { entry: shown }
+        `hardlink "${shown2}" -> "${shownTarget}" names no earlier entry of the archive: extracted, it would link to a file that is not part of the archive`,
+        { entry: shown2 }
       );
     }
     if (existing.type === "directory") {
-      throw new InputError("invalid-path", `hardlink "${shown}" -> "${shownTarget}" names a directory`, {
-        entry: shown
+      throw new InputError("invalid-path", `hardlink "${shown2}" -> "${shownTarget}" names a directory`, {
+        entry: shown2
       });
     }
   }
   /** Start a regular file. `declaredSize` (when the container states one) is checked before any
    * content is read; the sink re-checks the bytes actually delivered. */
-  beginFile(path4, shown, declaredSize, mode) {
-    this.claim(path4, shown, "file");
+  beginFile(path5, shown2, declaredSize, mode) {
+    this.claim(path5, shown2, "file");
     if (declaredSize !== void 0) {
       if (declaredSize > this.limits.maxFileBytes) {
         throw new InputError(
           "file-too-large",
-          `"${shown}" declares ${formatBytes(declaredSize)}, more than the per-file limit of ${formatBytes(this.limits.maxFileBytes)}`,
-          { entry: shown }
+          `"${shown2}" declares ${formatBytes(declaredSize)}, more than the per-file limit of ${formatBytes(this.limits.maxFileBytes)}`,
+          { entry: shown2 }
         );
       }
       this.declaredBytes += declaredSize;
       if (this.declaredBytes > this.limits.maxTotalBytes) {
         throw new InputError(
           "total-too-large",
-          `total uncompressed size exceeds the limit of ${formatBytes(this.limits.maxTotalBytes)} (at "${shown}")`,
-          { entry: shown }
+          `total uncompressed size exceeds the limit of ${formatBytes(this.limits.maxTotalBytes)} (at "${shown2}")`,
+          { entry: shown2 }
         );
       }
     }
-    this.record({ path: path4, type: "file", size: 0 }, shown);
-    return new FileSink(this, path4, shown, this.keep(path4), mode);
+    this.record({ path: path5, type: "file", size: 0 }, shown2);
+    return new FileSink(this, path5, shown2, this.keep(path5), mode);
   }
   /** @internal called by FileSink */
-  countContentBytes(n, shown) {
+  countContentBytes(n, shown2) {
     this.contentBytes += n;
     if (this.contentBytes > this.limits.maxTotalBytes) {
       throw new InputError(
         "total-too-large",
-        `total uncompressed size exceeds the limit of ${formatBytes(this.limits.maxTotalBytes)} (at "${shown}")`,
-        { entry: shown }
+        `total uncompressed size exceeds the limit of ${formatBytes(this.limits.maxTotalBytes)} (at "${shown2}")`,
+        { entry: shown2 }
       );
     }
   }
   /** @internal called by FileSink */
-  commitFile(path4, size, sha2565, mode, content) {
-    const entry = { path: path4, type: "file", size, sha256: sha2565 };
+  commitFile(path5, size, sha2565, mode, content) {
+    const entry = { path: path5, type: "file", size, sha256: sha2565 };
     if (mode !== void 0) entry.mode = mode;
-    this.entries.set(path4, entry);
-    if (content !== void 0) this.files.set(path4, content);
+    this.entries.set(path5, entry);
+    if (content !== void 0) this.files.set(path5, content);
   }
   get entryCount() {
     return this.entries.size;
   }
-  getEntry(path4) {
-    return this.entries.get(path4);
+  getEntry(path5) {
+    return this.entries.get(path5);
   }
-  getContent(path4) {
-    return this.files.get(path4);
+  getContent(path5) {
+    return this.files.get(path5);
   }
   /**
    * Validate the finished tree: no entry below a file or link, every link resolves inside (following
@@ -37640,16 +37679,16 @@ var ArchiveBuilder = class {
    * loaded and which ends at a regular file, that file's path (link path → target file path).
    */
   resolveLinks() {
-    for (const path4 of this.entries.keys()) {
-      let parent = dirname(path4);
+    for (const path5 of this.entries.keys()) {
+      let parent = dirname(path5);
       while (parent !== "") {
         const above = this.entries.get(parent);
         if (above !== void 0 && above.type !== "directory") {
-          const shown = this.shownNames.get(path4) ?? path4;
+          const shown2 = this.shownNames.get(path5) ?? path5;
           throw new InputError(
             "invalid-path",
-            `"${shown}" is inside "${this.shownNames.get(parent) ?? parent}", which is a ${above.type}, not a directory`,
-            { entry: shown }
+            `"${shown2}" is inside "${this.shownNames.get(parent) ?? parent}", which is a ${above.type}, not a directory`,
+            { entry: shown2 }
           );
         }
         parent = dirname(parent);
@@ -37740,14 +37779,14 @@ var ArchiveBuilder = class {
     return { name, sha256: sha2565, format, entries, files };
   }
 };
-function escapeNonAscii(text2) {
-  return JSON.stringify(displayName(text2)).replace(
+function escapeNonAscii(text3) {
+  return JSON.stringify(displayName(text3)).replace(
     /[^\x20-\x7e]/g,
     (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`
   );
 }
-function splitPath(path4) {
-  return path4 === "" ? [] : path4.split("/");
+function splitPath(path5) {
+  return path5 === "" ? [] : path5.split("/");
 }
 
 // src/archive/detect.ts
@@ -37757,16 +37796,16 @@ function isZeroBlock(block2) {
   return true;
 }
 function parseOctal(field2) {
-  let text2 = "";
+  let text3 = "";
   for (const byte of field2) {
     if (byte === 0 || byte === 32) {
-      if (text2 !== "") break;
+      if (text3 !== "") break;
       continue;
     }
     if (byte < 48 || byte > 55) return null;
-    text2 += String.fromCharCode(byte);
+    text3 += String.fromCharCode(byte);
   }
-  return text2 === "" ? null : parseInt(text2, 8);
+  return text3 === "" ? null : parseInt(text3, 8);
 }
 function looksLikeTarHeader(block2) {
   if (block2.length < TAR_BLOCK) return false;
@@ -37835,26 +37874,26 @@ function describeType(stats) {
   if (stats.isBlockDevice()) return "block device";
   return "special file";
 }
-async function fsStep(shown, step) {
+async function fsStep(shown2, step) {
   try {
     return await step();
   } catch (cause) {
     if (cause instanceof InputError) throw cause;
     const code3 = cause.code ?? "error";
-    throw new InputError("not-found", `cannot read "${shown}" (${code3}): ${cause.message}`, {
-      entry: shown,
+    throw new InputError("not-found", `cannot read "${shown2}" (${code3}): ${cause.message}`, {
+      entry: shown2,
       cause
     });
   }
 }
 var FIRST_READ_MAX = 16 * 1024 * 1024;
-function readRegularFileSync(absolute, onChunk, shown) {
+function readRegularFileSync(absolute2, onChunk, shown2) {
   let fd2;
   try {
-    fd2 = fsSync.openSync(absolute, import_node_fs.constants.O_RDONLY | import_node_fs.constants.O_NOFOLLOW | import_node_fs.constants.O_NONBLOCK);
+    fd2 = fsSync.openSync(absolute2, import_node_fs.constants.O_RDONLY | import_node_fs.constants.O_NOFOLLOW | import_node_fs.constants.O_NONBLOCK);
   } catch (cause) {
-    throw new InputError("not-found", `cannot open "${shown}": ${cause.message}`, {
-      entry: shown,
+    throw new InputError("not-found", `cannot open "${shown2}": ${cause.message}`, {
+      entry: shown2,
       cause
     });
   }
@@ -37863,8 +37902,8 @@ function readRegularFileSync(absolute, onChunk, shown) {
     if (!stats.isFile()) {
       throw new InputError(
         "unsupported-entry-type",
-        `"${shown}" changed into a ${describeType(stats)} while reading`,
-        { entry: shown }
+        `"${shown2}" changed into a ${describeType(stats)} while reading`,
+        { entry: shown2 }
       );
     }
     let size = Math.min(stats.size + 1, FIRST_READ_MAX);
@@ -37880,26 +37919,26 @@ function readRegularFileSync(absolute, onChunk, shown) {
     fsSync.closeSync(fd2);
   }
 }
-function fsStepSync(shown, step) {
+function fsStepSync(shown2, step) {
   try {
     return step();
   } catch (cause) {
     if (cause instanceof InputError) throw cause;
     const code3 = cause.code ?? "error";
-    throw new InputError("not-found", `cannot read "${shown}" (${code3}): ${cause.message}`, {
-      entry: shown,
+    throw new InputError("not-found", `cannot read "${shown2}" (${code3}): ${cause.message}`, {
+      entry: shown2,
       cause
     });
   }
 }
-async function readRegularFile(absolute, onChunk, shown) {
-  readRegularFileSync(absolute, onChunk, shown);
+async function readRegularFile(absolute2, onChunk, shown2) {
+  readRegularFileSync(absolute2, onChunk, shown2);
   return Promise.resolve();
 }
-function listingLine(hash, path4) {
-  if (!/[\\\n\r]/.test(path4)) return `${hash}  ${path4}
+function listingLine(hash, path5) {
+  if (!/[\\\n\r]/.test(path5)) return `${hash}  ${path5}
 `;
-  const escaped = path4.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/\r/g, "\\r");
+  const escaped = path5.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/\r/g, "\\r");
   return `\\${hash}  ${escaped}
 `;
 }
@@ -37923,8 +37962,8 @@ function relativeInside(target, ...roots) {
   }
   return null;
 }
-function addInstalledManifest(builder, absolute, relative3) {
-  const file = nodePath2.join(absolute, "modules", "modules.json");
+function addInstalledManifest(builder, absolute2, relative3) {
+  const file = nodePath2.join(absolute2, "modules", "modules.json");
   const lstatOrNull = (p) => {
     try {
       return fsSync.lstatSync(p);
@@ -37933,22 +37972,22 @@ function addInstalledManifest(builder, absolute, relative3) {
     }
   };
   const stats = lstatOrNull(file);
-  const modulesDir = lstatOrNull(nodePath2.join(absolute, "modules"));
+  const modulesDir = lstatOrNull(nodePath2.join(absolute2, "modules"));
   if (stats === null || !stats.isFile() || modulesDir === null || !modulesDir.isDirectory()) return;
   for (const dir of [relative3, `${relative3}/modules`]) {
-    const shown2 = displayName(dir);
-    builder.countEntry(shown2);
-    const path5 = builder.admit(dir, true);
-    if (path5 === null) return;
-    builder.addDirectory(path5, shown2, 493);
+    const shown3 = displayName(dir);
+    builder.countEntry(shown3);
+    const path6 = builder.admit(dir, true);
+    if (path6 === null) return;
+    builder.addDirectory(path6, shown3, 493);
   }
   const fileRelative = `${relative3}/modules/modules.json`;
-  const shown = displayName(fileRelative);
-  builder.countEntry(shown);
-  const path4 = builder.admit(fileRelative, false);
-  if (path4 === null) return;
-  const sink = builder.beginFile(path4, shown, stats.size, stats.mode & 4095);
-  fsStepSync(shown, () => readRegularFileSync(file, (chunk) => sink.write(chunk), shown));
+  const shown2 = displayName(fileRelative);
+  builder.countEntry(shown2);
+  const path5 = builder.admit(fileRelative, false);
+  if (path5 === null) return;
+  const sink = builder.beginFile(path5, shown2, stats.size, stats.mode & 4095);
+  fsStepSync(shown2, () => readRegularFileSync(file, (chunk) => sink.write(chunk), shown2));
   sink.finish();
 }
 async function scanDirectory(root, builder, directories) {
@@ -37991,50 +38030,50 @@ function walk(realRoot, givenRoot, builder, want) {
     const allStats = children.map((c) => fsStepSync(c.shown, () => fsSync.lstatSync(c.absolute)));
     const subdirectories = [];
     for (const [i2, child] of children.entries()) {
-      const { name, childSegments, relative: relative3, shown, absolute } = child;
+      const { name, childSegments, relative: relative3, shown: shown2, absolute: absolute2 } = child;
       const stats = allStats[i2];
       const selected = stats.isDirectory() ? want(relative3) !== "none" : here === "all" || segments3.length === 0 && name === ".tfguard.hcl";
       if (!selected) continue;
       if (SKIPPED_DIRECTORIES.has(name) && (stats.isDirectory() || name === ".git")) {
-        if (name === ".terraform" && stats.isDirectory()) addInstalledManifest(builder, absolute, relative3);
+        if (name === ".terraform" && stats.isDirectory()) addInstalledManifest(builder, absolute2, relative3);
         continue;
       }
-      builder.countEntry(shown);
-      const path4 = builder.admit(relative3, stats.isDirectory());
-      if (path4 === null) continue;
+      builder.countEntry(shown2);
+      const path5 = builder.admit(relative3, stats.isDirectory());
+      if (path5 === null) continue;
       const mode = stats.mode & 4095;
       if (stats.isDirectory()) {
-        builder.addDirectory(path4, shown, mode);
+        builder.addDirectory(path5, shown2, mode);
         subdirectories.push(childSegments);
       } else if (stats.isFile()) {
-        const sink = builder.beginFile(path4, shown, stats.size, mode);
-        fsStepSync(shown, () => readRegularFileSync(absolute, (chunk) => sink.write(chunk), shown));
+        const sink = builder.beginFile(path5, shown2, stats.size, mode);
+        fsStepSync(shown2, () => readRegularFileSync(absolute2, (chunk) => sink.write(chunk), shown2));
         sink.finish();
       } else if (stats.isSymbolicLink()) {
-        const rawTarget = fsStepSync(shown, () => fsSync.readlinkSync(absolute, { encoding: "buffer" }));
-        let target = decodeUtf8Name(rawTarget, "symlink target", shown);
+        const rawTarget = fsStepSync(shown2, () => fsSync.readlinkSync(absolute2, { encoding: "buffer" }));
+        let target = decodeUtf8Name(rawTarget, "symlink target", shown2);
         let fromRoot = false;
         if (nodePath2.isAbsolute(target)) {
           const inside = relativeInside(target, realRoot, givenRoot);
           if (inside === null) {
             throw new InputError(
               "link-outside",
-              `symlink "${shown}" points to "${displayName(target)}", outside the input directory`,
+              `symlink "${shown2}" points to "${displayName(target)}", outside the input directory`,
               {
-                entry: shown
+                entry: shown2
               }
             );
           }
           target = inside;
           fromRoot = true;
         }
-        builder.addLink(path4, shown, "symlink", target, { mode, fromRoot });
+        builder.addLink(path5, shown2, "symlink", target, { mode, fromRoot });
       } else {
         throw new InputError(
           "unsupported-entry-type",
-          `"${shown}" is a ${describeType(stats)}, which is not allowed`,
+          `"${shown2}" is a ${describeType(stats)}, which is not allowed`,
           {
-            entry: shown
+            entry: shown2
           }
         );
       }
@@ -38042,24 +38081,24 @@ function walk(realRoot, givenRoot, builder, want) {
     for (let i2 = subdirectories.length - 1; i2 >= 0; i2--) stack.push(subdirectories[i2]);
   }
 }
-async function readTreeFile(root, path4, maxBytes) {
-  const realRoot = await fsStep(path4, () => import_node_fs.promises.realpath(root));
+async function readTreeFile(root, path5, maxBytes) {
+  const realRoot = await fsStep(path5, () => import_node_fs.promises.realpath(root));
   const chunks = [];
   let length = 0;
   await fsStep(
-    path4,
+    path5,
     () => readRegularFile(
-      nodePath2.join(realRoot, ...path4.split("/")),
+      nodePath2.join(realRoot, ...path5.split("/")),
       (chunk) => {
         length += chunk.length;
         if (length > maxBytes) {
-          throw new InputError("file-too-large", `"${path4}" grew beyond the per-file limit while reading`, {
-            entry: path4
+          throw new InputError("file-too-large", `"${path5}" grew beyond the per-file limit while reading`, {
+            entry: path5
           });
         }
         chunks.push(Buffer.from(chunk));
       },
-      path4
+      path5
     )
   );
   return Buffer.concat(chunks, length);
@@ -38132,9 +38171,9 @@ function* chunksOf(bytes2) {
 function decodeHeaderString(value, fromPax, what, entry) {
   if (fromPax) {
     if (value.includes("\uFFFD")) {
-      const shown = displayName(value);
-      throw new InputError("invalid-path", `${what} in a PAX header is not valid UTF-8: "${shown}"`, {
-        entry: entry ?? shown
+      const shown2 = displayName(value);
+      throw new InputError("invalid-path", `${what} in a PAX header is not valid UTF-8: "${shown2}"`, {
+        entry: entry ?? shown2
       });
     }
     return value;
@@ -38195,25 +38234,25 @@ function mapStreamError(err2, position, gzip) {
 function beginTarEntry(header, builder, state) {
   const size = header.size ?? 0;
   const name = decodeHeaderString(header.name, header.pax?.path !== void 0, "entry name");
-  const shown = displayName(name);
-  state.onName?.(shown);
+  const shown2 = displayName(name);
+  state.onName?.(shown2);
   if (state.zeroBlockAt !== null) {
     throw new InputError(
       "corrupt-archive",
-      `"${shown}" comes after the end-of-archive block at byte ${state.zeroBlockAt}: tar stops reading there, so it would not be extracted`,
-      { entry: shown }
+      `"${shown2}" comes after the end-of-archive block at byte ${state.zeroBlockAt}: tar stops reading there, so it would not be extracted`,
+      { entry: shown2 }
     );
   }
-  builder.countEntry(shown);
-  const type = header.type === "file" && /[/\\]$/.test(name) ? "directory" : header.type;
-  const path4 = builder.admit(name, type === "directory");
+  builder.countEntry(shown2);
+  const type2 = header.type === "file" && /[/\\]$/.test(name) ? "directory" : header.type;
+  const path5 = builder.admit(name, type2 === "directory");
   const mode = header.mode === void 0 ? void 0 : header.mode & 4095;
-  switch (type) {
+  switch (type2) {
     case "file":
     case "contiguous-file":
-      return path4 === null ? null : builder.beginFile(path4, shown, size, mode);
+      return path5 === null ? null : builder.beginFile(path5, shown2, size, mode);
     case "directory":
-      if (path4 !== null) builder.addDirectory(path4, shown, mode);
+      if (path5 !== null) builder.addDirectory(path5, shown2, mode);
       return null;
     case "symlink":
     case "link": {
@@ -38221,18 +38260,18 @@ function beginTarEntry(header, builder, state) {
         header.linkname ?? "",
         header.pax?.linkpath !== void 0,
         "link target",
-        shown
+        shown2
       );
-      if (path4 !== null) {
-        builder.addLink(path4, shown, type === "symlink" ? "symlink" : "hardlink", target, { mode });
+      if (path5 !== null) {
+        builder.addLink(path5, shown2, type2 === "symlink" ? "symlink" : "hardlink", target, { mode });
       }
       return null;
     }
     default:
       throw new InputError(
         "unsupported-entry-type",
-        type === null ? `"${shown}" has a tar entry type tfguard does not read (GNU sparse file, volume label, ...), which is not allowed` : `"${shown}" is a ${type} entry, which is not allowed`,
-        { entry: shown }
+        type2 === null ? `"${shown2}" has a tar entry type tfguard does not read (GNU sparse file, volume label, ...), which is not allowed` : `"${shown2}" is a ${type2} entry, which is not allowed`,
+        { entry: shown2 }
       );
   }
 }
@@ -38269,8 +38308,8 @@ function scanTar(bytes2, gzip, builder) {
         lastEntryEnd = (header.byteOffset ?? 0) + roundUpToBlock(size);
         sink = beginTarEntry(header, builder, {
           zeroBlockAt,
-          onName: (shown) => {
-            current = shown;
+          onName: (shown2) => {
+            current = shown2;
           }
         });
       } catch (err2) {
@@ -38496,10 +38535,10 @@ function walk2(tar, builder) {
       at2 = dataStart + roundUp(size);
       continue;
     }
-    let type;
-    if (flag === FLAG_FILE) type = "file";
-    else if (flag === FLAG_DIRECTORY) type = "directory";
-    else if (flag === FLAG_CONTIGUOUS) type = "contiguous-file";
+    let type2;
+    if (flag === FLAG_FILE) type2 = "file";
+    else if (flag === FLAG_DIRECTORY) type2 = "directory";
+    else if (flag === FLAG_CONTIGUOUS) type2 = "contiguous-file";
     else throw DEFER;
     let name = field(tar, at2, 100);
     if (ustar && tar[at2 + 345] !== 0) name = `${field(tar, at2 + 345, 155)}/${name}`;
@@ -38512,7 +38551,7 @@ function walk2(tar, builder) {
         size = paxSize;
       }
     }
-    const header = { name, size, mode: octal(tar, at2 + 100, 8), type, pax };
+    const header = { name, size, mode: octal(tar, at2 + 100, 8), type: type2, pax };
     pax = null;
     longPath = null;
     if (dataStart + size > tar.length) throw DEFER;
@@ -38653,7 +38692,7 @@ function entryName(entry) {
   }
   return decodeUtf8Name(raw, "entry name");
 }
-function readSmall(stream, max2, shown) {
+function readSmall(stream, max2, shown2) {
   return new Promise((resolve5, reject) => {
     const chunks = [];
     let length = 0;
@@ -38662,8 +38701,8 @@ function readSmall(stream, max2, shown) {
       if (length > max2) {
         stream.destroy();
         reject(
-          new InputError("path-too-long", `symlink "${shown}" has a target longer than ${max2} bytes`, {
-            entry: shown
+          new InputError("path-too-long", `symlink "${shown2}" has a target longer than ${max2} bytes`, {
+            entry: shown2
           })
         );
         return;
@@ -38734,15 +38773,15 @@ async function scanZip(bytes2, builder) {
     };
     const handleEntry = (entry) => {
       const name = entryName(entry);
-      const shown = displayName(name);
-      current = shown;
-      builder.countEntry(shown);
+      const shown2 = displayName(name);
+      current = shown2;
+      builder.countEntry(shown2);
       if (entry.isEncrypted()) {
         throw new InputError(
           "unsupported-entry-type",
-          `"${shown}" is encrypted; encrypted zip entries are not supported`,
+          `"${shown2}" is encrypted; encrypted zip entries are not supported`,
           {
-            entry: shown
+            entry: shown2
           }
         );
       }
@@ -38752,49 +38791,49 @@ async function scanZip(bytes2, builder) {
       const mode = unixMode === void 0 ? void 0 : unixMode & 4095;
       const unixType = unixMode === void 0 ? void 0 : FILE_TYPES[unixMode & S_IFMT];
       const namedAsDirectory = name.endsWith("/") || name.endsWith("\\");
-      let type;
+      let type2;
       if (namedAsDirectory || unixType === "directory" || unixType === void 0 && (entry.externalFileAttributes & 16) !== 0) {
-        type = "directory";
+        type2 = "directory";
       } else if (unixType === "symlink") {
-        type = "symlink";
+        type2 = "symlink";
       } else if (unixType === void 0 || unixType === "file") {
-        type = "file";
+        type2 = "file";
       } else {
         throw new InputError(
           "unsupported-entry-type",
-          `"${shown}" is a ${unixType} entry, which is not allowed`,
+          `"${shown2}" is a ${unixType} entry, which is not allowed`,
           {
-            entry: shown
+            entry: shown2
           }
         );
       }
-      const path4 = builder.admit(name, type === "directory");
-      if (path4 === null) {
+      const path5 = builder.admit(name, type2 === "directory");
+      if (path5 === null) {
         nextEntry();
         return;
       }
-      if (type === "directory") {
-        builder.addDirectory(path4, shown, mode);
+      if (type2 === "directory") {
+        builder.addDirectory(path5, shown2, mode);
         nextEntry();
         return;
       }
       if (entry.compressionMethod !== 0 && entry.compressionMethod !== 8) {
         throw new InputError(
           "unsupported-entry-type",
-          `"${shown}" uses zip compression method ${entry.compressionMethod}; only stored and deflated entries are supported`,
-          { entry: shown }
+          `"${shown2}" uses zip compression method ${entry.compressionMethod}; only stored and deflated entries are supported`,
+          { entry: shown2 }
         );
       }
       declaredTotal += entry.uncompressedSize;
       checkRatio(declaredTotal, true);
-      if (type === "symlink") {
+      if (type2 === "symlink") {
         openStream(entry, (stream) => {
-          readSmall(stream, limits.maxPathLength, shown).then(
+          readSmall(stream, limits.maxPathLength, shown2).then(
             (content) => {
               if (settled) return;
               try {
-                const target = decodeUtf8Name(content, "symlink target", shown);
-                builder.addLink(path4, shown, "symlink", target, { mode });
+                const target = decodeUtf8Name(content, "symlink target", shown2);
+                builder.addLink(path5, shown2, "symlink", target, { mode });
               } catch (err2) {
                 fail2(err2);
                 return;
@@ -38806,7 +38845,7 @@ async function scanZip(bytes2, builder) {
         });
         return;
       }
-      const sink = builder.beginFile(path4, shown, entry.uncompressedSize, mode);
+      const sink = builder.beginFile(path5, shown2, entry.uncompressedSize, mode);
       openStream(entry, (stream) => {
         let crc = 0;
         stream.on("data", (chunk) => {
@@ -38826,9 +38865,9 @@ async function scanZip(bytes2, builder) {
             if (crc >>> 0 !== entry.crc32 >>> 0) {
               throw new InputError(
                 "corrupt-archive",
-                `CRC-32 mismatch in "${shown}": the zip archive is corrupt`,
+                `CRC-32 mismatch in "${shown2}": the zip archive is corrupt`,
                 {
-                  entry: shown
+                  entry: shown2
                 }
               );
             }
@@ -38891,15 +38930,15 @@ async function readArchiveBytes(name, bytes2, options2 = {}) {
   const plan = builder.resolveLinks();
   const missing = /* @__PURE__ */ new Set();
   for (const target of plan.values()) if (builder.getContent(target) === void 0) missing.add(target);
-  const extra = missing.size > 0 ? await scanArchive(bytes2, format, limits, (path4) => missing.has(path4), streamingTar) : void 0;
+  const extra = missing.size > 0 ? await scanArchive(bytes2, format, limits, (path5) => missing.has(path5), streamingTar) : void 0;
   for (const [link, target] of plan) {
     const content = builder.getContent(target) ?? extra?.getContent(target);
     if (content !== void 0) builder.setLinkContent(link, content);
   }
   return builder.build(name, sha256Hex(bytes2), format);
 }
-function notFound(path4, cause) {
-  return new InputError("not-found", `"${path4}" does not exist or cannot be read`, { entry: path4, cause });
+function notFound(path5, cause) {
+  return new InputError("not-found", `"${path5}" does not exist or cannot be read`, { entry: path5, cause });
 }
 async function readDirectory(dir, options2 = {}) {
   const limits = resolveLimits(options2.limits);
@@ -38962,9 +39001,186 @@ async function readInput(pathOnDisk, options2 = {}) {
   return readArchiveBytes(name, bytes2, options2);
 }
 
+// src/modules/classification/paths.ts
+var ROOT_SEGMENTS = ["environments", "envs", "live", "stacks", "deployments"];
+var EXAMPLE_SEGMENTS = ["examples", "example", "_examples", "samples"];
+var TEST_SEGMENTS = [
+  "tests",
+  "test",
+  "e2e-tests",
+  "e2e",
+  "integration-tests",
+  "test-fixtures",
+  "fixtures",
+  ".github",
+  ".gitlab",
+  ".circleci"
+];
+var SHARED_SEGMENT = "modules";
+var WRAPPER_SEGMENT = "wrappers";
+var MIXIN_SEGMENT = "mixins";
+function segments(path5) {
+  return path5 === "." ? [] : path5.split("/");
+}
+function isAncestor(ancestor, path5) {
+  return ancestor === "." ? path5 !== "." : path5.startsWith(`${ancestor}/`);
+}
+function parentDir(path5) {
+  if (path5 === ".") return void 0;
+  const i2 = path5.lastIndexOf("/");
+  return i2 < 0 ? "." : path5.slice(0, i2);
+}
+
+// src/modules/classification/library.ts
+function calledFromParent(path5, callers) {
+  const segs = segments(path5);
+  return callers.some((c) => {
+    const other = segments(c.caller);
+    if (other.length < segs.length) return false;
+    for (let i2 = 0; i2 < segs.length - 1; i2++) if (segs[i2] !== other[i2]) return false;
+    return true;
+  });
+}
+function libraryIndex(modules, callers, enabled) {
+  const counts = /* @__PURE__ */ new Map();
+  const calledWithin = /* @__PURE__ */ new Set();
+  if (enabled) {
+    for (const m of modules.values()) {
+      const dir = parentDir(m.path);
+      if (dir === void 0) continue;
+      let c = counts.get(dir);
+      if (c === void 0) {
+        c = { members: 0, calledWithin: 0 };
+        counts.set(dir, c);
+      }
+      c.members++;
+      if (calledFromParent(m.path, callers.get(m.path) ?? [])) {
+        c.calledWithin++;
+        calledWithin.add(m.path);
+      }
+    }
+  }
+  return {
+    evidence(path5) {
+      if (!enabled) return null;
+      for (let dir = parentDir(path5), own = true; dir !== void 0; dir = parentDir(dir), own = false) {
+        const c = counts.get(dir);
+        if (c === void 0) continue;
+        const members = c.members - (own ? 1 : 0);
+        const called = c.calledWithin - (own && calledWithin.has(path5) ? 1 : 0);
+        if (members >= 2 && called >= 2) {
+          return `it sits in the module library "${dir}" (${called} of its ${members} other modules are called by modules of it) and the repository has no backend or lock file`;
+        }
+      }
+      return null;
+    }
+  };
+}
+
+// src/modules/classification/readme.ts
+function matchSource(path5, readme, source) {
+  const rel = readme === "." ? path5 : readme === path5 ? "." : path5.slice(readme.length + 1);
+  if (source.startsWith("./") || source.startsWith("../")) return null;
+  const scheme = source.indexOf("://");
+  const idx = source.indexOf("//", scheme < 0 ? 0 : scheme + 3);
+  if (idx < 0) {
+    if (rel === "." && /^[\w.-]+\/[\w.-]+\/[\w.-]+$|^(git::|github\.com\/|git@)/.test(source)) {
+      return `the README shows it used as a module (source = "${source}")`;
+    }
+    return null;
+  }
+  const sub = cleanRelativePath(source.slice(idx + 2).replace(/[?#].*$/, ""));
+  if (sub === rel) return `the README shows it used as a module (source = "${source}")`;
+  const placeholder = /[<>{}]|\$\{/.test(sub);
+  if (placeholder && sub.split("/").length === rel.split("/").length && rel !== ".") {
+    return `the README shows the directories at this depth used as modules (source = "${source}")`;
+  }
+  return null;
+}
+function readmeIndex(signals) {
+  const byDir = /* @__PURE__ */ new Map();
+  signals.readmeSources.forEach(({ readme, source }, order) => {
+    const list = byDir.get(readme) ?? [];
+    list.push({ order, source });
+    byDir.set(readme, list);
+  });
+  return {
+    evidence(path5) {
+      if (byDir.size === 0) return null;
+      const candidates = [];
+      for (let dir = path5; dir !== void 0; dir = parentDir(dir)) {
+        for (const s of byDir.get(dir) ?? []) candidates.push({ ...s, readme: dir });
+      }
+      candidates.sort((a, b) => a.order - b.order);
+      for (const c of candidates) {
+        const found = matchSource(path5, c.readme, c.source);
+        if (found !== null) return found;
+      }
+      return null;
+    }
+  };
+}
+
+// src/modules/classification/context.ts
+function configuredProviders(m) {
+  return m.providerConfigs.filter((c) => c.configured === true || c.alias === null).map((c) => c.alias === null ? c.name : `${c.name}.${c.alias}`);
+}
+function subjectOf(m) {
+  return { module: m, path: m.path, segments: segments(m.path), configured: configuredProviders(m) };
+}
+function buildContext(input, fragments) {
+  const { modules, callers, signals } = input;
+  const unitByDir = new Map(signals.units.map((u) => [u.dir, u]));
+  const unitTemplateByDir = new Map(signals.unitTemplates.map((u) => [u.dir, u]));
+  const unitsBySource = /* @__PURE__ */ new Map();
+  for (const u of signals.units) {
+    if (u.target === null || u.target === u.dir) continue;
+    const list = unitsBySource.get(u.target) ?? [];
+    list.push(u.dir);
+    unitsBySource.set(u.target, list);
+  }
+  const helperRuns = /* @__PURE__ */ new Map();
+  for (const r of signals.testRuns) {
+    const rel = r.target.startsWith(`${r.module}/`) ? r.target.slice(r.module.length + 1) : r.target;
+    const inTestDir = segments(rel).some((s) => TEST_SEGMENTS.includes(s));
+    if (inTestDir && !helperRuns.has(r.target)) helperRuns.set(r.target, { file: r.file, run: r.run });
+  }
+  const declaredByDir = /* @__PURE__ */ new Map();
+  for (const r of signals.declarations.roots) {
+    if (declaredByDir.has(r.dir)) continue;
+    declaredByDir.set(r.dir, `declared by ${r.tool}: ${r.location.file}:${r.location.line} ${r.label}`);
+  }
+  let repoDeploysNothing = signals.units.length === 0 && declaredByDir.size === 0;
+  for (const m of modules.values()) {
+    if (m.backend !== null || m.lockFile !== null) repoDeploysNothing = false;
+  }
+  const library2 = libraryIndex(modules, callers, repoDeploysNothing);
+  const readme = readmeIndex(signals);
+  return {
+    ...input,
+    unitByDir,
+    unitTemplateByDir,
+    unitsBySource,
+    helperRuns,
+    declaredByDir,
+    repoDeploysNothing,
+    isFragment: (path5) => fragments.has(path5),
+    libraryEvidence: (path5) => library2.evidence(path5),
+    readmeEvidence: (path5) => readme.evidence(path5)
+  };
+}
+
+// src/modules/classification/types.ts
+var strong = (kind, reason) => ({
+  kind,
+  reason,
+  evidence: "strong"
+});
+var weak = (kind, reason) => ({ kind, reason, evidence: "weak" });
+
 // src/modules/glob.ts
-function segments(path4) {
-  const trimmed = path4.replace(/^(\.\/)+/, "").replace(/\/+$/, "");
+function segments2(path5) {
+  const trimmed = path5.replace(/^(\.\/)+/, "").replace(/\/+$/, "");
   if (trimmed === "" || trimmed === ".") return [];
   return trimmed.split("/").filter((s) => s !== "" && s !== ".");
 }
@@ -38983,247 +39199,390 @@ function segmentRegex(segment) {
   }
   return re;
 }
-function matchFrom(pattern, pi, path4, si) {
+function matchFrom(pattern, pi, path5, si) {
   for (; ; ) {
-    if (pi === pattern.length) return si === path4.length;
+    if (pi === pattern.length) return si === path5.length;
     const p = pattern[pi];
     if (p === "**") {
       let next = pi + 1;
       while (pattern[next] === "**") next++;
       if (next === pattern.length) return true;
-      for (let k = si; k <= path4.length; k++) if (matchFrom(pattern, next, path4, k)) return true;
+      for (let k = si; k <= path5.length; k++) if (matchFrom(pattern, next, path5, k)) return true;
       return false;
     }
-    if (si === path4.length) return false;
-    if (!segmentRegex(p).test(path4[si])) return false;
+    if (si === path5.length) return false;
+    if (!segmentRegex(p).test(path5[si])) return false;
     pi++;
     si++;
   }
 }
-function matchGlob(pattern, path4) {
-  return matchFrom(segments(pattern), 0, segments(path4), 0);
+function matchGlob(pattern, path5) {
+  return matchFrom(segments2(pattern), 0, segments2(path5), 0);
 }
 
-// src/modules/classify.ts
-var ROOT_SEGMENTS = ["environments", "envs", "live", "stacks", "deployments"];
-var EXAMPLE_SEGMENTS = ["examples", "example", "_examples", "samples"];
-var TEST_SEGMENTS = [
-  "tests",
-  "test",
-  "e2e-tests",
-  "e2e",
-  "integration-tests",
-  "test-fixtures",
-  "fixtures",
-  ".github",
-  ".gitlab",
-  ".circleci"
-];
-var SHARED_SEGMENT = "modules";
-var WRAPPER_SEGMENT = "wrappers";
-var MIXIN_SEGMENT = "mixins";
-var strong = (kind, reason) => ({ kind, reason, evidence: "strong" });
-var weak = (kind, reason) => ({ kind, reason, evidence: "weak" });
-function segments2(path4) {
-  return path4 === "." ? [] : path4.split("/");
-}
-function isAncestor(ancestor, path4) {
-  return ancestor === "." ? path4 !== "." : path4.startsWith(`${ancestor}/`);
-}
-function callersText(list, what = "module") {
-  const first = list[0];
-  const more = list.length > 1 ? ` and ${list.length - 1} more` : "";
-  return `called by ${what} "${first.caller}" (module.${first.call})${more}`;
-}
-function configuredProviders(m) {
-  return m.providerConfigs.filter((c) => c.configured === true || c.alias === null).map((c) => c.alias === null ? c.name : `${c.name}.${c.alias}`);
-}
-function declaresNothing(m) {
-  return m.moduleCalls.length === 0 && m.providerConfigs.length === 0 && m.backend === null && !m.providerUses.some((u) => u.kind === "resource" || u.kind === "data" || u.kind === "ephemeral");
-}
-function readmeModuleEvidence(path4, signals) {
-  for (const { readme, source } of signals.readmeSources) {
-    if (!isAncestor(readme, path4) && readme !== path4) continue;
-    const rel = readme === "." ? path4 : readme === path4 ? "." : path4.slice(readme.length + 1);
-    if (source.startsWith("./") || source.startsWith("../")) continue;
-    const scheme = source.indexOf("://");
-    const idx = source.indexOf("//", scheme < 0 ? 0 : scheme + 3);
-    if (idx < 0) {
-      if (rel === "." && /^[\w.-]+\/[\w.-]+\/[\w.-]+$|^(git::|github\.com\/|git@)/.test(source)) {
-        return `the README shows it used as a module (source = "${source}")`;
-      }
-      continue;
+// src/modules/classification/signals/settings.ts
+var settings = {
+  id: "settings",
+  decide({ path: path5 }, { config: config2 }) {
+    const lists = [
+      ["root", "roots", config2.roots],
+      ["shared", "shared", config2.shared],
+      ["example", "examples", config2.examples],
+      ["test", "tests", config2.tests],
+      ["fragment", "fragments", config2.fragments]
+    ];
+    for (const [kind, key, globs] of lists) {
+      const g = globs.find((x2) => matchGlob(x2, path5));
+      if (g !== void 0) return strong(kind, `matches the ${key} pattern "${g}" of the settings`);
     }
-    const sub = cleanRelativePath(source.slice(idx + 2).replace(/[?#].*$/, ""));
-    if (sub === rel) return `the README shows it used as a module (source = "${source}")`;
-    const placeholder = /[<>{}]|\$\{/.test(sub);
-    if (placeholder && sub.split("/").length === rel.split("/").length && rel !== ".") {
-      return `the README shows the directories at this depth used as modules (source = "${source}")`;
-    }
+    return null;
   }
-  return null;
-}
-function libraryEvidence(m, input, repoDeploysNothing) {
-  if (!repoDeploysNothing || m.path === ".") return null;
-  let dir = dirname(m.path) || ".";
-  for (; ; ) {
-    let members = 0;
-    let calledWithin = 0;
-    for (const other of input.modules.values()) {
-      if (other.path === m.path || !isAncestor(dir, other.path)) continue;
-      members++;
-      const callers = input.callers.get(other.path) ?? [];
-      if (callers.some((c) => isAncestor(dir, c.caller))) calledWithin++;
-    }
-    if (members >= 2 && calledWithin >= 2) {
-      return `it sits in the module library "${dir}" (${calledWithin} of its ${members} other modules are called by modules of it) and the repository has no backend or lock file`;
-    }
-    if (dir === ".") return null;
-    dir = dirname(dir) || ".";
+};
+
+// src/modules/classification/signals/deployment-declaration.ts
+var deploymentDeclaration = {
+  id: "deployment-declaration",
+  decide({ path: path5 }, { declaredByDir }) {
+    const declared = declaredByDir.get(path5);
+    return declared === void 0 ? null : strong("root", declared);
   }
-}
-function classifyModules(input) {
-  const { modules, callers, signals, config: config2 } = input;
-  const out = /* @__PURE__ */ new Map();
-  const unitByDir = new Map(signals.units.map((u) => [u.dir, u]));
-  const unitsBySource = /* @__PURE__ */ new Map();
-  for (const u of signals.units) {
-    if (u.target === null || u.target === u.dir) continue;
-    const list = unitsBySource.get(u.target) ?? [];
-    list.push(u.dir);
-    unitsBySource.set(u.target, list);
+};
+
+// src/modules/classification/signals/terragrunt-unit.ts
+var terragruntUnit = {
+  id: "terragrunt-unit",
+  decide({ path: path5 }, { unitByDir }) {
+    const unit = unitByDir.get(path5);
+    if (unit === void 0) return null;
+    return strong(
+      "root",
+      unit.source === null ? `Terragrunt unit (${unit.file})` : `Terragrunt unit: ${unit.file} runs source "${unit.source}"`
+    );
   }
-  const helperRuns = /* @__PURE__ */ new Map();
-  for (const r of signals.testRuns) {
-    const rel = r.target.startsWith(`${r.module}/`) ? r.target.slice(r.module.length + 1) : r.target;
-    const inTestDir = segments2(rel).some((s) => TEST_SEGMENTS.includes(s));
-    if (inTestDir && !helperRuns.has(r.target)) helperRuns.set(r.target, { file: r.file, run: r.run });
+};
+
+// src/modules/classification/signals/terragrunt-template.ts
+var terragruntTemplate = {
+  id: "terragrunt-template",
+  decide({ path: path5 }, { unitTemplateByDir }) {
+    const t = unitTemplateByDir.get(path5);
+    if (t === void 0) return null;
+    return strong(
+      "fragment",
+      `Terragrunt catalog unit: ${t.file} reads values.*, set by a terragrunt.stack.hcl`
+    );
   }
-  const repoDeploysNothing = signals.units.length === 0 && [...modules.values()].every((m) => m.backend === null && m.lockFile === null);
-  const decide = (m) => {
-    const path4 = m.path;
-    const segs = segments2(path4);
-    const glob = (list) => list.find((g) => matchGlob(g, path4));
-    const g1 = glob(config2.roots);
-    if (g1 !== void 0) return strong("root", `matches the roots pattern "${g1}" of the settings`);
-    const g2 = glob(config2.shared);
-    if (g2 !== void 0) return strong("shared", `matches the shared pattern "${g2}" of the settings`);
-    const g3 = glob(config2.examples);
-    if (g3 !== void 0) return strong("example", `matches the examples pattern "${g3}" of the settings`);
-    const g4 = glob(config2.tests);
-    if (g4 !== void 0) return strong("test", `matches the tests pattern "${g4}" of the settings`);
-    const g5 = glob(config2.fragments);
-    if (g5 !== void 0) return strong("fragment", `matches the fragments pattern "${g5}" of the settings`);
-    const unit = unitByDir.get(path4);
-    if (unit !== void 0) {
-      return strong(
-        "root",
-        unit.source === null ? `Terragrunt unit (${unit.file})` : `Terragrunt unit: ${unit.file} runs source "${unit.source}"`
-      );
+};
+
+// src/modules/classification/signals/generate-source.ts
+var generateSource = {
+  id: "generate-source",
+  decide({ module: module2 }, { signals }) {
+    const files = module2.files;
+    if (files.length === 0) return null;
+    const into = [];
+    for (const f of files) {
+      const units2 = signals.generateSources.get(f);
+      if (units2 === void 0) return null;
+      into.push(units2);
     }
-    const files = m.files;
-    const generatedInto = files.map((f) => signals.generateSources.get(f)).filter((x2) => x2 !== void 0);
-    if (files.length > 0 && generatedInto.length === files.length) {
-      const units2 = [...new Set(generatedInto.flat())].sort(compareUtf8);
-      return strong(
-        "fragment",
-        `its files are copied into Terragrunt units by generate blocks (${units2[0]}${units2.length > 1 ? ` and ${units2.length - 1} more` : ""})`
-      );
-    }
-    if (files.length > 0 && files.every((f) => signals.generatedMarkers.has(f))) {
-      return strong("fragment", `its files say "Generated by Terragrunt" (a committed generated copy)`);
-    }
-    if (files.length > 0 && files.every((f) => input.templateFiles.has(f))) {
-      return strong("fragment", "its files are templates ({% \u2026 %} / {{ \u2026 }}), not Terraform");
-    }
-    if (files.length > 0 && (segs.includes(MIXIN_SEGMENT) || files.every((f) => /\.mixin\.tf(\.json)?$/.test(f)))) {
-      return strong("fragment", "mixin files, copied into the modules that use them");
-    }
-    if (files.length > 0 && files.every((f) => signals.linkTargets.has(f))) {
-      return strong("fragment", "its files are linked into other directories, not used as a module here");
-    }
-    const helper = helperRuns.get(path4);
-    if (helper !== void 0) return strong("test", `test helper: run "${helper.run}" in ${helper.file}`);
-    const units = unitsBySource.get(path4);
-    if (units !== void 0) {
+    const units = [...new Set(into.flat())].sort(compareUtf8);
+    return strong(
+      "fragment",
+      `its files are copied into Terragrunt units by generate blocks (${units[0]}${units.length > 1 ? ` and ${units.length - 1} more` : ""})`
+    );
+  }
+};
+
+// src/modules/classification/signals/generated-copy.ts
+var generatedCopy = {
+  id: "generated-copy",
+  decide({ module: module2 }, { signals }) {
+    const files = module2.files;
+    if (files.length === 0 || !files.every((f) => signals.generatedMarkers.has(f))) return null;
+    return strong("fragment", `its files say "Generated by Terragrunt" (a committed generated copy)`);
+  }
+};
+
+// src/modules/classification/signals/template-files.ts
+var templateFiles = {
+  id: "template-files",
+  decide({ module: module2 }, ctx) {
+    const files = module2.files;
+    if (files.length === 0 || !files.every((f) => ctx.templateFiles.has(f))) return null;
+    return strong("fragment", "its files are templates ({% \u2026 %} / {{ \u2026 }}), not Terraform");
+  }
+};
+
+// src/modules/classification/signals/mixin-files.ts
+var mixinFiles = {
+  id: "mixin-files",
+  decide({ module: module2, segments: segments3 }) {
+    const files = module2.files;
+    if (files.length === 0) return null;
+    if (!segments3.includes(MIXIN_SEGMENT) && !files.every((f) => /\.mixin\.tf(\.json)?$/.test(f)))
+      return null;
+    return strong("fragment", "mixin files, copied into the modules that use them");
+  }
+};
+
+// src/modules/classification/signals/linked-files.ts
+var linkedFiles = {
+  id: "linked-files",
+  decide({ module: module2 }, { signals }) {
+    const files = module2.files;
+    if (files.length === 0 || !files.every((f) => signals.linkTargets.has(f))) return null;
+    return strong("fragment", "its files are linked into other directories, not used as a module here");
+  }
+};
+
+// src/modules/classification/signals/test-helper.ts
+var testHelper = {
+  id: "test-helper",
+  decide({ path: path5 }, { helperRuns }) {
+    const helper = helperRuns.get(path5);
+    return helper === void 0 ? null : strong("test", `test helper: run "${helper.run}" in ${helper.file}`);
+  }
+};
+
+// src/modules/classification/signals/terragrunt-source.ts
+var terragruntSource = {
+  id: "terragrunt-source",
+  decide({ path: path5 }, { unitsBySource }) {
+    const units = unitsBySource.get(path5);
+    if (units === void 0) return null;
+    return strong(
+      "shared",
+      `run by Terragrunt unit "${units[0]}"${units.length > 1 ? ` and ${units.length - 1} more` : ""}`
+    );
+  }
+};
+
+// src/modules/classification/signals/local-calls.ts
+var localCalls = {
+  id: "local-calls",
+  decide({ path: path5 }, ctx) {
+    const calledBy = (ctx.callers.get(path5) ?? []).filter((c) => !ctx.isFragment(c.caller));
+    if (calledBy.length === 0) return null;
+    const first = calledBy[0];
+    const more = calledBy.length > 1 ? ` and ${calledBy.length - 1} more` : "";
+    return strong("shared", `called by module "${first.caller}" (module.${first.call})${more}`);
+  }
+};
+
+// src/modules/classification/signals/backend.ts
+var backend = {
+  id: "backend",
+  decide({ module: module2 }) {
+    const b = module2.backend;
+    if (b === null) return null;
+    return strong("root", b.kind === "cloud" ? "has a cloud block" : `has a backend "${b.type}" block`);
+  }
+};
+
+// src/modules/classification/signals/example-place.ts
+var examplePlace = {
+  id: "example-place",
+  decide({ segments: segments3 }) {
+    const ex = segments3.find((s) => EXAMPLE_SEGMENTS.includes(s));
+    return ex === void 0 ? null : strong("example", `its path has an "${ex}" directory`);
+  }
+};
+
+// src/modules/classification/signals/test-place.ts
+var testPlace = {
+  id: "test-place",
+  decide({ segments: segments3 }) {
+    const te = segments3.find((s) => TEST_SEGMENTS.includes(s));
+    return te === void 0 ? null : strong("test", `its path has a "${te}" directory`);
+  }
+};
+
+// src/modules/classification/signals/wrapper.ts
+var wrapper = {
+  id: "wrapper",
+  decide({ module: module2, path: path5, segments: segments3, configured }) {
+    if (configured.length > 0) return null;
+    if (segments3.includes(WRAPPER_SEGMENT) && module2.moduleCalls.some((c) => c.sourceKind === "local")) {
       return strong(
         "shared",
-        `run by Terragrunt unit "${units[0]}"${units.length > 1 ? ` and ${units.length - 1} more` : ""}`
+        `a wrapper: its path has a "${WRAPPER_SEGMENT}" directory and it calls a local module`
       );
     }
-    const calledBy = (callers.get(path4) ?? []).filter((c) => !isFragmentPath(c.caller));
-    if (calledBy.length > 0) return strong("shared", callersText(calledBy));
-    if (m.backend !== null) {
-      return strong(
-        "root",
-        m.backend.kind === "cloud" ? "has a cloud block" : `has a backend "${m.backend.type}" block`
-      );
-    }
-    const ex = segs.find((s) => EXAMPLE_SEGMENTS.includes(s));
-    if (ex !== void 0) return strong("example", `its path has an "${ex}" directory`);
-    const te = segs.find((s) => TEST_SEGMENTS.includes(s));
-    if (te !== void 0) return strong("test", `its path has a "${te}" directory`);
-    const configured = configuredProviders(m);
-    if (configured.length === 0) {
-      if (segs.includes(WRAPPER_SEGMENT) && m.moduleCalls.some((c) => c.sourceKind === "local")) {
-        return strong(
-          "shared",
-          `a wrapper: its path has a "${WRAPPER_SEGMENT}" directory and it calls a local module`
-        );
-      }
-      const up = m.moduleCalls.find(
-        (c) => c.sourceKind === "local" && c.target !== null && isAncestor(c.target, path4)
-      );
-      if (up !== void 0) {
-        return strong(
-          "shared",
-          `a wrapper: it calls the module of a parent directory (module.${up.name}) and configures no provider`
-        );
-      }
-    }
-    const readme = readmeModuleEvidence(path4, signals);
-    if (readme !== null && configured.length === 0) return strong("shared", readme);
-    const rootSeg = segs.find((s) => ROOT_SEGMENTS.includes(s));
-    if (declaresNothing(m) && path4 !== "." && !segs.includes(SHARED_SEGMENT) && rootSeg === void 0) {
-      return weak(
-        "fragment",
-        "declares no resources, data sources, module calls or providers, and nothing calls it"
-      );
-    }
-    if (m.lockFile !== null && configured.length > 0) {
-      return strong(
-        "root",
-        `has a dependency lock file (${m.lockFile}) and configures provider "${configured[0]}"`
-      );
-    }
-    const library2 = configured.length === 0 ? libraryEvidence(m, input, repoDeploysNothing) : null;
-    if (m.lockFile !== null) {
-      if (segs.includes(SHARED_SEGMENT) || library2 !== null) {
-        return weak(
-          "shared",
-          `has a dependency lock file (${m.lockFile}) but no backend or provider configuration, and ${library2 ?? `its path has a "${SHARED_SEGMENT}" directory`}`
-        );
-      }
-      return strong("root", `has a dependency lock file (${m.lockFile})`);
-    }
-    if (rootSeg !== void 0) return strong("root", `its path has a "${rootSeg}" directory`);
-    if (path4 === ".")
-      return strong("root", "the archive's top directory, and nothing in the archive calls it");
-    if (configured.length > 0) {
-      return weak("root", `configures provider "${configured[0]}" and nothing in the archive calls it`);
-    }
-    if (library2 !== null) return weak("shared", library2);
-    if (segs.includes(SHARED_SEGMENT)) return weak("shared", `its path has a "${SHARED_SEGMENT}" directory`);
-    return weak("root", "not called by any module in the archive");
-  };
-  const fragmentPaths = /* @__PURE__ */ new Set();
-  const isFragmentPath = (p) => fragmentPaths.has(p);
-  const order = [...modules.values()].sort((a, b) => compareUtf8(a.path, b.path));
-  for (const m of order) {
-    const d = decide(m);
-    if (d.kind === "fragment") fragmentPaths.add(m.path);
+    const up = module2.moduleCalls.find(
+      (c) => c.sourceKind === "local" && c.target !== null && isAncestor(c.target, path5)
+    );
+    if (up === void 0) return null;
+    return strong(
+      "shared",
+      `a wrapper: it calls the module of a parent directory (module.${up.name}) and configures no provider`
+    );
   }
-  for (const m of order) out.set(m.path, decide(m));
+};
+
+// src/modules/classification/signals/readme-usage.ts
+var readmeUsage = {
+  id: "readme-usage",
+  decide({ path: path5, configured }, ctx) {
+    if (configured.length > 0) return null;
+    const readme = ctx.readmeEvidence(path5);
+    return readme === null ? null : strong("shared", readme);
+  }
+};
+
+// src/modules/classification/signals/private-modules-place.ts
+var PRIVATE_MODULE_SEGMENTS = ["_modules", "_module"];
+var privateModulesPlace = {
+  id: "private-modules-place",
+  decide({ segments: segments3, configured }) {
+    const seg = segments3.find((s) => PRIVATE_MODULE_SEGMENTS.includes(s));
+    if (seg === void 0) return null;
+    const reason = `its path has a "${seg}" directory (modules the repository calls, not deployed on their own)`;
+    return configured.length === 0 ? strong("shared", reason) : weak("shared", `${reason}, though it configures provider "${configured[0]}"`);
+  }
+};
+
+// src/modules/classification/signals/nothing-to-deploy.ts
+var nothingToDeploy = {
+  id: "nothing-to-deploy",
+  decide({ module: m, path: path5, segments: segments3 }) {
+    if (path5 === "." || segments3.includes(SHARED_SEGMENT) || segments3.some((s) => ROOT_SEGMENTS.includes(s))) {
+      return null;
+    }
+    const declaresNothing = m.moduleCalls.length === 0 && m.providerConfigs.length === 0 && m.backend === null && !m.providerUses.some((u) => u.kind === "resource" || u.kind === "data" || u.kind === "ephemeral");
+    if (!declaresNothing) return null;
+    return weak(
+      "fragment",
+      "declares no resources, data sources, module calls or providers, and nothing calls it"
+    );
+  }
+};
+
+// src/modules/classification/signals/lock-file.ts
+var lockFile = {
+  id: "lock-file",
+  decide({ module: module2, path: path5, segments: segments3, configured }, ctx) {
+    const lock = module2.lockFile;
+    if (lock === null) return null;
+    if (configured.length > 0) {
+      return strong(
+        "root",
+        `has a dependency lock file (${lock}) and configures provider "${configured[0]}"`
+      );
+    }
+    const library2 = ctx.libraryEvidence(path5);
+    if (segments3.includes(SHARED_SEGMENT) || library2 !== null) {
+      return weak(
+        "shared",
+        `has a dependency lock file (${lock}) but no backend or provider configuration, and ${library2 ?? `its path has a "${SHARED_SEGMENT}" directory`}`
+      );
+    }
+    return strong("root", `has a dependency lock file (${lock})`);
+  }
+};
+
+// src/modules/classification/signals/deployment-place.ts
+var deploymentPlace = {
+  id: "deployment-place",
+  decide({ segments: segments3 }) {
+    const seg = segments3.find((s) => ROOT_SEGMENTS.includes(s));
+    return seg === void 0 ? null : strong("root", `its path has a "${seg}" directory`);
+  }
+};
+
+// src/modules/classification/signals/top-directory.ts
+var topDirectory = {
+  id: "top-directory",
+  decide({ path: path5 }) {
+    return path5 === "." ? strong("root", "the archive's top directory, and nothing in the archive calls it") : null;
+  }
+};
+
+// src/modules/classification/signals/provider-configuration.ts
+var providerConfiguration = {
+  id: "provider-configuration",
+  decide({ configured }) {
+    if (configured.length === 0) return null;
+    return weak("root", `configures provider "${configured[0]}" and nothing in the archive calls it`);
+  }
+};
+
+// src/modules/classification/signals/module-library.ts
+var moduleLibrary = {
+  id: "module-library",
+  decide({ path: path5 }, ctx) {
+    const library2 = ctx.libraryEvidence(path5);
+    return library2 === null ? null : weak("shared", library2);
+  }
+};
+
+// src/modules/classification/signals/modules-place.ts
+var modulesPlace = {
+  id: "modules-place",
+  decide({ segments: segments3 }) {
+    return segments3.includes(SHARED_SEGMENT) ? weak("shared", `its path has a "${SHARED_SEGMENT}" directory`) : null;
+  }
+};
+
+// src/modules/classification/signals/uncalled.ts
+var uncalled = {
+  id: "uncalled",
+  decide() {
+    return weak("root", "not called by any module in the archive");
+  }
+};
+
+// src/modules/classification/index.ts
+var SIGNALS = [
+  // 1. Settings: the user's word.
+  settings,
+  // 2. Declarations: what the repository's own tooling says it deploys or generates.
+  //    (Further Terragrunt declarations go here.)
+  deploymentDeclaration,
+  terragruntUnit,
+  terragruntTemplate,
+  generateSource,
+  generatedCopy,
+  templateFiles,
+  mixinFiles,
+  linkedFiles,
+  testHelper,
+  // 3. Structure: calls and backends.
+  terragruntSource,
+  localCalls,
+  backend,
+  // 4. Places and names, and lock files (after examples and tests: an example keeps its lock).
+  examplePlace,
+  testPlace,
+  wrapper,
+  readmeUsage,
+  privateModulesPlace,
+  nothingToDeploy,
+  lockFile,
+  deploymentPlace,
+  topDirectory,
+  // 5. Guesses (weak), the last of which always decides.
+  moduleLibrary,
+  providerConfiguration,
+  modulesPlace,
+  uncalled
+];
+function decideWith(signals, subject, ctx) {
+  for (const s of signals) {
+    const d = s.decide(subject, ctx);
+    if (d !== null) return { ...d, signal: s.id };
+  }
+  throw new Error(`no classification signal decided for "${subject.path}"`);
+}
+function classifyModules(input, signals = SIGNALS) {
+  const fragments = /* @__PURE__ */ new Set();
+  const ctx = buildContext(input, fragments);
+  const subjects = [...input.modules.values()].sort((a, b) => compareUtf8(a.path, b.path)).map((m) => subjectOf(m));
+  for (const s of subjects) {
+    if (decideWith(signals, s, ctx).kind === "fragment") fragments.add(s.path);
+  }
+  const out = /* @__PURE__ */ new Map();
+  for (const s of subjects) out.set(s.path, decideWith(signals, s, ctx));
   return out;
 }
 function kindLabel(kind) {
@@ -39292,19 +39651,4678 @@ function selectConfigFiles(fileNames, engine) {
   });
   return { selected, ignored, overrides };
 }
-function inToolDirectory(path4) {
-  return path4.split("/").some((segment) => segment === ".terraform" || segment === ".git");
+function inToolDirectory(path5) {
+  return path5.split("/").some((segment) => segment === ".terraform" || segment === ".git");
+}
+
+// src/modules/terragrunt/unit.ts
+var import_node_path2 = require("node:path");
+
+// src/modules/terragrunt/expression.ts
+var import_node_path = require("node:path");
+var ARCHIVE_ROOT = "/__tfguard_archive__";
+var Unknown = class {
+  constructor(reasons, branches = null) {
+    this.reasons = reasons;
+    this.branches = branches;
+  }
+  reasons;
+  branches;
+};
+function isUnknown(v) {
+  return v instanceof Unknown;
+}
+function unknownReasons(v) {
+  if (v instanceof Unknown) return v.reasons;
+  if (Array.isArray(v)) return [...new Set(v.flatMap(unknownReasons))];
+  if (v !== null && typeof v === "object") return [...new Set(Object.values(v).flatMap(unknownReasons))];
+  return [];
+}
+function unknown(reason, ...from) {
+  const reasons = new Set(from.flatMap(unknownReasons));
+  if (reason !== "") reasons.add(reason);
+  return new Unknown([...reasons]);
+}
+function toArchivePath(abs2) {
+  const n = import_node_path.posix.normalize(abs2);
+  if (n === ARCHIVE_ROOT) return ".";
+  if (!n.startsWith(`${ARCHIVE_ROOT}/`)) return null;
+  return n.slice(ARCHIVE_ROOT.length + 1).replace(/\/+$/, "") || ".";
+}
+function absolute(archivePath2) {
+  return archivePath2 === "." ? ARCHIVE_ROOT : `${ARCHIVE_ROOT}/${archivePath2}`;
+}
+var ParseFail = class extends Error {
+};
+var BINARY_LEVELS = [
+  ["||"],
+  ["&&"],
+  ["==", "!="],
+  ["<", ">", "<=", ">="],
+  ["+", "-"],
+  ["*", "/", "%"]
+];
+var Parser = class {
+  constructor(s) {
+    this.s = s;
+  }
+  s;
+  i = 0;
+  fail() {
+    throw new ParseFail(`cannot read "${this.s}"`);
+  }
+  ws() {
+    for (; ; ) {
+      const c = this.s[this.i];
+      if (c === " " || c === "	" || c === "\n" || c === "\r") this.i++;
+      else if (c === "#" || c === "/" && this.s[this.i + 1] === "/") {
+        while (this.i < this.s.length && this.s[this.i] !== "\n") this.i++;
+      } else if (c === "/" && this.s[this.i + 1] === "*") {
+        const end = this.s.indexOf("*/", this.i + 2);
+        if (end === -1) this.fail();
+        this.i = end + 2;
+      } else return;
+    }
+  }
+  peek(tok) {
+    this.ws();
+    return this.s.startsWith(tok, this.i);
+  }
+  eat(tok) {
+    if (!this.peek(tok)) return false;
+    this.i += tok.length;
+    return true;
+  }
+  expect(tok) {
+    if (!this.eat(tok)) this.fail();
+  }
+  ident() {
+    this.ws();
+    const m = /^[A-Za-z_][A-Za-z0-9_-]*/.exec(this.s.slice(this.i));
+    if (m === null) return null;
+    this.i += m[0].length;
+    return m[0];
+  }
+  expr() {
+    const c = this.binary(0);
+    if (this.eat("?")) {
+      const a = this.expr();
+      this.expect(":");
+      const b = this.expr();
+      return { t: "cond", c, a, b };
+    }
+    return c;
+  }
+  binary(level) {
+    if (level === BINARY_LEVELS.length) return this.unary();
+    let l = this.binary(level + 1);
+    const ops = BINARY_LEVELS[level].slice().sort((x2, y) => y.length - x2.length);
+    for (; ; ) {
+      this.ws();
+      const op = ops.find(
+        (o) => this.s.startsWith(o, this.i) && !(o === "=" || o === "<" && this.s[this.i + 1] === "<")
+      );
+      if (op === void 0 || op === "/" && /[/*]/.test(this.s[this.i + 1] ?? "")) return l;
+      this.i += op.length;
+      l = { t: "bin", op, l, r: this.binary(level + 1) };
+    }
+  }
+  unary() {
+    if (this.eat("!")) return { t: "un", op: "!", e: this.unary() };
+    if (this.peek("-") && !/[0-9]/.test(this.s[this.i + 1] ?? "")) {
+      this.i++;
+      return { t: "un", op: "-", e: this.unary() };
+    }
+    return this.postfix(this.primary());
+  }
+  postfix(e) {
+    for (; ; ) {
+      if (this.peek(".") && !this.s.startsWith("..", this.i)) {
+        this.i++;
+        if (this.peek("*")) this.fail();
+        const name = this.ident() ?? this.number();
+        if (name === null) this.fail();
+        e = { t: "index", e, key: String(name) };
+      } else if (this.eat("[")) {
+        if (this.peek("*")) this.fail();
+        const key = this.expr();
+        this.expect("]");
+        e = { t: "index", e, key };
+      } else return e;
+    }
+  }
+  number() {
+    this.ws();
+    const m = /^-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?/.exec(this.s.slice(this.i));
+    if (m === null) return null;
+    this.i += m[0].length;
+    return Number(m[0]);
+  }
+  primary() {
+    this.ws();
+    const c = this.s[this.i];
+    if (c === '"') return this.quoted();
+    if (c === "(") {
+      this.i++;
+      const e = this.expr();
+      this.expect(")");
+      return e;
+    }
+    if (c === "[") {
+      this.i++;
+      if (/^\s*for\s/.test(this.s.slice(this.i))) this.fail();
+      const items = [];
+      while (!this.eat("]")) {
+        items.push(this.expr());
+        if (!this.eat(",") && !this.peek("]")) this.ws();
+      }
+      return { t: "list", items };
+    }
+    if (c === "{") {
+      this.i++;
+      if (/^\s*for\s/.test(this.s.slice(this.i))) this.fail();
+      const items = [];
+      while (!this.eat("}")) {
+        this.ws();
+        const save = this.i;
+        const name2 = this.ident();
+        let key;
+        if (name2 !== null && (this.peek("=") || this.peek(":")) && !this.peek("=="))
+          key = { t: "lit", v: name2 };
+        else {
+          this.i = save;
+          key = this.expr();
+        }
+        if (!this.eat("=") && !this.eat(":")) this.fail();
+        items.push([key, this.expr()]);
+        this.eat(",");
+      }
+      return { t: "obj", items };
+    }
+    const n = this.number();
+    if (n !== null) return { t: "lit", v: n };
+    const name = this.ident();
+    if (name === null) this.fail();
+    if (name === "true" || name === "false") return { t: "lit", v: name === "true" };
+    if (name === "null") return { t: "lit", v: null };
+    if (this.eat("(")) {
+      const args = [];
+      while (!this.eat(")")) {
+        args.push(this.expr());
+        if (this.eat("...")) this.fail();
+        if (!this.eat(",") && !this.peek(")")) this.fail();
+      }
+      return { t: "call", name, args };
+    }
+    return { t: "ref", root: name, path: [] };
+  }
+  /** A quoted template: literal text, escapes and nested `${ … }` interpolations. */
+  quoted() {
+    this.i++;
+    const parts = [];
+    let lit = "";
+    for (; ; ) {
+      const c = this.s[this.i];
+      if (c === void 0 || c === "\n") this.fail();
+      if (c === '"') {
+        this.i++;
+        break;
+      }
+      if (c === "\\") {
+        const e = this.s[this.i + 1];
+        const map2 = { n: "\n", t: "	", r: "\r", '"': '"', "\\": "\\" };
+        if (e !== void 0 && map2[e] !== void 0) {
+          lit += map2[e];
+          this.i += 2;
+          continue;
+        }
+        this.fail();
+      }
+      if ((c === "$" || c === "%") && this.s[this.i + 1] === c && this.s[this.i + 2] === "{") {
+        lit += `${c}{`;
+        this.i += 3;
+        continue;
+      }
+      if (c === "%" && this.s[this.i + 1] === "{") this.fail();
+      if (c === "$" && this.s[this.i + 1] === "{") {
+        this.i += 2;
+        this.eat("~");
+        if (lit !== "") parts.push(lit);
+        lit = "";
+        parts.push(this.expr());
+        this.eat("~");
+        this.expect("}");
+        continue;
+      }
+      lit += c;
+      this.i++;
+    }
+    if (lit !== "" || parts.length === 0) parts.push(lit);
+    return parts.length === 1 && typeof parts[0] === "string" ? { t: "lit", v: parts[0] } : { t: "tpl", parts };
+  }
+};
+var parsed2 = /* @__PURE__ */ new Map();
+function parseExpression(text3) {
+  const cached = parsed2.get(text3);
+  if (cached !== void 0) return cached;
+  let e;
+  try {
+    const p = new Parser(text3);
+    e = p.expr();
+    p.ws();
+    if (p.i !== text3.length) e = null;
+  } catch (err2) {
+    if (!(err2 instanceof ParseFail)) throw err2;
+    e = null;
+  }
+  if (parsed2.size > 1e4) parsed2.clear();
+  parsed2.set(text3, e);
+  return e;
+}
+function evaluate(value, scope) {
+  if (typeof value === "string") return evalTemplateString(value, scope);
+  if (Array.isArray(value)) return value.map((v) => evaluate(v, scope));
+  if (value !== null && typeof value === "object") {
+    const out = {};
+    for (const [k, v] of Object.entries(value)) out[k] = evaluate(v, scope);
+    return out;
+  }
+  if (typeof value === "number" || typeof value === "boolean" || value === null) return value;
+  return unknown("a value of an unsupported type");
+}
+function evalTemplateString(s, scope) {
+  if (!s.includes("${") && !s.includes("%{")) return s;
+  const parts = templateParts(s);
+  if (parts === null) return unknown(`a template directive (%{ \u2026 }) in "${clip(s)}"`);
+  const exprs = [];
+  for (const p of parts) {
+    if (p.kind === "literal") exprs.push(p.text);
+    else {
+      const e = parseExpression(p.expr);
+      if (e === null)
+        return unknown(`the expression "${clip(p.expr)}" (outside what tfguard reads statically)`);
+      exprs.push(e);
+    }
+  }
+  if (exprs.length === 1 && typeof exprs[0] !== "string") return evalExpr(exprs[0], scope, 0);
+  return evalExpr({ t: "tpl", parts: exprs }, scope, 0);
+}
+function evaluateParsed(e, scope) {
+  return evalExpr(e, scope, 0);
+}
+function clip(s) {
+  return s.length > 80 ? `${s.slice(0, 77)}...` : s;
+}
+var MAX_DEPTH = 64;
+function toText(v) {
+  if (v instanceof Unknown) return v;
+  if (typeof v === "string") return v;
+  if (typeof v === "number" || typeof v === "boolean") return String(v);
+  return unknown("a value that is not a string");
+}
+function lift(args, f) {
+  const idx = args.findIndex((a) => a instanceof Unknown);
+  if (idx === -1) return f(args);
+  const u = args[idx];
+  if (u.branches === null) return unknown("", ...args.filter((a) => a instanceof Unknown));
+  const results = u.branches.map((b) => {
+    const copy = args.slice();
+    copy[idx] = b;
+    return lift(copy, f);
+  });
+  const reasons = [.../* @__PURE__ */ new Set([...u.reasons, ...results.flatMap(unknownReasons)])];
+  const branches = results.flatMap((r) => r instanceof Unknown ? r.branches ?? [] : [r]);
+  return results.every((r) => !(r instanceof Unknown) || r.branches !== null) ? new Unknown(reasons, branches) : new Unknown(reasons);
+}
+function evalExpr(e, scope, depth) {
+  if (depth > MAX_DEPTH) return unknown("an expression nested too deeply");
+  const ev = (x2) => evalExpr(x2, scope, depth + 1);
+  switch (e.t) {
+    case "lit":
+      return e.v;
+    case "tpl": {
+      const vals = e.parts.map((p) => typeof p === "string" ? p : ev(p));
+      return lift(vals, (vs) => {
+        let out = "";
+        for (const v of vs) {
+          const t = toText(v);
+          if (t instanceof Unknown) return t;
+          out += t;
+        }
+        return out;
+      });
+    }
+    case "list":
+      return e.items.map(ev);
+    case "obj": {
+      const out = {};
+      for (const [k, v] of e.items) {
+        const key = ev(k);
+        if (typeof key !== "string") return unknown("an object key that is not a known string");
+        out[key] = ev(v);
+      }
+      return out;
+    }
+    case "cond": {
+      const c = ev(e.c);
+      if (c === true) return ev(e.a);
+      if (c === false) return ev(e.b);
+      const a = ev(e.a);
+      const b = ev(e.b);
+      const reasons = [.../* @__PURE__ */ new Set([...unknownReasons(c), ...unknownReasons(a), ...unknownReasons(b)])];
+      if (reasons.length === 0) reasons.push("a condition that is not a known boolean");
+      const branches = [a, b].flatMap((x2) => x2 instanceof Unknown ? x2.branches ?? [] : [x2]);
+      return new Unknown(reasons, branches.length > 0 ? branches : null);
+    }
+    case "un": {
+      const v = ev(e.e);
+      if (v instanceof Unknown) return unknown("", v);
+      if (e.op === "!" && typeof v === "boolean") return !v;
+      if (e.op === "-" && typeof v === "number") return -v;
+      return unknown(`"${e.op}" on a value of the wrong type`);
+    }
+    case "bin":
+      return binary(e.op, ev(e.l), ev(e.r));
+    case "ref":
+      return reference(e.root, scope);
+    case "index": {
+      const base = ev(e.e);
+      const key = typeof e.key === "string" ? e.key : ev(e.key);
+      if (base instanceof Unknown) return unknown("", base);
+      if (key instanceof Unknown) return unknown("", key);
+      if (Array.isArray(base) && typeof key === "number")
+        return base[key] ?? unknown(`index ${key} out of range`);
+      if (Array.isArray(base) && typeof key === "string" && /^[0-9]+$/.test(key))
+        return base[Number(key)] ?? unknown(`index ${key} out of range`);
+      if (base !== null && typeof base === "object" && !Array.isArray(base) && typeof key !== "object") {
+        const v = base[String(key)];
+        return v === void 0 ? unknown(`no attribute "${String(key)}"`) : v;
+      }
+      return unknown(`an attribute "${String(key)}" of a value that has none`);
+    }
+    case "call":
+      return call(e.name, e.args.map(ev), scope);
+  }
+}
+function binary(op, l, r) {
+  if (op === "&&" && (l === false || r === false)) return false;
+  if (op === "||" && (l === true || r === true)) return true;
+  if (l instanceof Unknown || r instanceof Unknown) return unknown("", l, r);
+  switch (op) {
+    case "==":
+      return JSON.stringify(l) === JSON.stringify(r);
+    case "!=":
+      return JSON.stringify(l) !== JSON.stringify(r);
+    case "&&":
+    case "||":
+      return typeof l === "boolean" && typeof r === "boolean" ? op === "&&" ? l && r : l || r : unknown(`"${op}" on non-booleans`);
+  }
+  const a = typeof l === "string" && l.trim() !== "" ? Number(l) : l;
+  const b = typeof r === "string" && r.trim() !== "" ? Number(r) : r;
+  if (typeof a !== "number" || typeof b !== "number" || Number.isNaN(a) || Number.isNaN(b))
+    return unknown(`"${op}" on values that are not numbers`);
+  switch (op) {
+    case "<":
+      return a < b;
+    case ">":
+      return a > b;
+    case "<=":
+      return a <= b;
+    case ">=":
+      return a >= b;
+    case "+":
+      return a + b;
+    case "-":
+      return a - b;
+    case "*":
+      return a * b;
+    case "/":
+      return a / b;
+    default:
+      return a % b;
+  }
+}
+function reference(root, scope) {
+  if (root === "local") return lazyObject((name) => scope.local(name));
+  if (root === "include") {
+    const out = {};
+    for (const name of scope.includeNames()) {
+      const inc = scope.include(name);
+      const view = { locals: lazyObject((n) => inc.local(n)) };
+      if (name === "") Object.assign(out, view);
+      else out[name] = view;
+    }
+    return out;
+  }
+  return unknown(`${root}.* (${ROOT_REASONS[root] ?? "not known statically"})`);
+}
+var ROOT_REASONS = {
+  values: "the values a terragrunt.stack.hcl passes to a unit",
+  dependency: "outputs of another unit, known only after it is applied",
+  var: "input variables",
+  feature: "feature flags set at run time"
+};
+function lazyObject(get2) {
+  return new Proxy({}, {
+    get: (_t, p) => typeof p === "string" ? get2(p) : void 0,
+    has: () => true
+  });
+}
+var RUN_TIME = {
+  run_cmd: "runs a command",
+  get_env: "reads an environment variable",
+  get_aws_account_id: "asks AWS",
+  get_aws_account_alias: "asks AWS",
+  get_aws_caller_identity_arn: "asks AWS",
+  get_aws_caller_identity_user_id: "asks AWS",
+  sops_decrypt_file: "decrypts a file",
+  get_terraform_command: "depends on the command run",
+  get_terraform_cli_args: "depends on the command run",
+  get_platform: "depends on the machine",
+  get_working_dir: "depends on the download directory",
+  get_original_terragrunt_dir: "depends on how Terragrunt is run",
+  read_tfvars_file: "is not read statically",
+  timestamp: "depends on the time",
+  uuid: "is random"
+};
+function str(v) {
+  return typeof v === "string" ? v : null;
+}
+function call(name, args, scope) {
+  const why = RUN_TIME[name];
+  if (why !== void 0) {
+    const first = typeof args[0] === "string" ? `"${clip(args[0])}"` : "\u2026";
+    return unknown(`${name}(${args.length > 0 ? first : ""}) ${why}; tfguard never runs it`);
+  }
+  if (name === "try") return args.find((a) => !(a instanceof Unknown)) ?? unknown("", ...args);
+  if (name === "can") return args[0] instanceof Unknown ? unknown("", args[0]) : true;
+  const pathFns = PATH_FUNCTIONS[name];
+  if (pathFns !== void 0) return lift(args, (vs) => pathFns(vs, scope));
+  const f = FUNCTIONS[name];
+  if (f === void 0) return unknown(`the function ${name}() (not evaluated statically)`, ...args);
+  return lift(args, (vs) => {
+    if (vs.some((v) => v instanceof Unknown)) return unknown("", ...vs);
+    return f(vs);
+  });
+}
+function findInParentFolders(dir, name, exists2) {
+  const names = name === null ? ["root.hcl", "terragrunt.hcl"] : [name];
+  let d = dir;
+  while (d !== ".") {
+    d = import_node_path.posix.dirname(d);
+    for (const n of names) {
+      const candidate = import_node_path.posix.normalize(d === "." ? n : `${d}/${n}`);
+      if (candidate.startsWith("../")) return null;
+      if (exists2(candidate)) return candidate;
+    }
+  }
+  return null;
+}
+function includeDir(args, scope) {
+  const name = str(args[0] ?? null);
+  if (name !== null) {
+    const inc = scope.include(name);
+    return inc === null ? unknown(`no include named "${name}"`) : inc.dir;
+  }
+  if (scope.parentDir !== null) return scope.parentDir;
+  const names = scope.includeNames();
+  if (names.length === 1) return scope.include(names[0]).dir;
+  return names.length === 0 ? scope.unitDir : unknown("which include is meant (several, none named)");
+}
+var PATH_FUNCTIONS = {
+  get_repo_root: () => ARCHIVE_ROOT,
+  get_terragrunt_dir: (_a2, s) => absolute(s.unitDir),
+  get_parent_terragrunt_dir: (a, s) => {
+    const d = includeDir(a, s);
+    return d instanceof Unknown ? d : absolute(d);
+  },
+  path_relative_to_include: (a, s) => {
+    const d = includeDir(a, s);
+    if (d instanceof Unknown) return d;
+    return import_node_path.posix.relative(absolute(d), absolute(s.unitDir)) || ".";
+  },
+  path_relative_from_include: (a, s) => {
+    const d = includeDir(a, s);
+    if (d instanceof Unknown) return d;
+    return import_node_path.posix.relative(absolute(s.unitDir), absolute(d)) || ".";
+  },
+  find_in_parent_folders: (a, s) => {
+    const name = a[0] === void 0 ? null : str(a[0]);
+    if (a[0] !== void 0 && name === null)
+      return unknown("find_in_parent_folders() with a name that is not a string");
+    const found = findInParentFolders(s.unitDir, name, s.exists);
+    if (found !== null) return absolute(found);
+    if (a[1] !== void 0) return a[1];
+    return unknown(
+      `find_in_parent_folders(${name === null ? "" : `"${name}"`}) finds no file above ${s.unitDir}`
+    );
+  },
+  file: (a, s) => {
+    const p = str(a[0] ?? null);
+    if (p === null) return unknown("file() of a value that is not a string");
+    const archivePath2 = p.startsWith("/") ? toArchivePath(p) : import_node_path.posix.normalize(import_node_path.posix.join(s.fileDir, p));
+    const text3 = archivePath2 === null ? null : s.read(archivePath2);
+    return text3 ?? unknown(`file("${clip(p)}"), which is not in the archive`);
+  },
+  // https://terragrunt.gruntwork.io/docs/reference/built-in-functions/#read_terragrunt_config:
+  // the file's configuration as an object; tfguard reads its `locals` (account.hcl, region.hcl).
+  read_terragrunt_config: (a, s) => {
+    const p = str(a[0] ?? null);
+    if (p === null) return unknown("read_terragrunt_config() of a value that is not a string");
+    const archivePath2 = p.startsWith("/") ? toArchivePath(p) : import_node_path.posix.normalize(import_node_path.posix.join(s.fileDir, p));
+    const config2 = archivePath2 === null || s.readConfig === void 0 ? null : s.readConfig(archivePath2);
+    if (config2 === null) {
+      return a[1] !== void 0 ? a[1] : unknown(`read_terragrunt_config("${clip(p)}"), which is not a readable file of the archive`);
+    }
+    return { locals: lazyObject((n) => config2.local(n)) };
+  },
+  fileexists: (a, s) => {
+    const p = str(a[0] ?? null);
+    if (p === null) return unknown("fileexists() of a value that is not a string");
+    const archivePath2 = p.startsWith("/") ? toArchivePath(p) : import_node_path.posix.normalize(import_node_path.posix.join(s.fileDir, p));
+    return archivePath2 !== null && s.exists(archivePath2);
+  },
+  abspath: (a, s) => {
+    const p = str(a[0] ?? null);
+    if (p === null) return unknown("abspath() of a value that is not a string");
+    return p.startsWith("/") ? import_node_path.posix.normalize(p) : import_node_path.posix.join(absolute(s.unitDir), p);
+  }
+};
+var FUNCTIONS = {
+  dirname: ([p]) => typeof p === "string" ? import_node_path.posix.dirname(p) : unknown("dirname() of a non-string"),
+  basename: ([p]) => typeof p === "string" ? import_node_path.posix.basename(p) : unknown("basename() of a non-string"),
+  trimspace: ([p]) => typeof p === "string" ? p.trim() : unknown("trimspace() of a non-string"),
+  lower: ([p]) => typeof p === "string" ? p.toLowerCase() : unknown("lower() of a non-string"),
+  upper: ([p]) => typeof p === "string" ? p.toUpperCase() : unknown("upper() of a non-string"),
+  trimprefix: ([p, x2]) => typeof p === "string" && typeof x2 === "string" ? p.startsWith(x2) ? p.slice(x2.length) : p : unknown("trimprefix()"),
+  trimsuffix: ([p, x2]) => typeof p === "string" && typeof x2 === "string" ? x2 !== "" && p.endsWith(x2) ? p.slice(0, -x2.length) : p : unknown("trimsuffix()"),
+  replace: ([p, a, b]) => typeof p === "string" && typeof a === "string" && typeof b === "string" && !a.startsWith("/") ? p.split(a).join(b) : unknown("replace() with a pattern"),
+  join: ([sep3, list]) => typeof sep3 === "string" && Array.isArray(list) && list.every((x2) => typeof x2 === "string") ? list.join(sep3) : unknown("join() of values that are not strings"),
+  split: ([sep3, s]) => typeof sep3 === "string" && typeof s === "string" ? s.split(sep3) : unknown("split()"),
+  concat: (lists) => lists.every(Array.isArray) ? lists.flat(1) : unknown("concat() of non-lists"),
+  merge: (objs) => objs.every((o) => o !== null && typeof o === "object" && !Array.isArray(o)) ? Object.assign({}, ...objs) : unknown("merge() of non-objects"),
+  lookup: ([o, k, d]) => {
+    if (o === null || typeof o !== "object" || Array.isArray(o) || typeof k !== "string")
+      return unknown("lookup()");
+    const v = o[k];
+    return v ?? d ?? unknown(`lookup() of a missing key "${k}"`);
+  },
+  coalesce: (vs) => vs.find((v) => v !== null && v !== "") ?? unknown("coalesce() of only empty values"),
+  format: ([f, ...rest]) => {
+    if (typeof f !== "string") return unknown("format() with an unknown format");
+    let i2 = 0;
+    let bad = false;
+    const out = f.replace(/%(%|s|d|v)/g, (_m, c) => {
+      if (c === "%") return "%";
+      const v = rest[i2++];
+      if (typeof v === "string" || typeof v === "number" || typeof v === "boolean") return String(v);
+      bad = true;
+      return "";
+    });
+    return bad || /%[^%sdv]/.test(f) ? unknown("format() with a verb tfguard does not read") : out;
+  },
+  tostring: ([v]) => typeof v === "string" || typeof v === "number" || typeof v === "boolean" ? String(v) : unknown("tostring()"),
+  length: ([v]) => typeof v === "string" ? v.length : Array.isArray(v) ? v.length : v !== null && typeof v === "object" ? Object.keys(v).length : unknown("length()"),
+  contains: ([l, v]) => Array.isArray(l) ? l.some((x2) => JSON.stringify(x2) === JSON.stringify(v)) : unknown("contains()"),
+  element: ([l, i2]) => Array.isArray(l) && typeof i2 === "number" && l.length > 0 ? l[i2 % l.length] : unknown("element()"),
+  startswith: ([s, p]) => typeof s === "string" && typeof p === "string" ? s.startsWith(p) : unknown("startswith()"),
+  endswith: ([s, p]) => typeof s === "string" && typeof p === "string" ? s.endsWith(p) : unknown("endswith()")
+};
+
+// src/modules/terragrunt/unit.ts
+function attr2(body2, name) {
+  const a = body2.attributes.find((x2) => x2.name === name);
+  return a === void 0 ? null : { value: a.value, line: a.line };
+}
+function blocksOf(body2, type2) {
+  return body2.blocks.filter((b) => b.type === type2);
+}
+function localsOf(body2, scopeOf) {
+  const raw = /* @__PURE__ */ new Map();
+  for (const l of blocksOf(body2, "locals")) for (const a of l.body.attributes) raw.set(a.name, a.value);
+  const done = /* @__PURE__ */ new Map();
+  const busy = /* @__PURE__ */ new Set();
+  return (name) => {
+    const hit = done.get(name);
+    if (hit !== void 0) return hit;
+    if (!raw.has(name)) return new Unknown([`local.${name}, which is not defined`]);
+    if (busy.has(name)) return new Unknown([`local.${name}, which refers to itself`]);
+    busy.add(name);
+    const v = evaluate(raw.get(name), scopeOf());
+    busy.delete(name);
+    done.set(name, v);
+    return v;
+  };
+}
+function archivePath(unitDir, p) {
+  if (p.startsWith("/")) return toArchivePath(p);
+  const r = resolveLocalTarget(unitDir, p);
+  return isOutsideArchive(r) ? null : r;
+}
+function resolveSource(unitDir, s) {
+  if (s.startsWith(ARCHIVE_ROOT)) {
+    const [pkg2 = "", ...rest2] = s.split("//");
+    const sub2 = rest2.join("/");
+    const t = toArchivePath(sub2 === "" ? pkg2 : `${pkg2}/${sub2}`);
+    return { kind: "local", target: t === null ? null : t };
+  }
+  const kind = classifyModuleSource(s);
+  if (kind !== "local") return { kind, target: null };
+  const [pkg = "", ...rest] = s.split("//");
+  const sub = rest.join("/");
+  return { kind, target: archivePath(unitDir, sub === "" ? pkg : `${pkg}/${sub}`) };
+}
+function fileCall(value) {
+  if (typeof value !== "string") return null;
+  const parts = templateParts(value);
+  if (parts === null || parts.length !== 1 || parts[0]?.kind !== "interpolation") return null;
+  const e = parseExpression(parts[0].expr);
+  return e !== null && e.t === "call" && e.name === "file" && e.args.length === 1 ? e : null;
+}
+function readUnit(dir, path5, body2, input) {
+  const unresolved = [];
+  const includes = /* @__PURE__ */ new Map();
+  const configs = /* @__PURE__ */ new Map();
+  const readConfig = (file) => {
+    if (configs.has(file)) return configs.get(file) ?? null;
+    const b = input.bodies.get(file);
+    let config2 = null;
+    if (b !== void 0) {
+      const d = import_node_path2.posix.dirname(file);
+      const scope = {
+        unitDir: d,
+        fileDir: d,
+        parentDir: null,
+        exists: input.exists,
+        read: input.read,
+        readConfig,
+        local: (n) => local(n),
+        include: () => null,
+        includeNames: () => []
+      };
+      const local = localsOf(b, () => scope);
+      config2 = { local };
+    }
+    configs.set(file, config2);
+    return config2;
+  };
+  const base = (fileDir, parentDir2) => ({
+    unitDir: dir,
+    fileDir,
+    parentDir: parentDir2,
+    exists: input.exists,
+    read: input.read,
+    readConfig
+  });
+  const unitScope = {
+    ...base(dir, null),
+    local: (n) => unitLocal(n),
+    include: (n) => includes.get(n) ?? null,
+    includeNames: () => [...includes.keys()]
+  };
+  const unitLocal = localsOf(body2, () => unitScope);
+  const pathScope = { ...unitScope, include: () => null, includeNames: () => [] };
+  for (const inc of blocksOf(body2, "include")) {
+    const name = inc.labels[0] ?? "";
+    const what = name === "" ? "include" : `include "${name}"`;
+    const p = attr2(inc.body, "path");
+    if (p === null) continue;
+    const v = evaluate(p.value, pathScope);
+    const location2 = { file: path5, line: p.line };
+    if (typeof v !== "string") {
+      unresolved.push({
+        what,
+        reasons: isUnknown(v) ? v.reasons : ["a path that is not a string"],
+        location: location2,
+        partial: true
+      });
+      continue;
+    }
+    const file = archivePath(dir, v);
+    const included = file === null ? void 0 : input.bodies.get(file);
+    if (file === null || included === void 0) {
+      const shown2 = v.startsWith(ARCHIVE_ROOT) ? toArchivePath(v) ?? v : v;
+      unresolved.push({
+        what,
+        reasons: [
+          file !== null && input.exists(file) ? `${file} does not parse` : `its path ${JSON.stringify(shown2)} is not a file of the archive`
+        ],
+        location: location2,
+        partial: true
+      });
+      continue;
+    }
+    const incDir = import_node_path2.posix.dirname(file);
+    const incScope = {
+      ...base(incDir, incDir),
+      local: (n) => incLocal(n),
+      // `get_parent_terragrunt_dir("root")` in an included file names the unit's include.
+      include: (n) => includes.get(n) ?? null,
+      includeNames: () => [...includes.keys()]
+    };
+    const incLocal = localsOf(included, () => incScope);
+    const strategy = attr2(inc.body, "merge_strategy");
+    const merged = strategy === null || evaluate(strategy.value, pathScope) !== "no_merge";
+    includes.set(name, { file, dir: incDir, body: included, local: incLocal, merged });
+  }
+  const layers = [{ file: path5, body: body2, scope: unitScope }];
+  for (const inc of [...includes.values()].reverse()) {
+    if (!inc.merged) continue;
+    layers.push({
+      file: inc.file,
+      body: inc.body,
+      scope: {
+        ...base(inc.dir, inc.dir),
+        local: inc.local,
+        include: (n) => includes.get(n) ?? null,
+        includeNames: () => [...includes.keys()]
+      }
+    });
+  }
+  let source = null;
+  let backend2 = null;
+  const generated = /* @__PURE__ */ new Map();
+  for (const layer of layers) {
+    for (const tf of blocksOf(layer.body, "terraform")) {
+      const s = attr2(tf.body, "source");
+      if (source === null && s !== null) {
+        source = {
+          raw: typeof s.value === "string" ? s.value : JSON.stringify(s.value),
+          value: evaluate(s.value, layer.scope),
+          line: s.line,
+          file: layer.file
+        };
+      }
+    }
+    for (const rs of blocksOf(layer.body, "remote_state")) {
+      const b = attr2(rs.body, "backend");
+      if (backend2 !== null || b === null) continue;
+      const v = evaluate(b.value, layer.scope);
+      if (typeof v === "string") backend2 = { type: v, location: { file: layer.file, line: b.line } };
+    }
+    for (const g of blocksOf(layer.body, "generate")) {
+      const label = g.labels[0] ?? "";
+      const location2 = { file: layer.file, line: g.line };
+      const what = `generate "${label}"`;
+      const disable = attr2(g.body, "disable");
+      if (disable !== null && evaluate(disable.value, layer.scope) === true) continue;
+      const nameAttr = attr2(g.body, "path");
+      const contents = attr2(g.body, "contents");
+      if (nameAttr === null || contents === null) continue;
+      const name = evaluate(nameAttr.value, layer.scope);
+      if (typeof name !== "string") {
+        unresolved.push({ what, reasons: unknownReasons(name), location: location2, partial: true });
+        continue;
+      }
+      if (generated.has(name)) continue;
+      const read = readContents(contents, layer, location2);
+      generated.set(name, { name, ...read });
+      if (read.partial) {
+        unresolved.push({
+          what: `${what} (${name})`,
+          reasons: read.unknown,
+          location: location2,
+          partial: read.partial
+        });
+      }
+    }
+  }
+  let sourceKind = "local";
+  let target = dir;
+  const alternatives = [];
+  if (source !== null) {
+    const location2 = { file: source.file, line: source.line };
+    const v = source.value;
+    if (typeof v === "string") {
+      ({ kind: sourceKind, target } = resolveSource(dir, v));
+    } else {
+      const branches = isUnknown(v) ? (v.branches ?? []).filter((b) => typeof b === "string") : [];
+      const resolved = branches.map((b) => ({ b, ...resolveSource(dir, b) }));
+      const local = resolved.find((r) => r.kind === "local" && r.target !== null);
+      for (const r of resolved) if (r.kind !== "local") alternatives.push(r.b);
+      if (local !== void 0) {
+        sourceKind = "local";
+        target = local.target;
+        unresolved.push({
+          what: "terraform source",
+          reasons: [
+            `a conditional (${unknownReasons(v).join("; ")}) chooses the source; tfguard follows its local branch ${JSON.stringify(shown(local.b))}` + (alternatives.length > 0 ? ` and records the remote one${alternatives.length > 1 ? "s" : ""} (${alternatives.join(", ")}) unchecked` : "")
+          ],
+          location: location2,
+          partial: alternatives.length > 0
+        });
+      } else if (remoteHead(source.raw)) {
+        sourceKind = "remote";
+        target = null;
+      } else {
+        sourceKind = "unknown";
+        target = null;
+        unresolved.push({ what: "terraform source", reasons: unknownReasons(v), location: location2, partial: true });
+      }
+    }
+  }
+  return {
+    dir,
+    file: path5,
+    source: source?.raw ?? null,
+    sourceKind,
+    target,
+    location: source === null ? { file: path5, line: 1 } : { file: source.file, line: source.line },
+    generated: [...generated.values()],
+    backend: backend2,
+    includes: [...includes.values()].map((i2) => i2.file),
+    unresolved,
+    alternatives
+  };
+}
+function remoteHead(raw) {
+  const parts = templateParts(raw);
+  const head = parts?.[0]?.kind === "literal" ? parts[0].text : "";
+  return /^[a-z0-9]+::|^[a-z][a-z0-9+.-]*:\/\/|^(github\.com|bitbucket\.org|gitlab\.com)\/|^git@/i.test(head);
+}
+function shown(p) {
+  if (!p.startsWith(ARCHIVE_ROOT)) return p;
+  return p.split("//").map((x2, i2) => i2 === 0 ? toArchivePath(x2) ?? x2 : x2).join("//");
+}
+function readContents(contents, layer, location2) {
+  const none = { from: null, inline: null, firstLine: null, location: location2 };
+  const fc = fileCall(contents.value);
+  if (fc !== null) {
+    const arg = evaluateParsed(fc.args[0], layer.scope);
+    if (typeof arg === "string") {
+      const candidates = arg.startsWith("/") ? [toArchivePath(arg)] : [resolveLocalTarget(layer.scope.fileDir, arg), resolveLocalTarget(layer.scope.unitDir, arg)];
+      const from = candidates.find((p) => p !== null && layer.scope.exists(p));
+      if (from !== void 0) return { ...none, from, unknown: [], partial: false };
+      return {
+        ...none,
+        unknown: [`file(${JSON.stringify(shown(arg))}) is not in the archive`],
+        partial: true
+      };
+    }
+  }
+  const raw = contents.value;
+  if (typeof raw !== "string") return { ...none, unknown: ["contents that are not a string"], partial: true };
+  const parts = templateParts(raw);
+  if (parts === null) {
+    return { ...none, unknown: ["a template directive (%{ \u2026 }) in the contents"], partial: true };
+  }
+  let text3 = "";
+  const reasons = /* @__PURE__ */ new Set();
+  let partial = false;
+  let keepsLines = true;
+  for (const p of parts) {
+    if (p.kind === "literal") {
+      text3 += p.text;
+      continue;
+    }
+    const e = parseExpression(p.expr);
+    const v = e === null ? new Unknown([`the expression "${p.expr}"`]) : evaluateParsed(e, layer.scope);
+    if (typeof v === "string" || typeof v === "number" || typeof v === "boolean") {
+      const t = String(v);
+      if (t.includes("\n")) keepsLines = false;
+      text3 += t;
+      continue;
+    }
+    const why = isUnknown(v) || Array.isArray(v) || v !== null && typeof v === "object" ? unknownReasons(v) : [];
+    for (const r of why.length > 0 ? why : ["a value that is not a string"]) reasons.add(r);
+    if (why.some((r) => r.startsWith("run_cmd("))) partial = true;
+    if (insideQuotes(text3)) {
+      text3 += `\${${p.expr}}`;
+    } else {
+      partial = true;
+      if (p.expr.includes("\n")) keepsLines = false;
+    }
+  }
+  const heredoc = keepsLines && !raw.includes("\n") ? false : keepsLines;
+  return {
+    from: null,
+    inline: text3,
+    firstLine: heredoc ? contents.line + 1 : null,
+    location: location2,
+    unknown: [...reasons],
+    partial
+  };
+}
+function insideQuotes(text3) {
+  const line = text3.slice(text3.lastIndexOf("\n") + 1);
+  let inside = false;
+  for (let i2 = 0; i2 < line.length; i2++) {
+    const c = line[i2];
+    if (inside && c === "\\") i2++;
+    else if (c === '"') inside = !inside;
+    else if (!inside && (c === "#" || c === "/" && line[i2 + 1] === "/")) return false;
+  }
+  return inside;
+}
+
+// node_modules/js-yaml/dist/js-yaml.mjs
+function getDefaultExportFromCjs(x2) {
+  return x2 && x2.__esModule && Object.prototype.hasOwnProperty.call(x2, "default") ? x2["default"] : x2;
+}
+var jsYaml = {};
+var loader = {};
+var common = {};
+var hasRequiredCommon;
+function requireCommon() {
+  if (hasRequiredCommon) return common;
+  hasRequiredCommon = 1;
+  function isNothing(subject) {
+    return typeof subject === "undefined" || subject === null;
+  }
+  function isObject4(subject) {
+    return typeof subject === "object" && subject !== null;
+  }
+  function toArray2(sequence) {
+    if (Array.isArray(sequence)) return sequence;
+    else if (isNothing(sequence)) return [];
+    return [sequence];
+  }
+  function extend(target, source) {
+    if (source) {
+      const sourceKeys = Object.keys(source);
+      for (let index2 = 0, length = sourceKeys.length; index2 < length; index2 += 1) {
+        const key = sourceKeys[index2];
+        target[key] = source[key];
+      }
+    }
+    return target;
+  }
+  function repeat(string, count) {
+    let result = "";
+    for (let cycle = 0; cycle < count; cycle += 1) {
+      result += string;
+    }
+    return result;
+  }
+  function isNegativeZero(number) {
+    return number === 0 && Number.NEGATIVE_INFINITY === 1 / number;
+  }
+  common.isNothing = isNothing;
+  common.isObject = isObject4;
+  common.toArray = toArray2;
+  common.repeat = repeat;
+  common.isNegativeZero = isNegativeZero;
+  common.extend = extend;
+  return common;
+}
+var exception;
+var hasRequiredException;
+function requireException() {
+  if (hasRequiredException) return exception;
+  hasRequiredException = 1;
+  function formatError(exception2, compact) {
+    let where4 = "";
+    const message = exception2.reason || "(unknown reason)";
+    if (!exception2.mark) return message;
+    if (exception2.mark.name) {
+      where4 += 'in "' + exception2.mark.name + '" ';
+    }
+    where4 += "(" + (exception2.mark.line + 1) + ":" + (exception2.mark.column + 1) + ")";
+    if (!compact && exception2.mark.snippet) {
+      where4 += "\n\n" + exception2.mark.snippet;
+    }
+    return message + " " + where4;
+  }
+  function YAMLException2(reason, mark) {
+    Error.call(this);
+    this.name = "YAMLException";
+    this.reason = reason;
+    this.mark = mark;
+    this.message = formatError(this, false);
+    if (Error.captureStackTrace) {
+      Error.captureStackTrace(this, this.constructor);
+    } else {
+      this.stack = new Error().stack || "";
+    }
+  }
+  YAMLException2.prototype = Object.create(Error.prototype);
+  YAMLException2.prototype.constructor = YAMLException2;
+  YAMLException2.prototype.toString = function toString(compact) {
+    return this.name + ": " + formatError(this, compact);
+  };
+  exception = YAMLException2;
+  return exception;
+}
+var snippet2;
+var hasRequiredSnippet;
+function requireSnippet() {
+  if (hasRequiredSnippet) return snippet2;
+  hasRequiredSnippet = 1;
+  const common2 = requireCommon();
+  function getLine(buffer, lineStart, lineEnd, position, maxLineLength) {
+    let head = "";
+    let tail = "";
+    const maxHalfLength = Math.floor(maxLineLength / 2) - 1;
+    if (position - lineStart > maxHalfLength) {
+      head = " ... ";
+      lineStart = position - maxHalfLength + head.length;
+    }
+    if (lineEnd - position > maxHalfLength) {
+      tail = " ...";
+      lineEnd = position + maxHalfLength - tail.length;
+    }
+    return {
+      str: head + buffer.slice(lineStart, lineEnd).replace(/\t/g, "\u2192") + tail,
+      pos: position - lineStart + head.length
+      // relative position
+    };
+  }
+  function padStart(string, max2) {
+    return common2.repeat(" ", max2 - string.length) + string;
+  }
+  function makeSnippet(mark, options2) {
+    options2 = Object.create(options2 || null);
+    if (!mark.buffer) return null;
+    if (!options2.maxLength) options2.maxLength = 79;
+    if (typeof options2.indent !== "number") options2.indent = 1;
+    if (typeof options2.linesBefore !== "number") options2.linesBefore = 3;
+    if (typeof options2.linesAfter !== "number") options2.linesAfter = 2;
+    const re = /\r?\n|\r|\0/g;
+    const lineStarts = [0];
+    const lineEnds = [];
+    let match;
+    let foundLineNo = -1;
+    while (match = re.exec(mark.buffer)) {
+      lineEnds.push(match.index);
+      lineStarts.push(match.index + match[0].length);
+      if (mark.position <= match.index && foundLineNo < 0) {
+        foundLineNo = lineStarts.length - 2;
+      }
+    }
+    if (foundLineNo < 0) foundLineNo = lineStarts.length - 1;
+    let result = "";
+    const lineNoLength = Math.min(mark.line + options2.linesAfter, lineEnds.length).toString().length;
+    const maxLineLength = options2.maxLength - (options2.indent + lineNoLength + 3);
+    for (let i2 = 1; i2 <= options2.linesBefore; i2++) {
+      if (foundLineNo - i2 < 0) break;
+      const line2 = getLine(
+        mark.buffer,
+        lineStarts[foundLineNo - i2],
+        lineEnds[foundLineNo - i2],
+        mark.position - (lineStarts[foundLineNo] - lineStarts[foundLineNo - i2]),
+        maxLineLength
+      );
+      result = common2.repeat(" ", options2.indent) + padStart((mark.line - i2 + 1).toString(), lineNoLength) + " | " + line2.str + "\n" + result;
+    }
+    const line = getLine(mark.buffer, lineStarts[foundLineNo], lineEnds[foundLineNo], mark.position, maxLineLength);
+    result += common2.repeat(" ", options2.indent) + padStart((mark.line + 1).toString(), lineNoLength) + " | " + line.str + "\n";
+    result += common2.repeat("-", options2.indent + lineNoLength + 3 + line.pos) + "^\n";
+    for (let i2 = 1; i2 <= options2.linesAfter; i2++) {
+      if (foundLineNo + i2 >= lineEnds.length) break;
+      const line2 = getLine(
+        mark.buffer,
+        lineStarts[foundLineNo + i2],
+        lineEnds[foundLineNo + i2],
+        mark.position - (lineStarts[foundLineNo] - lineStarts[foundLineNo + i2]),
+        maxLineLength
+      );
+      result += common2.repeat(" ", options2.indent) + padStart((mark.line + i2 + 1).toString(), lineNoLength) + " | " + line2.str + "\n";
+    }
+    return result.replace(/\n$/, "");
+  }
+  snippet2 = makeSnippet;
+  return snippet2;
+}
+var type;
+var hasRequiredType;
+function requireType() {
+  if (hasRequiredType) return type;
+  hasRequiredType = 1;
+  const YAMLException2 = requireException();
+  const TYPE_CONSTRUCTOR_OPTIONS = [
+    "kind",
+    "multi",
+    "resolve",
+    "construct",
+    "instanceOf",
+    "predicate",
+    "represent",
+    "representName",
+    "defaultStyle",
+    "styleAliases"
+  ];
+  const YAML_NODE_KINDS = [
+    "scalar",
+    "sequence",
+    "mapping"
+  ];
+  function compileStyleAliases(map2) {
+    const result = {};
+    if (map2 !== null) {
+      Object.keys(map2).forEach(function(style) {
+        map2[style].forEach(function(alias) {
+          result[String(alias)] = style;
+        });
+      });
+    }
+    return result;
+  }
+  function Type2(tag, options2) {
+    options2 = options2 || {};
+    Object.keys(options2).forEach(function(name) {
+      if (TYPE_CONSTRUCTOR_OPTIONS.indexOf(name) === -1) {
+        throw new YAMLException2('Unknown option "' + name + '" is met in definition of "' + tag + '" YAML type.');
+      }
+    });
+    this.options = options2;
+    this.tag = tag;
+    this.kind = options2["kind"] || null;
+    this.resolve = options2["resolve"] || function() {
+      return true;
+    };
+    this.construct = options2["construct"] || function(data) {
+      return data;
+    };
+    this.instanceOf = options2["instanceOf"] || null;
+    this.predicate = options2["predicate"] || null;
+    this.represent = options2["represent"] || null;
+    this.representName = options2["representName"] || null;
+    this.defaultStyle = options2["defaultStyle"] || null;
+    this.multi = options2["multi"] || false;
+    this.styleAliases = compileStyleAliases(options2["styleAliases"] || null);
+    if (YAML_NODE_KINDS.indexOf(this.kind) === -1) {
+      throw new YAMLException2('Unknown kind "' + this.kind + '" is specified for "' + tag + '" YAML type.');
+    }
+  }
+  type = Type2;
+  return type;
+}
+var schema;
+var hasRequiredSchema;
+function requireSchema() {
+  if (hasRequiredSchema) return schema;
+  hasRequiredSchema = 1;
+  const YAMLException2 = requireException();
+  const Type2 = requireType();
+  function compileList(schema2, name) {
+    const result = [];
+    schema2[name].forEach(function(currentType) {
+      let newIndex = result.length;
+      result.forEach(function(previousType, previousIndex) {
+        if (previousType.tag === currentType.tag && previousType.kind === currentType.kind && previousType.multi === currentType.multi) {
+          newIndex = previousIndex;
+        }
+      });
+      result[newIndex] = currentType;
+    });
+    return result;
+  }
+  function compileMap() {
+    const result = {
+      scalar: {},
+      sequence: {},
+      mapping: {},
+      fallback: {},
+      multi: {
+        scalar: [],
+        sequence: [],
+        mapping: [],
+        fallback: []
+      }
+    };
+    function collectType(type2) {
+      if (type2.multi) {
+        result.multi[type2.kind].push(type2);
+        result.multi["fallback"].push(type2);
+      } else {
+        result[type2.kind][type2.tag] = result["fallback"][type2.tag] = type2;
+      }
+    }
+    for (let index2 = 0, length = arguments.length; index2 < length; index2 += 1) {
+      arguments[index2].forEach(collectType);
+    }
+    return result;
+  }
+  function Schema2(definition) {
+    return this.extend(definition);
+  }
+  Schema2.prototype.extend = function extend(definition) {
+    let implicit = [];
+    let explicit = [];
+    if (definition instanceof Type2) {
+      explicit.push(definition);
+    } else if (Array.isArray(definition)) {
+      explicit = explicit.concat(definition);
+    } else if (definition && (Array.isArray(definition.implicit) || Array.isArray(definition.explicit))) {
+      if (definition.implicit) implicit = implicit.concat(definition.implicit);
+      if (definition.explicit) explicit = explicit.concat(definition.explicit);
+    } else {
+      throw new YAMLException2("Schema.extend argument should be a Type, [ Type ], or a schema definition ({ implicit: [...], explicit: [...] })");
+    }
+    implicit.forEach(function(type2) {
+      if (!(type2 instanceof Type2)) {
+        throw new YAMLException2("Specified list of YAML types (or a single Type object) contains a non-Type object.");
+      }
+      if (type2.loadKind && type2.loadKind !== "scalar") {
+        throw new YAMLException2("There is a non-scalar type in the implicit list of a schema. Implicit resolving of such types is not supported.");
+      }
+      if (type2.multi) {
+        throw new YAMLException2("There is a multi type in the implicit list of a schema. Multi tags can only be listed as explicit.");
+      }
+    });
+    explicit.forEach(function(type2) {
+      if (!(type2 instanceof Type2)) {
+        throw new YAMLException2("Specified list of YAML types (or a single Type object) contains a non-Type object.");
+      }
+    });
+    const result = Object.create(Schema2.prototype);
+    result.implicit = (this.implicit || []).concat(implicit);
+    result.explicit = (this.explicit || []).concat(explicit);
+    result.compiledImplicit = compileList(result, "implicit");
+    result.compiledExplicit = compileList(result, "explicit");
+    result.compiledTypeMap = compileMap(result.compiledImplicit, result.compiledExplicit);
+    return result;
+  };
+  schema = Schema2;
+  return schema;
+}
+var str2;
+var hasRequiredStr;
+function requireStr() {
+  if (hasRequiredStr) return str2;
+  hasRequiredStr = 1;
+  const Type2 = requireType();
+  str2 = new Type2("tag:yaml.org,2002:str", {
+    kind: "scalar",
+    construct: function(data) {
+      return data !== null ? data : "";
+    }
+  });
+  return str2;
+}
+var seq;
+var hasRequiredSeq;
+function requireSeq() {
+  if (hasRequiredSeq) return seq;
+  hasRequiredSeq = 1;
+  const Type2 = requireType();
+  seq = new Type2("tag:yaml.org,2002:seq", {
+    kind: "sequence",
+    construct: function(data) {
+      return data !== null ? data : [];
+    }
+  });
+  return seq;
+}
+var map;
+var hasRequiredMap;
+function requireMap() {
+  if (hasRequiredMap) return map;
+  hasRequiredMap = 1;
+  const Type2 = requireType();
+  map = new Type2("tag:yaml.org,2002:map", {
+    kind: "mapping",
+    construct: function(data) {
+      return data !== null ? data : {};
+    }
+  });
+  return map;
+}
+var failsafe;
+var hasRequiredFailsafe;
+function requireFailsafe() {
+  if (hasRequiredFailsafe) return failsafe;
+  hasRequiredFailsafe = 1;
+  const Schema2 = requireSchema();
+  failsafe = new Schema2({
+    explicit: [
+      requireStr(),
+      requireSeq(),
+      requireMap()
+    ]
+  });
+  return failsafe;
+}
+var _null;
+var hasRequired_null;
+function require_null() {
+  if (hasRequired_null) return _null;
+  hasRequired_null = 1;
+  const Type2 = requireType();
+  function resolveYamlNull(data) {
+    if (data === null) return true;
+    const max2 = data.length;
+    return max2 === 1 && data === "~" || max2 === 4 && (data === "null" || data === "Null" || data === "NULL");
+  }
+  function constructYamlNull() {
+    return null;
+  }
+  function isNull(object) {
+    return object === null;
+  }
+  _null = new Type2("tag:yaml.org,2002:null", {
+    kind: "scalar",
+    resolve: resolveYamlNull,
+    construct: constructYamlNull,
+    predicate: isNull,
+    represent: {
+      canonical: function() {
+        return "~";
+      },
+      lowercase: function() {
+        return "null";
+      },
+      uppercase: function() {
+        return "NULL";
+      },
+      camelcase: function() {
+        return "Null";
+      },
+      empty: function() {
+        return "";
+      }
+    },
+    defaultStyle: "lowercase"
+  });
+  return _null;
+}
+var bool;
+var hasRequiredBool;
+function requireBool() {
+  if (hasRequiredBool) return bool;
+  hasRequiredBool = 1;
+  const Type2 = requireType();
+  function resolveYamlBoolean(data) {
+    if (data === null) return false;
+    const max2 = data.length;
+    return max2 === 4 && (data === "true" || data === "True" || data === "TRUE") || max2 === 5 && (data === "false" || data === "False" || data === "FALSE");
+  }
+  function constructYamlBoolean(data) {
+    return data === "true" || data === "True" || data === "TRUE";
+  }
+  function isBoolean(object) {
+    return Object.prototype.toString.call(object) === "[object Boolean]";
+  }
+  bool = new Type2("tag:yaml.org,2002:bool", {
+    kind: "scalar",
+    resolve: resolveYamlBoolean,
+    construct: constructYamlBoolean,
+    predicate: isBoolean,
+    represent: {
+      lowercase: function(object) {
+        return object ? "true" : "false";
+      },
+      uppercase: function(object) {
+        return object ? "TRUE" : "FALSE";
+      },
+      camelcase: function(object) {
+        return object ? "True" : "False";
+      }
+    },
+    defaultStyle: "lowercase"
+  });
+  return bool;
+}
+var int;
+var hasRequiredInt;
+function requireInt() {
+  if (hasRequiredInt) return int;
+  hasRequiredInt = 1;
+  const common2 = requireCommon();
+  const Type2 = requireType();
+  function isHexCode(c) {
+    return c >= 48 && c <= 57 || c >= 65 && c <= 70 || c >= 97 && c <= 102;
+  }
+  function isOctCode(c) {
+    return c >= 48 && c <= 55;
+  }
+  function isDecCode(c) {
+    return c >= 48 && c <= 57;
+  }
+  function resolveYamlInteger(data) {
+    if (data === null) return false;
+    const max2 = data.length;
+    let index2 = 0;
+    let hasDigits = false;
+    if (!max2) return false;
+    let ch = data[index2];
+    if (ch === "-" || ch === "+") {
+      ch = data[++index2];
+    }
+    if (ch === "0") {
+      if (index2 + 1 === max2) return true;
+      ch = data[++index2];
+      if (ch === "b") {
+        index2++;
+        for (; index2 < max2; index2++) {
+          ch = data[index2];
+          if (ch !== "0" && ch !== "1") return false;
+          hasDigits = true;
+        }
+        return hasDigits && isFinite(parseYamlInteger(data));
+      }
+      if (ch === "x") {
+        index2++;
+        for (; index2 < max2; index2++) {
+          if (!isHexCode(data.charCodeAt(index2))) return false;
+          hasDigits = true;
+        }
+        return hasDigits && isFinite(parseYamlInteger(data));
+      }
+      if (ch === "o") {
+        index2++;
+        for (; index2 < max2; index2++) {
+          if (!isOctCode(data.charCodeAt(index2))) return false;
+          hasDigits = true;
+        }
+        return hasDigits && isFinite(parseYamlInteger(data));
+      }
+    }
+    for (; index2 < max2; index2++) {
+      if (!isDecCode(data.charCodeAt(index2))) {
+        return false;
+      }
+      hasDigits = true;
+    }
+    if (!hasDigits) return false;
+    return isFinite(parseYamlInteger(data));
+  }
+  function parseYamlInteger(data) {
+    let value = data;
+    let sign2 = 1;
+    let ch = value[0];
+    if (ch === "-" || ch === "+") {
+      if (ch === "-") sign2 = -1;
+      value = value.slice(1);
+      ch = value[0];
+    }
+    if (value === "0") return 0;
+    if (ch === "0") {
+      if (value[1] === "b") return sign2 * parseInt(value.slice(2), 2);
+      if (value[1] === "x") return sign2 * parseInt(value.slice(2), 16);
+      if (value[1] === "o") return sign2 * parseInt(value.slice(2), 8);
+    }
+    return sign2 * parseInt(value, 10);
+  }
+  function constructYamlInteger(data) {
+    return parseYamlInteger(data);
+  }
+  function isInteger(object) {
+    return Object.prototype.toString.call(object) === "[object Number]" && (object % 1 === 0 && !common2.isNegativeZero(object));
+  }
+  int = new Type2("tag:yaml.org,2002:int", {
+    kind: "scalar",
+    resolve: resolveYamlInteger,
+    construct: constructYamlInteger,
+    predicate: isInteger,
+    represent: {
+      binary: function(obj) {
+        return obj >= 0 ? "0b" + obj.toString(2) : "-0b" + obj.toString(2).slice(1);
+      },
+      octal: function(obj) {
+        return obj >= 0 ? "0o" + obj.toString(8) : "-0o" + obj.toString(8).slice(1);
+      },
+      decimal: function(obj) {
+        return obj.toString(10);
+      },
+      hexadecimal: function(obj) {
+        return obj >= 0 ? "0x" + obj.toString(16).toUpperCase() : "-0x" + obj.toString(16).toUpperCase().slice(1);
+      }
+    },
+    defaultStyle: "decimal",
+    styleAliases: {
+      binary: [2, "bin"],
+      octal: [8, "oct"],
+      decimal: [10, "dec"],
+      hexadecimal: [16, "hex"]
+    }
+  });
+  return int;
+}
+var float;
+var hasRequiredFloat;
+function requireFloat() {
+  if (hasRequiredFloat) return float;
+  hasRequiredFloat = 1;
+  const common2 = requireCommon();
+  const Type2 = requireType();
+  const YAML_FLOAT_PATTERN = new RegExp(
+    // 2.5e4, 2.5 and integers
+    "^(?:[-+]?(?:[0-9]+)(?:\\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|\\.[0-9]+(?:[eE][-+]?[0-9]+)?|[-+]?\\.(?:inf|Inf|INF)|\\.(?:nan|NaN|NAN))$"
+  );
+  const YAML_FLOAT_SPECIAL_PATTERN = new RegExp(
+    "^(?:[-+]?\\.(?:inf|Inf|INF)|\\.(?:nan|NaN|NAN))$"
+  );
+  function resolveYamlFloat(data) {
+    if (data === null) return false;
+    if (!YAML_FLOAT_PATTERN.test(data)) {
+      return false;
+    }
+    if (isFinite(parseFloat(data, 10))) {
+      return true;
+    }
+    return YAML_FLOAT_SPECIAL_PATTERN.test(data);
+  }
+  function constructYamlFloat(data) {
+    let value = data.toLowerCase();
+    const sign2 = value[0] === "-" ? -1 : 1;
+    if ("+-".indexOf(value[0]) >= 0) {
+      value = value.slice(1);
+    }
+    if (value === ".inf") {
+      return sign2 === 1 ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY;
+    } else if (value === ".nan") {
+      return NaN;
+    }
+    return sign2 * parseFloat(value, 10);
+  }
+  const SCIENTIFIC_WITHOUT_DOT = /^[-+]?[0-9]+e/;
+  function representYamlFloat(object, style) {
+    if (isNaN(object)) {
+      switch (style) {
+        case "lowercase":
+          return ".nan";
+        case "uppercase":
+          return ".NAN";
+        case "camelcase":
+          return ".NaN";
+      }
+    } else if (Number.POSITIVE_INFINITY === object) {
+      switch (style) {
+        case "lowercase":
+          return ".inf";
+        case "uppercase":
+          return ".INF";
+        case "camelcase":
+          return ".Inf";
+      }
+    } else if (Number.NEGATIVE_INFINITY === object) {
+      switch (style) {
+        case "lowercase":
+          return "-.inf";
+        case "uppercase":
+          return "-.INF";
+        case "camelcase":
+          return "-.Inf";
+      }
+    } else if (common2.isNegativeZero(object)) {
+      return "-0.0";
+    }
+    const res = object.toString(10);
+    return SCIENTIFIC_WITHOUT_DOT.test(res) ? res.replace("e", ".e") : res;
+  }
+  function isFloat(object) {
+    return Object.prototype.toString.call(object) === "[object Number]" && (object % 1 !== 0 || common2.isNegativeZero(object));
+  }
+  float = new Type2("tag:yaml.org,2002:float", {
+    kind: "scalar",
+    resolve: resolveYamlFloat,
+    construct: constructYamlFloat,
+    predicate: isFloat,
+    represent: representYamlFloat,
+    defaultStyle: "lowercase"
+  });
+  return float;
+}
+var json;
+var hasRequiredJson;
+function requireJson() {
+  if (hasRequiredJson) return json;
+  hasRequiredJson = 1;
+  json = requireFailsafe().extend({
+    implicit: [
+      require_null(),
+      requireBool(),
+      requireInt(),
+      requireFloat()
+    ]
+  });
+  return json;
+}
+var core;
+var hasRequiredCore;
+function requireCore() {
+  if (hasRequiredCore) return core;
+  hasRequiredCore = 1;
+  core = requireJson();
+  return core;
+}
+var timestamp;
+var hasRequiredTimestamp;
+function requireTimestamp() {
+  if (hasRequiredTimestamp) return timestamp;
+  hasRequiredTimestamp = 1;
+  const Type2 = requireType();
+  const YAML_DATE_REGEXP = new RegExp(
+    "^([0-9][0-9][0-9][0-9])-([0-9][0-9])-([0-9][0-9])$"
+  );
+  const YAML_TIMESTAMP_REGEXP = new RegExp(
+    "^([0-9][0-9][0-9][0-9])-([0-9][0-9]?)-([0-9][0-9]?)(?:[Tt]|[ \\t]+)([0-9][0-9]?):([0-9][0-9]):([0-9][0-9])(?:\\.([0-9]*))?(?:[ \\t]*(Z|([-+])([0-9][0-9]?)(?::([0-9][0-9]))?))?$"
+  );
+  function resolveYamlTimestamp(data) {
+    if (data === null) return false;
+    if (YAML_DATE_REGEXP.exec(data) !== null) return true;
+    if (YAML_TIMESTAMP_REGEXP.exec(data) !== null) return true;
+    return false;
+  }
+  function constructYamlTimestamp(data) {
+    let fraction = 0;
+    let delta = null;
+    let match = YAML_DATE_REGEXP.exec(data);
+    if (match === null) match = YAML_TIMESTAMP_REGEXP.exec(data);
+    if (match === null) throw new Error("Date resolve error");
+    const year = +match[1];
+    const month = +match[2] - 1;
+    const day = +match[3];
+    if (!match[4]) {
+      return new Date(Date.UTC(year, month, day));
+    }
+    const hour = +match[4];
+    const minute = +match[5];
+    const second = +match[6];
+    if (match[7]) {
+      fraction = match[7].slice(0, 3);
+      while (fraction.length < 3) {
+        fraction += "0";
+      }
+      fraction = +fraction;
+    }
+    if (match[9]) {
+      const tzHour = +match[10];
+      const tzMinute = +(match[11] || 0);
+      delta = (tzHour * 60 + tzMinute) * 6e4;
+      if (match[9] === "-") delta = -delta;
+    }
+    const date = new Date(Date.UTC(year, month, day, hour, minute, second, fraction));
+    if (delta) date.setTime(date.getTime() - delta);
+    return date;
+  }
+  function representYamlTimestamp(object) {
+    return object.toISOString();
+  }
+  timestamp = new Type2("tag:yaml.org,2002:timestamp", {
+    kind: "scalar",
+    resolve: resolveYamlTimestamp,
+    construct: constructYamlTimestamp,
+    instanceOf: Date,
+    represent: representYamlTimestamp
+  });
+  return timestamp;
+}
+var merge;
+var hasRequiredMerge;
+function requireMerge() {
+  if (hasRequiredMerge) return merge;
+  hasRequiredMerge = 1;
+  const Type2 = requireType();
+  function resolveYamlMerge(data) {
+    return data === "<<" || data === null;
+  }
+  merge = new Type2("tag:yaml.org,2002:merge", {
+    kind: "scalar",
+    resolve: resolveYamlMerge
+  });
+  return merge;
+}
+var binary2;
+var hasRequiredBinary;
+function requireBinary() {
+  if (hasRequiredBinary) return binary2;
+  hasRequiredBinary = 1;
+  const Type2 = requireType();
+  const BASE64_MAP = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=\n\r";
+  function resolveYamlBinary(data) {
+    if (data === null) return false;
+    let bitlen = 0;
+    const max2 = data.length;
+    const map2 = BASE64_MAP;
+    for (let idx = 0; idx < max2; idx++) {
+      const code3 = map2.indexOf(data.charAt(idx));
+      if (code3 > 64) continue;
+      if (code3 < 0) return false;
+      bitlen += 6;
+    }
+    return bitlen % 8 === 0;
+  }
+  function constructYamlBinary(data) {
+    const input = data.replace(/[\r\n=]/g, "");
+    const max2 = input.length;
+    const map2 = BASE64_MAP;
+    let bits2 = 0;
+    const result = [];
+    for (let idx = 0; idx < max2; idx++) {
+      if (idx % 4 === 0 && idx) {
+        result.push(bits2 >> 16 & 255);
+        result.push(bits2 >> 8 & 255);
+        result.push(bits2 & 255);
+      }
+      bits2 = bits2 << 6 | map2.indexOf(input.charAt(idx));
+    }
+    const tailbits = max2 % 4 * 6;
+    if (tailbits === 0) {
+      result.push(bits2 >> 16 & 255);
+      result.push(bits2 >> 8 & 255);
+      result.push(bits2 & 255);
+    } else if (tailbits === 18) {
+      result.push(bits2 >> 10 & 255);
+      result.push(bits2 >> 2 & 255);
+    } else if (tailbits === 12) {
+      result.push(bits2 >> 4 & 255);
+    }
+    return new Uint8Array(result);
+  }
+  function representYamlBinary(object) {
+    let result = "";
+    let bits2 = 0;
+    const max2 = object.length;
+    const map2 = BASE64_MAP;
+    for (let idx = 0; idx < max2; idx++) {
+      if (idx % 3 === 0 && idx) {
+        result += map2[bits2 >> 18 & 63];
+        result += map2[bits2 >> 12 & 63];
+        result += map2[bits2 >> 6 & 63];
+        result += map2[bits2 & 63];
+      }
+      bits2 = (bits2 << 8) + object[idx];
+    }
+    const tail = max2 % 3;
+    if (tail === 0) {
+      result += map2[bits2 >> 18 & 63];
+      result += map2[bits2 >> 12 & 63];
+      result += map2[bits2 >> 6 & 63];
+      result += map2[bits2 & 63];
+    } else if (tail === 2) {
+      result += map2[bits2 >> 10 & 63];
+      result += map2[bits2 >> 4 & 63];
+      result += map2[bits2 << 2 & 63];
+      result += map2[64];
+    } else if (tail === 1) {
+      result += map2[bits2 >> 2 & 63];
+      result += map2[bits2 << 4 & 63];
+      result += map2[64];
+      result += map2[64];
+    }
+    return result;
+  }
+  function isBinary(obj) {
+    return Object.prototype.toString.call(obj) === "[object Uint8Array]";
+  }
+  binary2 = new Type2("tag:yaml.org,2002:binary", {
+    kind: "scalar",
+    resolve: resolveYamlBinary,
+    construct: constructYamlBinary,
+    predicate: isBinary,
+    represent: representYamlBinary
+  });
+  return binary2;
+}
+var omap;
+var hasRequiredOmap;
+function requireOmap() {
+  if (hasRequiredOmap) return omap;
+  hasRequiredOmap = 1;
+  const Type2 = requireType();
+  const _hasOwnProperty = Object.prototype.hasOwnProperty;
+  const _toString = Object.prototype.toString;
+  function resolveYamlOmap(data) {
+    if (data === null) return true;
+    const objectKeys = {};
+    const object = data;
+    for (let index2 = 0, length = object.length; index2 < length; index2 += 1) {
+      const pair = object[index2];
+      let pairHasKey = false;
+      if (_toString.call(pair) !== "[object Object]") return false;
+      let pairKey;
+      for (pairKey in pair) {
+        if (_hasOwnProperty.call(pair, pairKey)) {
+          if (!pairHasKey) pairHasKey = true;
+          else return false;
+        }
+      }
+      if (!pairHasKey) return false;
+      if (_hasOwnProperty.call(objectKeys, pairKey)) return false;
+      Object.defineProperty(objectKeys, pairKey, { value: true });
+    }
+    return true;
+  }
+  function constructYamlOmap(data) {
+    return data !== null ? data : [];
+  }
+  omap = new Type2("tag:yaml.org,2002:omap", {
+    kind: "sequence",
+    resolve: resolveYamlOmap,
+    construct: constructYamlOmap
+  });
+  return omap;
+}
+var pairs;
+var hasRequiredPairs;
+function requirePairs() {
+  if (hasRequiredPairs) return pairs;
+  hasRequiredPairs = 1;
+  const Type2 = requireType();
+  const _toString = Object.prototype.toString;
+  function resolveYamlPairs(data) {
+    if (data === null) return true;
+    const object = data;
+    const result = new Array(object.length);
+    for (let index2 = 0, length = object.length; index2 < length; index2 += 1) {
+      const pair = object[index2];
+      if (_toString.call(pair) !== "[object Object]") return false;
+      const keys = Object.keys(pair);
+      if (keys.length !== 1) return false;
+      result[index2] = [keys[0], pair[keys[0]]];
+    }
+    return true;
+  }
+  function constructYamlPairs(data) {
+    if (data === null) return [];
+    const object = data;
+    const result = new Array(object.length);
+    for (let index2 = 0, length = object.length; index2 < length; index2 += 1) {
+      const pair = object[index2];
+      const keys = Object.keys(pair);
+      result[index2] = [keys[0], pair[keys[0]]];
+    }
+    return result;
+  }
+  pairs = new Type2("tag:yaml.org,2002:pairs", {
+    kind: "sequence",
+    resolve: resolveYamlPairs,
+    construct: constructYamlPairs
+  });
+  return pairs;
+}
+var set;
+var hasRequiredSet;
+function requireSet() {
+  if (hasRequiredSet) return set;
+  hasRequiredSet = 1;
+  const Type2 = requireType();
+  const _hasOwnProperty = Object.prototype.hasOwnProperty;
+  function resolveYamlSet(data) {
+    if (data === null) return true;
+    const object = data;
+    for (const key in object) {
+      if (_hasOwnProperty.call(object, key)) {
+        if (object[key] !== null) return false;
+      }
+    }
+    return true;
+  }
+  function constructYamlSet(data) {
+    return data !== null ? data : {};
+  }
+  set = new Type2("tag:yaml.org,2002:set", {
+    kind: "mapping",
+    resolve: resolveYamlSet,
+    construct: constructYamlSet
+  });
+  return set;
+}
+var _default;
+var hasRequired_default;
+function require_default2() {
+  if (hasRequired_default) return _default;
+  hasRequired_default = 1;
+  _default = requireCore().extend({
+    implicit: [
+      requireTimestamp(),
+      requireMerge()
+    ],
+    explicit: [
+      requireBinary(),
+      requireOmap(),
+      requirePairs(),
+      requireSet()
+    ]
+  });
+  return _default;
+}
+var hasRequiredLoader;
+function requireLoader() {
+  if (hasRequiredLoader) return loader;
+  hasRequiredLoader = 1;
+  const common2 = requireCommon();
+  const YAMLException2 = requireException();
+  const makeSnippet = requireSnippet();
+  const DEFAULT_SCHEMA2 = require_default2();
+  const _hasOwnProperty = Object.prototype.hasOwnProperty;
+  const CONTEXT_FLOW_IN = 1;
+  const CONTEXT_FLOW_OUT = 2;
+  const CONTEXT_BLOCK_IN = 3;
+  const CONTEXT_BLOCK_OUT = 4;
+  const CHOMPING_CLIP = 1;
+  const CHOMPING_STRIP = 2;
+  const CHOMPING_KEEP = 3;
+  const PATTERN_NON_PRINTABLE = /[\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x84\x86-\x9F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?:[^\uD800-\uDBFF]|^)[\uDC00-\uDFFF]/;
+  const PATTERN_NON_ASCII_LINE_BREAKS = /[\x85\u2028\u2029]/;
+  const PATTERN_FLOW_INDICATORS = /[,\[\]{}]/;
+  const PATTERN_TAG_HANDLE = /^(?:!|!!|![0-9A-Za-z-]+!)$/;
+  const PATTERN_TAG_URI = /^(?:!|[^,\[\]{}])(?:%[0-9a-f]{2}|[0-9a-z\-#;/?:@&=+$,_.!~*'()\[\]])*$/i;
+  function _class(obj) {
+    return Object.prototype.toString.call(obj);
+  }
+  function isEol(c) {
+    return c === 10 || c === 13;
+  }
+  function isWhiteSpace(c) {
+    return c === 9 || c === 32;
+  }
+  function isWsOrEol(c) {
+    return c === 9 || c === 32 || c === 10 || c === 13;
+  }
+  function isFlowIndicator(c) {
+    return c === 44 || c === 91 || c === 93 || c === 123 || c === 125;
+  }
+  function fromHexCode(c) {
+    if (c >= 48 && c <= 57) {
+      return c - 48;
+    }
+    const lc2 = c | 32;
+    if (lc2 >= 97 && lc2 <= 102) {
+      return lc2 - 97 + 10;
+    }
+    return -1;
+  }
+  function escapedHexLen(c) {
+    if (c === 120) {
+      return 2;
+    }
+    if (c === 117) {
+      return 4;
+    }
+    if (c === 85) {
+      return 8;
+    }
+    return 0;
+  }
+  function fromDecimalCode(c) {
+    if (c >= 48 && c <= 57) {
+      return c - 48;
+    }
+    return -1;
+  }
+  function simpleEscapeSequence(c) {
+    switch (c) {
+      case 48:
+        return "\0";
+      case 97:
+        return "\x07";
+      case 98:
+        return "\b";
+      case 116:
+        return "	";
+      case 9:
+        return "	";
+      case 110:
+        return "\n";
+      case 118:
+        return "\v";
+      case 102:
+        return "\f";
+      case 114:
+        return "\r";
+      case 101:
+        return "\x1B";
+      case 32:
+        return " ";
+      case 34:
+        return '"';
+      case 47:
+        return "/";
+      case 92:
+        return "\\";
+      case 78:
+        return "\x85";
+      case 95:
+        return "\xA0";
+      case 76:
+        return "\u2028";
+      case 80:
+        return "\u2029";
+      default:
+        return "";
+    }
+  }
+  function charFromCodepoint(c) {
+    if (c <= 65535) {
+      return String.fromCharCode(c);
+    }
+    return String.fromCharCode(
+      (c - 65536 >> 10) + 55296,
+      (c - 65536 & 1023) + 56320
+    );
+  }
+  function setProperty(object, key, value) {
+    if (key === "__proto__") {
+      Object.defineProperty(object, key, {
+        configurable: true,
+        enumerable: true,
+        writable: true,
+        value
+      });
+    } else {
+      object[key] = value;
+    }
+  }
+  const simpleEscapeCheck = new Array(256);
+  const simpleEscapeMap = new Array(256);
+  for (let i2 = 0; i2 < 256; i2++) {
+    simpleEscapeCheck[i2] = simpleEscapeSequence(i2) ? 1 : 0;
+    simpleEscapeMap[i2] = simpleEscapeSequence(i2);
+  }
+  function State(input, options2) {
+    this.input = input;
+    this.filename = options2["filename"] || null;
+    this.schema = options2["schema"] || DEFAULT_SCHEMA2;
+    this.onWarning = options2["onWarning"] || null;
+    this.legacy = options2["legacy"] || false;
+    this.json = options2["json"] || false;
+    this.listener = options2["listener"] || null;
+    this.maxDepth = typeof options2["maxDepth"] === "number" ? options2["maxDepth"] : 100;
+    this.maxTotalMergeKeys = typeof options2["maxTotalMergeKeys"] === "number" ? options2["maxTotalMergeKeys"] : 1e4;
+    this.implicitTypes = this.schema.compiledImplicit;
+    this.typeMap = this.schema.compiledTypeMap;
+    this.length = input.length;
+    this.position = 0;
+    this.line = 0;
+    this.lineStart = 0;
+    this.lineIndent = 0;
+    this.depth = 0;
+    this.totalMergeKeys = 0;
+    this.firstTabInLine = -1;
+    this.documents = [];
+    this.anchorMapTransactions = [];
+  }
+  function generateError(state, message) {
+    const mark = {
+      name: state.filename,
+      buffer: state.input.slice(0, -1),
+      // omit trailing \0
+      position: state.position,
+      line: state.line,
+      column: state.position - state.lineStart
+    };
+    mark.snippet = makeSnippet(mark);
+    return new YAMLException2(message, mark);
+  }
+  function throwError(state, message) {
+    throw generateError(state, message);
+  }
+  function throwWarning(state, message) {
+    if (state.onWarning) {
+      state.onWarning.call(null, generateError(state, message));
+    }
+  }
+  function storeAnchor(state, name, value) {
+    const transactions = state.anchorMapTransactions;
+    if (transactions.length !== 0) {
+      const transaction = transactions[transactions.length - 1];
+      if (!_hasOwnProperty.call(transaction, name)) {
+        transaction[name] = {
+          existed: _hasOwnProperty.call(state.anchorMap, name),
+          value: state.anchorMap[name]
+        };
+      }
+    }
+    state.anchorMap[name] = value;
+  }
+  function beginAnchorTransaction(state) {
+    state.anchorMapTransactions.push(/* @__PURE__ */ Object.create(null));
+  }
+  function commitAnchorTransaction(state) {
+    const transaction = state.anchorMapTransactions.pop();
+    const transactions = state.anchorMapTransactions;
+    if (transactions.length === 0) return;
+    const parent = transactions[transactions.length - 1];
+    const names = Object.keys(transaction);
+    for (let index2 = 0, length = names.length; index2 < length; index2 += 1) {
+      const name = names[index2];
+      if (!_hasOwnProperty.call(parent, name)) {
+        parent[name] = transaction[name];
+      }
+    }
+  }
+  function rollbackAnchorTransaction(state) {
+    const transaction = state.anchorMapTransactions.pop();
+    const names = Object.keys(transaction);
+    for (let index2 = names.length - 1; index2 >= 0; index2 -= 1) {
+      const entry = transaction[names[index2]];
+      if (entry.existed) {
+        state.anchorMap[names[index2]] = entry.value;
+      } else {
+        delete state.anchorMap[names[index2]];
+      }
+    }
+  }
+  function snapshotState(state) {
+    return {
+      position: state.position,
+      line: state.line,
+      lineStart: state.lineStart,
+      lineIndent: state.lineIndent,
+      firstTabInLine: state.firstTabInLine,
+      tag: state.tag,
+      anchor: state.anchor,
+      kind: state.kind,
+      result: state.result
+    };
+  }
+  function restoreState(state, snapshot) {
+    state.position = snapshot.position;
+    state.line = snapshot.line;
+    state.lineStart = snapshot.lineStart;
+    state.lineIndent = snapshot.lineIndent;
+    state.firstTabInLine = snapshot.firstTabInLine;
+    state.tag = snapshot.tag;
+    state.anchor = snapshot.anchor;
+    state.kind = snapshot.kind;
+    state.result = snapshot.result;
+  }
+  const directiveHandlers = {
+    YAML: function handleYamlDirective(state, name, args) {
+      if (state.version !== null) {
+        throwError(state, "duplication of %YAML directive");
+      }
+      if (args.length !== 1) {
+        throwError(state, "YAML directive accepts exactly one argument");
+      }
+      const match = /^([0-9]+)\.([0-9]+)$/.exec(args[0]);
+      if (match === null) {
+        throwError(state, "ill-formed argument of the YAML directive");
+      }
+      const major = parseInt(match[1], 10);
+      const minor = parseInt(match[2], 10);
+      if (major !== 1) {
+        throwError(state, "unacceptable YAML version of the document");
+      }
+      state.version = args[0];
+      state.checkLineBreaks = minor < 2;
+      if (minor !== 1 && minor !== 2) {
+        throwWarning(state, "unsupported YAML version of the document");
+      }
+    },
+    TAG: function handleTagDirective(state, name, args) {
+      let prefix;
+      if (args.length !== 2) {
+        throwError(state, "TAG directive accepts exactly two arguments");
+      }
+      const handle = args[0];
+      prefix = args[1];
+      if (!PATTERN_TAG_HANDLE.test(handle)) {
+        throwError(state, "ill-formed tag handle (first argument) of the TAG directive");
+      }
+      if (_hasOwnProperty.call(state.tagMap, handle)) {
+        throwError(state, 'there is a previously declared suffix for "' + handle + '" tag handle');
+      }
+      if (!PATTERN_TAG_URI.test(prefix)) {
+        throwError(state, "ill-formed tag prefix (second argument) of the TAG directive");
+      }
+      try {
+        prefix = decodeURIComponent(prefix);
+      } catch (err2) {
+        throwError(state, "tag prefix is malformed: " + prefix);
+      }
+      state.tagMap[handle] = prefix;
+    }
+  };
+  function captureSegment(state, start, end, checkJson) {
+    if (start < end) {
+      const _result = state.input.slice(start, end);
+      if (checkJson) {
+        for (let _position = 0, _length = _result.length; _position < _length; _position += 1) {
+          const _character = _result.charCodeAt(_position);
+          if (!(_character === 9 || _character >= 32 && _character <= 1114111)) {
+            throwError(state, "expected valid JSON character");
+          }
+        }
+      } else if (PATTERN_NON_PRINTABLE.test(_result)) {
+        throwError(state, "the stream contains non-printable characters");
+      }
+      state.result += _result;
+    }
+  }
+  function chargeMergeWork(state) {
+    state.totalMergeKeys++;
+    if (state.maxTotalMergeKeys !== -1 && state.totalMergeKeys > state.maxTotalMergeKeys) {
+      throwError(state, "merge keys exceeded maxTotalMergeKeys (" + state.maxTotalMergeKeys + ")");
+    }
+  }
+  function mergeMappings(state, destination, source, overridableKeys) {
+    if (!common2.isObject(source)) {
+      throwError(state, "cannot merge mappings; the provided source object is unacceptable");
+    }
+    chargeMergeWork(state);
+    const sourceKeys = Object.keys(source);
+    for (let index2 = 0, quantity = sourceKeys.length; index2 < quantity; index2 += 1) {
+      const key = sourceKeys[index2];
+      chargeMergeWork(state);
+      if (!_hasOwnProperty.call(destination, key)) {
+        setProperty(destination, key, source[key]);
+        overridableKeys[key] = true;
+      }
+    }
+  }
+  function storeMappingPair(state, _result, overridableKeys, keyTag, keyNode, valueNode, startLine, startLineStart, startPos) {
+    if (Array.isArray(keyNode)) {
+      keyNode = Array.prototype.slice.call(keyNode);
+      for (let index2 = 0, quantity = keyNode.length; index2 < quantity; index2 += 1) {
+        if (Array.isArray(keyNode[index2])) {
+          throwError(state, "nested arrays are not supported inside keys");
+        }
+        if (typeof keyNode === "object" && _class(keyNode[index2]) === "[object Object]") {
+          keyNode[index2] = "[object Object]";
+        }
+      }
+    }
+    if (typeof keyNode === "object" && _class(keyNode) === "[object Object]") {
+      keyNode = "[object Object]";
+    }
+    keyNode = String(keyNode);
+    if (_result === null) {
+      _result = {};
+    }
+    if (keyTag === "tag:yaml.org,2002:merge") {
+      if (Array.isArray(valueNode)) {
+        if (valueNode.length > 100) {
+          throwError(state, "abnormal merge sequence size");
+        }
+        for (let index2 = 0, quantity = valueNode.length; index2 < quantity; index2 += 1) {
+          mergeMappings(state, _result, valueNode[index2], overridableKeys);
+        }
+      } else {
+        mergeMappings(state, _result, valueNode, overridableKeys);
+      }
+    } else {
+      if (!state.json && !_hasOwnProperty.call(overridableKeys, keyNode) && _hasOwnProperty.call(_result, keyNode)) {
+        state.line = startLine || state.line;
+        state.lineStart = startLineStart || state.lineStart;
+        state.position = startPos || state.position;
+        throwError(state, "duplicated mapping key");
+      }
+      setProperty(_result, keyNode, valueNode);
+      delete overridableKeys[keyNode];
+    }
+    return _result;
+  }
+  function readLineBreak(state) {
+    const ch = state.input.charCodeAt(state.position);
+    if (ch === 10) {
+      state.position++;
+    } else if (ch === 13) {
+      state.position++;
+      if (state.input.charCodeAt(state.position) === 10) {
+        state.position++;
+      }
+    } else {
+      throwError(state, "a line break is expected");
+    }
+    state.line += 1;
+    state.lineStart = state.position;
+    state.firstTabInLine = -1;
+  }
+  function skipSeparationSpace(state, allowComments, checkIndent) {
+    let lineBreaks = 0;
+    let ch = state.input.charCodeAt(state.position);
+    while (ch !== 0) {
+      while (isWhiteSpace(ch)) {
+        if (ch === 9 && state.firstTabInLine === -1) {
+          state.firstTabInLine = state.position;
+        }
+        ch = state.input.charCodeAt(++state.position);
+      }
+      if (allowComments && ch === 35) {
+        do {
+          ch = state.input.charCodeAt(++state.position);
+        } while (ch !== 10 && ch !== 13 && ch !== 0);
+      }
+      if (isEol(ch)) {
+        readLineBreak(state);
+        ch = state.input.charCodeAt(state.position);
+        lineBreaks++;
+        state.lineIndent = 0;
+        while (ch === 32) {
+          state.lineIndent++;
+          ch = state.input.charCodeAt(++state.position);
+        }
+      } else {
+        break;
+      }
+    }
+    if (checkIndent !== -1 && lineBreaks !== 0 && state.lineIndent < checkIndent) {
+      throwWarning(state, "deficient indentation");
+    }
+    return lineBreaks;
+  }
+  function testDocumentSeparator(state) {
+    let _position = state.position;
+    let ch = state.input.charCodeAt(_position);
+    if ((ch === 45 || ch === 46) && ch === state.input.charCodeAt(_position + 1) && ch === state.input.charCodeAt(_position + 2)) {
+      _position += 3;
+      ch = state.input.charCodeAt(_position);
+      if (ch === 0 || isWsOrEol(ch)) {
+        return true;
+      }
+    }
+    return false;
+  }
+  function writeFoldedLines(state, count) {
+    if (count === 1) {
+      state.result += " ";
+    } else if (count > 1) {
+      state.result += common2.repeat("\n", count - 1);
+    }
+  }
+  function readPlainScalar(state, nodeIndent, withinFlowCollection) {
+    let captureStart;
+    let captureEnd;
+    let hasPendingContent;
+    let _line;
+    let _lineStart;
+    let _lineIndent;
+    const _kind = state.kind;
+    const _result = state.result;
+    let ch = state.input.charCodeAt(state.position);
+    if (isWsOrEol(ch) || isFlowIndicator(ch) || ch === 35 || ch === 38 || ch === 42 || ch === 33 || ch === 124 || ch === 62 || ch === 39 || ch === 34 || ch === 37 || ch === 64 || ch === 96) {
+      return false;
+    }
+    if (ch === 63 || ch === 45) {
+      const following = state.input.charCodeAt(state.position + 1);
+      if (isWsOrEol(following) || withinFlowCollection && isFlowIndicator(following)) {
+        return false;
+      }
+    }
+    state.kind = "scalar";
+    state.result = "";
+    captureStart = captureEnd = state.position;
+    hasPendingContent = false;
+    while (ch !== 0) {
+      if (ch === 58) {
+        const following = state.input.charCodeAt(state.position + 1);
+        if (isWsOrEol(following) || withinFlowCollection && isFlowIndicator(following)) {
+          break;
+        }
+      } else if (ch === 35) {
+        const preceding = state.input.charCodeAt(state.position - 1);
+        if (isWsOrEol(preceding)) {
+          break;
+        }
+      } else if (state.position === state.lineStart && testDocumentSeparator(state) || withinFlowCollection && isFlowIndicator(ch)) {
+        break;
+      } else if (isEol(ch)) {
+        _line = state.line;
+        _lineStart = state.lineStart;
+        _lineIndent = state.lineIndent;
+        skipSeparationSpace(state, false, -1);
+        if (state.lineIndent >= nodeIndent) {
+          hasPendingContent = true;
+          ch = state.input.charCodeAt(state.position);
+          continue;
+        } else {
+          state.position = captureEnd;
+          state.line = _line;
+          state.lineStart = _lineStart;
+          state.lineIndent = _lineIndent;
+          break;
+        }
+      }
+      if (hasPendingContent) {
+        captureSegment(state, captureStart, captureEnd, false);
+        writeFoldedLines(state, state.line - _line);
+        captureStart = captureEnd = state.position;
+        hasPendingContent = false;
+      }
+      if (!isWhiteSpace(ch)) {
+        captureEnd = state.position + 1;
+      }
+      ch = state.input.charCodeAt(++state.position);
+    }
+    captureSegment(state, captureStart, captureEnd, false);
+    if (state.result) {
+      return true;
+    }
+    state.kind = _kind;
+    state.result = _result;
+    return false;
+  }
+  function readSingleQuotedScalar(state, nodeIndent) {
+    let captureStart;
+    let captureEnd;
+    let ch = state.input.charCodeAt(state.position);
+    if (ch !== 39) {
+      return false;
+    }
+    state.kind = "scalar";
+    state.result = "";
+    state.position++;
+    captureStart = captureEnd = state.position;
+    while ((ch = state.input.charCodeAt(state.position)) !== 0) {
+      if (ch === 39) {
+        captureSegment(state, captureStart, state.position, true);
+        ch = state.input.charCodeAt(++state.position);
+        if (ch === 39) {
+          captureStart = state.position;
+          state.position++;
+          captureEnd = state.position;
+        } else {
+          return true;
+        }
+      } else if (isEol(ch)) {
+        captureSegment(state, captureStart, captureEnd, true);
+        writeFoldedLines(state, skipSeparationSpace(state, false, nodeIndent));
+        captureStart = captureEnd = state.position;
+      } else if (state.position === state.lineStart && testDocumentSeparator(state)) {
+        throwError(state, "unexpected end of the document within a single quoted scalar");
+      } else {
+        state.position++;
+        if (!isWhiteSpace(ch)) {
+          captureEnd = state.position;
+        }
+      }
+    }
+    throwError(state, "unexpected end of the stream within a single quoted scalar");
+  }
+  function readDoubleQuotedScalar(state, nodeIndent) {
+    let captureStart;
+    let captureEnd;
+    let tmp;
+    let ch = state.input.charCodeAt(state.position);
+    if (ch !== 34) {
+      return false;
+    }
+    state.kind = "scalar";
+    state.result = "";
+    state.position++;
+    captureStart = captureEnd = state.position;
+    while ((ch = state.input.charCodeAt(state.position)) !== 0) {
+      if (ch === 34) {
+        captureSegment(state, captureStart, state.position, true);
+        state.position++;
+        return true;
+      } else if (ch === 92) {
+        captureSegment(state, captureStart, state.position, true);
+        ch = state.input.charCodeAt(++state.position);
+        if (isEol(ch)) {
+          skipSeparationSpace(state, false, nodeIndent);
+        } else if (ch < 256 && simpleEscapeCheck[ch]) {
+          state.result += simpleEscapeMap[ch];
+          state.position++;
+        } else if ((tmp = escapedHexLen(ch)) > 0) {
+          let hexLength = tmp;
+          let hexResult = 0;
+          for (; hexLength > 0; hexLength--) {
+            ch = state.input.charCodeAt(++state.position);
+            if ((tmp = fromHexCode(ch)) >= 0) {
+              hexResult = (hexResult << 4) + tmp;
+            } else {
+              throwError(state, "expected hexadecimal character");
+            }
+          }
+          state.result += charFromCodepoint(hexResult);
+          state.position++;
+        } else {
+          throwError(state, "unknown escape sequence");
+        }
+        captureStart = captureEnd = state.position;
+      } else if (isEol(ch)) {
+        captureSegment(state, captureStart, captureEnd, true);
+        writeFoldedLines(state, skipSeparationSpace(state, false, nodeIndent));
+        captureStart = captureEnd = state.position;
+      } else if (state.position === state.lineStart && testDocumentSeparator(state)) {
+        throwError(state, "unexpected end of the document within a double quoted scalar");
+      } else {
+        state.position++;
+        if (!isWhiteSpace(ch)) {
+          captureEnd = state.position;
+        }
+      }
+    }
+    throwError(state, "unexpected end of the stream within a double quoted scalar");
+  }
+  function readFlowCollection(state, nodeIndent) {
+    let readNext = true;
+    let _line;
+    let _lineStart;
+    let _pos;
+    const _tag = state.tag;
+    let _result;
+    const _anchor = state.anchor;
+    let terminator;
+    let isPair;
+    let isExplicitPair;
+    let isMapping;
+    const overridableKeys = /* @__PURE__ */ Object.create(null);
+    let keyNode;
+    let keyTag;
+    let valueNode;
+    let ch = state.input.charCodeAt(state.position);
+    if (ch === 91) {
+      terminator = 93;
+      isMapping = false;
+      _result = [];
+    } else if (ch === 123) {
+      terminator = 125;
+      isMapping = true;
+      _result = {};
+    } else {
+      return false;
+    }
+    if (state.anchor !== null) {
+      storeAnchor(state, state.anchor, _result);
+    }
+    ch = state.input.charCodeAt(++state.position);
+    while (ch !== 0) {
+      skipSeparationSpace(state, true, nodeIndent);
+      ch = state.input.charCodeAt(state.position);
+      if (ch === terminator) {
+        state.position++;
+        state.tag = _tag;
+        state.anchor = _anchor;
+        state.kind = isMapping ? "mapping" : "sequence";
+        state.result = _result;
+        return true;
+      } else if (!readNext) {
+        throwError(state, "missed comma between flow collection entries");
+      } else if (ch === 44) {
+        throwError(state, "expected the node content, but found ','");
+      }
+      keyTag = keyNode = valueNode = null;
+      isPair = isExplicitPair = false;
+      if (ch === 63) {
+        const following = state.input.charCodeAt(state.position + 1);
+        if (isWsOrEol(following)) {
+          isPair = isExplicitPair = true;
+          state.position++;
+          skipSeparationSpace(state, true, nodeIndent);
+        }
+      }
+      _line = state.line;
+      _lineStart = state.lineStart;
+      _pos = state.position;
+      composeNode(state, nodeIndent, CONTEXT_FLOW_IN, false, true);
+      keyTag = state.tag;
+      keyNode = state.result;
+      skipSeparationSpace(state, true, nodeIndent);
+      ch = state.input.charCodeAt(state.position);
+      if ((isExplicitPair || state.line === _line) && ch === 58) {
+        isPair = true;
+        ch = state.input.charCodeAt(++state.position);
+        skipSeparationSpace(state, true, nodeIndent);
+        composeNode(state, nodeIndent, CONTEXT_FLOW_IN, false, true);
+        valueNode = state.result;
+      }
+      if (isMapping) {
+        storeMappingPair(state, _result, overridableKeys, keyTag, keyNode, valueNode, _line, _lineStart, _pos);
+      } else if (isPair) {
+        _result.push(storeMappingPair(state, null, overridableKeys, keyTag, keyNode, valueNode, _line, _lineStart, _pos));
+      } else {
+        _result.push(keyNode);
+      }
+      skipSeparationSpace(state, true, nodeIndent);
+      ch = state.input.charCodeAt(state.position);
+      if (ch === 44) {
+        readNext = true;
+        ch = state.input.charCodeAt(++state.position);
+      } else {
+        readNext = false;
+      }
+    }
+    throwError(state, "unexpected end of the stream within a flow collection");
+  }
+  function readBlockScalar(state, nodeIndent) {
+    let folding;
+    let chomping = CHOMPING_CLIP;
+    let didReadContent = false;
+    let detectedIndent = false;
+    let textIndent = nodeIndent;
+    let emptyLines = 0;
+    let atMoreIndented = false;
+    let tmp;
+    let ch = state.input.charCodeAt(state.position);
+    if (ch === 124) {
+      folding = false;
+    } else if (ch === 62) {
+      folding = true;
+    } else {
+      return false;
+    }
+    state.kind = "scalar";
+    state.result = "";
+    while (ch !== 0) {
+      ch = state.input.charCodeAt(++state.position);
+      if (ch === 43 || ch === 45) {
+        if (CHOMPING_CLIP === chomping) {
+          chomping = ch === 43 ? CHOMPING_KEEP : CHOMPING_STRIP;
+        } else {
+          throwError(state, "repeat of a chomping mode identifier");
+        }
+      } else if ((tmp = fromDecimalCode(ch)) >= 0) {
+        if (tmp === 0) {
+          throwError(state, "bad explicit indentation width of a block scalar; it cannot be less than one");
+        } else if (!detectedIndent) {
+          textIndent = nodeIndent + tmp - 1;
+          detectedIndent = true;
+        } else {
+          throwError(state, "repeat of an indentation width identifier");
+        }
+      } else {
+        break;
+      }
+    }
+    if (isWhiteSpace(ch)) {
+      do {
+        ch = state.input.charCodeAt(++state.position);
+      } while (isWhiteSpace(ch));
+      if (ch === 35) {
+        do {
+          ch = state.input.charCodeAt(++state.position);
+        } while (!isEol(ch) && ch !== 0);
+      }
+    }
+    while (ch !== 0) {
+      readLineBreak(state);
+      state.lineIndent = 0;
+      ch = state.input.charCodeAt(state.position);
+      while ((!detectedIndent || state.lineIndent < textIndent) && ch === 32) {
+        state.lineIndent++;
+        ch = state.input.charCodeAt(++state.position);
+      }
+      if (!detectedIndent && state.lineIndent > textIndent) {
+        textIndent = state.lineIndent;
+      }
+      if (isEol(ch)) {
+        emptyLines++;
+        continue;
+      }
+      if (!detectedIndent && textIndent === 0) {
+        throwError(state, "missing indentation for block scalar");
+      }
+      if (state.lineIndent < textIndent) {
+        if (chomping === CHOMPING_KEEP) {
+          state.result += common2.repeat("\n", didReadContent ? 1 + emptyLines : emptyLines);
+        } else if (chomping === CHOMPING_CLIP) {
+          if (didReadContent) {
+            state.result += "\n";
+          }
+        }
+        break;
+      }
+      if (folding) {
+        if (isWhiteSpace(ch)) {
+          atMoreIndented = true;
+          state.result += common2.repeat("\n", didReadContent ? 1 + emptyLines : emptyLines);
+        } else if (atMoreIndented) {
+          atMoreIndented = false;
+          state.result += common2.repeat("\n", emptyLines + 1);
+        } else if (emptyLines === 0) {
+          if (didReadContent) {
+            state.result += " ";
+          }
+        } else {
+          state.result += common2.repeat("\n", emptyLines);
+        }
+      } else {
+        state.result += common2.repeat("\n", didReadContent ? 1 + emptyLines : emptyLines);
+      }
+      didReadContent = true;
+      detectedIndent = true;
+      emptyLines = 0;
+      const captureStart = state.position;
+      while (!isEol(ch) && ch !== 0) {
+        ch = state.input.charCodeAt(++state.position);
+      }
+      captureSegment(state, captureStart, state.position, false);
+    }
+    return true;
+  }
+  function readBlockSequence(state, nodeIndent) {
+    const _tag = state.tag;
+    const _anchor = state.anchor;
+    const _result = [];
+    let detected = false;
+    if (state.firstTabInLine !== -1) return false;
+    if (state.anchor !== null) {
+      storeAnchor(state, state.anchor, _result);
+    }
+    let ch = state.input.charCodeAt(state.position);
+    while (ch !== 0) {
+      if (state.firstTabInLine !== -1) {
+        state.position = state.firstTabInLine;
+        throwError(state, "tab characters must not be used in indentation");
+      }
+      if (ch !== 45) {
+        break;
+      }
+      const following = state.input.charCodeAt(state.position + 1);
+      if (!isWsOrEol(following)) {
+        break;
+      }
+      detected = true;
+      state.position++;
+      if (skipSeparationSpace(state, true, -1)) {
+        if (state.lineIndent <= nodeIndent) {
+          _result.push(null);
+          ch = state.input.charCodeAt(state.position);
+          continue;
+        }
+      }
+      const _line = state.line;
+      composeNode(state, nodeIndent, CONTEXT_BLOCK_IN, false, true);
+      _result.push(state.result);
+      skipSeparationSpace(state, true, -1);
+      ch = state.input.charCodeAt(state.position);
+      if ((state.line === _line || state.lineIndent > nodeIndent) && ch !== 0) {
+        throwError(state, "bad indentation of a sequence entry");
+      } else if (state.lineIndent < nodeIndent) {
+        break;
+      }
+    }
+    if (detected) {
+      state.tag = _tag;
+      state.anchor = _anchor;
+      state.kind = "sequence";
+      state.result = _result;
+      return true;
+    }
+    return false;
+  }
+  function readBlockMapping(state, nodeIndent, flowIndent) {
+    let allowCompact;
+    let _keyLine;
+    let _keyLineStart;
+    let _keyPos;
+    const _tag = state.tag;
+    const _anchor = state.anchor;
+    const _result = {};
+    const overridableKeys = /* @__PURE__ */ Object.create(null);
+    let keyTag = null;
+    let keyNode = null;
+    let valueNode = null;
+    let atExplicitKey = false;
+    let detected = false;
+    if (state.firstTabInLine !== -1) return false;
+    if (state.anchor !== null) {
+      storeAnchor(state, state.anchor, _result);
+    }
+    let ch = state.input.charCodeAt(state.position);
+    while (ch !== 0) {
+      if (!atExplicitKey && state.firstTabInLine !== -1) {
+        state.position = state.firstTabInLine;
+        throwError(state, "tab characters must not be used in indentation");
+      }
+      const following = state.input.charCodeAt(state.position + 1);
+      const _line = state.line;
+      if ((ch === 63 || ch === 58) && isWsOrEol(following)) {
+        if (ch === 63) {
+          if (atExplicitKey) {
+            storeMappingPair(state, _result, overridableKeys, keyTag, keyNode, null, _keyLine, _keyLineStart, _keyPos);
+            keyTag = keyNode = valueNode = null;
+          }
+          detected = true;
+          atExplicitKey = true;
+          allowCompact = true;
+        } else if (atExplicitKey) {
+          atExplicitKey = false;
+          allowCompact = true;
+        } else {
+          throwError(state, "incomplete explicit mapping pair; a key node is missed; or followed by a non-tabulated empty line");
+        }
+        state.position += 1;
+        ch = following;
+      } else {
+        _keyLine = state.line;
+        _keyLineStart = state.lineStart;
+        _keyPos = state.position;
+        if (!composeNode(state, flowIndent, CONTEXT_FLOW_OUT, false, true)) {
+          break;
+        }
+        if (state.line === _line) {
+          ch = state.input.charCodeAt(state.position);
+          while (isWhiteSpace(ch)) {
+            ch = state.input.charCodeAt(++state.position);
+          }
+          if (ch === 58) {
+            ch = state.input.charCodeAt(++state.position);
+            if (!isWsOrEol(ch)) {
+              throwError(state, "a whitespace character is expected after the key-value separator within a block mapping");
+            }
+            if (atExplicitKey) {
+              storeMappingPair(state, _result, overridableKeys, keyTag, keyNode, null, _keyLine, _keyLineStart, _keyPos);
+              keyTag = keyNode = valueNode = null;
+            }
+            detected = true;
+            atExplicitKey = false;
+            allowCompact = false;
+            keyTag = state.tag;
+            keyNode = state.result;
+          } else if (detected) {
+            throwError(state, "can not read an implicit mapping pair; a colon is missed");
+          } else {
+            state.tag = _tag;
+            state.anchor = _anchor;
+            return true;
+          }
+        } else if (detected) {
+          throwError(state, "can not read a block mapping entry; a multiline key may not be an implicit key");
+        } else {
+          state.tag = _tag;
+          state.anchor = _anchor;
+          return true;
+        }
+      }
+      if (state.line === _line || state.lineIndent > nodeIndent) {
+        if (atExplicitKey) {
+          _keyLine = state.line;
+          _keyLineStart = state.lineStart;
+          _keyPos = state.position;
+        }
+        if (composeNode(state, nodeIndent, CONTEXT_BLOCK_OUT, true, allowCompact)) {
+          if (atExplicitKey) {
+            keyNode = state.result;
+          } else {
+            valueNode = state.result;
+          }
+        }
+        if (!atExplicitKey) {
+          storeMappingPair(state, _result, overridableKeys, keyTag, keyNode, valueNode, _keyLine, _keyLineStart, _keyPos);
+          keyTag = keyNode = valueNode = null;
+        }
+        skipSeparationSpace(state, true, -1);
+        ch = state.input.charCodeAt(state.position);
+      }
+      if ((state.line === _line || state.lineIndent > nodeIndent) && ch !== 0) {
+        throwError(state, "bad indentation of a mapping entry");
+      } else if (state.lineIndent < nodeIndent) {
+        break;
+      }
+    }
+    if (atExplicitKey) {
+      storeMappingPair(state, _result, overridableKeys, keyTag, keyNode, null, _keyLine, _keyLineStart, _keyPos);
+    }
+    if (detected) {
+      state.tag = _tag;
+      state.anchor = _anchor;
+      state.kind = "mapping";
+      state.result = _result;
+    }
+    return detected;
+  }
+  function readTagProperty(state) {
+    let isVerbatim = false;
+    let isNamed = false;
+    let tagHandle;
+    let tagName;
+    let ch = state.input.charCodeAt(state.position);
+    if (ch !== 33) return false;
+    if (state.tag !== null) {
+      throwError(state, "duplication of a tag property");
+    }
+    ch = state.input.charCodeAt(++state.position);
+    if (ch === 60) {
+      isVerbatim = true;
+      ch = state.input.charCodeAt(++state.position);
+    } else if (ch === 33) {
+      isNamed = true;
+      tagHandle = "!!";
+      ch = state.input.charCodeAt(++state.position);
+    } else {
+      tagHandle = "!";
+    }
+    let _position = state.position;
+    if (isVerbatim) {
+      do {
+        ch = state.input.charCodeAt(++state.position);
+      } while (ch !== 0 && ch !== 62);
+      if (state.position < state.length) {
+        tagName = state.input.slice(_position, state.position);
+        ch = state.input.charCodeAt(++state.position);
+      } else {
+        throwError(state, "unexpected end of the stream within a verbatim tag");
+      }
+    } else {
+      while (ch !== 0 && !isWsOrEol(ch)) {
+        if (ch === 33) {
+          if (!isNamed) {
+            tagHandle = state.input.slice(_position - 1, state.position + 1);
+            if (!PATTERN_TAG_HANDLE.test(tagHandle)) {
+              throwError(state, "named tag handle cannot contain such characters");
+            }
+            isNamed = true;
+            _position = state.position + 1;
+          } else {
+            throwError(state, "tag suffix cannot contain exclamation marks");
+          }
+        }
+        ch = state.input.charCodeAt(++state.position);
+      }
+      tagName = state.input.slice(_position, state.position);
+      if (PATTERN_FLOW_INDICATORS.test(tagName)) {
+        throwError(state, "tag suffix cannot contain flow indicator characters");
+      }
+    }
+    if (tagName && !PATTERN_TAG_URI.test(tagName)) {
+      throwError(state, "tag name cannot contain such characters: " + tagName);
+    }
+    try {
+      tagName = decodeURIComponent(tagName);
+    } catch (err2) {
+      throwError(state, "tag name is malformed: " + tagName);
+    }
+    if (isVerbatim) {
+      state.tag = tagName;
+    } else if (_hasOwnProperty.call(state.tagMap, tagHandle)) {
+      state.tag = state.tagMap[tagHandle] + tagName;
+    } else if (tagHandle === "!") {
+      state.tag = "!" + tagName;
+    } else if (tagHandle === "!!") {
+      state.tag = "tag:yaml.org,2002:" + tagName;
+    } else {
+      throwError(state, 'undeclared tag handle "' + tagHandle + '"');
+    }
+    return true;
+  }
+  function readAnchorProperty(state) {
+    let ch = state.input.charCodeAt(state.position);
+    if (ch !== 38) return false;
+    if (state.anchor !== null) {
+      throwError(state, "duplication of an anchor property");
+    }
+    ch = state.input.charCodeAt(++state.position);
+    const _position = state.position;
+    while (ch !== 0 && !isWsOrEol(ch) && !isFlowIndicator(ch)) {
+      ch = state.input.charCodeAt(++state.position);
+    }
+    if (state.position === _position) {
+      throwError(state, "name of an anchor node must contain at least one character");
+    }
+    state.anchor = state.input.slice(_position, state.position);
+    return true;
+  }
+  function readAlias(state) {
+    let ch = state.input.charCodeAt(state.position);
+    if (ch !== 42) return false;
+    ch = state.input.charCodeAt(++state.position);
+    const _position = state.position;
+    while (ch !== 0 && !isWsOrEol(ch) && !isFlowIndicator(ch)) {
+      ch = state.input.charCodeAt(++state.position);
+    }
+    if (state.position === _position) {
+      throwError(state, "name of an alias node must contain at least one character");
+    }
+    const alias = state.input.slice(_position, state.position);
+    if (!_hasOwnProperty.call(state.anchorMap, alias)) {
+      throwError(state, 'unidentified alias "' + alias + '"');
+    }
+    state.result = state.anchorMap[alias];
+    skipSeparationSpace(state, true, -1);
+    return true;
+  }
+  function tryReadBlockMappingFromProperty(state, propertyStart, nodeIndent, flowIndent) {
+    const fallbackState = snapshotState(state);
+    beginAnchorTransaction(state);
+    restoreState(state, propertyStart);
+    state.tag = null;
+    state.anchor = null;
+    state.kind = null;
+    state.result = null;
+    if (readBlockMapping(state, nodeIndent, flowIndent) && state.kind === "mapping") {
+      commitAnchorTransaction(state);
+      return true;
+    }
+    rollbackAnchorTransaction(state);
+    restoreState(state, fallbackState);
+    return false;
+  }
+  function composeNode(state, parentIndent, nodeContext, allowToSeek, allowCompact) {
+    let allowBlockScalars;
+    let allowBlockCollections;
+    let indentStatus = 1;
+    let atNewLine = false;
+    let hasContent = false;
+    let propertyStart = null;
+    let type2;
+    let flowIndent;
+    let blockIndent;
+    if (state.depth >= state.maxDepth) {
+      throwError(state, "nesting exceeded maxDepth (" + state.maxDepth + ")");
+    }
+    state.depth += 1;
+    if (state.listener !== null) {
+      state.listener("open", state);
+    }
+    state.tag = null;
+    state.anchor = null;
+    state.kind = null;
+    state.result = null;
+    const allowBlockStyles = allowBlockScalars = allowBlockCollections = CONTEXT_BLOCK_OUT === nodeContext || CONTEXT_BLOCK_IN === nodeContext;
+    if (allowToSeek) {
+      if (skipSeparationSpace(state, true, -1)) {
+        atNewLine = true;
+        if (state.lineIndent > parentIndent) {
+          indentStatus = 1;
+        } else if (state.lineIndent === parentIndent) {
+          indentStatus = 0;
+        } else if (state.lineIndent < parentIndent) {
+          indentStatus = -1;
+        }
+      }
+    }
+    if (indentStatus === 1) {
+      while (true) {
+        const ch = state.input.charCodeAt(state.position);
+        const propertyState = snapshotState(state);
+        if (atNewLine && (ch === 33 && state.tag !== null || ch === 38 && state.anchor !== null)) {
+          break;
+        }
+        if (!readTagProperty(state) && !readAnchorProperty(state)) {
+          break;
+        }
+        if (propertyStart === null) {
+          propertyStart = propertyState;
+        }
+        if (skipSeparationSpace(state, true, -1)) {
+          atNewLine = true;
+          allowBlockCollections = allowBlockStyles;
+          if (state.lineIndent > parentIndent) {
+            indentStatus = 1;
+          } else if (state.lineIndent === parentIndent) {
+            indentStatus = 0;
+          } else if (state.lineIndent < parentIndent) {
+            indentStatus = -1;
+          }
+        } else {
+          allowBlockCollections = false;
+        }
+      }
+    }
+    if (allowBlockCollections) {
+      allowBlockCollections = atNewLine || allowCompact;
+    }
+    if (indentStatus === 1 || CONTEXT_BLOCK_OUT === nodeContext) {
+      if (CONTEXT_FLOW_IN === nodeContext || CONTEXT_FLOW_OUT === nodeContext) {
+        flowIndent = parentIndent;
+      } else {
+        flowIndent = parentIndent + 1;
+      }
+      blockIndent = state.position - state.lineStart;
+      if (indentStatus === 1) {
+        if (allowBlockCollections && (readBlockSequence(state, blockIndent) || readBlockMapping(state, blockIndent, flowIndent)) || readFlowCollection(state, flowIndent)) {
+          hasContent = true;
+        } else {
+          const ch = state.input.charCodeAt(state.position);
+          if (propertyStart !== null && allowBlockStyles && !allowBlockCollections && ch !== 124 && ch !== 62 && tryReadBlockMappingFromProperty(
+            state,
+            propertyStart,
+            propertyStart.position - propertyStart.lineStart,
+            flowIndent
+          )) {
+            hasContent = true;
+          } else if (allowBlockScalars && readBlockScalar(state, flowIndent) || readSingleQuotedScalar(state, flowIndent) || readDoubleQuotedScalar(state, flowIndent)) {
+            hasContent = true;
+          } else if (readAlias(state)) {
+            hasContent = true;
+            if (state.tag !== null || state.anchor !== null) {
+              throwError(state, "alias node should not have any properties");
+            }
+          } else if (readPlainScalar(state, flowIndent, CONTEXT_FLOW_IN === nodeContext)) {
+            hasContent = true;
+            if (state.tag === null) {
+              state.tag = "?";
+            }
+          }
+          if (state.anchor !== null) {
+            storeAnchor(state, state.anchor, state.result);
+          }
+        }
+      } else if (indentStatus === 0) {
+        hasContent = allowBlockCollections && readBlockSequence(state, blockIndent);
+      }
+    }
+    if (state.tag === null) {
+      if (state.anchor !== null) {
+        storeAnchor(state, state.anchor, state.result);
+      }
+    } else if (state.tag === "?") {
+      if (state.result !== null && state.kind !== "scalar") {
+        throwError(state, 'unacceptable node kind for !<?> tag; it should be "scalar", not "' + state.kind + '"');
+      }
+      for (let typeIndex = 0, typeQuantity = state.implicitTypes.length; typeIndex < typeQuantity; typeIndex += 1) {
+        type2 = state.implicitTypes[typeIndex];
+        if (type2.resolve(state.result)) {
+          state.result = type2.construct(state.result);
+          state.tag = type2.tag;
+          if (state.anchor !== null) {
+            storeAnchor(state, state.anchor, state.result);
+          }
+          break;
+        }
+      }
+    } else if (state.tag !== "!") {
+      if (_hasOwnProperty.call(state.typeMap[state.kind || "fallback"], state.tag)) {
+        type2 = state.typeMap[state.kind || "fallback"][state.tag];
+      } else {
+        type2 = null;
+        const typeList = state.typeMap.multi[state.kind || "fallback"];
+        for (let typeIndex = 0, typeQuantity = typeList.length; typeIndex < typeQuantity; typeIndex += 1) {
+          if (state.tag.slice(0, typeList[typeIndex].tag.length) === typeList[typeIndex].tag) {
+            type2 = typeList[typeIndex];
+            break;
+          }
+        }
+      }
+      if (!type2) {
+        throwError(state, "unknown tag !<" + state.tag + ">");
+      }
+      if (state.result !== null && type2.kind !== state.kind) {
+        throwError(state, "unacceptable node kind for !<" + state.tag + '> tag; it should be "' + type2.kind + '", not "' + state.kind + '"');
+      }
+      if (!type2.resolve(state.result, state.tag)) {
+        throwError(state, "cannot resolve a node with !<" + state.tag + "> explicit tag");
+      } else {
+        state.result = type2.construct(state.result, state.tag);
+        if (state.anchor !== null) {
+          storeAnchor(state, state.anchor, state.result);
+        }
+      }
+    }
+    if (state.listener !== null) {
+      state.listener("close", state);
+    }
+    state.depth -= 1;
+    return state.tag !== null || state.anchor !== null || hasContent;
+  }
+  function readDocument(state) {
+    const documentStart = state.position;
+    let hasDirectives = false;
+    let ch;
+    state.version = null;
+    state.checkLineBreaks = state.legacy;
+    state.tagMap = /* @__PURE__ */ Object.create(null);
+    state.anchorMap = /* @__PURE__ */ Object.create(null);
+    while ((ch = state.input.charCodeAt(state.position)) !== 0) {
+      skipSeparationSpace(state, true, -1);
+      ch = state.input.charCodeAt(state.position);
+      if (state.lineIndent > 0 || ch !== 37) {
+        break;
+      }
+      hasDirectives = true;
+      ch = state.input.charCodeAt(++state.position);
+      let _position = state.position;
+      while (ch !== 0 && !isWsOrEol(ch)) {
+        ch = state.input.charCodeAt(++state.position);
+      }
+      const directiveName = state.input.slice(_position, state.position);
+      const directiveArgs = [];
+      if (directiveName.length < 1) {
+        throwError(state, "directive name must not be less than one character in length");
+      }
+      while (ch !== 0) {
+        while (isWhiteSpace(ch)) {
+          ch = state.input.charCodeAt(++state.position);
+        }
+        if (ch === 35) {
+          do {
+            ch = state.input.charCodeAt(++state.position);
+          } while (ch !== 0 && !isEol(ch));
+          break;
+        }
+        if (isEol(ch)) break;
+        _position = state.position;
+        while (ch !== 0 && !isWsOrEol(ch)) {
+          ch = state.input.charCodeAt(++state.position);
+        }
+        directiveArgs.push(state.input.slice(_position, state.position));
+      }
+      if (ch !== 0) readLineBreak(state);
+      if (_hasOwnProperty.call(directiveHandlers, directiveName)) {
+        directiveHandlers[directiveName](state, directiveName, directiveArgs);
+      } else {
+        throwWarning(state, 'unknown document directive "' + directiveName + '"');
+      }
+    }
+    skipSeparationSpace(state, true, -1);
+    if (state.lineIndent === 0 && state.input.charCodeAt(state.position) === 45 && state.input.charCodeAt(state.position + 1) === 45 && state.input.charCodeAt(state.position + 2) === 45) {
+      state.position += 3;
+      skipSeparationSpace(state, true, -1);
+    } else if (hasDirectives) {
+      throwError(state, "directives end mark is expected");
+    }
+    composeNode(state, state.lineIndent - 1, CONTEXT_BLOCK_OUT, false, true);
+    skipSeparationSpace(state, true, -1);
+    if (state.checkLineBreaks && PATTERN_NON_ASCII_LINE_BREAKS.test(state.input.slice(documentStart, state.position))) {
+      throwWarning(state, "non-ASCII line breaks are interpreted as content");
+    }
+    state.documents.push(state.result);
+    if (state.position === state.lineStart && testDocumentSeparator(state)) {
+      if (state.input.charCodeAt(state.position) === 46) {
+        state.position += 3;
+        skipSeparationSpace(state, true, -1);
+      }
+      return;
+    }
+    if (state.position < state.length - 1) {
+      throwError(state, "end of the stream or a document separator is expected");
+    }
+  }
+  function loadDocuments(input, options2) {
+    input = String(input);
+    options2 = options2 || {};
+    if (input.length !== 0) {
+      if (input.charCodeAt(input.length - 1) !== 10 && input.charCodeAt(input.length - 1) !== 13) {
+        input += "\n";
+      }
+      if (input.charCodeAt(0) === 65279) {
+        input = input.slice(1);
+      }
+    }
+    const state = new State(input, options2);
+    const nullpos = input.indexOf("\0");
+    if (nullpos !== -1) {
+      state.position = nullpos;
+      throwError(state, "null byte is not allowed in input");
+    }
+    state.input += "\0";
+    while (state.input.charCodeAt(state.position) === 32) {
+      state.lineIndent += 1;
+      state.position += 1;
+    }
+    while (state.position < state.length - 1) {
+      readDocument(state);
+    }
+    return state.documents;
+  }
+  function loadAll2(input, iterator, options2) {
+    if (iterator !== null && typeof iterator === "object" && typeof options2 === "undefined") {
+      options2 = iterator;
+      iterator = null;
+    }
+    const documents = loadDocuments(input, options2);
+    if (typeof iterator !== "function") {
+      return documents;
+    }
+    for (let index2 = 0, length = documents.length; index2 < length; index2 += 1) {
+      iterator(documents[index2]);
+    }
+  }
+  function load2(input, options2) {
+    const documents = loadDocuments(input, options2);
+    if (documents.length === 0) {
+      return void 0;
+    } else if (documents.length === 1) {
+      return documents[0];
+    }
+    throw new YAMLException2("expected a single document in the stream, but found more");
+  }
+  loader.loadAll = loadAll2;
+  loader.load = load2;
+  return loader;
+}
+var dumper = {};
+var hasRequiredDumper;
+function requireDumper() {
+  if (hasRequiredDumper) return dumper;
+  hasRequiredDumper = 1;
+  const common2 = requireCommon();
+  const YAMLException2 = requireException();
+  const DEFAULT_SCHEMA2 = require_default2();
+  const _toString = Object.prototype.toString;
+  const _hasOwnProperty = Object.prototype.hasOwnProperty;
+  const CHAR_BOM = 65279;
+  const CHAR_TAB = 9;
+  const CHAR_LINE_FEED = 10;
+  const CHAR_CARRIAGE_RETURN = 13;
+  const CHAR_SPACE = 32;
+  const CHAR_EXCLAMATION = 33;
+  const CHAR_DOUBLE_QUOTE = 34;
+  const CHAR_SHARP = 35;
+  const CHAR_PERCENT = 37;
+  const CHAR_AMPERSAND = 38;
+  const CHAR_SINGLE_QUOTE = 39;
+  const CHAR_ASTERISK = 42;
+  const CHAR_COMMA = 44;
+  const CHAR_MINUS = 45;
+  const CHAR_COLON = 58;
+  const CHAR_EQUALS = 61;
+  const CHAR_GREATER_THAN = 62;
+  const CHAR_QUESTION = 63;
+  const CHAR_COMMERCIAL_AT = 64;
+  const CHAR_LEFT_SQUARE_BRACKET = 91;
+  const CHAR_RIGHT_SQUARE_BRACKET = 93;
+  const CHAR_GRAVE_ACCENT = 96;
+  const CHAR_LEFT_CURLY_BRACKET = 123;
+  const CHAR_VERTICAL_LINE = 124;
+  const CHAR_RIGHT_CURLY_BRACKET = 125;
+  const ESCAPE_SEQUENCES = {};
+  ESCAPE_SEQUENCES[0] = "\\0";
+  ESCAPE_SEQUENCES[7] = "\\a";
+  ESCAPE_SEQUENCES[8] = "\\b";
+  ESCAPE_SEQUENCES[9] = "\\t";
+  ESCAPE_SEQUENCES[10] = "\\n";
+  ESCAPE_SEQUENCES[11] = "\\v";
+  ESCAPE_SEQUENCES[12] = "\\f";
+  ESCAPE_SEQUENCES[13] = "\\r";
+  ESCAPE_SEQUENCES[27] = "\\e";
+  ESCAPE_SEQUENCES[34] = '\\"';
+  ESCAPE_SEQUENCES[92] = "\\\\";
+  ESCAPE_SEQUENCES[133] = "\\N";
+  ESCAPE_SEQUENCES[160] = "\\_";
+  ESCAPE_SEQUENCES[8232] = "\\L";
+  ESCAPE_SEQUENCES[8233] = "\\P";
+  const DEPRECATED_BOOLEANS_SYNTAX = [
+    "y",
+    "Y",
+    "yes",
+    "Yes",
+    "YES",
+    "on",
+    "On",
+    "ON",
+    "n",
+    "N",
+    "no",
+    "No",
+    "NO",
+    "off",
+    "Off",
+    "OFF"
+  ];
+  const DEPRECATED_BASE60_SYNTAX = /^[-+]?[0-9_]+(?::[0-9_]+)+(?:\.[0-9_]*)?$/;
+  function compileStyleMap(schema2, map2) {
+    if (map2 === null) return {};
+    const result = {};
+    const keys = Object.keys(map2);
+    for (let index2 = 0, length = keys.length; index2 < length; index2 += 1) {
+      let tag = keys[index2];
+      let style = String(map2[tag]);
+      if (tag.slice(0, 2) === "!!") {
+        tag = "tag:yaml.org,2002:" + tag.slice(2);
+      }
+      const type2 = schema2.compiledTypeMap["fallback"][tag];
+      if (type2 && _hasOwnProperty.call(type2.styleAliases, style)) {
+        style = type2.styleAliases[style];
+      }
+      result[tag] = style;
+    }
+    return result;
+  }
+  function encodeHex(character) {
+    let handle;
+    let length;
+    const string = character.toString(16).toUpperCase();
+    if (character <= 255) {
+      handle = "x";
+      length = 2;
+    } else if (character <= 65535) {
+      handle = "u";
+      length = 4;
+    } else if (character <= 4294967295) {
+      handle = "U";
+      length = 8;
+    } else {
+      throw new YAMLException2("code point within a string may not be greater than 0xFFFFFFFF");
+    }
+    return "\\" + handle + common2.repeat("0", length - string.length) + string;
+  }
+  const QUOTING_TYPE_SINGLE = 1;
+  const QUOTING_TYPE_DOUBLE = 2;
+  function State(options2) {
+    this.schema = options2["schema"] || DEFAULT_SCHEMA2;
+    this.indent = Math.max(1, options2["indent"] || 2);
+    this.noArrayIndent = options2["noArrayIndent"] || false;
+    this.skipInvalid = options2["skipInvalid"] || false;
+    this.flowLevel = common2.isNothing(options2["flowLevel"]) ? -1 : options2["flowLevel"];
+    this.styleMap = compileStyleMap(this.schema, options2["styles"] || null);
+    this.sortKeys = options2["sortKeys"] || false;
+    this.lineWidth = options2["lineWidth"] || 80;
+    this.noRefs = options2["noRefs"] || false;
+    this.noCompatMode = options2["noCompatMode"] || false;
+    this.condenseFlow = options2["condenseFlow"] || false;
+    this.quotingType = options2["quotingType"] === '"' ? QUOTING_TYPE_DOUBLE : QUOTING_TYPE_SINGLE;
+    this.forceQuotes = options2["forceQuotes"] || false;
+    this.replacer = typeof options2["replacer"] === "function" ? options2["replacer"] : null;
+    this.implicitTypes = this.schema.compiledImplicit;
+    this.explicitTypes = this.schema.compiledExplicit;
+    this.tag = null;
+    this.result = "";
+    this.duplicates = [];
+    this.usedDuplicates = null;
+  }
+  function indentString(string, spaces) {
+    const ind = common2.repeat(" ", spaces);
+    let position = 0;
+    let result = "";
+    const length = string.length;
+    while (position < length) {
+      let line;
+      const next = string.indexOf("\n", position);
+      if (next === -1) {
+        line = string.slice(position);
+        position = length;
+      } else {
+        line = string.slice(position, next + 1);
+        position = next + 1;
+      }
+      if (line.length && line !== "\n") result += ind;
+      result += line;
+    }
+    return result;
+  }
+  function generateNextLine(state, level) {
+    return "\n" + common2.repeat(" ", state.indent * level);
+  }
+  function testImplicitResolving(state, str22) {
+    for (let index2 = 0, length = state.implicitTypes.length; index2 < length; index2 += 1) {
+      const type2 = state.implicitTypes[index2];
+      if (type2.resolve(str22)) {
+        return true;
+      }
+    }
+    return false;
+  }
+  function isWhitespace(c) {
+    return c === CHAR_SPACE || c === CHAR_TAB;
+  }
+  function isPrintable(c) {
+    return c >= 32 && c <= 126 || c >= 161 && c <= 55295 && c !== 8232 && c !== 8233 || c >= 57344 && c <= 65533 && c !== CHAR_BOM || c >= 65536 && c <= 1114111;
+  }
+  function isNsCharOrWhitespace(c) {
+    return isPrintable(c) && c !== CHAR_BOM && // - b-char
+    c !== CHAR_CARRIAGE_RETURN && c !== CHAR_LINE_FEED;
+  }
+  function isPlainSafe(c, prev, inblock) {
+    const cIsNsCharOrWhitespace = isNsCharOrWhitespace(c);
+    const cIsNsChar = cIsNsCharOrWhitespace && !isWhitespace(c);
+    return (
+      // ns-plain-safe
+      (inblock ? cIsNsCharOrWhitespace : cIsNsCharOrWhitespace && // - c-flow-indicator
+      c !== CHAR_COMMA && c !== CHAR_LEFT_SQUARE_BRACKET && c !== CHAR_RIGHT_SQUARE_BRACKET && c !== CHAR_LEFT_CURLY_BRACKET && c !== CHAR_RIGHT_CURLY_BRACKET) && // ns-plain-char
+      c !== CHAR_SHARP && // false on '#'
+      !(prev === CHAR_COLON && !cIsNsChar) || // false on ': '
+      isNsCharOrWhitespace(prev) && !isWhitespace(prev) && c === CHAR_SHARP || // change to true on '[^ ]#'
+      prev === CHAR_COLON && cIsNsChar
+    );
+  }
+  function isPlainSafeFirst(c) {
+    return isPrintable(c) && c !== CHAR_BOM && !isWhitespace(c) && // - s-white
+    // - (c-indicator ::=
+    // “-” | “?” | “:” | “,” | “[” | “]” | “{” | “}”
+    c !== CHAR_MINUS && c !== CHAR_QUESTION && c !== CHAR_COLON && c !== CHAR_COMMA && c !== CHAR_LEFT_SQUARE_BRACKET && c !== CHAR_RIGHT_SQUARE_BRACKET && c !== CHAR_LEFT_CURLY_BRACKET && c !== CHAR_RIGHT_CURLY_BRACKET && // | “#” | “&” | “*” | “!” | “|” | “=” | “>” | “'” | “"”
+    c !== CHAR_SHARP && c !== CHAR_AMPERSAND && c !== CHAR_ASTERISK && c !== CHAR_EXCLAMATION && c !== CHAR_VERTICAL_LINE && c !== CHAR_EQUALS && c !== CHAR_GREATER_THAN && c !== CHAR_SINGLE_QUOTE && c !== CHAR_DOUBLE_QUOTE && // | “%” | “@” | “`”)
+    c !== CHAR_PERCENT && c !== CHAR_COMMERCIAL_AT && c !== CHAR_GRAVE_ACCENT;
+  }
+  function isPlainSafeLast(c) {
+    return !isWhitespace(c) && c !== CHAR_COLON;
+  }
+  function codePointAt(string, pos) {
+    const first = string.charCodeAt(pos);
+    let second;
+    if (first >= 55296 && first <= 56319 && pos + 1 < string.length) {
+      second = string.charCodeAt(pos + 1);
+      if (second >= 56320 && second <= 57343) {
+        return (first - 55296) * 1024 + second - 56320 + 65536;
+      }
+    }
+    return first;
+  }
+  function needIndentIndicator(string) {
+    const leadingSpaceRe = /^\n* /;
+    return leadingSpaceRe.test(string);
+  }
+  const STYLE_PLAIN = 1;
+  const STYLE_SINGLE = 2;
+  const STYLE_LITERAL = 3;
+  const STYLE_FOLDED = 4;
+  const STYLE_DOUBLE = 5;
+  function chooseScalarStyle(string, singleLineOnly, indentPerLevel, lineWidth, testAmbiguousType, quotingType, forceQuotes, inblock) {
+    let i2;
+    let char = 0;
+    let prevChar = null;
+    let hasLineBreak = false;
+    let hasFoldableLine = false;
+    const shouldTrackWidth = lineWidth !== -1;
+    let previousLineBreak = -1;
+    let plain = isPlainSafeFirst(codePointAt(string, 0)) && isPlainSafeLast(codePointAt(string, string.length - 1));
+    if (singleLineOnly || forceQuotes) {
+      for (i2 = 0; i2 < string.length; char >= 65536 ? i2 += 2 : i2++) {
+        char = codePointAt(string, i2);
+        if (!isPrintable(char)) {
+          return STYLE_DOUBLE;
+        }
+        plain = plain && isPlainSafe(char, prevChar, inblock);
+        prevChar = char;
+      }
+    } else {
+      for (i2 = 0; i2 < string.length; char >= 65536 ? i2 += 2 : i2++) {
+        char = codePointAt(string, i2);
+        if (char === CHAR_LINE_FEED) {
+          hasLineBreak = true;
+          if (shouldTrackWidth) {
+            hasFoldableLine = hasFoldableLine || // Foldable line = too long, and not more-indented.
+            i2 - previousLineBreak - 1 > lineWidth && string[previousLineBreak + 1] !== " ";
+            previousLineBreak = i2;
+          }
+        } else if (!isPrintable(char)) {
+          return STYLE_DOUBLE;
+        }
+        plain = plain && isPlainSafe(char, prevChar, inblock);
+        prevChar = char;
+      }
+      hasFoldableLine = hasFoldableLine || shouldTrackWidth && (i2 - previousLineBreak - 1 > lineWidth && string[previousLineBreak + 1] !== " ");
+    }
+    if (!hasLineBreak && !hasFoldableLine) {
+      if (plain && !forceQuotes && !testAmbiguousType(string)) {
+        return STYLE_PLAIN;
+      }
+      return quotingType === QUOTING_TYPE_DOUBLE ? STYLE_DOUBLE : STYLE_SINGLE;
+    }
+    if (indentPerLevel > 9 && needIndentIndicator(string)) {
+      return STYLE_DOUBLE;
+    }
+    if (!forceQuotes) {
+      return hasFoldableLine ? STYLE_FOLDED : STYLE_LITERAL;
+    }
+    return quotingType === QUOTING_TYPE_DOUBLE ? STYLE_DOUBLE : STYLE_SINGLE;
+  }
+  function writeScalar(state, string, level, iskey, inblock) {
+    state.dump = (function() {
+      if (string.length === 0) {
+        return state.quotingType === QUOTING_TYPE_DOUBLE ? '""' : "''";
+      }
+      if (!state.noCompatMode) {
+        if (DEPRECATED_BOOLEANS_SYNTAX.indexOf(string) !== -1 || DEPRECATED_BASE60_SYNTAX.test(string)) {
+          return state.quotingType === QUOTING_TYPE_DOUBLE ? '"' + string + '"' : "'" + string + "'";
+        }
+      }
+      const indent = state.indent * Math.max(1, level);
+      const lineWidth = state.lineWidth === -1 ? -1 : Math.max(Math.min(state.lineWidth, 40), state.lineWidth - indent);
+      const singleLineOnly = iskey || // No block styles in flow mode.
+      state.flowLevel > -1 && level >= state.flowLevel;
+      function testAmbiguity(string2) {
+        return testImplicitResolving(state, string2);
+      }
+      switch (chooseScalarStyle(
+        string,
+        singleLineOnly,
+        state.indent,
+        lineWidth,
+        testAmbiguity,
+        state.quotingType,
+        state.forceQuotes && !iskey,
+        inblock
+      )) {
+        case STYLE_PLAIN:
+          return string;
+        case STYLE_SINGLE:
+          return "'" + string.replace(/'/g, "''") + "'";
+        case STYLE_LITERAL:
+          return "|" + blockHeader(string, state.indent) + dropEndingNewline(indentString(string, indent));
+        case STYLE_FOLDED:
+          return ">" + blockHeader(string, state.indent) + dropEndingNewline(indentString(foldString(string, lineWidth), indent));
+        case STYLE_DOUBLE:
+          return '"' + escapeString(string) + '"';
+        default:
+          throw new YAMLException2("impossible error: invalid scalar style");
+      }
+    })();
+  }
+  function blockHeader(string, indentPerLevel) {
+    const indentIndicator = needIndentIndicator(string) ? String(indentPerLevel) : "";
+    const clip2 = string[string.length - 1] === "\n";
+    const keep = clip2 && (string[string.length - 2] === "\n" || string === "\n");
+    const chomp = keep ? "+" : clip2 ? "" : "-";
+    return indentIndicator + chomp + "\n";
+  }
+  function dropEndingNewline(string) {
+    return string[string.length - 1] === "\n" ? string.slice(0, -1) : string;
+  }
+  function foldString(string, width) {
+    const lineRe = /(\n+)([^\n]*)/g;
+    let result = (function() {
+      let nextLF = string.indexOf("\n");
+      nextLF = nextLF !== -1 ? nextLF : string.length;
+      lineRe.lastIndex = nextLF;
+      return foldLine(string.slice(0, nextLF), width);
+    })();
+    let prevMoreIndented = string[0] === "\n" || string[0] === " ";
+    let moreIndented;
+    let match;
+    while (match = lineRe.exec(string)) {
+      const prefix = match[1];
+      const line = match[2];
+      moreIndented = line[0] === " ";
+      result += prefix + (!prevMoreIndented && !moreIndented && line !== "" ? "\n" : "") + foldLine(line, width);
+      prevMoreIndented = moreIndented;
+    }
+    return result;
+  }
+  function foldLine(line, width) {
+    if (line === "" || line[0] === " ") return line;
+    const breakRe = / [^ ]/g;
+    let match;
+    let start = 0;
+    let end;
+    let curr = 0;
+    let next = 0;
+    let result = "";
+    while (match = breakRe.exec(line)) {
+      next = match.index;
+      if (next - start > width) {
+        end = curr > start ? curr : next;
+        result += "\n" + line.slice(start, end);
+        start = end + 1;
+      }
+      curr = next;
+    }
+    result += "\n";
+    if (line.length - start > width && curr > start) {
+      result += line.slice(start, curr) + "\n" + line.slice(curr + 1);
+    } else {
+      result += line.slice(start);
+    }
+    return result.slice(1);
+  }
+  function escapeString(string) {
+    let result = "";
+    let char = 0;
+    for (let i2 = 0; i2 < string.length; char >= 65536 ? i2 += 2 : i2++) {
+      char = codePointAt(string, i2);
+      const escapeSeq = ESCAPE_SEQUENCES[char];
+      if (!escapeSeq && isPrintable(char)) {
+        result += string[i2];
+        if (char >= 65536) result += string[i2 + 1];
+      } else {
+        result += escapeSeq || encodeHex(char);
+      }
+    }
+    return result;
+  }
+  function writeFlowSequence(state, level, object) {
+    let _result = "";
+    const _tag = state.tag;
+    for (let index2 = 0, length = object.length; index2 < length; index2 += 1) {
+      let value = object[index2];
+      if (state.replacer) {
+        value = state.replacer.call(object, String(index2), value);
+      }
+      if (writeNode(state, level, value, false, false) || typeof value === "undefined" && writeNode(state, level, null, false, false)) {
+        if (_result !== "") _result += "," + (!state.condenseFlow ? " " : "");
+        _result += state.dump;
+      }
+    }
+    state.tag = _tag;
+    state.dump = "[" + _result + "]";
+  }
+  function writeBlockSequence(state, level, object, compact) {
+    let _result = "";
+    const _tag = state.tag;
+    for (let index2 = 0, length = object.length; index2 < length; index2 += 1) {
+      let value = object[index2];
+      if (state.replacer) {
+        value = state.replacer.call(object, String(index2), value);
+      }
+      if (writeNode(state, level + 1, value, true, true, false, true) || typeof value === "undefined" && writeNode(state, level + 1, null, true, true, false, true)) {
+        if (!compact || _result !== "") {
+          _result += generateNextLine(state, level);
+        }
+        if (state.dump && CHAR_LINE_FEED === state.dump.charCodeAt(0)) {
+          _result += "-";
+        } else {
+          _result += "- ";
+        }
+        _result += state.dump;
+      }
+    }
+    state.tag = _tag;
+    state.dump = _result || "[]";
+  }
+  function writeFlowMapping(state, level, object) {
+    let _result = "";
+    const _tag = state.tag;
+    const objectKeyList = Object.keys(object);
+    for (let index2 = 0, length = objectKeyList.length; index2 < length; index2 += 1) {
+      let pairBuffer = "";
+      if (_result !== "") pairBuffer += ", ";
+      if (state.condenseFlow) pairBuffer += '"';
+      const objectKey = objectKeyList[index2];
+      let objectValue = object[objectKey];
+      if (state.replacer) {
+        objectValue = state.replacer.call(object, objectKey, objectValue);
+      }
+      if (!writeNode(state, level, objectKey, false, false)) {
+        continue;
+      }
+      if (state.dump.length > 1024) pairBuffer += "? ";
+      pairBuffer += state.dump + (state.condenseFlow ? '"' : "") + ":" + (state.condenseFlow ? "" : " ");
+      if (!writeNode(state, level, objectValue, false, false)) {
+        continue;
+      }
+      pairBuffer += state.dump;
+      _result += pairBuffer;
+    }
+    state.tag = _tag;
+    state.dump = "{" + _result + "}";
+  }
+  function writeBlockMapping(state, level, object, compact) {
+    let _result = "";
+    const _tag = state.tag;
+    const objectKeyList = Object.keys(object);
+    if (state.sortKeys === true) {
+      objectKeyList.sort();
+    } else if (typeof state.sortKeys === "function") {
+      objectKeyList.sort(state.sortKeys);
+    } else if (state.sortKeys) {
+      throw new YAMLException2("sortKeys must be a boolean or a function");
+    }
+    for (let index2 = 0, length = objectKeyList.length; index2 < length; index2 += 1) {
+      let pairBuffer = "";
+      if (!compact || _result !== "") {
+        pairBuffer += generateNextLine(state, level);
+      }
+      const objectKey = objectKeyList[index2];
+      let objectValue = object[objectKey];
+      if (state.replacer) {
+        objectValue = state.replacer.call(object, objectKey, objectValue);
+      }
+      if (!writeNode(state, level + 1, objectKey, true, true, true)) {
+        continue;
+      }
+      const explicitPair = state.tag !== null && state.tag !== "?" || state.dump && state.dump.length > 1024;
+      if (explicitPair) {
+        if (state.dump && CHAR_LINE_FEED === state.dump.charCodeAt(0)) {
+          pairBuffer += "?";
+        } else {
+          pairBuffer += "? ";
+        }
+      }
+      pairBuffer += state.dump;
+      if (explicitPair) {
+        pairBuffer += generateNextLine(state, level);
+      }
+      if (!writeNode(state, level + 1, objectValue, true, explicitPair)) {
+        continue;
+      }
+      if (state.dump && CHAR_LINE_FEED === state.dump.charCodeAt(0)) {
+        pairBuffer += ":";
+      } else {
+        pairBuffer += ": ";
+      }
+      pairBuffer += state.dump;
+      _result += pairBuffer;
+    }
+    state.tag = _tag;
+    state.dump = _result || "{}";
+  }
+  function detectType(state, object, explicit) {
+    const typeList = explicit ? state.explicitTypes : state.implicitTypes;
+    for (let index2 = 0, length = typeList.length; index2 < length; index2 += 1) {
+      const type2 = typeList[index2];
+      if ((type2.instanceOf || type2.predicate) && (!type2.instanceOf || typeof object === "object" && object instanceof type2.instanceOf) && (!type2.predicate || type2.predicate(object))) {
+        if (explicit) {
+          if (type2.multi && type2.representName) {
+            state.tag = type2.representName(object);
+          } else {
+            state.tag = type2.tag;
+          }
+        } else {
+          state.tag = "?";
+        }
+        if (type2.represent) {
+          const style = state.styleMap[type2.tag] || type2.defaultStyle;
+          let _result;
+          if (_toString.call(type2.represent) === "[object Function]") {
+            _result = type2.represent(object, style);
+          } else if (_hasOwnProperty.call(type2.represent, style)) {
+            _result = type2.represent[style](object, style);
+          } else {
+            throw new YAMLException2("!<" + type2.tag + '> tag resolver accepts not "' + style + '" style');
+          }
+          state.dump = _result;
+        }
+        return true;
+      }
+    }
+    return false;
+  }
+  function writeNode(state, level, object, block2, compact, iskey, isblockseq) {
+    state.tag = null;
+    state.dump = object;
+    if (!detectType(state, object, false)) {
+      detectType(state, object, true);
+    }
+    const type2 = _toString.call(state.dump);
+    const inblock = block2;
+    if (block2) {
+      block2 = state.flowLevel < 0 || state.flowLevel > level;
+    }
+    const objectOrArray = type2 === "[object Object]" || type2 === "[object Array]";
+    let duplicateIndex;
+    let duplicate;
+    if (objectOrArray) {
+      duplicateIndex = state.duplicates.indexOf(object);
+      duplicate = duplicateIndex !== -1;
+    }
+    if (state.tag !== null && state.tag !== "?" || duplicate || state.indent !== 2 && level > 0) {
+      compact = false;
+    }
+    if (duplicate && state.usedDuplicates[duplicateIndex]) {
+      state.dump = "*ref_" + duplicateIndex;
+    } else {
+      if (objectOrArray && duplicate && !state.usedDuplicates[duplicateIndex]) {
+        state.usedDuplicates[duplicateIndex] = true;
+      }
+      if (type2 === "[object Object]") {
+        if (block2 && Object.keys(state.dump).length !== 0) {
+          writeBlockMapping(state, level, state.dump, compact);
+          if (duplicate) {
+            state.dump = "&ref_" + duplicateIndex + state.dump;
+          }
+        } else {
+          writeFlowMapping(state, level, state.dump);
+          if (duplicate) {
+            state.dump = "&ref_" + duplicateIndex + " " + state.dump;
+          }
+        }
+      } else if (type2 === "[object Array]") {
+        if (block2 && state.dump.length !== 0) {
+          if (state.noArrayIndent && !isblockseq && level > 0) {
+            writeBlockSequence(state, level - 1, state.dump, compact);
+          } else {
+            writeBlockSequence(state, level, state.dump, compact);
+          }
+          if (duplicate) {
+            state.dump = "&ref_" + duplicateIndex + state.dump;
+          }
+        } else {
+          writeFlowSequence(state, level, state.dump);
+          if (duplicate) {
+            state.dump = "&ref_" + duplicateIndex + " " + state.dump;
+          }
+        }
+      } else if (type2 === "[object String]") {
+        if (state.tag !== "?") {
+          writeScalar(state, state.dump, level, iskey, inblock);
+        }
+      } else if (type2 === "[object Undefined]") {
+        return false;
+      } else {
+        if (state.skipInvalid) return false;
+        throw new YAMLException2("unacceptable kind of an object to dump " + type2);
+      }
+      if (state.tag !== null && state.tag !== "?") {
+        let tagStr = encodeURI(
+          state.tag[0] === "!" ? state.tag.slice(1) : state.tag
+        ).replace(/!/g, "%21");
+        if (state.tag[0] === "!") {
+          tagStr = "!" + tagStr;
+        } else if (tagStr.slice(0, 18) === "tag:yaml.org,2002:") {
+          tagStr = "!!" + tagStr.slice(18);
+        } else {
+          tagStr = "!<" + tagStr + ">";
+        }
+        state.dump = tagStr + " " + state.dump;
+      }
+    }
+    return true;
+  }
+  function getDuplicateReferences(object, state) {
+    const objects = [];
+    const duplicatesIndexes = [];
+    inspectNode(object, objects, duplicatesIndexes);
+    const length = duplicatesIndexes.length;
+    for (let index2 = 0; index2 < length; index2 += 1) {
+      state.duplicates.push(objects[duplicatesIndexes[index2]]);
+    }
+    state.usedDuplicates = new Array(length);
+  }
+  function inspectNode(object, objects, duplicatesIndexes) {
+    if (object !== null && typeof object === "object") {
+      const index2 = objects.indexOf(object);
+      if (index2 !== -1) {
+        if (duplicatesIndexes.indexOf(index2) === -1) {
+          duplicatesIndexes.push(index2);
+        }
+      } else {
+        objects.push(object);
+        if (Array.isArray(object)) {
+          for (let i2 = 0, length = object.length; i2 < length; i2 += 1) {
+            inspectNode(object[i2], objects, duplicatesIndexes);
+          }
+        } else {
+          const objectKeyList = Object.keys(object);
+          for (let i2 = 0, length = objectKeyList.length; i2 < length; i2 += 1) {
+            inspectNode(object[objectKeyList[i2]], objects, duplicatesIndexes);
+          }
+        }
+      }
+    }
+  }
+  function dump2(input, options2) {
+    options2 = options2 || {};
+    const state = new State(options2);
+    if (!state.noRefs) getDuplicateReferences(input, state);
+    let value = input;
+    if (state.replacer) {
+      value = state.replacer.call({ "": value }, "", value);
+    }
+    if (writeNode(state, 0, value, true, true)) return state.dump + "\n";
+    return "";
+  }
+  dumper.dump = dump2;
+  return dumper;
+}
+var hasRequiredJsYaml;
+function requireJsYaml() {
+  if (hasRequiredJsYaml) return jsYaml;
+  hasRequiredJsYaml = 1;
+  const loader2 = requireLoader();
+  const dumper2 = requireDumper();
+  function renamed(from, to) {
+    return function() {
+      throw new Error("Function yaml." + from + " is removed in js-yaml 4. Use yaml." + to + " instead, which is now safe by default.");
+    };
+  }
+  jsYaml.Type = requireType();
+  jsYaml.Schema = requireSchema();
+  jsYaml.FAILSAFE_SCHEMA = requireFailsafe();
+  jsYaml.JSON_SCHEMA = requireJson();
+  jsYaml.CORE_SCHEMA = requireCore();
+  jsYaml.DEFAULT_SCHEMA = require_default2();
+  jsYaml.load = loader2.load;
+  jsYaml.loadAll = loader2.loadAll;
+  jsYaml.dump = dumper2.dump;
+  jsYaml.YAMLException = requireException();
+  jsYaml.types = {
+    binary: requireBinary(),
+    float: requireFloat(),
+    map: requireMap(),
+    null: require_null(),
+    pairs: requirePairs(),
+    set: requireSet(),
+    timestamp: requireTimestamp(),
+    bool: requireBool(),
+    int: requireInt(),
+    merge: requireMerge(),
+    omap: requireOmap(),
+    seq: requireSeq(),
+    str: requireStr()
+  };
+  jsYaml.safeLoad = renamed("safeLoad", "load");
+  jsYaml.safeLoadAll = renamed("safeLoadAll", "loadAll");
+  jsYaml.safeDump = renamed("safeDump", "dump");
+  return jsYaml;
+}
+var jsYamlExports = requireJsYaml();
+var yaml = /* @__PURE__ */ getDefaultExportFromCjs(jsYamlExports);
+var {
+  Type,
+  Schema,
+  FAILSAFE_SCHEMA,
+  JSON_SCHEMA,
+  CORE_SCHEMA,
+  DEFAULT_SCHEMA,
+  load,
+  loadAll,
+  dump,
+  YAMLException,
+  types,
+  safeLoad,
+  safeLoadAll,
+  safeDump
+} = yaml;
+
+// src/modules/declarations/yaml.ts
+function parseYaml(text3) {
+  const open = [];
+  const lines = /* @__PURE__ */ new WeakMap();
+  let value;
+  try {
+    value = load(text3, {
+      json: true,
+      listener(event, state) {
+        if (event === "open") {
+          open.push(state.line);
+          return;
+        }
+        const line = open.pop();
+        const result = state.result;
+        if (line !== void 0 && result !== null && typeof result === "object" && !lines.has(result)) {
+          lines.set(result, line + 1);
+        }
+      }
+    });
+  } catch (err2) {
+    if (err2 instanceof YAMLException) {
+      const line = (err2.mark?.line ?? 0) + 1;
+      return { ok: false, line, message: err2.reason || err2.message };
+    }
+    throw err2;
+  }
+  const textLines = text3.split(/\r?\n/);
+  const lineOf = (node) => node !== null && typeof node === "object" ? lines.get(node) ?? null : null;
+  const keyLine = (node, key, before) => {
+    const start = lineOf(node) ?? 1;
+    const end = Math.min(before ?? textLines.length + 1, textLines.length + 1);
+    const escaped = key.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    const re = new RegExp(`^\\s*(?:-\\s+)?["']?${escaped}["']?\\s*:`);
+    for (let l = start; l < end; l++) if (re.test(textLines[l - 1] ?? "")) return l;
+    return start;
+  };
+  return { ok: true, doc: { value, lineOf, keyLine } };
+}
+function isRecord2(v) {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+function staticString(v) {
+  if (typeof v !== "string" || v === "") return null;
+  if (v.includes("${") || v.includes("{{")) return null;
+  return v;
+}
+
+// src/modules/declarations/common.ts
+function dirOf(path5) {
+  return dirname(path5) || ".";
+}
+function resolveDir(base, written) {
+  const rel = written.replace(/\\/g, "/").replace(/^\/+/, "");
+  const dir = cleanRelativePath(base === "." ? rel : `${base}/${rel}`);
+  return isOutsideArchive(dir) ? null : dir;
+}
+function readYaml(tool, path5, text3, problems) {
+  const r = parseYaml(text3);
+  if (r.ok) return r.doc;
+  problems.push({
+    tool,
+    location: { file: path5, line: r.line },
+    message: `${path5} is not valid YAML (${r.message}), so the roots it declares were not read`
+  });
+  return null;
+}
+function shapeProblem(tool, path5, line, what) {
+  return {
+    tool,
+    location: { file: path5, line },
+    message: `${path5}: ${what}, so the roots it declares were not read`
+  };
+}
+
+// src/modules/declarations/atlantis.ts
+var ATLANTIS_FILES = /* @__PURE__ */ new Set(["atlantis.yaml", "atlantis.yml"]);
+function isAtlantisFile(path5) {
+  return ATLANTIS_FILES.has(basename(path5));
+}
+function readAtlantis(file) {
+  const roots = [];
+  const problems = [];
+  const doc = readYaml("Atlantis", file.path, file.text, problems);
+  if (doc === null || doc.value === null || doc.value === void 0) return { roots, problems };
+  if (!isRecord2(doc.value)) {
+    problems.push(shapeProblem("Atlantis", file.path, 1, "the document is not a mapping"));
+    return { roots, problems };
+  }
+  const projects = doc.value["projects"];
+  if (projects === void 0 || projects === null) return { roots, problems };
+  if (!Array.isArray(projects)) {
+    problems.push(
+      shapeProblem("Atlantis", file.path, doc.keyLine(doc.value, "projects"), '"projects" is not a list')
+    );
+    return { roots, problems };
+  }
+  const base = dirOf(file.path);
+  projects.forEach((p, i2) => {
+    if (!isRecord2(p)) return;
+    const next = doc.lineOf(projects[i2 + 1]);
+    const line = doc.keyLine(p, "dir", next);
+    const written = staticString(p["dir"]);
+    if (written === null) {
+      problems.push(
+        shapeProblem("Atlantis", file.path, doc.lineOf(p) ?? 1, `project ${i2 + 1} has no "dir" string`)
+      );
+      return;
+    }
+    const dir = resolveDir(base, written);
+    const name = staticString(p["name"]);
+    const label = name === null ? `project dir "${written}"` : `project "${name}"`;
+    if (dir === null) {
+      problems.push(
+        shapeProblem("Atlantis", file.path, line, `${label} points outside the repository ("${written}")`)
+      );
+      return;
+    }
+    roots.push({ tool: "Atlantis", dir, written, location: { file: file.path, line }, label });
+  });
+  return { roots, problems };
+}
+
+// src/modules/declarations/atmos.ts
+function isAtmosConfig(path5) {
+  return basename(path5) === "atmos.yaml";
+}
+function withoutAtmosTags(text3) {
+  return text3.replace(/(^|[\s:[{,-])!(?!!)[A-Za-z][\w.-]*(?=\s|$)/gm, "$1");
+}
+function strings(v) {
+  return Array.isArray(v) ? v.map(staticString).filter((s) => s !== null) : [];
+}
+function get(obj, ...keys) {
+  let cur = obj;
+  for (const k of keys) {
+    if (!isRecord2(cur)) return void 0;
+    cur = cur[k];
+  }
+  return cur;
+}
+function readAtmosConfig(file, hasDir, hasFile, problems) {
+  const doc = readYaml("Atmos", file.path, file.text, problems);
+  if (doc === null) return null;
+  const top = isRecord2(doc.value) ? doc.value : {};
+  const basePath = staticString(top["base_path"]) ?? "";
+  const components = staticString(get(top, "components", "terraform", "base_path")) ?? "components/terraform";
+  const stacks = staticString(get(top, "stacks", "base_path")) ?? "stacks";
+  const join9 = (base2, p) => resolveDir(base2, basePath === "" || p.startsWith("/") ? p : `${basePath}/${p}`);
+  const bases = [.../* @__PURE__ */ new Set([dirOf(file.path), "."])];
+  const base = bases.find((b) => {
+    const c = join9(b, components);
+    return c !== null && hasDir(c);
+  });
+  const chosen = base ?? bases[0];
+  const componentsDir = join9(chosen, components);
+  const stacksDir = join9(chosen, stacks);
+  if (componentsDir === null || stacksDir === null) return null;
+  const vendor = ["vendor.yaml", "vendor.yml"].map((n) => chosen === "." ? n : `${chosen}/${n}`).find((p) => hasFile(p)) ?? null;
+  return {
+    vendor,
+    config: file.path,
+    components: componentsDir,
+    stacks: stacksDir,
+    included: strings(get(top, "stacks", "included_paths")),
+    excluded: strings(get(top, "stacks", "excluded_paths"))
+  };
+}
+function isAtmosManifest(layout, path5) {
+  if (!/\.ya?ml$/.test(path5)) return false;
+  const prefix = layout.stacks === "." ? "" : `${layout.stacks}/`;
+  if (!path5.startsWith(prefix)) return false;
+  const rel = path5.slice(prefix.length);
+  const noExt = rel.replace(/\.ya?ml$/, "");
+  const matches = (g) => matchGlob(g, rel) || matchGlob(g, noExt);
+  if (layout.included.length > 0 && !layout.included.some(matches)) return false;
+  return !layout.excluded.some(matches);
+}
+function readAtmosManifest(layout, file) {
+  const roots = [];
+  const problems = [];
+  const doc = readYaml("Atmos", file.path, withoutAtmosTags(file.text), problems);
+  if (doc === null) return { roots, problems };
+  const terraform = get(doc.value, "components", "terraform");
+  if (terraform === void 0 || terraform === null) return { roots, problems };
+  if (!isRecord2(terraform)) {
+    problems.push(shapeProblem("Atmos", file.path, 1, '"components.terraform" is not a mapping'));
+    return { roots, problems };
+  }
+  for (const [name, settings2] of Object.entries(terraform)) {
+    const metadata = isRecord2(settings2) ? settings2["metadata"] : void 0;
+    if (get(metadata, "type") === "abstract" || get(metadata, "enabled") === false) continue;
+    const component = staticString(get(metadata, "component")) ?? (name.includes("{{") ? null : name);
+    if (component === null) continue;
+    const dir = resolveDir(layout.components, component);
+    if (dir === null) continue;
+    const line = doc.keyLine(terraform, name);
+    const label = component === name ? `component "${name}"` : `component "${name}" (metadata.component "${component}")`;
+    roots.push({
+      tool: "Atmos",
+      dir,
+      written: component,
+      location: { file: file.path, line },
+      label,
+      ...layout.vendor === null ? {} : { uncertain: `unless atmos vendor pull fetches it, as ${layout.vendor} may say` }
+    });
+  }
+  return { roots, problems };
+}
+
+// src/modules/declarations/digger.ts
+var DIGGER_FILES = /* @__PURE__ */ new Set(["digger.yml", "digger.yaml"]);
+function isDiggerFile(path5) {
+  return DIGGER_FILES.has(basename(path5));
+}
+function relativeTo(base, dir) {
+  if (base === ".") return dir;
+  if (dir === base) return ".";
+  return dir.startsWith(`${base}/`) ? dir.slice(base.length + 1) : null;
+}
+function isBelow(ancestor, dir) {
+  return ancestor === "." ? dir !== "." : dir.startsWith(`${ancestor}/`);
+}
+function readDigger(file, candidates) {
+  const emptyGlobs = [];
+  const roots = [];
+  const problems = [];
+  const doc = readYaml("Digger", file.path, file.text, problems);
+  if (doc === null || doc.value === null || doc.value === void 0) return { roots, problems, emptyGlobs };
+  const top = doc.value;
+  if (!isRecord2(top)) {
+    problems.push(shapeProblem("Digger", file.path, 1, "the document is not a mapping"));
+    return { roots, problems, emptyGlobs };
+  }
+  const base = dirOf(file.path);
+  const projects = top["projects"];
+  if (Array.isArray(projects)) {
+    projects.forEach((p, i2) => {
+      if (!isRecord2(p)) return;
+      const line = doc.keyLine(p, "dir", doc.lineOf(projects[i2 + 1]));
+      const written = staticString(p["dir"]);
+      if (written === null) return;
+      const dir = resolveDir(base, written);
+      const name = staticString(p["name"]);
+      const label = name === null ? `project dir "${written}"` : `project "${name}"`;
+      if (dir === null) {
+        problems.push(shapeProblem("Digger", file.path, line, `${label} points outside the repository`));
+        return;
+      }
+      roots.push({ tool: "Digger", dir, written, location: { file: file.path, line }, label });
+    });
+  } else if (projects !== void 0 && projects !== null) {
+    problems.push(
+      shapeProblem("Digger", file.path, doc.keyLine(top, "projects"), '"projects" is not a list')
+    );
+  }
+  const generate2 = top["generate_projects"];
+  if (generate2 === void 0 || generate2 === null) return { roots, problems, emptyGlobs };
+  if (!isRecord2(generate2)) {
+    problems.push(
+      shapeProblem(
+        "Digger",
+        file.path,
+        doc.keyLine(top, "generate_projects"),
+        '"generate_projects" is not a mapping'
+      )
+    );
+    return { roots, problems, emptyGlobs };
+  }
+  const nested = top["traverse_to_nested_projects"] === true;
+  const blocks = Array.isArray(generate2["blocks"]) ? generate2["blocks"] : [generate2];
+  blocks.forEach((b, i2) => {
+    if (!isRecord2(b)) return;
+    const include = staticString(b["include"]);
+    if (include === null) return;
+    const exclude = staticString(b["exclude"]);
+    const line = doc.keyLine(b, "include", doc.lineOf(blocks[i2 + 1]));
+    const pool = b["terragrunt"] === true ? candidates.terragrunt : candidates.terraform;
+    const matched = pool.filter((dir) => {
+      const rel = relativeTo(base, dir);
+      return rel !== null && matchGlob(include, rel) && (exclude === null || !matchGlob(exclude, rel));
+    });
+    const kept = nested ? matched : matched.filter((d) => !matched.some((a) => isBelow(a, d)));
+    const label = `generate_projects include "${include}"`;
+    if (kept.length === 0) {
+      emptyGlobs.push({ tool: "Digger", written: include, location: { file: file.path, line }, label });
+      return;
+    }
+    for (const dir of kept) {
+      roots.push({
+        tool: "Digger",
+        dir,
+        written: include,
+        location: { file: file.path, line },
+        label,
+        glob: true
+      });
+    }
+  });
+  return { roots, problems, emptyGlobs };
+}
+
+// src/modules/declarations/hcl-readers.ts
+var ELSEWHERE = "if it names this repository; it may name another one";
+var TERRAMATE_PROJECTION = { blocks: { stack: { attributes: ["name", "id"] } } };
+function isTerramateFile(path5) {
+  if (!path5.endsWith(".tm.hcl") && !path5.endsWith(".tm")) return false;
+  const dirs = path5.split("/").slice(0, -1);
+  return !dirs.some((d) => d.startsWith("."));
+}
+var STACK_BLOCK = /^stack\s*\{/m;
+function mayDeclareStack(text3) {
+  return STACK_BLOCK.test(text3);
+}
+function readTerramateText(path5, text3) {
+  const m = STACK_BLOCK.exec(text3);
+  if (m === null) return [];
+  const line = text3.slice(0, m.index).split("\n").length;
+  const dir = dirOf(path5);
+  return [{ tool: "Terramate", dir, written: dir, location: { file: path5, line }, label: "stack block" }];
+}
+function readTerramate(path5, body2) {
+  const stack = body2.blocks.find((b) => b.type === "stack");
+  if (stack === void 0) return [];
+  const name = staticString(stack.body.attributes.find((a) => a.name === "name")?.value);
+  const dir = dirOf(path5);
+  return [
+    {
+      tool: "Terramate",
+      dir,
+      written: dir,
+      location: { file: path5, line: stack.line },
+      label: name === null ? "stack block" : `stack "${name}"`
+    }
+  ];
+}
+var DECLARING_RESOURCES = {
+  tfe_workspace: { attribute: "working_directory", tool: "HCP Terraform" },
+  spacelift_stack: { attribute: "project_root", tool: "Spacelift" }
+};
+var RESOURCE_PROJECTION = {
+  blocks: { resource: { attributes: ["working_directory", "project_root"] } }
+};
+function mayDeclareResources(content) {
+  return Object.keys(DECLARING_RESOURCES).some((t) => content.includes(`"${t}"`));
+}
+function readDeclaringResources(path5, body2) {
+  const out = [];
+  for (const b of body2.blocks) {
+    if (b.type !== "resource") continue;
+    const [type2 = "", name = ""] = b.labels;
+    const spec = DECLARING_RESOURCES[type2];
+    if (spec === void 0) continue;
+    const attr3 = b.body.attributes.find((a) => a.name === spec.attribute);
+    const written = staticString(attr3?.value);
+    if (attr3 === void 0 || written === null) continue;
+    const dir = resolveDir(".", written);
+    if (dir === null) continue;
+    out.push({
+      tool: spec.tool,
+      dir,
+      written,
+      location: { file: path5, line: attr3.line },
+      label: `${type2}.${name} ${spec.attribute} "${written}"`,
+      uncertain: ELSEWHERE
+    });
+  }
+  return out;
+}
+function readCdktf(paths) {
+  const out = [];
+  for (const path5 of paths) {
+    const m = /(^|\/)cdktf\.out\/stacks\/([^/]+)\/cdk\.tf\.json$/.exec(path5);
+    if (m === null) continue;
+    out.push({
+      tool: "CDKTF",
+      dir: dirOf(path5),
+      written: dirOf(path5),
+      location: { file: path5, line: 1 },
+      label: `synthesized stack "${m[2]}"`
+    });
+  }
+  return out;
+}
+
+// src/modules/declarations/env0.ts
+function isEnv0File(path5) {
+  return /^env0\.workflow\.ya?ml$/.test(basename(path5));
+}
+function readEnv0(file) {
+  const roots = [];
+  const problems = [];
+  const doc = readYaml("env0", file.path, file.text, problems);
+  if (doc === null || doc.value === null || doc.value === void 0) return { roots, problems };
+  const top = doc.value;
+  if (!isRecord2(top)) {
+    problems.push(shapeProblem("env0", file.path, 1, "the document is not a mapping"));
+    return { roots, problems };
+  }
+  const envs = top["environments"];
+  if (envs === void 0 || envs === null) return { roots, problems };
+  if (!isRecord2(envs)) {
+    problems.push(
+      shapeProblem("env0", file.path, doc.keyLine(top, "environments"), '"environments" is not a mapping')
+    );
+    return { roots, problems };
+  }
+  for (const [alias, env] of Object.entries(envs)) {
+    if (!isRecord2(env) || !isRecord2(env["vcs"])) continue;
+    const vcs = env["vcs"];
+    const written = staticString(vcs["path"]);
+    if (written === null) continue;
+    const line = doc.keyLine(vcs, "path");
+    const dir = resolveDir(".", written);
+    if (dir === null) continue;
+    roots.push({
+      tool: "env0",
+      dir,
+      written,
+      location: { file: file.path, line },
+      label: `environment "${alias}"`,
+      uncertain: ELSEWHERE
+    });
+  }
+  return { roots, problems };
+}
+
+// src/modules/declarations/spacelift.ts
+function isSpaceliftFile(path5) {
+  return /(^|\/)\.spacelift\/config\.ya?ml$/.test(path5);
+}
+function readSpacelift(file) {
+  const roots = [];
+  const problems = [];
+  const doc = readYaml("Spacelift", file.path, file.text, problems);
+  if (doc === null || doc.value === null || doc.value === void 0) return { roots, problems };
+  const top = doc.value;
+  if (!isRecord2(top)) {
+    problems.push(shapeProblem("Spacelift", file.path, 1, "the document is not a mapping"));
+    return { roots, problems };
+  }
+  const base = dirOf(dirOf(file.path));
+  const defaults = isRecord2(top["stack_defaults"]) ? top["stack_defaults"] : {};
+  const stacks = top["stacks"];
+  if (stacks === void 0 || stacks === null) return { roots, problems };
+  if (!isRecord2(stacks)) {
+    problems.push(
+      shapeProblem("Spacelift", file.path, doc.keyLine(top, "stacks"), '"stacks" is not a mapping')
+    );
+    return { roots, problems };
+  }
+  for (const [id, settings2] of Object.entries(stacks)) {
+    if (!isRecord2(settings2)) continue;
+    const own = staticString(settings2["project_root"]);
+    const written = own ?? staticString(defaults["project_root"]);
+    if (written === null) continue;
+    const line = own !== null ? doc.keyLine(settings2, "project_root") : doc.keyLine(defaults, "project_root");
+    const dir = resolveDir(base, written);
+    const label = `stack "${id}"`;
+    if (dir === null) {
+      problems.push(
+        shapeProblem("Spacelift", file.path, line, `${label} has a project_root outside the repository`)
+      );
+      continue;
+    }
+    roots.push({ tool: "Spacelift", dir, written, location: { file: file.path, line }, label });
+  }
+  return { roots, problems };
+}
+
+// src/modules/declarations/stacks.ts
+var STACK_COMPONENT_SUFFIXES = [".tfcomponent.hcl", ".tfcomponent.json"];
+var LEGACY_STACK_SUFFIX = ".tfstack.hcl";
+function isStackComponentFile(path5) {
+  return STACK_COMPONENT_SUFFIXES.some((s) => path5.endsWith(s));
+}
+function isLegacyStackFile(path5) {
+  return path5.endsWith(LEGACY_STACK_SUFFIX);
+}
+var STACK_PROJECTION = {
+  otherBlocks: true,
+  blocks: {
+    required_providers: { attributes: "all" },
+    component: { attributes: ["source", "version"] },
+    provider: { attributeNames: true, otherBlocks: true }
+  }
+};
+function stackModuleBody(body2) {
+  const blocks = [];
+  for (const b of body2.blocks) {
+    if (b.type === "required_providers") {
+      blocks.push({ ...b, type: "terraform", labels: [], body: { attributes: [], blocks: [b] } });
+    } else if (b.type === "component") {
+      blocks.push({ ...b, type: "module" });
+    } else if (b.type === "provider") {
+      const [name = "", alias] = b.labels;
+      const aliasAttr = alias === void 0 ? [] : [
+        {
+          name: "alias",
+          value: alias,
+          line: b.line,
+          endLine: b.line,
+          range: b.range,
+          valueRange: b.range
+        }
+      ];
+      blocks.push({
+        ...b,
+        labels: [name],
+        body: { attributes: [...aliasAttr, ...b.body.attributes], blocks: b.body.blocks }
+      });
+    }
+  }
+  return { attributes: [], blocks };
+}
+
+// src/modules/declarations/index.ts
+var CONFIG_FILE = /\.(tf|tofu)(\.json)?$/;
+function text(archive, path5) {
+  return archive.files.get(path5).toString("utf8");
+}
+async function readDeclarations(archive, parser, signal) {
+  const roots = [];
+  const problems = [];
+  const emptyGlobs = [];
+  const legacyStackFiles = [];
+  const dirs = /* @__PURE__ */ new Set(["."]);
+  const filePaths = /* @__PURE__ */ new Set();
+  const terraformDirs = /* @__PURE__ */ new Set();
+  const terragruntDirs = /* @__PURE__ */ new Set();
+  for (const e of archive.entries) {
+    if (inToolDirectory(e.path)) continue;
+    if (e.type === "directory") dirs.add(e.path);
+    else {
+      filePaths.add(e.path);
+      for (let d = dirname(e.path); d !== ""; d = dirname(d)) dirs.add(d);
+      const dir = dirname(e.path) || ".";
+      if (CONFIG_FILE.test(e.path)) terraformDirs.add(dir);
+      if (basename(e.path) === "terragrunt.hcl") terragruntDirs.add(dir);
+    }
+  }
+  const paths = [...archive.files.keys()].filter((p) => !inToolDirectory(p)).sort(compareUtf8);
+  const parse2 = async (path5, spec) => {
+    signal?.throwIfAborted();
+    try {
+      return await parser.extract(path5, archive.files.get(path5), spec, { signal });
+    } catch (err2) {
+      if (signal?.aborted) throw err2;
+      return null;
+    }
+  };
+  const atmosLayouts = [];
+  const stackFiles = /* @__PURE__ */ new Map();
+  for (const path5 of paths) {
+    if (isAtlantisFile(path5)) {
+      const r = readAtlantis({ path: path5, text: text(archive, path5) });
+      roots.push(...r.roots);
+      problems.push(...r.problems);
+    } else if (isDiggerFile(path5)) {
+      const r = readDigger(
+        { path: path5, text: text(archive, path5) },
+        {
+          terraform: [...terraformDirs].sort(compareUtf8),
+          terragrunt: [...terragruntDirs].sort(compareUtf8)
+        }
+      );
+      roots.push(...r.roots);
+      problems.push(...r.problems);
+      emptyGlobs.push(...r.emptyGlobs);
+    } else if (isSpaceliftFile(path5)) {
+      const r = readSpacelift({ path: path5, text: text(archive, path5) });
+      roots.push(...r.roots);
+      problems.push(...r.problems);
+    } else if (isEnv0File(path5)) {
+      const r = readEnv0({ path: path5, text: text(archive, path5) });
+      roots.push(...r.roots);
+      problems.push(...r.problems);
+    } else if (isAtmosConfig(path5)) {
+      const layout = readAtmosConfig(
+        { path: path5, text: text(archive, path5) },
+        (d) => dirs.has(d),
+        (f) => filePaths.has(f),
+        problems
+      );
+      if (layout !== null) atmosLayouts.push(layout);
+    } else if (isTerramateFile(path5)) {
+      const source = text(archive, path5);
+      if (!mayDeclareStack(source)) continue;
+      const r = await parse2(path5, TERRAMATE_PROJECTION);
+      roots.push(
+        ...r !== null && r.ok ? readTerramate(path5, r.file.body) : readTerramateText(path5, source)
+      );
+    } else if (isStackComponentFile(path5)) {
+      const dir = dirname(path5) || ".";
+      const list = stackFiles.get(dir) ?? [];
+      list.push(path5);
+      stackFiles.set(dir, list);
+    } else if (isLegacyStackFile(path5)) {
+      legacyStackFiles.push({ file: path5, line: 1 });
+    } else if (CONFIG_FILE.test(path5) && mayDeclareResources(archive.files.get(path5))) {
+      const r = await parse2(path5, RESOURCE_PROJECTION);
+      if (r !== null && r.ok) roots.push(...readDeclaringResources(path5, r.file.body));
+    }
+  }
+  for (const layout of atmosLayouts) {
+    for (const path5 of paths) {
+      if (!isAtmosManifest(layout, path5)) continue;
+      const r = readAtmosManifest(layout, { path: path5, text: text(archive, path5) });
+      roots.push(...r.roots);
+      problems.push(...r.problems);
+    }
+  }
+  roots.push(...readCdktf(paths));
+  const stacks = [];
+  for (const [dir, files] of [...stackFiles].sort(([a], [b]) => compareUtf8(a, b))) {
+    const stack = { dir, files: [], errors: [] };
+    for (const path5 of files) {
+      const r = await parse2(path5, STACK_PROJECTION);
+      if (r !== null && r.ok) stack.files.push({ path: path5, body: r.file.body });
+      else {
+        stack.errors.push(
+          r === null ? { path: path5, line: 1, column: 1, message: "could not be parsed" } : r.ok ? { path: path5, line: 1, column: 1, message: "could not be parsed" } : { path: path5, line: r.error.line, column: r.error.column, message: r.error.message }
+        );
+      }
+    }
+    stacks.push(stack);
+    const first = stack.files.map((f) => ({ f, b: f.body.blocks.find((b) => b.type === "component") })).find((x2) => x2.b !== void 0);
+    const count = stack.files.reduce(
+      (n, f) => n + f.body.blocks.filter((b) => b.type === "component").length,
+      0
+    );
+    roots.push({
+      tool: "Terraform Stacks",
+      dir,
+      written: dir,
+      location: first === void 0 ? { file: files[0], line: 1 } : { file: first.f.path, line: first.b.line },
+      label: `Stack component configuration (${count} component${count === 1 ? "" : "s"})`
+    });
+  }
+  const byLocation = (a, b) => compareUtf8(a.location.file, b.location.file) || a.location.line - b.location.line;
+  return {
+    roots: roots.sort((a, b) => byLocation(a, b) || compareUtf8(a.dir, b.dir)),
+    problems: problems.sort(byLocation),
+    emptyGlobs: emptyGlobs.sort(byLocation),
+    legacyStackFiles,
+    stacks
+  };
 }
 
 // src/modules/repository.ts
 var TERRAGRUNT_FILE = "terragrunt.hcl";
+var STACK_FILE = "terragrunt.stack.hcl";
 var TEST_FILE_SUFFIXES = [".tftest.hcl", ".tftest.json"];
 var TERRAGRUNT_PROJECTION = {
   blocks: {
     terraform: { attributes: ["source"] },
-    include: { attributes: ["path"] },
-    generate: { attributes: ["path", "contents"] },
-    remote_state: { attributes: ["backend"] }
+    include: { attributes: ["path", "merge_strategy"] },
+    locals: { attributes: "all" },
+    generate: { attributes: ["path", "contents", "disable"] },
+    remote_state: { attributes: ["backend"] },
+    unit: { attributes: ["source", "path"] },
+    stack: { attributes: ["source", "path"] }
   }
 };
 var TEST_PROJECTION = {
@@ -39318,34 +44336,11 @@ function stringAttr(body2, name) {
   const a = body2.attributes.find((x2) => x2.name === name);
   return a !== void 0 && typeof a.value === "string" ? { value: a.value, line: a.line } : null;
 }
-function singleCallArgument(value, fn) {
-  const m = new RegExp(`^\\$\\{${fn}\\((?:"((?:[^"\\\\]|\\\\.)*)")?\\)\\}$`).exec(value);
-  if (m === null) return void 0;
-  return m[1] === void 0 ? null : m[1].replace(/\\(.)/g, "$1");
-}
-function findInParentFolders(dir, name, files) {
-  const names = name === null ? [TERRAGRUNT_FILE, "root.hcl"] : [name];
-  let d = dir;
-  while (d !== ".") {
-    d = dirname(d) || ".";
-    for (const n of names) {
-      const candidate = d === "." ? n : `${d}/${n}`;
-      if (files.has(candidate)) return candidate;
-    }
-  }
-  return null;
-}
-function localTerragruntTarget(dir, source) {
-  const [pkg = "", ...rest] = source.split("//");
-  const sub = rest.join("/");
-  const target = resolveLocalTarget(dir, sub === "" ? pkg : `${pkg}/${sub}`);
-  return isOutsideArchive(target) ? null : target;
-}
 function parseOk(result) {
   return result !== void 0 && result.ok ? result.file.body : null;
 }
-function blocksOf(body2, type) {
-  return body2.blocks.filter((b) => b.type === type);
+function blocksOf2(body2, type2) {
+  return body2.blocks.filter((b) => b.type === type2);
 }
 async function readRepositorySignals(archive, parser, signal) {
   const filePaths = /* @__PURE__ */ new Set();
@@ -39353,41 +44348,60 @@ async function readRepositorySignals(archive, parser, signal) {
   const hclFiles = [];
   const readmes = [];
   const generatedMarkers = /* @__PURE__ */ new Set();
-  for (const [path4, content] of archive.files) {
-    if (inToolDirectory(path4)) continue;
-    const name = basename(path4);
+  for (const [path5, content] of archive.files) {
+    if (inToolDirectory(path5)) continue;
+    const name = basename(path5);
     if (name === TERRAGRUNT_FILE || name.endsWith(".hcl") && !name.startsWith(".") && !isTestFile(name)) {
-      hclFiles.push({ path: path4, spec: TERRAGRUNT_PROJECTION });
+      hclFiles.push({ path: path5, spec: TERRAGRUNT_PROJECTION });
     } else if (isTestFile(name)) {
-      hclFiles.push({ path: path4, spec: TEST_PROJECTION });
+      hclFiles.push({ path: path5, spec: TEST_PROJECTION });
     } else if (/^readme\.md$/i.test(name)) {
-      readmes.push(path4);
+      readmes.push(path5);
     } else if (name.endsWith(".tf") || name.endsWith(".tofu")) {
       const head = content.subarray(0, 200).toString("utf8");
-      if (/^# Generated by Terragrunt\b/.test(head)) generatedMarkers.add(path4);
+      if (/^# Generated by Terragrunt\b/.test(head)) generatedMarkers.add(path5);
     }
   }
   hclFiles.sort((a, b) => compareUtf8(a.path, b.path));
   const bodies = /* @__PURE__ */ new Map();
-  for (const { path: path4, spec } of hclFiles) {
+  for (const { path: path5, spec } of hclFiles) {
     signal?.throwIfAborted();
-    const content = archive.files.get(path4);
+    const content = archive.files.get(path5);
     let result;
     try {
-      result = await parser.extract(path4, content, spec, { signal });
+      result = await parser.extract(path5, content, spec, { signal });
+      if (!result.ok && spec === TERRAGRUNT_PROJECTION && /blocks of type "include" have different numbers/.test(result.error.message)) {
+        const named = content.toString("utf8").replace(/^(\s*include)(\s*\{)/gm, '$1 ""$2');
+        result = await parser.extract(path5, Buffer.from(named, "utf8"), spec, { signal });
+      }
     } catch (err2) {
       if (signal?.aborted) throw err2;
       result = void 0;
     }
     const body2 = parseOk(result);
-    if (body2 !== null) bodies.set(path4, body2);
+    if (body2 !== null) bodies.set(path5, body2);
   }
   const units = [];
+  const unitTemplates = [];
+  const stacks = [];
   const generateSources = /* @__PURE__ */ new Map();
-  for (const [path4, body2] of bodies) {
-    if (basename(path4) !== TERRAGRUNT_FILE) continue;
-    const dir = dirname(path4) || ".";
-    const unit = readUnit(dir, path4, body2, bodies, filePaths);
+  const unitInput = {
+    bodies,
+    exists: (p) => filePaths.has(p),
+    read: (p) => archive.files.get(p)?.toString("utf8") ?? null
+  };
+  for (const [path5, body2] of bodies) {
+    if (basename(path5) === STACK_FILE) {
+      stacks.push(readStack(path5, body2));
+      continue;
+    }
+    if (basename(path5) !== TERRAGRUNT_FILE) continue;
+    const dir = dirname(path5) || ".";
+    const unit = readUnit(dir, path5, body2, unitInput);
+    if (readsValues(archive.files.get(path5))) {
+      unitTemplates.push(unit);
+      continue;
+    }
     units.push(unit);
     for (const g of unit.generated) {
       if (g.from === null) continue;
@@ -39398,35 +44412,35 @@ async function readRepositorySignals(archive, parser, signal) {
   }
   const testRuns = [];
   const testedModules = /* @__PURE__ */ new Map();
-  for (const [path4, body2] of bodies) {
-    if (!isTestFile(basename(path4))) continue;
-    const dir = dirname(path4) || ".";
+  for (const [path5, body2] of bodies) {
+    if (!isTestFile(basename(path5))) continue;
+    const dir = dirname(path5) || ".";
     const module2 = TEST_DIRS.has(basename(dir)) ? dirname(dir) || "." : dir;
     const list = testedModules.get(dir) ?? [];
     list.push(module2);
     testedModules.set(dir, list);
-    for (const run of blocksOf(body2, "run")) {
-      for (const mod2 of blocksOf(run.body, "module")) {
+    for (const run of blocksOf2(body2, "run")) {
+      for (const mod2 of blocksOf2(run.body, "module")) {
         const source = stringAttr(mod2.body, "source");
         if (source === null || classifyModuleSource(source.value) !== "local") continue;
         const target = resolveLocalTarget(module2, source.value);
         if (isOutsideArchive(target)) continue;
         testRuns.push({
-          file: path4,
+          file: path5,
           module: module2,
           run: run.labels[0] ?? "",
           source: source.value,
           target,
-          location: { file: path4, line: source.line }
+          location: { file: path5, line: source.line }
         });
       }
     }
   }
   const readmeSources = [];
-  for (const path4 of readmes.sort(compareUtf8)) {
-    const text2 = archive.files.get(path4).toString("utf8");
-    for (const m of text2.matchAll(/^\s*source\s*=\s*"([^"\n]+)"?/gm)) {
-      readmeSources.push({ readme: dirname(path4) || ".", source: m[1] });
+  for (const path5 of readmes.sort(compareUtf8)) {
+    const text3 = archive.files.get(path5).toString("utf8");
+    for (const m of text3.matchAll(/^\s*source\s*=\s*"([^"\n]+)"?/gm)) {
+      readmeSources.push({ readme: dirname(path5) || ".", source: m[1] });
     }
   }
   const linkTargets = /* @__PURE__ */ new Set();
@@ -39435,8 +44449,12 @@ async function readRepositorySignals(archive, parser, signal) {
       linkTargets.add(e.linkTarget);
     }
   }
+  const declarations = await readDeclarations(archive, parser, signal);
   return {
+    declarations,
     units: units.sort((a, b) => compareUtf8(a.dir, b.dir)),
+    unitTemplates: unitTemplates.sort((a, b) => compareUtf8(a.dir, b.dir)),
+    stacks,
     testRuns,
     testedModules,
     readmeSources,
@@ -39445,64 +44463,98 @@ async function readRepositorySignals(archive, parser, signal) {
     generateSources
   };
 }
-function readUnit(dir, path4, body2, bodies, files) {
-  const includes = [];
-  for (const inc of blocksOf(body2, "include")) {
-    const p = stringAttr(inc.body, "path");
-    if (p === null) continue;
-    const call = singleCallArgument(p.value, "find_in_parent_folders");
-    const resolved = call !== void 0 ? findInParentFolders(dir, call, files) : p.value.includes("${") ? null : resolveLocalTarget(dir, p.value);
-    if (resolved !== null && files.has(resolved)) includes.push(resolved);
+function readsValues(content) {
+  return /(^|[^A-Za-z0-9_.-])values\.[A-Za-z_]/m.test(content.toString("utf8"));
+}
+function readStack(path5, body2) {
+  const blocks = [];
+  for (const b of body2.blocks) {
+    if (b.type !== "unit" && b.type !== "stack") continue;
+    const str4 = (name) => {
+      const a = b.body.attributes.find((x2) => x2.name === name);
+      return a !== void 0 && typeof a.value === "string" ? a.value : null;
+    };
+    blocks.push({
+      type: b.type,
+      name: b.labels[0] ?? "",
+      source: str4("source"),
+      path: str4("path"),
+      line: b.line
+    });
   }
-  const layers = [{ file: path4, body: body2 }];
-  for (const inc of includes) {
-    const b = bodies.get(inc);
-    if (b !== void 0) layers.push({ file: inc, body: b });
-  }
-  let source = null;
-  let backend = null;
-  const generated = /* @__PURE__ */ new Map();
-  for (const layer of layers) {
-    const layerDir = dirname(layer.file) || ".";
-    for (const tf of blocksOf(layer.body, "terraform")) {
-      const s = stringAttr(tf.body, "source");
-      if (source === null && s !== null) source = { ...s, file: layer.file };
+  return { file: path5, blocks };
+}
+
+// src/modules/terragrunt/notices.ts
+function relocateGenerated(m, virtualFiles) {
+  if (virtualFiles.size === 0) return;
+  const seen = /* @__PURE__ */ new Set();
+  const visit = (o) => {
+    if (o === null || typeof o !== "object" || seen.has(o)) return;
+    seen.add(o);
+    if (Array.isArray(o)) {
+      for (const x2 of o) visit(x2);
+      return;
     }
-    for (const rs of blocksOf(layer.body, "remote_state")) {
-      const b = stringAttr(rs.body, "backend");
-      if (backend === null && b !== null && !b.value.includes("${")) {
-        backend = { type: b.value, location: { file: layer.file, line: b.line } };
+    const rec = o;
+    for (const [k, v] of Object.entries(rec)) {
+      if (v !== null && typeof v === "object" && !Array.isArray(v)) {
+        const f = v.file;
+        if (typeof f === "string" && virtualFiles.has(f) && "start" in v && "end" in v) {
+          delete rec[k];
+          continue;
+        }
+      }
+      visit(v);
+    }
+    const file = rec.file;
+    if (typeof file === "string" && typeof rec.line === "number") {
+      const g = virtualFiles.get(file);
+      if (g !== void 0) {
+        rec.file = g.location.file;
+        rec.line = g.firstLine === null ? g.location.line : g.firstLine + rec.line - 1;
       }
     }
-    for (const g of blocksOf(layer.body, "generate")) {
-      const name = stringAttr(g.body, "path");
-      const contents = stringAttr(g.body, "contents");
-      if (name === null || contents === null || generated.has(name.value)) continue;
-      const location2 = { file: layer.file, line: g.line };
-      const fileArg = singleCallArgument(contents.value, "file");
-      if (fileArg !== void 0 && fileArg !== null) {
-        const from = [resolveLocalTarget(layerDir, fileArg), resolveLocalTarget(dir, fileArg)].find(
-          (p) => files.has(p)
-        );
-        if (from !== void 0) generated.set(name.value, { name: name.value, from, inline: null, location: location2 });
-      } else if (!contents.value.includes("${")) {
-        generated.set(name.value, { name: name.value, from: null, inline: contents.value, location: location2 });
-      }
-    }
-  }
-  const sourceKind = source === null ? "local" : classifyModuleSource(source.value);
-  const target = source === null ? dir : sourceKind === "local" ? localTerragruntTarget(dir, source.value) : null;
-  return {
-    dir,
-    file: path4,
-    source: source?.value ?? null,
-    sourceKind: source !== null && source.value.includes("${") && sourceKind === "local" ? "unknown" : sourceKind,
-    target,
-    location: source === null ? { file: path4, line: 1 } : { file: source.file, line: source.line },
-    generated: [...generated.values()],
-    backend,
-    includes
   };
+  visit(m.providers);
+  visit(m.providerUses);
+  visit(m.providerConfigs);
+  visit(m.moduleCalls);
+  visit(m.backend);
+  visit(m.requiredVersions);
+  visit(m.requiredProvidersBlocks);
+}
+function stackNotices(signals) {
+  const out = [];
+  for (const s of signals.stacks) {
+    const dir = dirname(s.file) || ".";
+    const listed = s.blocks.map(
+      (b) => `${b.type} "${b.name}" (source ${b.source === null ? "not a literal" : JSON.stringify(b.source)}${b.path === null ? "" : `, path ${JSON.stringify(b.path)}`})`
+    );
+    out.push({
+      kind: "terragrunt-unresolved",
+      module: dir,
+      what: "terragrunt.stack.hcl",
+      reasons: [
+        s.blocks.length === 0 ? "it declares no unit or stack blocks tfguard could read" : `it generates ${listed.join(", ")} into ${dir === "." ? "" : `${dir}/`}.terragrunt-stack/ when Terragrunt runs; those generated units, their values and their lock files are not in the archive and were not checked (catalog units and the modules they run are checked where they sit)`
+      ],
+      location: { file: s.file, line: s.blocks[0]?.line ?? 1 },
+      partial: false
+    });
+  }
+  for (const t of signals.unitTemplates) {
+    out.push({
+      kind: "terragrunt-unresolved",
+      module: t.dir,
+      what: "catalog unit",
+      reasons: [
+        `${t.file} reads values.*, which a terragrunt.stack.hcl unit block supplies: it is a template, not a unit deployed here, so it gets no root and no lock file check` + (t.target !== null && t.target !== t.dir ? ` (its source ${t.target} is checked as a module)` : "")
+      ],
+      location: t.location,
+      partial: false
+    });
+  }
+  return out;
 }
 
 // src/modules/constants.ts
@@ -39567,19 +44619,19 @@ var Evaluator2 = class {
     }
     const only = parts[0];
     if (parts.length === 1 && only?.kind === "interpolation") return this.expression(only.expr);
-    let text2 = "";
+    let text3 = "";
     for (const p of parts) {
       if (p.kind === "literal") {
-        text2 += p.text;
+        text3 += p.text;
         continue;
       }
       const v = this.expression(p.expr);
       if (!v.ok) return v;
       const s = asText(v.value, p.expr);
       if (!s.ok) return s;
-      text2 += s.value;
+      text3 += s.value;
     }
-    return { ok: true, value: text2 };
+    return { ok: true, value: text3 };
   }
   expression(source) {
     const e = source.trim();
@@ -39593,7 +44645,7 @@ var Evaluator2 = class {
     return this.opaque(e);
   }
   /** `root.a.b[0]`: a variable or local, then steps into its (constant) value. */
-  traversal(root, rest, text2) {
+  traversal(root, rest, text3) {
     const steps = [];
     for (const m of rest.matchAll(STEP)) {
       if (m[1] !== void 0) steps.push(m[1]);
@@ -39605,11 +44657,11 @@ var Evaluator2 = class {
       return {
         ok: false,
         status: "rejected",
-        why: `it refers to ${text2}, which Terraform cannot evaluate during init (only const variables and locals)`
+        why: `it refers to ${text3}, which Terraform cannot evaluate during init (only const variables and locals)`
       };
     }
     let cur = root === "var" ? this.variable(name) : this.local(name);
-    let path4 = `${root}.${name}`;
+    let path5 = `${root}.${name}`;
     for (const step of steps) {
       if (!cur.ok) return cur;
       const v = cur.value;
@@ -39619,9 +44671,9 @@ var Evaluator2 = class {
       else if (v !== null && typeof v === "object" && !Array.isArray(v) && typeof step === "string")
         member = Object.prototype.hasOwnProperty.call(v, step) ? v[step] : void 0;
       if (member === void 0) {
-        return { ok: false, status: "rejected", why: `${path4} has no element ${label}` };
+        return { ok: false, status: "rejected", why: `${path5} has no element ${label}` };
       }
-      path4 += label;
+      path5 += label;
       cur = this.resolve(member, cur.literal === true);
     }
     return cur;
@@ -39729,19 +44781,19 @@ function asText(v, what) {
 }
 function evaluateConstant(raw, scope) {
   const ev = new Evaluator2(scope);
-  const text2 = typeof raw === "string" ? raw : JSON.stringify(raw);
+  const text3 = typeof raw === "string" ? raw : JSON.stringify(raw);
   let out = ev.resolve(raw);
-  if (out.ok) out = asText(out.value, text2);
+  if (out.ok) out = asText(out.value, text3);
   if (out.ok) {
     return {
-      text: text2,
+      text: text3,
       status: "known",
       value: out.value,
       detail: ev.origins.length > 0 ? ev.origins.join(", ") : "a constant expression",
       references: ev.references
     };
   }
-  return { text: text2, status: out.status, value: null, detail: out.why, references: ev.references };
+  return { text: text3, status: out.status, value: null, detail: out.why, references: ev.references };
 }
 function readsConstants(module2) {
   for (const a of module2.requiredProviders.values()) {
@@ -39761,7 +44813,7 @@ function strip(s) {
   const v = stripTemplate(s);
   return typeof v === "string" ? v : s;
 }
-function reference(value) {
+function reference2(value) {
   if (typeof value !== "string") return null;
   const m = /^([A-Za-z_][A-Za-z0-9_-]*)(?:\.([A-Za-z_][A-Za-z0-9_-]*))?$/.exec(strip(value).trim());
   if (m === null) return null;
@@ -39772,13 +44824,13 @@ function literal(value) {
   if (typeof value === "number" || typeof value === "boolean") return String(value);
   return null;
 }
-function text(value) {
+function text2(value) {
   return literal(value) ?? JSON.stringify(value) ?? String(value);
 }
-function versionLine(text2, entry) {
-  if (text2 === void 0 || entry.endLine <= entry.line) return entry.line;
-  for (let l = entry.line; l <= entry.endLine && l <= text2.length; l++) {
-    const src = text2[l - 1];
+function versionLine(text3, entry) {
+  if (text3 === void 0 || entry.endLine <= entry.line) return entry.line;
+  for (let l = entry.line; l <= entry.endLine && l <= text3.length; l++) {
+    const src = text3[l - 1];
     const from = l === entry.line ? src.indexOf(entry.name) + entry.name.length : 0;
     if (/(^|[\s{,])"?version"?\s*[=:]/.test(src.slice(Math.max(from, 0)))) return l;
   }
@@ -39792,10 +44844,10 @@ function versionLocation(entry, lines) {
   return { file: entry.range.file, line: versionLine(lines(entry.range.file), entry) };
 }
 function evaluateEntryValue(raw, engine, scope) {
-  const text2 = typeof raw === "string" ? raw : JSON.stringify(raw);
+  const text3 = typeof raw === "string" ? raw : JSON.stringify(raw);
   if (engine === "opentofu") {
     return {
-      text: text2,
+      text: text3,
       status: "rejected",
       value: null,
       detail: "OpenTofu does not evaluate variables or locals in required_providers",
@@ -39804,7 +44856,7 @@ function evaluateEntryValue(raw, engine, scope) {
   }
   if (scope === void 0) {
     return {
-      text: text2,
+      text: text3,
       status: "unknown",
       value: null,
       detail: "tfguard did not read this module's variables and locals",
@@ -39853,10 +44905,10 @@ function requirement(entry, engine, lines, scope) {
   } else if (rawSource === null) {
     source = impliedProviderSource(entry.name, engine);
   } else {
-    const parsed2 = parseProviderSource(rawSource, engine);
-    source = parsed2.ok ? parsed2.source : rawSource;
+    const parsed3 = parseProviderSource(rawSource, engine);
+    source = parsed3.ok ? parsed3.source : rawSource;
   }
-  let constraints = "version" in obj ? text(obj.version) : null;
+  let constraints = "version" in obj ? text2(obj.version) : null;
   let versionExpression;
   if (hasInterpolation(obj.version)) {
     const ev = evaluateEntryValue(obj.version, engine, scope);
@@ -39866,7 +44918,7 @@ function requirement(entry, engine, lines, scope) {
   const aliases = Array.isArray(obj.configuration_aliases) ? obj.configuration_aliases : typeof obj.configuration_aliases === "string" ? [obj.configuration_aliases] : [];
   const configurationAliases = [];
   for (const a of aliases) {
-    const ref = reference(a);
+    const ref = reference2(a);
     if (ref !== null && ref.alias !== null) configurationAliases.push(`${ref.name}.${ref.alias}`);
     else if (typeof a === "string") configurationAliases.push(strip(a));
   }
@@ -39910,7 +44962,7 @@ function collectModule(modulePath, m, engine, lines, constants2) {
   const implying = [];
   for (const r of m.resources) {
     const providerAttr = attr(r.block, "provider");
-    const ref = providerAttr ? reference(providerAttr.value) : null;
+    const ref = providerAttr ? reference2(providerAttr.value) : null;
     const name = ref?.name ?? impliedProviderName(r.type);
     const prefix = r.mode === "resource" ? "" : `${r.mode}.`;
     if (ref === null && !isValidProviderName(name)) continue;
@@ -39928,7 +44980,7 @@ function collectModule(modulePath, m, engine, lines, constants2) {
     const to = attr(b, "to");
     const target = to ? importTarget(to.value) : null;
     const providerAttr = attr(b, "provider");
-    const ref = providerAttr ? reference(providerAttr.value) : null;
+    const ref = providerAttr ? reference2(providerAttr.value) : null;
     const implied = target === null ? null : impliedProviderName(target.type);
     const name = ref?.name ?? (implied !== null && isValidProviderName(implied) ? implied : null);
     if (name === null) continue;
@@ -39953,7 +45005,7 @@ function collectModule(modulePath, m, engine, lines, constants2) {
       alias,
       location: loc(b),
       configured: b.body.blocks.length > 0 || b.body.attributes.some((a) => a.name !== "alias" && a.name !== "version"),
-      ...version ? { version: { value: text(version.value), location: loc(version) } } : {}
+      ...version ? { version: { value: text2(version.value), location: loc(version) } } : {}
     });
     uses.push({
       name,
@@ -39977,9 +45029,9 @@ function collectModule(modulePath, m, engine, lines, constants2) {
     if (providersAttr && providersAttr.value !== null && typeof providersAttr.value === "object") {
       for (const [k, v] of Object.entries(providersAttr.value)) {
         const child = strip(k);
-        const parent = typeof v === "string" ? strip(v) : text(v);
+        const parent = typeof v === "string" ? strip(v) : text2(v);
         providers2[child] = parent;
-        const ref = reference(v);
+        const ref = reference2(v);
         if (ref !== null) {
           uses.push({
             name: ref.name,
@@ -40017,7 +45069,7 @@ function collectModule(modulePath, m, engine, lines, constants2) {
   }
   providers.sort((a, b) => compareUtf8(a.name, b.name));
   const requiredVersions = m.requiredVersions.map((v) => ({
-    value: text(v.value),
+    value: text2(v.value),
     location: v.location
   }));
   uses.sort((a, b) => compareUtf8(a.location.file, b.location.file) || a.location.line - b.location.line);
@@ -40025,14 +45077,14 @@ function collectModule(modulePath, m, engine, lines, constants2) {
 }
 
 // src/modules/tree.ts
-function localTarget(call, modules) {
-  if (call.sourceKind !== "local" || call.target === null) return null;
-  return modules.has(call.target) ? call.target : null;
+function localTarget(call2, modules) {
+  if (call2.sourceKind !== "local" || call2.target === null) return null;
+  return modules.has(call2.target) ? call2.target : null;
 }
 function moduleRequirements(m, engine) {
   const sources = /* @__PURE__ */ new Set();
   const constraints = [];
-  const unknown = [];
+  const unknown2 = [];
   for (const p of m.providers) {
     if (isBuiltinProviderSource(p.source)) continue;
     if (p.sourceExpression?.status === "unknown") continue;
@@ -40040,7 +45092,7 @@ function moduleRequirements(m, engine) {
     if (p.constraints !== null) {
       constraints.push({ source: p.source, constraints: p.constraints, location: p.constraintLocation });
     } else if (p.versionExpression?.status === "unknown") {
-      unknown.push(p.source);
+      unknown2.push(p.source);
     }
   }
   for (const c of m.providerConfigs) {
@@ -40053,7 +45105,7 @@ function moduleRequirements(m, engine) {
       constraints.push({ source, constraints: c.version.value, location: c.version.location });
     }
   }
-  return { sources: [...sources].sort(compareUtf8), constraints, unknown };
+  return { sources: [...sources].sort(compareUtf8), constraints, unknown: unknown2 };
 }
 function combineConstraints(list) {
   if (list.length === 0) return "";
@@ -40063,11 +45115,11 @@ function combineConstraints(list) {
 function localCallers(modules) {
   const out = /* @__PURE__ */ new Map();
   for (const m of modules.values()) {
-    for (const call of m.moduleCalls) {
-      const target = localTarget(call, modules);
+    for (const call2 of m.moduleCalls) {
+      const target = localTarget(call2, modules);
       if (target === null || target === m.path) continue;
       const list = out.get(target) ?? [];
-      list.push({ caller: m.path, call: call.name });
+      list.push({ caller: m.path, call: call2.name });
       out.set(target, list);
     }
   }
@@ -40075,18 +45127,18 @@ function localCallers(modules) {
     list.sort((a, b) => compareUtf8(a.caller, b.caller) || compareUtf8(a.call, b.call));
   return out;
 }
-function missingModules(modules, installed = /* @__PURE__ */ new Map()) {
+function missingModules(modules, installed2 = /* @__PURE__ */ new Map()) {
   const out = [];
   for (const m of modules.values()) {
-    for (const call of m.moduleCalls) {
-      if (call.sourceKind !== "local" || call.target === null || modules.has(call.target)) continue;
-      if (installed.has(call)) continue;
+    for (const call2 of m.moduleCalls) {
+      if (call2.sourceKind !== "local" || call2.target === null || modules.has(call2.target)) continue;
+      if (installed2.has(call2)) continue;
       out.push({
         kind: "module-missing",
         module: m.path,
-        call: call.name,
-        target: call.target,
-        location: call.location
+        call: call2.name,
+        target: call2.target,
+        location: call2.location
       });
     }
   }
@@ -40099,26 +45151,26 @@ function moduleCycles(modules, roots) {
   for (const start of [...roots, ...all]) {
     if (state.has(start)) continue;
     const stack = [];
-    const enter = (path4) => {
-      state.set(path4, "active");
-      stack.push({ path: path4, calls: modules.get(path4).moduleCalls, next: 0 });
+    const enter = (path5) => {
+      state.set(path5, "active");
+      stack.push({ path: path5, calls: modules.get(path5).moduleCalls, next: 0 });
     };
     enter(start);
     while (stack.length > 0) {
       const frame = stack[stack.length - 1];
-      const call = frame.calls[frame.next++];
-      if (call === void 0) {
+      const call2 = frame.calls[frame.next++];
+      if (call2 === void 0) {
         state.set(frame.path, "done");
         stack.pop();
         continue;
       }
-      const target = localTarget(call, modules);
+      const target = localTarget(call2, modules);
       if (target === null) continue;
       const s = state.get(target);
       if (s === "active") {
         const from = stack.findIndex((f) => f.path === target);
         const cycle = [...stack.slice(from).map((f) => f.path), target];
-        out.push({ kind: "module-cycle", module: frame.path, cycle, location: call.location });
+        out.push({ kind: "module-cycle", module: frame.path, cycle, location: call2.location });
       } else if (s === void 0) {
         enter(target);
       }
@@ -40142,10 +45194,10 @@ function buildRootTree(root, modules, engine, options2 = {}) {
   const calls = [];
   const remoteCalls = [];
   const stack = [];
-  const enter = (path4) => {
-    seen.add(path4);
-    order.push(path4);
-    stack.push({ path: path4, calls: modules.get(path4).moduleCalls, next: 0 });
+  const enter = (path5) => {
+    seen.add(path5);
+    order.push(path5);
+    stack.push({ path: path5, calls: modules.get(path5).moduleCalls, next: 0 });
   };
   const starts = [root, ...(options2.testHelpers ?? []).filter((h) => modules.has(h))];
   for (const start of starts) {
@@ -40156,46 +45208,46 @@ function buildRootTree(root, modules, engine, options2 = {}) {
   function walk3() {
     while (stack.length > 0) {
       const frame = stack[stack.length - 1];
-      const call = frame.calls[frame.next++];
-      if (call === void 0) {
+      const call2 = frame.calls[frame.next++];
+      if (call2 === void 0) {
         stack.pop();
         continue;
       }
-      if (call.sourceKind === "registry" || call.sourceKind === "remote") {
-        remoteCalls.push({ module: frame.path, name: call.name, source: call.source, version: call.version });
+      if (call2.sourceKind === "registry" || call2.sourceKind === "remote") {
+        remoteCalls.push({ module: frame.path, name: call2.name, source: call2.source, version: call2.version });
         continue;
       }
-      if (options2.installed?.has(call) === true) {
+      if (options2.installed?.has(call2) === true) {
         remoteCalls.push({
           module: frame.path,
-          name: call.name,
-          source: call.source,
-          version: call.version,
+          name: call2.name,
+          source: call2.source,
+          version: call2.version,
           installed: true
         });
         continue;
       }
-      const target = localTarget(call, modules);
+      const target = localTarget(call2, modules);
       if (target === null) continue;
-      calls.push({ from: frame.path, to: target, name: call.name });
+      calls.push({ from: frame.path, to: target, name: call2.name });
       if (!seen.has(target)) enter(target);
     }
   }
   const bySource = /* @__PURE__ */ new Map();
   const unknownBySource = /* @__PURE__ */ new Map();
   const rootModule = modules.get(root);
-  for (const path4 of order) {
-    const m = modules.get(path4);
+  for (const path5 of order) {
+    const m = modules.get(path5);
     const req = moduleRequirements(
-      path4 === options2.unitSource && path4 !== root ? asRunByUnit(m, rootModule) : m,
+      path5 === options2.unitSource && path5 !== root ? asRunByUnit(m, rootModule) : m,
       engine
     );
     for (const source of req.sources) if (!bySource.has(source)) bySource.set(source, []);
     for (const source of req.unknown)
-      unknownBySource.set(source, [...unknownBySource.get(source) ?? [], path4]);
+      unknownBySource.set(source, [...unknownBySource.get(source) ?? [], path5]);
     for (const c of req.constraints) {
       bySource.get(c.source).push({
-        module: path4,
+        module: path5,
         constraints: c.constraints,
         location: c.location
       });
@@ -40275,6 +45327,29 @@ function withRemoteModules(tree, remote) {
 }
 
 // src/modules/remote/source.ts
+var CHECKSUM_LENGTHS = {
+  32: "md5",
+  40: "sha1",
+  64: "sha256",
+  128: "sha512"
+};
+function parseChecksum(raw) {
+  const colon = raw.indexOf(":");
+  const type2 = colon === -1 ? null : raw.slice(0, colon).toLowerCase();
+  const hex3 = (colon === -1 ? raw : raw.slice(colon + 1)).toLowerCase();
+  if (type2 === "file") return { error: "checksum files (checksum=file:...) are not fetched" };
+  if (!/^[0-9a-f]+$/.test(hex3)) return { error: `the checksum "${raw}" is not hexadecimal` };
+  const byLength = CHECKSUM_LENGTHS[hex3.length];
+  if (type2 === null) {
+    if (byLength === void 0) return { error: `the checksum "${raw}" has no type and an unknown length` };
+    return { type: byLength, hex: hex3 };
+  }
+  if (!Object.values(CHECKSUM_LENGTHS).includes(type2)) {
+    return { error: `checksums of type "${type2}" are not supported (md5, sha1, sha256, sha512)` };
+  }
+  if (byLength !== type2) return { error: `the ${type2} checksum "${hex3}" has the wrong length` };
+  return { type: type2, hex: hex3 };
+}
 function splitPackageSubdir2(raw) {
   let rest = raw;
   let forced = "";
@@ -40341,16 +45416,16 @@ function gitHostArchive(host, repoPath, ref, subdir) {
   }
   const r = ref ?? "HEAD";
   const address = `git::https://${host}/${clean2}.git${ref === null ? "" : `?ref=${ref}`}`;
-  let path4;
+  let path5;
   const refPath = r.split("/").map(encodeURIComponent).join("/");
   if (host === "github.com") {
     if (segments3.length !== 2) return unsupported(`"${clean2}" is not a GitHub owner/repository`);
-    path4 = `/${clean2}/archive/${refPath}.tar.gz`;
+    path5 = `/${clean2}/archive/${refPath}.tar.gz`;
   } else if (host === "gitlab.com") {
     if (segments3.length < 2) return unsupported(`"${clean2}" is not a GitLab group/project`);
     const project = segments3[segments3.length - 1];
     const flat = r.replace(/\//g, "-");
-    path4 = `/${clean2}/-/archive/${refPath}/${project}-${encodeURIComponent(flat)}.tar.gz`;
+    path5 = `/${clean2}/-/archive/${refPath}/${project}-${encodeURIComponent(flat)}.tar.gz`;
   } else {
     return unsupported(
       `git host ${host} offers no archive download tfguard knows (only github.com and gitlab.com are downloaded)`
@@ -40360,11 +45435,12 @@ function gitHostArchive(host, repoPath, ref, subdir) {
     kind: "archive",
     host,
     address,
-    url: `https://${host}${path4}`,
+    url: `https://${host}${path5}`,
     ref,
-    path: path4,
+    path: path5,
     stripTopDirectory: true,
-    subdir
+    subdir,
+    checksum: null
   };
 }
 function parseRemotePackage(raw) {
@@ -40412,15 +45488,25 @@ function parseRemotePackage(raw) {
   }
   if (!READABLE_ARCHIVES.has(kind.toLowerCase())) return unsupported(`${kind} archives are not read`);
   if (archiveParam !== null) url.searchParams.delete("archive");
+  const address = url.href;
+  let checksum = null;
+  const checksumParam = url.searchParams.get("checksum");
+  if (checksumParam !== null) {
+    const parsed3 = parseChecksum(checksumParam);
+    if ("error" in parsed3) return unsupported(parsed3.error);
+    checksum = parsed3;
+    url.searchParams.delete("checksum");
+  }
   return {
     kind: "archive",
     host: url.host.toLowerCase(),
-    address: url.href,
+    address,
     url: url.href,
     ref: null,
     path: `${url.pathname}${url.search}`,
     stripTopDirectory: false,
-    subdir
+    subdir,
+    checksum
   };
 }
 function archiveUrl(p, base) {
@@ -40430,12 +45516,12 @@ function archiveUrl(p, base) {
 // src/modules/remote/manifest.ts
 var MODULES_MANIFEST = ".terraform/modules/modules.json";
 var INSTALL_DIR = ".terraform/modules";
-function isModulesManifest(path4) {
-  return path4 === MODULES_MANIFEST || path4.endsWith(`/${MODULES_MANIFEST}`);
+function isModulesManifest(path5) {
+  return path5 === MODULES_MANIFEST || path5.endsWith(`/${MODULES_MANIFEST}`);
 }
 function readModulesManifest(archive, root) {
-  const path4 = root === "." ? MODULES_MANIFEST : `${root}/${MODULES_MANIFEST}`;
-  const content = archive.files.get(path4);
+  const path5 = root === "." ? MODULES_MANIFEST : `${root}/${MODULES_MANIFEST}`;
+  const content = archive.files.get(path5);
   if (content === void 0) return null;
   let doc;
   try {
@@ -40570,6 +45656,7 @@ var HttpClient = class {
   signal;
   fetchImpl;
   credentials;
+  gate;
   /** Requests sent (for diagnostics and tests of caches). */
   requestCount = 0;
   constructor(options2 = {}) {
@@ -40580,6 +45667,7 @@ var HttpClient = class {
     this.fetchImpl = options2.fetch ?? fetch;
     this.signal = options2.signal;
     this.credentials = options2.credentials;
+    this.gate = options2.gate;
   }
   /** Throws "unavailable" once the budget ran out. */
   checkBudget(what, url) {
@@ -40605,7 +45693,14 @@ var HttpClient = class {
     for (let attempt = 0; attempt <= this.retries; attempt++) {
       if (attempt > 0) await delay(this.backoffMs * 2 ** (attempt - 1), this.signal);
       this.checkBudget(what, url);
-      const result = await this.attempt(url, what, options2);
+      const leave = this.gate === void 0 ? void 0 : await this.gate.enter(what, url);
+      let result;
+      try {
+        this.checkBudget(what, url);
+        result = await this.attempt(url, what, options2);
+      } finally {
+        leave?.();
+      }
       if (!("error" in result)) return result;
       if (!result.retry) throw result.error;
       lastError = result.error;
@@ -40851,25 +45946,118 @@ var ServiceDiscovery = class {
   }
 };
 
+// src/modules/remote/budget.ts
+var DEFAULT_REMOTE_BUDGET = Object.freeze({
+  maxRequests: 1e3,
+  maxDownloads: 200,
+  maxConcurrent: 8
+});
+var Slots = class {
+  constructor(size) {
+    this.size = size;
+  }
+  size;
+  held = 0;
+  waiting = [];
+  /** The most holders there ever were at once (tests, the benchmark). */
+  peak = 0;
+  /** Waits for a slot (or rejects when `signal` fires first); resolves to its release. */
+  acquire(signal) {
+    const grant = () => {
+      this.held++;
+      this.peak = Math.max(this.peak, this.held);
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        this.held--;
+        this.waiting.shift()?.();
+      };
+    };
+    if (this.held < this.size && this.waiting.length === 0) return Promise.resolve(grant());
+    return new Promise((resolve5, reject) => {
+      const wake = () => {
+        signal?.removeEventListener("abort", abort);
+        resolve5(grant());
+      };
+      const abort = () => {
+        const i2 = this.waiting.indexOf(wake);
+        if (i2 !== -1) this.waiting.splice(i2, 1);
+        reject(new Error(signal !== void 0 ? abortReason(signal) : "aborted"));
+      };
+      if (signal?.aborted) return abort();
+      signal?.addEventListener("abort", abort, { once: true });
+      this.waiting.push(wake);
+    });
+  }
+};
+var shared2 = /* @__PURE__ */ new Map();
+function processSlots(size) {
+  let slots = shared2.get(size);
+  if (slots === void 0) {
+    slots = new Slots(size);
+    shared2.set(size, slots);
+  }
+  return slots;
+}
+var RemoteBudget = class {
+  constructor(limits, slots = processSlots(limits.maxConcurrent), signal) {
+    this.limits = limits;
+    this.slots = slots;
+    this.signal = signal;
+  }
+  limits;
+  slots;
+  signal;
+  requests = 0;
+  downloads = 0;
+  async enter(what, url) {
+    if (this.requests >= this.limits.maxRequests) {
+      throw new HttpRequestError(
+        "unavailable",
+        `${what}: ${url.href} was not requested: the scan's budget of ${this.limits.maxRequests} requests for remote modules is spent (TFGUARD_REMOTE_MAX_REQUESTS)`
+      );
+    }
+    this.requests++;
+    try {
+      return await this.slots.acquire(this.signal);
+    } catch (err2) {
+      throw new HttpRequestError("unavailable", `${what}: ${url.href}: ${err2.message}`, {
+        cause: err2
+      });
+    }
+  }
+  /** Counts one package download, or throws once the budget is spent. */
+  download(what) {
+    if (this.downloads >= this.limits.maxDownloads) {
+      throw new HttpRequestError(
+        "unavailable",
+        `${what} was not downloaded: the scan's budget of ${this.limits.maxDownloads} package downloads for remote modules is spent (TFGUARD_REMOTE_MAX_DOWNLOADS)`
+      );
+    }
+    this.downloads++;
+  }
+};
+
 // src/modules/remote/network.ts
-var CACHE_SCHEMA = 1;
+var CACHE_SCHEMA = 2;
 function isObject2(v) {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
-function str(v) {
+function str3(v) {
   return typeof v === "string" ? v : "";
 }
-function submodule(v, path4) {
+function submodule(v, path5) {
   if (!isObject2(v) || !Array.isArray(v.providers)) return null;
   return {
-    path: typeof v.path === "string" && v.path !== "" ? v.path : path4,
+    path: typeof v.path === "string" && v.path !== "" ? v.path : path5,
     providers: v.providers.filter(isObject2).map((p) => ({
-      name: str(p.name),
-      namespace: str(p.namespace),
-      source: str(p.source),
-      version: str(p.version)
+      name: str3(p.name),
+      namespace: str3(p.namespace),
+      source: str3(p.source),
+      version: str3(p.version)
     })).filter((p) => p.name !== "" || p.source !== ""),
-    dependencies: (Array.isArray(v.dependencies) ? v.dependencies : []).filter(isObject2).map((d) => ({ name: str(d.name), source: str(d.source), version: str(d.version) })).filter((d) => d.name !== "" && d.source !== "")
+    dependencies: (Array.isArray(v.dependencies) ? v.dependencies : []).filter(isObject2).map((d) => ({ name: str3(d.name), source: str3(d.source), version: str3(d.version) })).filter((d) => d.name !== "" && d.source !== "")
   };
 }
 function parseModuleVersions(doc, what) {
@@ -40882,13 +46070,13 @@ function parseModuleVersions(doc, what) {
   for (const v of first.versions) {
     if (!isObject2(v) || typeof v.version !== "string") continue;
     const root = submodule(v.root, ".");
-    const submodules = (Array.isArray(v.submodules) ? v.submodules : []).map((s) => isObject2(s) ? submodule(s, str(s.path)) : null).filter((s) => s !== null && s.path !== "");
+    const submodules = (Array.isArray(v.submodules) ? v.submodules : []).map((s) => isObject2(s) ? submodule(s, str3(s.path)) : null).filter((s) => s !== null && s.path !== "");
     out.push({ version: v.version, root, submodules });
   }
   return out;
 }
-function sha256(text2) {
-  return (0, import_node_crypto5.createHash)("sha256").update(text2).digest("hex");
+function sha256(text3) {
+  return (0, import_node_crypto5.createHash)("sha256").update(text3).digest("hex");
 }
 var RemoteNetwork = class {
   registryHosts;
@@ -40898,6 +46086,9 @@ var RemoteNetwork = class {
   cache;
   cachePrefix;
   versionsTtlMs;
+  mutableTtlMs;
+  tenant;
+  budget;
   maxDownloadBytes;
   maxRedirects;
   memo = /* @__PURE__ */ new Map();
@@ -40906,20 +46097,33 @@ var RemoteNetwork = class {
     this.moduleHosts = Object.fromEntries(
       Object.entries(options2.moduleHosts ?? {}).map(([h, u]) => [h.toLowerCase(), u.replace(/\/+$/, "")])
     );
+    const limits = {
+      maxRequests: options2.maxRequests ?? DEFAULT_REMOTE_BUDGET.maxRequests,
+      maxDownloads: options2.maxDownloads ?? DEFAULT_REMOTE_BUDGET.maxDownloads,
+      maxConcurrent: options2.maxConcurrent ?? DEFAULT_REMOTE_BUDGET.maxConcurrent
+    };
+    this.budget = new RemoteBudget(limits, void 0, options2.signal);
     this.http = new HttpClient({
       ...httpTuning(options2),
-      credentials: this.registryHosts
+      credentials: this.registryHosts,
+      gate: this.budget
     });
     this.discovery = new ServiceDiscovery(this.http, this.registryHosts);
     this.cache = options2.cache;
     this.cachePrefix = options2.cachePrefix ?? "remote-modules/v1/";
     this.versionsTtlMs = options2.versionsTtlMs ?? 60 * 60 * 1e3;
+    this.mutableTtlMs = options2.mutableTtlMs ?? 10 * 60 * 1e3;
+    this.tenant = options2.tenant ?? "";
     this.maxDownloadBytes = options2.maxDownloadBytes ?? 32 * 1024 * 1024;
     this.maxRedirects = options2.maxRedirects ?? 5;
   }
   /** Requests sent (tests of the cache, the benchmark). */
   get requestCount() {
     return this.http.requestCount;
+  }
+  /** Packages downloaded (or attempted). */
+  get downloadCount() {
+    return this.budget.downloads;
   }
   /** The operator's host settings, as part of cache keys (another mapping may resolve otherwise). */
   hostsFingerprint() {
@@ -40963,28 +46167,48 @@ var RemoteNetwork = class {
     } catch {
     }
   }
-  /** A value cached under the SHA-256 of `identity` (immutable content), else made and stored. */
-  cached(kind, identity, make) {
-    const key = `${kind}/${sha256(identity)}.json`;
+  /** The identity under which content is kept: shared when immutable, the tenant's otherwise. */
+  scoped(identity, mutable) {
+    return mutable ? `${identity}
+tenant ${JSON.stringify(this.tenant)}` : identity;
+  }
+  /**
+   * A value cached under the SHA-256 of `identity`, else made and stored. Immutable content is
+   * shared and kept until the cache prefix expires; `mutable` content is kept `mutableTtlMs` for the
+   * tenant only. A value `keep` refuses (a failure the caller got as a value) is not stored.
+   */
+  cached(kind, identity, make, options2) {
+    const scoped = this.scoped(identity, options2.mutable);
+    const key = `${kind}/${sha256(scoped)}.json`;
     return this.once(key, async () => {
       const hit = await this.cacheGet(key);
-      if (hit !== null && hit.identity === identity && "value" in hit) return hit.value;
+      if (hit !== null && hit.identity === scoped && "value" in hit && (!options2.mutable || typeof hit.fetchedAt === "number" && Date.now() - hit.fetchedAt < this.mutableTtlMs)) {
+        return hit.value;
+      }
       const value = await make();
-      await this.cachePut(key, { identity, value });
+      if (options2.keep === void 0 || options2.keep(value)) {
+        await this.cachePut(key, { identity: scoped, fetchedAt: Date.now(), value });
+      }
       return value;
     });
   }
   /** A value stored with `putFresh` less than `versionsTtlMs` ago (version lists it depends on may
-   * have changed since), else null. */
+   * have changed since; `mutableTtlMs` for one that used mutable content, the tenant's own), else
+   * null. */
   async getFresh(kind, identity) {
-    const hit = await this.cacheGet(`${kind}/${sha256(identity)}.json`);
-    if (hit === null || hit.identity !== identity || typeof hit.fetchedAt !== "number" || Date.now() - hit.fetchedAt >= this.versionsTtlMs) {
-      return null;
+    for (const mutable of [false, true]) {
+      const scoped = this.scoped(identity, mutable);
+      const ttl = mutable ? Math.min(this.versionsTtlMs, this.mutableTtlMs) : this.versionsTtlMs;
+      const hit = await this.cacheGet(`${kind}/${sha256(scoped)}.json`);
+      if (hit !== null && hit.identity === scoped && typeof hit.fetchedAt === "number" && Date.now() - hit.fetchedAt < ttl) {
+        return hit.value ?? null;
+      }
     }
-    return hit.value ?? null;
+    return null;
   }
-  async putFresh(kind, identity, value) {
-    await this.cachePut(`${kind}/${sha256(identity)}.json`, { identity, fetchedAt: Date.now(), value });
+  async putFresh(kind, identity, value, mutable = false) {
+    const scoped = this.scoped(identity, mutable);
+    await this.cachePut(`${kind}/${sha256(scoped)}.json`, { identity: scoped, fetchedAt: Date.now(), value });
   }
   async modulesBase(a) {
     const v1 = await this.discovery.discover(a.host, "modules.v1", "module registry");
@@ -41036,6 +46260,7 @@ var RemoteNetwork = class {
    * stay on the same host or go to an allowed one (`allowed`). Bounded by `maxDownloadBytes`.
    */
   async download(url, what, allowed) {
+    this.budget.download(what);
     let current = url;
     for (let hop = 0; hop <= this.maxRedirects; hop++) {
       const res = await this.http.request(current, what, {
@@ -41064,7 +46289,8 @@ var RemoteNetwork = class {
 };
 
 // src/modules/remote/resolve.ts
-var import_node_path = require("node:path");
+var import_node_crypto6 = require("node:crypto");
+var import_node_path3 = require("node:path");
 var MAX_REMOTE_DEPTH = 16;
 var MAX_REMOTE_MODULES = 2e3;
 var OFFLINE_REASON = "remote modules are fetched only with --remote-modules, and the archive has no installed copy (.terraform/modules)";
@@ -41103,9 +46329,9 @@ function metadataSummary(v, engine) {
   }
   return out;
 }
-function cleanDir(path4) {
+function cleanDir(path5) {
   const segments3 = [];
-  for (const s of path4.replace(/\\/g, "/").split("/")) {
+  for (const s of path5.replace(/\\/g, "/").split("/")) {
     if (s === "" || s === ".") continue;
     if (s === "..") {
       if (segments3.length === 0) return null;
@@ -41156,10 +46382,10 @@ var RemoteResolver = class {
       if (from !== void 0 && !keys.has(c.to)) keys.set(c.to, from === "" ? c.name : `${from}.${c.name}`);
     }
     const manifest = readModulesManifest(this.input.archive, tree.root);
-    const ctx = { tree, manifest, count: 0 };
+    const ctx = { tree, manifest, count: 0, mutable: false };
     const tops = tree.remoteCalls.filter((rc) => rc.installed !== true && rc.source !== null).map((rc) => {
       const caller = this.input.modules.get(rc.module);
-      const call = caller?.moduleCalls.find(
+      const call2 = caller?.moduleCalls.find(
         (c) => c.name === rc.name && (c.sourceKind === "registry" || c.sourceKind === "remote")
       );
       const base = keys.get(rc.module) ?? "";
@@ -41170,7 +46396,7 @@ var RemoteResolver = class {
         source: rc.source,
         version: rc.version,
         module: rc.module,
-        location: call?.location ?? { file: caller?.files[0] ?? rc.module, line: 1 },
+        location: call2?.location ?? { file: caller?.files[0] ?? rc.module, line: 1 },
         depth: 1,
         chain: NO_CHAIN
       };
@@ -41196,7 +46422,8 @@ var RemoteResolver = class {
       await network.putFresh(
         "tree",
         identity,
-        out.map(({ module: _m, location: _l, ...rest }) => rest)
+        out.map(({ module: _m, location: _l, ...rest }) => rest),
+        ctx.mutable
       );
     }
     return out;
@@ -41252,7 +46479,8 @@ var RemoteResolver = class {
             display: registry2 !== null ? this.registryDisplay(registry2, engine) : packageOf(n.source),
             version: entry.version ?? parseRemoteRef(n.source),
             summary,
-            root: packageRoot(entry.dir, subdir)
+            root: packageRoot(entry.dir, subdir),
+            mutable: false
           };
           return this.inPackage(ctx, handle, entry.dir, n);
         }
@@ -41333,7 +46561,10 @@ var RemoteResolver = class {
       `registry-download ${engine} ${registryAddress(a, false)} ${version}`,
       async () => {
         const { location: location2, base } = await network.downloadLocation(a, version);
-        const handle = await this.locationPackage(network, location2, base, engine, version);
+        const handle = await this.locationPackage(network, location2, base, engine, {
+          address: registryAddress(a, false),
+          version
+        });
         return { ...handle, display, version, origin: "download" };
       }
     );
@@ -41347,12 +46578,13 @@ var RemoteResolver = class {
       version,
       summary,
       root: ".",
+      mutable: false,
       fallback: download
     };
   }
   /** The package a registry's download location names: an archive (possibly relative to the
    * registry, and then on its host) or a git source. */
-  async locationPackage(network, location2, base, engine, version) {
+  async locationPackage(network, location2, base, engine, pinned2) {
     const relative3 = /^(\.{1,2}\/|\/[^/])/.test(location2);
     let p;
     if (relative3) {
@@ -41364,18 +46596,23 @@ var RemoteResolver = class {
     if (p.kind === "unsupported")
       throw new Unresolved(`its download location "${location2}" is not fetched: ${p.reason}`);
     const registryHost = base.host.toLowerCase();
-    return this.archivePackage(network, p, engine, registryHost, p.subdir, version);
+    return this.archivePackage(network, p, engine, registryHost, p.subdir, pinned2);
   }
-  memo(map, key, make) {
-    let p = map.get(key);
+  memo(map2, key, make) {
+    let p = map2.get(key);
     if (p === void 0) {
       p = make();
-      map.set(key, p);
+      map2.set(key, p);
     }
     return p;
   }
-  /** Downloads and loads an archive package (memoized; cached by identity when immutable). */
-  archivePackage(network, p, engine, registryHost, root, version) {
+  /**
+   * Downloads and loads an archive package (memoized per scan). Cached across scans by what it is:
+   * shared when its identity is immutable (`pinned`: a registry module version; a git commit SHA;
+   * an archive whose checksum matched), else briefly and per tenant (network.ts). A package with
+   * files that do not parse is not kept (the failure may be transient).
+   */
+  archivePackage(network, p, engine, registryHost, root, pinned2) {
     const onRegistry = registryHost !== null && p.host === registryHost;
     if (!onRegistry && !network.allowsDownloadHost(p.host)) {
       return Promise.reject(
@@ -41386,10 +46623,19 @@ var RemoteResolver = class {
     }
     const url = onRegistry ? new URL(p.url) : archiveUrl(p, network.downloadBase(p.host));
     const allowed = (next) => network.allowsDownloadHost(next.hostname) || network.allowsDownloadHost(next.host) || next.host.toLowerCase() === registryHost || p.host === "github.com" && next.hostname.toLowerCase() === "codeload.github.com";
-    const identity = `${engine} ${p.address}`;
+    const identity = pinned2 !== void 0 ? `${engine} ${pinned2.address} ${pinned2.version} ${p.address}` : `${engine} ${p.address}`;
+    const mutable = pinned2 === void 0 && !immutableSource(p);
     const summary = this.memo(this.summaries, identity, async () => {
-      const load = async () => {
+      const load2 = async () => {
         const bytes2 = await network.download(url, `the package ${p.address}`, allowed);
+        if (p.checksum !== null) {
+          const actual = (0, import_node_crypto6.createHash)(p.checksum.type).update(bytes2).digest("hex");
+          if (actual !== p.checksum.hex) {
+            throw new Unresolved(
+              `the package ${p.address} does not match its checksum: ${p.checksum.type} ${actual} was downloaded (terraform init refuses it too)`
+            );
+          }
+        }
         let archive = await readArchiveBytes(p.address, bytes2, {
           ...this.input.limits !== void 0 ? { limits: this.input.limits } : {},
           shouldLoad: defaultShouldLoad
@@ -41397,16 +46643,19 @@ var RemoteResolver = class {
         if (p.stripTopDirectory) archive = stripTopDirectory(archive);
         return this.input.loadPackage(archive, engine);
       };
-      const immutable = p.ref !== null || !p.address.startsWith("git::");
-      return immutable ? network.cached("package", identity, load) : load();
+      return network.cached("package", identity, load2, {
+        mutable,
+        keep: (s) => Object.values(s).every((m) => m.errors === void 0 || m.errors.length === 0)
+      });
     });
     return summary.then((s) => ({
       identity,
       origin: "download",
       display: p.ref !== null ? p.address.replace(/\?ref=[^&]*$/, "") : p.address,
-      version: version ?? p.ref,
+      version: pinned2?.version ?? p.ref,
       summary: s,
-      root
+      root,
+      mutable
     }));
   }
   /** The module in `dir` of a package, then the modules it calls. */
@@ -41427,8 +46676,9 @@ var RemoteResolver = class {
         );
       }
     }
-    const shown = relativeDir(h.root, dir);
-    const address = shown === "." ? h.display : `${h.display}//${shown}`;
+    if (h.mutable) ctx.mutable = true;
+    const shown2 = relativeDir(h.root, dir);
+    const address = shown2 === "." ? h.display : `${h.display}//${shown2}`;
     if (m === void 0) {
       return this.unresolved(
         ctx,
@@ -41491,6 +46741,10 @@ var RemoteResolver = class {
     return [self2, ...children.flat()];
   }
 };
+function immutableSource(p) {
+  if (p.address.startsWith("git::")) return p.ref !== null && /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/i.test(p.ref);
+  return p.checksum !== null;
+}
 function restoreTree(value, tops) {
   if (!Array.isArray(value)) return null;
   const out = [];
@@ -41510,7 +46764,7 @@ function restoreTree(value, tops) {
   return out;
 }
 function relativeDir(root, dir) {
-  return import_node_path.posix.relative(root === "." ? "" : root, dir === "." ? "" : dir) || ".";
+  return import_node_path3.posix.relative(root === "." ? "" : root, dir === "." ? "" : dir) || ".";
 }
 function joinDir(root, rel) {
   return cleanRelativePath(root === "." ? rel : `${root}/${rel}`);
@@ -41553,6 +46807,9 @@ function stripTopDirectory(archive) {
 }
 
 // src/modules/index.ts
+function isOverrideName2(name) {
+  return /(^|_)override\.(tf|tofu)(\.json)?$/.test(name);
+}
 var LOCK_FILE_NAME = ".terraform.lock.hcl";
 var PARSE_CONCURRENCY = 8;
 var OPENTOFU_LOCK_ENTRY = /^\s*provider\s+"registry\.opentofu\.org\//im;
@@ -41564,18 +46821,18 @@ function detectEngine(archive, config2) {
     if (isIgnoredName(name)) continue;
     if (name.endsWith(".tofu") || name.endsWith(".tofu.json")) return "opentofu";
   }
-  for (const [path4, content] of archive.files) {
-    if (basename(path4) === LOCK_FILE_NAME && !inToolDirectory(path4) && OPENTOFU_LOCK_ENTRY.test(content.toString("utf8")))
+  for (const [path5, content] of archive.files) {
+    if (basename(path5) === LOCK_FILE_NAME && !inToolDirectory(path5) && OPENTOFU_LOCK_ENTRY.test(content.toString("utf8")))
       return "opentofu";
   }
   return "terraform";
 }
-function filesByDirectory(archive, installed = false) {
+function filesByDirectory(archive, installed2 = false) {
   const dirs = /* @__PURE__ */ new Map();
   for (const entry of archive.entries) {
     const isFile = entry.type === "file" || entry.type !== "directory" && archive.files.has(entry.path);
     if (!isFile) continue;
-    if (installed ? !INSTALLED_MODULES.test(entry.path) : inToolDirectory(entry.path)) continue;
+    if (installed2 ? !INSTALLED_MODULES.test(entry.path) : inToolDirectory(entry.path)) continue;
     const dir = dirname(entry.path) || ".";
     const list = dirs.get(dir) ?? [];
     list.push(entry.path);
@@ -41589,23 +46846,23 @@ async function parseAll(paths, archive, read, signal) {
   const worker = async () => {
     while (next < paths.length) {
       signal?.throwIfAborted();
-      const path4 = paths[next++];
-      const content = archive.files.get(path4);
+      const path5 = paths[next++];
+      const content = archive.files.get(path5);
       if (content === void 0) {
-        results.set(path4, {
+        results.set(path5, {
           ok: false,
-          error: { path: path4, message: "the file content was not loaded from the archive", line: 1, column: 1 }
+          error: { path: path5, message: "the file content was not loaded from the archive", line: 1, column: 1 }
         });
         continue;
       }
       try {
-        results.set(path4, await read(path4, content));
+        results.set(path5, await read(path5, content));
       } catch (err2) {
         if (signal?.aborted) throw err2;
         const message = err2 instanceof Error ? err2.message : String(err2);
-        results.set(path4, {
+        results.set(path5, {
           ok: false,
-          error: { path: path4, message: `could not be parsed: ${message}`, line: 1, column: 1 }
+          error: { path: path5, message: `could not be parsed: ${message}`, line: 1, column: 1 }
         });
       }
     }
@@ -41625,14 +46882,14 @@ var INSTALLED_MODULE_NAME = /(?:^|\/)\.terraform\/modules\/([^/]+)/;
 function installedTargets(modules, copies) {
   const out = [];
   for (const m of modules.values()) {
-    for (const call of m.moduleCalls) {
-      if (call.sourceKind !== "local" || call.target === null || !INSTALLED_MODULES.test(`${call.target}/`))
+    for (const call2 of m.moduleCalls) {
+      if (call2.sourceKind !== "local" || call2.target === null || !INSTALLED_MODULES.test(`${call2.target}/`))
         continue;
       const inherited = copies.get(m.path);
-      const name = INSTALLED_MODULE_NAME.exec(call.target)?.[1] ?? call.name;
+      const name = INSTALLED_MODULE_NAME.exec(call2.target)?.[1] ?? call2.name;
       const remote = m.moduleCalls.find((c) => c.name === name && c.sourceKind !== "local");
       const from = inherited ?? `"${name}"${remote?.source ? ` (${remote.source})` : ""}`;
-      out.push({ dir: call.target, from });
+      out.push({ dir: call2.target, from });
     }
   }
   return out.sort((a, b) => compareUtf8(a.dir, b.dir));
@@ -41644,11 +46901,11 @@ function installedCopyReason(source, caller) {
     const remote = caller.moduleCalls.find((c) => c.name === name && c.sourceKind !== "local");
     return remote !== void 0 ? `it is part of the remote module "${name}" (${remote.source ?? "no source"}) that terraform init installs under .terraform/modules` : `it points into .terraform/modules, where terraform init installs remote modules`;
   }
-  const path4 = source.replace(/^\.\//, "");
-  if (path4.includes("//")) {
+  const path5 = source.replace(/^\.\//, "");
+  if (path5.includes("//")) {
     return 'its "//" marks a subdirectory of a package copied in before init (a vendored copy of a remote module)';
   }
-  if (/(^|\/)vendor(\/|$)/.test(path4)) return "it points into a vendor directory filled before init";
+  if (/(^|\/)vendor(\/|$)/.test(path5)) return "it points into a vendor directory filled before init";
   return null;
 }
 function treeEngine(tree, modules, archive, config2, fallback) {
@@ -41656,16 +46913,88 @@ function treeEngine(tree, modules, archive, config2, fallback) {
   const glob = Object.keys(config2.engines ?? {}).find((g) => matchGlob(g, tree.root));
   if (glob !== void 0) return config2.engines[glob];
   const lock = modules.get(tree.root)?.lockFile ?? null;
-  const text2 = lock === null ? void 0 : archive.files.get(lock)?.toString("utf8");
-  if (text2 !== void 0) {
-    if (OPENTOFU_LOCK_ENTRY.test(text2)) return "opentofu";
-    if (/^\s*provider\s+"registry\.terraform\.io\//im.test(text2)) return "terraform";
+  const text3 = lock === null ? void 0 : archive.files.get(lock)?.toString("utf8");
+  if (text3 !== void 0) {
+    if (OPENTOFU_LOCK_ENTRY.test(text3)) return "opentofu";
+    if (/^\s*provider\s+"registry\.terraform\.io\//im.test(text3)) return "terraform";
   }
-  for (const path4 of tree.modules) {
-    const m = modules.get(path4);
+  for (const path5 of tree.modules) {
+    const m = modules.get(path5);
     if (m?.files.some((f) => f.endsWith(".tofu") || f.endsWith(".tofu.json"))) return "opentofu";
   }
   return fallback;
+}
+function declarationDiagnostics(declarations, modules, entryPaths) {
+  const out = [];
+  const moduleOf = (file) => dirname(file) || ".";
+  let dirs = null;
+  const exists2 = (dir) => {
+    if (dirs === null) {
+      dirs = /* @__PURE__ */ new Set(["."]);
+      for (const p of entryPaths)
+        for (let d = dirname(p); d !== "" && !dirs.has(d); d = dirname(d)) dirs.add(d);
+      for (const p of entryPaths) dirs.add(p);
+    }
+    return dirs.has(dir);
+  };
+  const missing = /* @__PURE__ */ new Map();
+  for (const r of declarations.roots) {
+    if (modules.has(r.dir) || r.tool === "Terramate") continue;
+    const seen = missing.get(r.dir);
+    if (seen === void 0) missing.set(r.dir, { first: r, more: 0 });
+    else seen.more++;
+  }
+  for (const [dir, { first, more }] of missing) {
+    out.push({
+      kind: "declared-root-missing",
+      module: moduleOf(first.location.file),
+      tool: first.tool,
+      label: first.label,
+      dir,
+      written: first.written,
+      exists: exists2(dir),
+      uncertain: first.uncertain ?? null,
+      glob: false,
+      more,
+      location: first.location
+    });
+  }
+  for (const g of declarations.emptyGlobs) {
+    out.push({
+      kind: "declared-root-missing",
+      module: moduleOf(g.location.file),
+      tool: g.tool,
+      label: g.label,
+      dir: null,
+      written: g.written,
+      exists: false,
+      uncertain: null,
+      glob: true,
+      more: 0,
+      location: g.location
+    });
+  }
+  for (const p of declarations.problems) {
+    out.push({
+      kind: "declaration-invalid",
+      module: moduleOf(p.location.file),
+      tool: p.tool,
+      message: p.message,
+      location: p.location
+    });
+  }
+  const stackDirs = new Map(declarations.stacks.map((s) => [s.dir, s]));
+  for (const loc2 of declarations.legacyStackFiles) {
+    const dir = moduleOf(loc2.file);
+    const stack = stackDirs.get(dir);
+    out.push({
+      kind: "stack-legacy-file",
+      module: dir,
+      components: stack === void 0 ? [] : [...stack.files.map((f) => f.path), ...stack.errors.map((e) => e.path)],
+      location: loc2
+    });
+  }
+  return out;
 }
 var TEMPLATE_MARKERS = /\{%-?\s|\{\{\s*[\w.]+\s*\}\}/;
 async function loadModules(input) {
@@ -41678,10 +47007,10 @@ async function loadModules(input) {
     if (selection2.selected.length > 0) selections.set(dir, selection2);
   }
   const toParse = [...selections.values()].flatMap((s) => s.selected);
-  const read = input.readConfigFile ?? ((path4, content) => parser.extract(path4, content, LOADER_PROJECTION, { signal: input.signal }));
+  const read = input.readConfigFile ?? ((path5, content) => parser.extract(path5, content, LOADER_PROJECTION, { signal: input.signal }));
   const results = await parseAll(toParse, archive, read, input.signal);
   const constantResults = /* @__PURE__ */ new Map();
-  const readConstants = (path4, content) => parser.extract(path4, content, CONSTANT_PROJECTION, { signal: input.signal });
+  const readConstants = (path5, content) => parser.extract(path5, content, CONSTANT_PROJECTION, { signal: input.signal });
   const readConstantsOf = async (dirs2) => {
     const paths = [];
     for (const [dir, sel] of dirs2) {
@@ -41689,23 +47018,23 @@ async function loadModules(input) {
       if (assembled === void 0 || !readsConstants(assembled)) continue;
       paths.push(...sel.selected.filter((p) => !constantResults.has(p)));
     }
-    for (const [path4, r] of await parseAll(paths, archive, readConstants, input.signal))
-      constantResults.set(path4, r);
+    for (const [path5, r] of await parseAll(paths, archive, readConstants, input.signal))
+      constantResults.set(path5, r);
   };
   const signals = await readRepositorySignals(archive, parser, input.signal);
-  const parsed2 = /* @__PURE__ */ new Map();
+  const parsed3 = /* @__PURE__ */ new Map();
   const diagnostics = [];
-  const templateFiles = /* @__PURE__ */ new Set();
+  const templateFiles2 = /* @__PURE__ */ new Set();
   const textCache = /* @__PURE__ */ new Map();
   const lines = (file) => {
-    let text2 = textCache.get(file);
-    if (text2 === void 0) {
+    let text3 = textCache.get(file);
+    if (text3 === void 0) {
       const content = archive.files.get(file);
       if (content === void 0) return void 0;
-      text2 = content.toString("utf8").split(/\r?\n/);
-      textCache.set(file, text2);
+      text3 = content.toString("utf8").split(/\r?\n/);
+      textCache.set(file, text3);
     }
-    return text2;
+    return text3;
   };
   const modules = /* @__PURE__ */ new Map();
   const assembledByDir = /* @__PURE__ */ new Map();
@@ -41733,22 +47062,22 @@ async function loadModules(input) {
       lockFile: lockOf(dir)
     };
   };
-  const srcFile = (path4, body2) => ({ path: path4, body: body2 });
+  const srcFile = (path5, body2) => ({ path: path5, body: body2 });
   const assembleDir = (dir, selection2) => {
     const overrideSet = new Set(selection2.overrides);
     const primary = [];
     const overrides = [];
-    for (const path4 of selection2.selected) {
-      const result = results.get(path4);
+    for (const path5 of selection2.selected) {
+      const result = results.get(path5);
       if (!result.ok) {
         const e = result.error;
-        const text2 = archive.files.get(path4)?.toString("utf8") ?? "";
-        const template = TEMPLATE_MARKERS.test(text2);
-        if (template) templateFiles.add(path4);
+        const text3 = archive.files.get(path5)?.toString("utf8") ?? "";
+        const template = TEMPLATE_MARKERS.test(text3);
+        if (template) templateFiles2.add(path5);
         diagnostics.push({
           kind: "parse-error",
           module: dir,
-          file: path4,
+          file: path5,
           line: e.line,
           column: e.column,
           message: e.message,
@@ -41756,8 +47085,8 @@ async function loadModules(input) {
         });
         continue;
       }
-      parsed2.set(path4, result.file);
-      (overrideSet.has(path4) ? overrides : primary).push(srcFile(path4, result.file.body));
+      parsed3.set(path5, result.file);
+      (overrideSet.has(path5) ? overrides : primary).push(srcFile(path5, result.file.body));
     }
     const { module: assembled, duplicates } = assembleModule(primary, overrides);
     for (const d of duplicates) {
@@ -41794,30 +47123,72 @@ async function loadModules(input) {
   for (const [dir, sel] of dirs) assembleDir(dir, sel);
   await readConstantsOf(dirs);
   for (const [dir, sel] of dirs) finishDir(dir, sel);
+  for (const stack of signals.declarations.stacks) {
+    for (const e of stack.errors) {
+      diagnostics.push({
+        kind: "parse-error",
+        module: stack.dir,
+        file: e.path,
+        line: e.line,
+        column: e.column,
+        message: e.message
+      });
+    }
+    const files = stack.files.map((f) => srcFile(f.path, stackModuleBody(f.body)));
+    const { module: assembled, duplicates } = assembleModule(files, []);
+    for (const d of duplicates) {
+      diagnostics.push({
+        kind: "duplicate-required-providers",
+        module: stack.dir,
+        location: d.location,
+        first: d.first
+      });
+    }
+    const paths = [...stack.files.map((f) => f.path), ...stack.errors.map((e) => e.path)].sort(compareUtf8);
+    const m = moduleFrom(stack.dir, paths, [], assembled, engine);
+    m.terraformStack = true;
+    modules.set(stack.dir, m);
+  }
   for (const unit of signals.units) {
     input.signal?.throwIfAborted();
     const own = modules.get(unit.dir);
     const files = [];
-    for (const path4 of own?.files ?? []) {
-      const f = parsed2.get(path4);
-      if (f !== void 0 && !unit.generated.some((g) => basename(path4) === g.name))
-        files.push(srcFile(path4, f.body));
+    for (const path5 of own?.files ?? []) {
+      const f = parsed3.get(path5);
+      if (f !== void 0 && !unit.generated.some((g) => basename(path5) === g.name))
+        files.push(srcFile(path5, f.body));
     }
+    const virtualFiles = /* @__PURE__ */ new Map();
     for (const g of unit.generated) {
       if (g.from !== null) {
-        const f = parsed2.get(g.from);
+        const f = parsed3.get(g.from);
         if (f !== void 0) files.push(srcFile(g.from, f.body));
       } else if (g.inline !== null && (g.name.endsWith(".tf") || g.name.endsWith(".tofu"))) {
-        const virtual = `${unit.dir === "." ? "" : `${unit.dir}/`}${g.name}`;
+        const virtual = `${g.location.file}#generate:${g.name}`;
+        virtualFiles.set(virtual, g);
         try {
           const r = await parser.extract(virtual, Buffer.from(g.inline, "utf8"), LOADER_PROJECTION, {
             signal: input.signal
           });
           if (r.ok) files.push(srcFile(g.location.file, r.file.body));
+          else
+            diagnostics.push({
+              kind: "terragrunt-unresolved",
+              module: unit.dir,
+              what: `generate (${g.name})`,
+              reasons: [
+                g.unknown.length > 0 ? `its contents, built from values tfguard could not evaluate (${g.unknown.join("; ")}), do not parse as HCL` : `its contents do not parse: ${r.error.message} (line ${r.error.line} of the generated file)`
+              ],
+              location: g.location,
+              partial: true
+            });
         } catch (err2) {
           if (input.signal?.aborted) throw err2;
         }
       }
+    }
+    for (const u of unit.unresolved) {
+      diagnostics.push({ kind: "terragrunt-unresolved", module: unit.dir, ...u });
     }
     const { module: assembled } = assembleModule(files, []);
     const m = moduleFrom(
@@ -41842,12 +47213,25 @@ async function loadModules(input) {
       m.backend = { kind: "backend", type: unit.backend.type, location: unit.backend.location };
     }
     m.terragrunt = { file: unit.file, source: unit.source, generated: unit.generated.map((g) => g.name) };
+    relocateGenerated(m, virtualFiles);
     modules.set(unit.dir, m);
     const source = unit.target === null ? void 0 : modules.get(unit.target);
     if (source !== void 0 && source !== m) {
       const names = new Set(source.generatedDeclarations ?? []);
       for (const p of m.providers) if (p.declared !== null) names.add(p.name);
       source.generatedDeclarations = [...names].sort(compareUtf8);
+      const generatedBlock = m.requiredProvidersBlocks.find(
+        (loc2) => unit.generated.some((g) => (g.from ?? g.location.file) === loc2.file && !isOverrideName2(g.name))
+      );
+      const first = source.requiredProvidersBlocks[0];
+      if (generatedBlock !== void 0 && first !== void 0) {
+        diagnostics.push({
+          kind: "duplicate-required-providers",
+          module: unit.dir,
+          location: generatedBlock,
+          first
+        });
+      }
     }
   }
   const installedDirs = filesByDirectory(archive, true);
@@ -41863,7 +47247,7 @@ async function loadModules(input) {
       read,
       input.signal
     );
-    for (const [path4, result] of more) results.set(path4, result);
+    for (const [path5, result] of more) results.set(path5, result);
     const loading = batch.filter((t) => (wanted.get(t.dir)?.selected.length ?? 0) > 0);
     for (const t of loading) assembleDir(t.dir, wanted.get(t.dir));
     await readConstantsOf(wanted);
@@ -41874,22 +47258,33 @@ async function loadModules(input) {
     pending = installedTargets(modules, installedCopies).filter((t) => !modules.has(t.dir));
     if (batch.length === 0) break;
   }
+  diagnostics.push(...stackNotices(signals));
   const callers = localCallers(modules);
-  const decisions = classifyModules({ modules, callers, signals, config: config2, templateFiles });
+  const decisions = classifyModules({ modules, callers, signals, config: config2, templateFiles: templateFiles2 });
   for (const m of modules.values()) {
     const from = installedCopies.get(m.path);
     const d = from === void 0 ? decisions.get(m.path) : { kind: "shared", reason: `installed copy of the remote module ${from}`, evidence: "strong" };
     m.kind = d.kind;
     m.kindReason = d.reason;
     m.kindEvidence = d.evidence;
+    if (d.signal !== void 0) m.kindSignal = d.signal;
     if (from !== void 0) m.installedCopy = from;
   }
-  const installed = /* @__PURE__ */ new Map();
+  const unitDirs = new Set(signals.units.map((u) => u.dir));
+  for (const [target, list] of callers) {
+    const m = modules.get(target);
+    if (m === void 0 || m.kindSignal !== "terragrunt-source") continue;
+    const byUnits = list.filter((c) => unitDirs.has(c.caller) && c.call === "terragrunt");
+    const byModules = list.filter((c) => !byUnits.includes(c) && modules.get(c.caller)?.kind !== "fragment");
+    if (byUnits.length > 0 && byModules.length === 0)
+      m.unitSourceOf = [...new Set(byUnits.map((c) => c.caller))].sort(compareUtf8);
+  }
+  const installed2 = /* @__PURE__ */ new Map();
   for (const m of modules.values()) {
-    for (const call of m.moduleCalls) {
-      if (call.sourceKind !== "local" || call.target === null || modules.has(call.target)) continue;
-      const reason = call.source === null ? null : installedCopyReason(call.source, m);
-      if (reason !== null) installed.set(call, reason);
+    for (const call2 of m.moduleCalls) {
+      if (call2.sourceKind !== "local" || call2.target === null || modules.has(call2.target)) continue;
+      const reason = call2.source === null ? null : installedCopyReason(call2.source, m);
+      if (reason !== null) installed2.set(call2, reason);
     }
   }
   const entryPoints = [...modules.values()].filter(
@@ -41905,14 +47300,14 @@ async function loadModules(input) {
   const unitSources = /* @__PURE__ */ new Map();
   for (const u of signals.units)
     if (u.target !== null && u.target !== u.dir) unitSources.set(u.dir, u.target);
-  const build = (path4, e) => {
-    const kind = modules.get(path4).kind;
-    const unitSource = unitSources.get(path4);
-    return buildRootTree(path4, modules, e, {
+  const build = (path5, e) => {
+    const kind = modules.get(path5).kind;
+    const unitSource2 = unitSources.get(path5);
+    return buildRootTree(path5, modules, e, {
       kind: kind === "example" || kind === "test" ? kind : "root",
-      installed,
-      testHelpers: testHelpers.get(path4) ?? [],
-      ...unitSource === void 0 ? {} : { unitSource }
+      installed: installed2,
+      testHelpers: testHelpers.get(path5) ?? [],
+      ...unitSource2 === void 0 ? {} : { unitSource: unitSource2 }
     });
   };
   let roots = entryPoints.map((r) => build(r, engine));
@@ -41921,13 +47316,13 @@ async function loadModules(input) {
   roots = roots.map((t) => {
     const e = treeEngine(t, modules, archive, config2, engine);
     if (e === engine) return { ...t, engine: e };
-    for (const path4 of t.modules) {
-      if (moduleEngine.has(path4)) continue;
-      moduleEngine.set(path4, e);
-      const m = modules.get(path4);
-      const assembled = assembledByDir.get(path4);
+    for (const path5 of t.modules) {
+      if (moduleEngine.has(path5)) continue;
+      moduleEngine.set(path5, e);
+      const m = modules.get(path5);
+      const assembled = assembledByDir.get(path5);
       if (assembled === void 0 || m.terragrunt !== void 0) continue;
-      const again = collectModule(path4, assembled, e, lines, constantsByDir.get(path4));
+      const again = collectModule(path5, assembled, e, lines, constantsByDir.get(path5));
       m.providers = again.providers;
       m.providerUses = again.providerUses;
       m.providerConfigs = again.providerConfigs;
@@ -41936,26 +47331,27 @@ async function loadModules(input) {
     return { ...t, engine: e };
   });
   if (changed) roots = roots.map((t) => ({ ...build(t.root, t.engine), engine: t.engine }));
-  for (const [call, reason] of installed) {
-    const caller = [...modules.values()].find((m) => m.moduleCalls.includes(call));
+  for (const [call2, reason] of installed2) {
+    const caller = [...modules.values()].find((m) => m.moduleCalls.includes(call2));
     diagnostics.push({
       kind: "module-unresolved",
       module: caller.path,
-      call: call.name,
-      source: call.source ?? "",
+      call: call2.name,
+      source: call2.source ?? "",
       reason,
-      location: call.location
+      location: call2.location
     });
   }
+  diagnostics.push(...declarationDiagnostics(signals.declarations, modules, entryPaths));
   diagnostics.push(
-    ...missingModules(modules, installed),
+    ...missingModules(modules, installed2),
     ...moduleCycles(
       modules,
       roots.map((r) => r.root)
     )
   );
   diagnostics.sort(compareDiagnostics);
-  return { modules: [...modules.values()], roots, diagnostics, engine, parsed: parsed2, signals };
+  return { modules: [...modules.values()], roots, diagnostics, engine, parsed: parsed3, signals, templateFiles: templateFiles2 };
 }
 function packageConfig(config2, engine) {
   return {
@@ -42002,6 +47398,16 @@ async function summarizePackage(pkg, engine, input) {
   }
   return summary;
 }
+function keyFromCallSite(r, byKey) {
+  let top = r;
+  for (let up = r.parent; up !== null; ) {
+    const parent = byKey.get(up);
+    if (parent === void 0) break;
+    top = parent;
+    up = parent.parent;
+  }
+  return top.name + r.key.slice(top.key.length);
+}
 async function resolveRemoteModules(loaded, input) {
   const byPath = new Map(loaded.modules.map((m) => [m.path, m]));
   const resolver = new RemoteResolver({
@@ -42015,7 +47421,6 @@ async function resolveRemoteModules(loaded, input) {
   const roots = [];
   const added = [];
   const seen = /* @__PURE__ */ new Set();
-  const reasons = /* @__PURE__ */ new Map();
   for (const tree of loaded.roots) {
     input.signal?.throwIfAborted();
     if (!tree.remoteCalls.some((c) => c.installed !== true && c.source !== null)) {
@@ -42025,22 +47430,21 @@ async function resolveRemoteModules(loaded, input) {
     const remote = await resolver.resolveTree(tree);
     input.signal?.throwIfAborted();
     roots.push(withRemoteModules(tree, remote));
+    const byKey = new Map(remote.map((r) => [r.key, r]));
     for (const r of remote) {
       if (r.origin !== null) continue;
-      const reason = r.unresolved ?? "";
-      let n = reasons.get(reason);
-      if (n === void 0) reasons.set(reason, n = reasons.size);
-      const id = `${r.location.file}:${r.location.line}\0${r.key}\0${r.source}\0${n}`;
+      const call2 = keyFromCallSite(r, byKey);
+      const id = `${r.location.file}:${r.location.line}\0${call2}\0${r.source}\0${r.version ?? ""}`;
       if (seen.has(id)) continue;
       seen.add(id);
       added.push({
         kind: "module-unresolved",
         module: r.module,
-        call: r.key,
+        call: call2,
         source: r.source,
         reason: r.unresolved ?? "it was not resolved",
         location: r.location,
-        remote: { key: r.key, version: r.version }
+        remote: { key: call2, version: r.version }
       });
     }
   }
@@ -42061,10 +47465,10 @@ var TEXTS = /* @__PURE__ */ new WeakMap();
 function sourceText(file, bytes2) {
   const known = TEXTS.get(bytes2);
   if (known !== void 0 && known.file === file) return known;
-  const text2 = bytes2.toString("latin1");
+  const text3 = bytes2.toString("latin1");
   const lineStarts = [0];
-  for (let i2 = text2.indexOf("\n"); i2 >= 0; i2 = text2.indexOf("\n", i2 + 1)) lineStarts.push(i2 + 1);
-  const out = { file, bytes: bytes2, text: text2, lineStarts };
+  for (let i2 = text3.indexOf("\n"); i2 >= 0; i2 = text3.indexOf("\n", i2 + 1)) lineStarts.push(i2 + 1);
+  const out = { file, bytes: bytes2, text: text3, lineStarts };
   TEXTS.set(bytes2, out);
   return out;
 }
@@ -42087,8 +47491,8 @@ function posAt(src, at2) {
 function rangeOf(src, start, end) {
   return { file: src.file, start: posAt(src, start), end: posAt(src, end) };
 }
-function insertion(src, at2, text2) {
-  return { range: rangeOf(src, at2, at2), text: text2 };
+function insertion(src, at2, text3) {
+  return { range: rangeOf(src, at2, at2), text: text3 };
 }
 function lineBounds(src, li) {
   const start = src.lineStarts[li];
@@ -42261,7 +47665,7 @@ function restOfLineIsTrailing(src, at2, commaAllowed) {
 function insertObjectItem(src, entry, item, where4) {
   const items = entry.items;
   if (items === void 0 || entry.valueRange.file !== src.file) return void 0;
-  const json2 = isJson(src.file);
+  const json3 = isJson(src.file);
   const open = entry.valueRange.start.byte;
   const close = entry.valueRange.end.byte - 1;
   if (src.text[open] !== "{" || src.text[close] !== "}") return void 0;
@@ -42270,7 +47674,7 @@ function insertObjectItem(src, entry, item, where4) {
     return [
       {
         range: rangeOf(src, open, close + 1),
-        text: json2 ? `{${JSON.stringify(item.key)}: ${item.json}}` : `{ ${item.key} = ${item.hcl} }`
+        text: json3 ? `{${JSON.stringify(item.key)}: ${item.json}}` : `{ ${item.key} = ${item.hcl} }`
       }
     ];
   }
@@ -42281,7 +47685,7 @@ function insertObjectItem(src, entry, item, where4) {
     const li2 = lineIndex2(src, end);
     const multiLine2 = lineIndex2(src, lastItem.keyRange.start.byte) > openLine;
     const indent = indentOf(src, lineIndex2(src, lastItem.keyRange.start.byte));
-    if (json2) {
+    if (json3) {
       const sep3 = multiLine2 ? `,${eolOf(src, li2)}${indent}` : ", ";
       return [insertion(src, end, `${sep3}${JSON.stringify(item.key)}: ${item.json}`)];
     }
@@ -42294,7 +47698,7 @@ function insertObjectItem(src, entry, item, where4) {
   const start = firstItem.keyRange.start.byte;
   const li = lineIndex2(src, start);
   const multiLine = li > openLine && firstOnLine(src, start);
-  if (json2) {
+  if (json3) {
     const sep3 = multiLine ? `,${eolOf(src, li)}${indentOf(src, li)}` : ", ";
     return [insertion(src, start, `${JSON.stringify(item.key)}: ${item.json}${sep3}`)];
   }
@@ -42339,7 +47743,7 @@ function appendToTuple(src, valueRange, elements) {
 }
 
 // src/rules/lock-helpers.ts
-var import_node_path2 = require("node:path");
+var import_node_path4 = require("node:path");
 var REGISTRY_RULE_IDS = Object.freeze([
   "lock-hash-unknown",
   "lock-signature-invalid",
@@ -42349,8 +47753,8 @@ var REGISTRY_RULE_IDS = Object.freeze([
 function cliName(engine) {
   return engine === "opentofu" ? "tofu" : "terraform";
 }
-function pathFromRoot(root, archivePath) {
-  return import_node_path2.posix.relative(root === "." ? "" : root, archivePath) || ".";
+function pathFromRoot(root, archivePath2) {
+  return import_node_path4.posix.relative(root === "." ? "" : root, archivePath2) || ".";
 }
 function readonlySeverity(config2, fallback) {
   return config2.lockMode === "readonly" ? "error" : fallback;
@@ -42387,8 +47791,12 @@ function treeHasParseErrors(ctx, tree) {
 }
 function treeHasUnknownSources(ctx, tree) {
   return tree.modules.some(
-    (path4) => ctx.moduleByPath.get(path4)?.providers.some((p) => p.sourceExpression?.status === "unknown")
+    (path5) => ctx.moduleByPath.get(path5)?.providers.some((p) => p.sourceExpression?.status === "unknown")
   );
+}
+function treeHasUnresolvedTerragrunt(ctx, tree) {
+  const mods = new Set(tree.modules);
+  return ctx.diagnostics.some((d) => d.kind === "terragrunt-unresolved" && d.partial && mods.has(d.module));
 }
 function treeHasRemoteModules(tree) {
   if (tree.remoteModules === void 0) return tree.remoteCalls.length > 0;
@@ -42402,6 +47810,9 @@ function registryCheckFor(a, e) {
 }
 function constraintPieces(s) {
   return s.split(",").map((p) => p.trim()).filter((p) => p !== "");
+}
+function isStackRoot(ctx, root) {
+  return ctx.moduleByPath.get(root)?.terraformStack === true;
 }
 function lockRoots(ctx) {
   return ctx.lock?.roots ?? [];
@@ -42538,12 +47949,12 @@ function releaseLine(version) {
 }
 function callPaths(tree, modulePath) {
   const out = [];
-  const walk3 = (at2, path4, seen) => {
-    if (at2 === modulePath) out.push(path4);
+  const walk3 = (at2, path5, seen) => {
+    if (at2 === modulePath) out.push(path5);
     if (out.length > 64) return;
     for (const c of tree.calls) {
       if (c.from !== at2 || seen.has(c.to)) continue;
-      walk3(c.to, [...path4, c.name], /* @__PURE__ */ new Set([...seen, c.to]));
+      walk3(c.to, [...path5, c.name], /* @__PURE__ */ new Set([...seen, c.to]));
     }
   };
   walk3(tree.root, [], /* @__PURE__ */ new Set([tree.root]));
@@ -42592,6 +48003,54 @@ var builtinTerraformProvider = {
   }
 };
 
+// src/rules/declaration-invalid.ts
+var declarationInvalid = {
+  id: "declaration-invalid",
+  defaultSeverity: "warning",
+  summary: "A deployment declaration file (atlantis.yaml, digger.yml, .spacelift/config.yml, atmos.yaml and stack manifests, env0.workflow.yml) must be valid YAML of the shape its tool reads.",
+  check(ctx) {
+    return diagnosticsOf(ctx, "declaration-invalid").map((d) => ({
+      module: d.module,
+      ...at(d.location),
+      message: d.message,
+      note: `tfguard decided the kinds of the directories it would declare from its other signals (docs/classification.md).`
+    }));
+  }
+};
+
+// src/rules/declared-root-missing.ts
+var declaredRootMissing = {
+  id: "declared-root-missing",
+  defaultSeverity: "error",
+  summary: "A directory that deployment tooling declares as a root (atlantis.yaml, digger.yml, .spacelift/config.yml, Atmos stacks, tfe_workspace, \u2026) must exist and hold Terraform configuration.",
+  check(ctx) {
+    return diagnosticsOf(ctx, "declared-root-missing").map((d) => {
+      const where4 = `${d.location.file}:${d.location.line}`;
+      const more = d.more > 0 ? ` (and ${d.more} more declaration${d.more === 1 ? "" : "s"} of it)` : "";
+      if (d.glob) {
+        return {
+          module: d.module,
+          ...at(d.location),
+          message: `${d.tool} ${d.label} (${where4}) matches no directory with Terraform configuration, so it generates no project`,
+          note: "Fix the glob, or remove it if the directories it meant are gone."
+        };
+      }
+      const what = d.exists ? `directory "${d.dir}", which holds no Terraform configuration` : `directory "${d.dir}", which is not in the archive`;
+      const finding2 = {
+        module: d.module,
+        ...at(d.location),
+        message: `${d.tool} ${d.label} (${where4}) declares ${what}${more}`,
+        note: `${d.tool} runs plan and apply there; fix the path in ${d.location.file}, or remove the declaration.`
+      };
+      if (d.uncertain !== null) {
+        finding2.message += ` (${d.uncertain})`;
+        finding2.confidence = "low";
+      }
+      return finding2;
+    });
+  }
+};
+
 // src/rules/duplicate-required-providers.ts
 var duplicateRequiredProviders = {
   id: "duplicate-required-providers",
@@ -42616,8 +48075,8 @@ var incompatibleConstraints = {
     const out = [];
     for (const tree of ctx.roots) {
       for (const rp of tree.providers) {
-        const shown = shortSource(rp.source);
-        const lower = shown.toLowerCase();
+        const shown2 = shortSource(rp.source);
+        const lower = shown2.toLowerCase();
         if (lower === "hashicorp/terraform" || lower.startsWith("terraform.io/builtin/")) continue;
         const valid2 = rp.contributions.filter(
           (c) => c.constraints.trim() !== "" && validateConstraints(c.constraints) === null
@@ -42648,7 +48107,7 @@ var incompatibleConstraints = {
             byId.get(tree.root)?.location ?? null,
             remote.map((c) => c?.location ?? null)
           ),
-          message: `no version of provider ${shown} satisfies every module of root "${tree.root}": ${parts.join(", ")} (${conflict.reason})`,
+          message: `no version of provider ${shown2} satisfies every module of root "${tree.root}": ${parts.join(", ")} (${conflict.reason})`,
           note: "Widen the shared module constraints to a minimum only (>=) and keep the maximum in the root module."
         });
       }
@@ -42665,8 +48124,8 @@ function locate(ctx, tree, conflicting, rootLocation, remoteCalls = []) {
   const targets = new Set(conflicting);
   for (const l of remoteCalls) {
     if (l === null) continue;
-    for (const path4 of tree.modules)
-      if (ctx.moduleByPath.get(path4)?.files.includes(l.file)) targets.add(path4);
+    for (const path5 of tree.modules)
+      if (ctx.moduleByPath.get(path5)?.files.includes(l.file)) targets.add(path5);
   }
   const firstHop = /* @__PURE__ */ new Map();
   const queue = [];
@@ -42680,8 +48139,8 @@ function locate(ctx, tree, conflicting, rootLocation, remoteCalls = []) {
     const cur = queue[i2];
     if (targets.has(cur)) {
       const callName = firstHop.get(cur);
-      const call = rootModule?.moduleCalls.find((mc) => mc.name === callName);
-      if (call) return at(call.location);
+      const call2 = rootModule?.moduleCalls.find((mc) => mc.name === callName);
+      if (call2) return at(call2.location);
       break;
     }
     for (const c of tree.calls) {
@@ -42751,7 +48210,8 @@ var lockConstraintsDrift = {
       const cli = cliName(a.engine);
       const tree = treeOf(ctx, a.root);
       if (a.lock === null || tree === void 0) continue;
-      const partial = treeHasRemoteModules(tree);
+      if (isStackRoot(ctx, a.root)) continue;
+      const partial = treeHasRemoteModules(tree) || treeHasUnresolvedTerragrunt(ctx, tree);
       const install = treeCallsModules(tree) ? `; it needs the modules installed by "${cli} init" first` : "";
       for (const e of liveEntries(a)) {
         if (e.constraintsInvalid) continue;
@@ -42761,8 +48221,8 @@ var lockConstraintsDrift = {
         const current = p.constraints;
         if (recorded === current) continue;
         let missing = [];
-        const unknown = p.unknownContributions !== void 0;
-        const incomplete = partial || unknown;
+        const unknown2 = p.unknownContributions !== void 0;
+        const incomplete = partial || unknown2;
         const unseen = partial ? "(remote modules may add constraints of their own)" : `(the constraint of ${quoted(p.unknownContributions ?? [])} reads a value tfguard could not evaluate)`;
         if (incomplete) {
           const have = new Set(constraintPieces(recorded));
@@ -42791,7 +48251,7 @@ var lockConstraintsDrift = {
 };
 
 // src/lockfile/hash.ts
-var import_node_crypto6 = require("node:crypto");
+var import_node_crypto7 = require("node:crypto");
 var import_node_fs3 = require("node:fs");
 var path = __toESM(require("node:path"));
 var import_yauzl = __toESM(require_yauzl());
@@ -42804,7 +48264,7 @@ var PackageHashError = class extends Error {
 var SHA256_HEX = /^[0-9a-f]{64}$/;
 function hashEntries(files) {
   const sorted = [...files].sort((a, b) => compareUtf8(a.path, b.path));
-  const summary = (0, import_node_crypto6.createHash)("sha256");
+  const summary = (0, import_node_crypto7.createHash)("sha256");
   for (const f of sorted) {
     if (f.path.includes("\n")) {
       throw new PackageHashError(
@@ -42823,7 +48283,7 @@ function hashEntries(files) {
 }
 function sha256OfStream(stream, limit, what) {
   return new Promise((resolve5, reject) => {
-    const h = (0, import_node_crypto6.createHash)("sha256");
+    const h = (0, import_node_crypto7.createHash)("sha256");
     let bytes2 = 0;
     stream.on("data", (chunk) => {
       bytes2 += chunk.length;
@@ -42887,7 +48347,7 @@ function unpackedName(name) {
 async function hashZip(zip, options2 = {}) {
   const maxEntries = options2.maxEntries ?? DEFAULT_MAX_ENTRIES;
   const maxBytes = options2.maxUncompressedBytes ?? DEFAULT_MAX_BYTES;
-  const zhPromise = typeof zip === "string" ? sha256OfStream((0, import_node_fs3.createReadStream)(zip), Number.MAX_SAFE_INTEGER, zip).then((r) => r.hex) : Promise.resolve((0, import_node_crypto6.createHash)("sha256").update(zip).digest("hex"));
+  const zhPromise = typeof zip === "string" ? sha256OfStream((0, import_node_fs3.createReadStream)(zip), Number.MAX_SAFE_INTEGER, zip).then((r) => r.hex) : Promise.resolve((0, import_node_crypto7.createHash)("sha256").update(zip).digest("hex"));
   const zf = await openZip2(zip);
   if (zf.entryCount > maxEntries) {
     zf.close();
@@ -42937,9 +48397,9 @@ async function hashZip(zip, options2 = {}) {
           return;
         }
         sha256OfStream(stream, maxBytes - total, `zip entry ${JSON.stringify(name)}`).then(
-          ({ hex: hex2, bytes: bytes2 }) => {
+          ({ hex: hex3, bytes: bytes2 }) => {
             total += bytes2;
-            entries.push({ name, directory: name.endsWith("/"), sha256: hex2, size: bytes2 });
+            entries.push({ name, directory: name.endsWith("/"), sha256: hex3, size: bytes2 });
             zf.readEntry();
           },
           (e) => fail2(
@@ -43004,8 +48464,8 @@ async function hashDirectory(dir) {
       if (!st.isFile()) {
         throw new PackageHashError(`${childRel} in ${dir} is not a regular file`);
       }
-      const { hex: hex2 } = await sha256OfStream((0, import_node_fs3.createReadStream)(childAbs), Number.MAX_SAFE_INTEGER, childRel);
-      files.push({ path: childRel, sha256: hex2 });
+      const { hex: hex3 } = await sha256OfStream((0, import_node_fs3.createReadStream)(childAbs), Number.MAX_SAFE_INTEGER, childRel);
+      files.push({ path: childRel, sha256: hex3 });
     }
   };
   try {
@@ -43041,8 +48501,8 @@ function isWellFormedZh(hash) {
 // src/lockfile/packages.ts
 var PACKED_NAME = /^terraform-provider-(.+)_([^_]+)_([a-z0-9]+_[a-z0-9]+)\.zip$/;
 var PLATFORM = /^[a-z0-9]+_[a-z0-9]+$/;
-function isProviderPackageZip(path4) {
-  const base = path4.slice(path4.lastIndexOf("/") + 1);
+function isProviderPackageZip(path5) {
+  const base = path5.slice(path5.lastIndexOf("/") + 1);
   return /^terraform-provider-[^/]*_[^_/]+_[^_/]+_[^_/]+\.zip$/.test(base);
 }
 function cleanDir2(p) {
@@ -43086,9 +48546,9 @@ function canonicalVersion(v) {
     return null;
   }
 }
-function canonicalSource(host, ns, type) {
-  const parsed2 = parseProviderSource(`${host}/${ns}/${type}`, "terraform");
-  return parsed2.ok ? parsed2.source : null;
+function canonicalSource(host, ns, type2) {
+  const parsed3 = parseProviderSource(`${host}/${ns}/${type2}`, "terraform");
+  return parsed3.ok ? parsed3.source : null;
 }
 function findProviderPackages(archive, pluginDirs = []) {
   const mirrors = findMirrors(archive.entries, pluginDirs);
@@ -43104,11 +48564,11 @@ function findProviderPackages(archive, pluginDirs = []) {
     const rel = mirror.dir === "." ? e.path : e.path.slice(mirror.dir.length + 1);
     const parts = rel.split("/");
     if (parts.length === 4 && mirror.location !== "cache") {
-      const [host, ns, type, file] = parts;
+      const [host, ns, type2, file] = parts;
       const m = PACKED_NAME.exec(file);
-      if (m === null || m[1] !== type) continue;
+      if (m === null || m[1] !== type2) continue;
       const version = canonicalVersion(m[2]);
-      const source = canonicalSource(host, ns, type);
+      const source = canonicalSource(host, ns, type2);
       if (version === null || source === null) continue;
       out.push({
         kind: "packed",
@@ -43124,12 +48584,12 @@ function findProviderPackages(archive, pluginDirs = []) {
       continue;
     }
     if (parts.length >= 6) {
-      const [host, ns, type, rawVersion, platform] = parts;
+      const [host, ns, type2, rawVersion, platform] = parts;
       if (!PLATFORM.test(platform)) continue;
       const version = canonicalVersion(rawVersion);
-      const source = canonicalSource(host, ns, type);
+      const source = canonicalSource(host, ns, type2);
       if (version === null || source === null) continue;
-      const dir = [mirror.dir === "." ? "" : mirror.dir, host, ns, type, rawVersion, platform].filter((s) => s !== "").join("/");
+      const dir = [mirror.dir === "." ? "" : mirror.dir, host, ns, type2, rawVersion, platform].filter((s) => s !== "").join("/");
       let group = unpacked.get(dir);
       if (group === void 0) {
         group = {
@@ -43188,35 +48648,35 @@ function isExpression(value) {
 }
 function decodeAddress(block2, errors) {
   const raw = block2.labels[0];
-  const parsed2 = parseProviderSource(raw, "terraform");
-  if (!parsed2.ok || raw.split("/").length !== 3) {
+  const parsed3 = parseProviderSource(raw, "terraform");
+  if (!parsed3.ok || raw.split("/").length !== 3) {
     errors.push({
-      message: `invalid provider source address "${raw}": a lock entry must name a valid, fully-qualified address of the form "hostname/namespace/type"${parsed2.ok ? "" : ` (${parsed2.error})`}`,
+      message: `invalid provider source address "${raw}": a lock entry must name a valid, fully-qualified address of the form "hostname/namespace/type"${parsed3.ok ? "" : ` (${parsed3.error})`}`,
       line: block2.line,
       range: block2.range
     });
-    return { source: parsed2.ok ? parsed2.source : null, fatal: !parsed2.ok };
+    return { source: parsed3.ok ? parsed3.source : null, fatal: !parsed3.ok };
   }
-  const [host, namespace] = parsed2.source.split("/");
+  const [host, namespace] = parsed3.source.split("/");
   if (host === BUILTIN_HOST && namespace === "builtin") {
     errors.push({
-      message: `cannot lock a version for the built-in provider ${parsed2.source}: it is bundled inside Terraform`,
+      message: `cannot lock a version for the built-in provider ${parsed3.source}: it is bundled inside Terraform`,
       line: block2.line,
       range: block2.range
     });
     return { source: null, fatal: true };
   }
-  if (parsed2.source !== raw) {
+  if (parsed3.source !== raw) {
     errors.push({
-      message: `non-normalized provider source address "${raw}": it must be written as "${parsed2.source}", the fully-qualified and normalized form`,
+      message: `non-normalized provider source address "${raw}": it must be written as "${parsed3.source}", the fully-qualified and normalized form`,
       line: block2.line,
       range: block2.range
     });
   }
-  return { source: parsed2.source, fatal: false };
+  return { source: parsed3.source, fatal: false };
 }
-function decodeVersion(attr2, address, block2, errors) {
-  if (attr2 === void 0) {
+function decodeVersion(attr3, address, block2, errors) {
+  if (attr3 === void 0) {
     errors.push({
       message: `the lock entry for ${address} has no "version" argument (it is required)`,
       line: block2.line,
@@ -43224,88 +48684,88 @@ function decodeVersion(attr2, address, block2, errors) {
     });
     return null;
   }
-  if (typeof attr2.value !== "string" || isExpression(attr2.value)) {
+  if (typeof attr3.value !== "string" || isExpression(attr3.value)) {
     errors.push({
-      message: `the "version" of ${address} must be a literal string, not ${describe2(attr2.value)}`,
-      line: attr2.line,
-      range: attr2.range
+      message: `the "version" of ${address} must be a literal string, not ${describe2(attr3.value)}`,
+      line: attr3.line,
+      range: attr3.range
     });
     return null;
   }
   let canonical;
   try {
-    canonical = formatVersion(parseVersion(attr2.value));
+    canonical = formatVersion(parseVersion(attr3.value));
   } catch (err2) {
     errors.push({
-      message: `invalid version ${JSON.stringify(attr2.value)} for ${address}: ${err2.message}`,
-      line: attr2.line,
-      range: attr2.range
+      message: `invalid version ${JSON.stringify(attr3.value)} for ${address}: ${err2.message}`,
+      line: attr3.line,
+      range: attr3.range
     });
     return null;
   }
-  if (canonical !== attr2.value) {
+  if (canonical !== attr3.value) {
     errors.push({
-      message: `the version of ${address} must be written in normalized form: "${canonical}", not ${JSON.stringify(attr2.value)}`,
-      line: attr2.line,
-      range: attr2.range
+      message: `the version of ${address} must be written in normalized form: "${canonical}", not ${JSON.stringify(attr3.value)}`,
+      line: attr3.line,
+      range: attr3.range
     });
     return canonical;
   }
   return canonical;
 }
-function decodeConstraints(attr2, address, errors) {
-  if (attr2 === void 0) return { value: null, invalid: false };
-  if (typeof attr2.value !== "string" || isExpression(attr2.value)) {
+function decodeConstraints(attr3, address, errors) {
+  if (attr3 === void 0) return { value: null, invalid: false };
+  if (typeof attr3.value !== "string" || isExpression(attr3.value)) {
     errors.push({
-      message: `the "constraints" of ${address} must be a literal string, not ${describe2(attr2.value)}`,
-      line: attr2.line,
-      range: attr2.range
+      message: `the "constraints" of ${address} must be a literal string, not ${describe2(attr3.value)}`,
+      line: attr3.line,
+      range: attr3.range
     });
     return { value: null, invalid: true };
   }
   try {
-    parseConstraints(attr2.value, { grammar: "lock" });
+    parseConstraints(attr3.value, { grammar: "lock" });
   } catch (err2) {
     errors.push({
-      message: `invalid recorded constraints ${JSON.stringify(attr2.value)} for ${address}: ${err2.message}`,
-      line: attr2.line,
-      range: attr2.range
+      message: `invalid recorded constraints ${JSON.stringify(attr3.value)} for ${address}: ${err2.message}`,
+      line: attr3.line,
+      range: attr3.range
     });
-    return { value: attr2.value, invalid: true };
+    return { value: attr3.value, invalid: true };
   }
-  if (!isNormalized(attr2.value)) {
+  if (!isNormalized(attr3.value)) {
     errors.push({
-      message: `the recorded constraints ${JSON.stringify(attr2.value)} of ${address} are not in Terraform's normalized form`,
-      line: attr2.line,
-      range: attr2.range
+      message: `the recorded constraints ${JSON.stringify(attr3.value)} of ${address} are not in Terraform's normalized form`,
+      line: attr3.line,
+      range: attr3.range
     });
-    return { value: attr2.value, invalid: true };
+    return { value: attr3.value, invalid: true };
   }
-  return { value: attr2.value, invalid: false };
+  return { value: attr3.value, invalid: false };
 }
-function decodeHashes(attr2, address, errors) {
-  if (attr2 === void 0) return [];
-  if (!Array.isArray(attr2.value)) {
+function decodeHashes(attr3, address, errors) {
+  if (attr3 === void 0) return [];
+  if (!Array.isArray(attr3.value)) {
     errors.push({
-      message: `the "hashes" of ${address} must be a list of strings, not ${describe2(attr2.value)}`,
-      line: attr2.line,
-      range: attr2.range
+      message: `the "hashes" of ${address} must be a list of strings, not ${describe2(attr3.value)}`,
+      line: attr3.line,
+      range: attr3.range
     });
     return [];
   }
-  const values = attr2.value;
+  const values = attr3.value;
   if (values.length === 0) {
     errors.push({
       message: `the "hashes" of ${address} must either be omitted or contain at least one hash`,
-      line: attr2.line,
-      range: attr2.range
+      line: attr3.line,
+      range: attr3.range
     });
     return [];
   }
-  const elements = attr2.elements?.length === values.length ? attr2.elements : null;
+  const elements = attr3.elements?.length === values.length ? attr3.elements : null;
   const out = [];
   values.forEach((v, i2) => {
-    const range = elements === null ? attr2.range : elements[i2];
+    const range = elements === null ? attr3.range : elements[i2];
     const line = range.start.line;
     if (typeof v !== "string" || isExpression(v)) {
       errors.push({
@@ -43327,10 +48787,10 @@ function decodeHashes(attr2, address, errors) {
   });
   return out;
 }
-function parseLockFile(path4, result) {
+function parseLockFile(path5, result) {
   if (!result.ok) {
     return {
-      path: path4,
+      path: path5,
       readable: false,
       providers: [],
       errors: [
@@ -43341,11 +48801,11 @@ function parseLockFile(path4, result) {
   const errors = [];
   const providers = [];
   const body2 = result.file.body;
-  for (const attr2 of body2.attributes) {
+  for (const attr3 of body2.attributes) {
     errors.push({
-      message: `unsupported argument "${attr2.name}": a lock file contains only provider blocks`,
-      line: attr2.line,
-      range: attr2.range
+      message: `unsupported argument "${attr3.name}": a lock file contains only provider blocks`,
+      line: attr3.line,
+      range: attr3.range
     });
   }
   const firstLine = /* @__PURE__ */ new Map();
@@ -43428,7 +48888,7 @@ function parseLockFile(path4, result) {
     });
   }
   errors.sort((a, b) => a.line - b.line);
-  return { path: path4, readable: true, providers, errors };
+  return { path: path5, readable: true, providers, errors };
 }
 function emptyEntry(address, block2) {
   return {
@@ -43636,8 +49096,8 @@ function pgp() {
   return library;
 }
 async function readSignature2(bytes2) {
-  const text2 = Buffer.from(bytes2).toString("latin1");
-  if (text2.includes("-----BEGIN PGP SIGNATURE-----")) {
+  const text3 = Buffer.from(bytes2).toString("latin1");
+  if (text3.includes("-----BEGIN PGP SIGNATURE-----")) {
     return (await pgp()).readSignature({ armoredSignature: Buffer.from(bytes2).toString("utf8") });
   }
   return (await pgp()).readSignature({ binarySignature: bytes2 });
@@ -43691,13 +49151,13 @@ async function authenticateSums(document, signature, keys, anchors) {
   }
   let signer = null;
   for (const key of keys) {
-    let parsed2;
+    let parsed3;
     try {
-      parsed2 = await readKeys2(key.asciiArmor, "a signing key from the registry");
+      parsed3 = await readKeys2(key.asciiArmor, "a signing key from the registry");
     } catch (err2) {
       return { ok: false, reason: err2.message };
     }
-    const check = await checkDetached(document, sig, parsed2);
+    const check = await checkDetached(document, sig, parsed3);
     if (!check.ok && check.unknownIssuer) continue;
     if (!check.ok) return { ok: false, reason: `the SHA256SUMS signature does not verify: ${check.reason}` };
     signer = { key, keyId: check.keyId };
@@ -43744,23 +49204,23 @@ var CACHE_SCHEMA2 = 1;
 function isObject3(v) {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
-function parseSums(text2) {
+function parseSums(text3) {
   const out = {};
-  for (const line of text2.split("\n")) {
+  for (const line of text3.split("\n")) {
     const fields = line.trim().split(/\s+/);
     if (fields.length < 2) continue;
-    const hex2 = fields[0].toLowerCase();
+    const hex3 = fields[0].toLowerCase();
     const name = fields[1].replace(/^\*/, "");
-    if (!/^[0-9a-f]{64}$/.test(hex2)) continue;
-    if (!Object.prototype.hasOwnProperty.call(out, name)) out[name] = hex2;
+    if (!/^[0-9a-f]{64}$/.test(hex3)) continue;
+    if (!Object.prototype.hasOwnProperty.call(out, name)) out[name] = hex3;
   }
   return out;
 }
 function platformsFromSums(sums) {
   const out = {};
-  for (const [name, hex2] of Object.entries(sums)) {
+  for (const [name, hex3] of Object.entries(sums)) {
     const m = /_([a-z0-9]+_[a-z0-9]+)\.zip$/.exec(name);
-    if (m !== null) out[m[1]] = `zh:${hex2}`;
+    if (m !== null) out[m[1]] = `zh:${hex3}`;
   }
   return out;
 }
@@ -43841,13 +49301,13 @@ var RegistryClient = class {
   target(source) {
     const parts = source.split("/");
     if (parts.length !== 3) return { reason: `"${source}" is not a registry provider address` };
-    const [host, namespace, type] = parts;
+    const [host, namespace, type2] = parts;
     if (!this.allowsHost(host)) {
       return {
         reason: `registry host ${host} is not contacted: only ${[...PUBLIC_REGISTRIES].join(" and ")} and hosts mapped with registry_hosts by whoever runs the scan are`
       };
     }
-    return { host, namespace, type };
+    return { host, namespace, type: type2 };
   }
   /**
    * Every version the registry publishes for a provider, with the platforms of each (what
@@ -43968,11 +49428,11 @@ var RegistryClient = class {
     const parts = query.source.split("/");
     if (parts.length !== 3)
       return { status: "not-found", reason: `"${query.source}" is not a registry provider address` };
-    const [host, namespace, type] = parts;
+    const [host, namespace, type2] = parts;
     const cached = await this.readCache(query);
     if (cached !== null) return cached;
     try {
-      const outcome = await this.fetchRelease(query, host, namespace, type);
+      const outcome = await this.fetchRelease(query, host, namespace, type2);
       if (outcome.status === "verified") await this.writeCache(query, outcome);
       return outcome;
     } catch (err2) {
@@ -43980,11 +49440,11 @@ var RegistryClient = class {
       throw err2;
     }
   }
-  async fetchRelease(query, host, namespace, type) {
+  async fetchRelease(query, host, namespace, type2) {
     const v1 = await this.discovery.discover(host, "providers.v1", "provider registry");
-    const providerUrl = new URL(`${encodeURIComponent(namespace)}/${encodeURIComponent(type)}/`, v1);
+    const providerUrl = new URL(`${encodeURIComponent(namespace)}/${encodeURIComponent(type2)}/`, v1);
     const versionsUrl = new URL("versions", providerUrl);
-    const versions = await this.http.getJson(versionsUrl, `the version list of ${namespace}/${type}`);
+    const versions = await this.http.getJson(versionsUrl, `the version list of ${namespace}/${type2}`);
     if (!isObject3(versions) || !Array.isArray(versions.versions)) {
       throw new HttpRequestError("unavailable", `${versionsUrl.href} returned no "versions" list`);
     }
@@ -43992,7 +49452,7 @@ var RegistryClient = class {
     if (!isObject3(release2)) {
       return {
         status: "not-found",
-        reason: `the registry at ${host} does not publish version ${query.version} of ${namespace}/${type}`
+        reason: `the registry at ${host} does not publish version ${query.version} of ${namespace}/${type2}`
       };
     }
     const platforms = (Array.isArray(release2.platforms) ? release2.platforms : []).filter(isObject3).map((p) => `${String(p.os)}_${String(p.arch)}`).filter((p) => /^[a-z0-9]+_[a-z0-9]+$/.test(p));
@@ -44000,14 +49460,14 @@ var RegistryClient = class {
     if (preferred === void 0) {
       return {
         status: "not-found",
-        reason: `${namespace}/${type} ${query.version} lists no platforms at ${host}`
+        reason: `${namespace}/${type2} ${query.version} lists no platforms at ${host}`
       };
     }
     const [os3, arch] = preferred.split("_");
     const downloadUrl = new URL(`${encodeURIComponent(query.version)}/download/${os3}/${arch}`, providerUrl);
     const dl = await this.http.getJson(
       downloadUrl,
-      `the download data of ${namespace}/${type} ${query.version}`
+      `the download data of ${namespace}/${type2} ${query.version}`
     );
     if (!isObject3(dl) || typeof dl.shasums_url !== "string" || typeof dl.shasums_signature_url !== "string") {
       throw new HttpRequestError(
@@ -44105,11 +49565,11 @@ async function mapLimit(items, limit, fn) {
 }
 
 // src/lockfile/analyze.ts
-async function readLock(path4, archive, parser) {
-  const content = archive.files.get(path4);
+async function readLock(path5, archive, parser) {
+  const content = archive.files.get(path5);
   if (content === void 0) {
     return {
-      path: path4,
+      path: path5,
       readable: false,
       providers: [],
       errors: [{ message: "the lock file content was not loaded from the archive", line: 1 }]
@@ -44117,12 +49577,12 @@ async function readLock(path4, archive, parser) {
   }
   let result;
   try {
-    result = await parser.parse(path4, content);
+    result = await parser.parse(path5, content);
   } catch (err2) {
     const message = err2 instanceof Error ? err2.message : String(err2);
-    result = { ok: false, error: { path: path4, message: `could not be parsed: ${message}`, line: 1, column: 1 } };
+    result = { ok: false, error: { path: path5, message: `could not be parsed: ${message}`, line: 1, column: 1 } };
   }
-  return parseLockFile(path4, result);
+  return parseLockFile(path5, result);
 }
 var PACKAGE_NOT_LOADED = "the package content was not loaded from the archive";
 async function hashPackageIn(pkg, archive) {
@@ -44168,12 +49628,12 @@ async function analyzeLocks(input) {
   const packages = findProviderPackages(archive, config2.pluginDirs);
   const hashed = await mapLimit(packages, input.hashConcurrency ?? 4, (p) => hashPackageIn(p, archive));
   const roots = input.roots.map((r) => {
-    const lockFile = moduleByPath.get(r.root)?.lockFile ?? null;
+    const lockFile2 = moduleByPath.get(r.root)?.lockFile ?? null;
     return {
       root: r.root,
       engine: r.engine ?? engine,
-      lockFile,
-      lock: lockFile === null ? null : locks.get(lockFile) ?? null,
+      lockFile: lockFile2,
+      lock: lockFile2 === null ? null : locks.get(lockFile2) ?? null,
       packages: hashed.filter((p) => packageServesRoot(p, r.root)),
       registry: []
     };
@@ -44273,7 +49733,7 @@ provider ${hclQuoted(e.source)} {
 }
 
 // src/lockfile/release-hashes.ts
-var import_node_crypto7 = require("node:crypto");
+var import_node_crypto8 = require("node:crypto");
 var import_node_fs4 = require("node:fs");
 var os2 = __toESM(require("node:os"));
 var path2 = __toESM(require("node:path"));
@@ -44347,7 +49807,7 @@ var ReleaseHashResolver = class {
         reason: `the registry signs no checksums for ${source} ${version}, so tfguard records none`
       };
     }
-    const hashes = Object.values(outcome.sums).map((hex2) => `zh:${hex2}`);
+    const hashes = Object.values(outcome.sums).map((hex3) => `zh:${hex3}`);
     const unpublished = [];
     const downloaded = [];
     for (const platform of platforms) {
@@ -44364,36 +49824,36 @@ var ReleaseHashResolver = class {
           continue;
         }
       }
-      const hex2 = zh.slice("zh:".length);
-      const known = this.h1ByZip.has(hex2) || await this.readCache(hex2) !== null;
-      const h1 = await this.packageH1(source, version, platform, hex2);
+      const hex3 = zh.slice("zh:".length);
+      const known = this.h1ByZip.has(hex3) || await this.readCache(hex3) !== null;
+      const h1 = await this.packageH1(source, version, platform, hex3);
       if (!h1.ok) return h1;
       if (!known) downloaded.push(platform);
       hashes.push(h1.h1);
     }
     return { ok: true, hashes, unpublished, downloaded };
   }
-  cacheKey(hex2) {
-    return `${this.cachePrefix}${hex2}.json`;
+  cacheKey(hex3) {
+    return `${this.cachePrefix}${hex3}.json`;
   }
-  async readCache(hex2) {
+  async readCache(hex3) {
     if (this.cache === void 0) return null;
     try {
-      const stored = await this.cache.get(this.cacheKey(hex2));
+      const stored = await this.cache.get(this.cacheKey(hex3));
       if (stored === null) return null;
       const rec = JSON.parse(stored.body.toString("utf8"));
-      return rec.sha256 === hex2 && typeof rec.h1 === "string" && isWellFormedH1(rec.h1) ? rec.h1 : null;
+      return rec.sha256 === hex3 && typeof rec.h1 === "string" && isWellFormedH1(rec.h1) ? rec.h1 : null;
     } catch {
       return null;
     }
   }
   /** The `h1:` of the package whose zip has SHA-256 `hex`: cached, or downloaded and hashed. */
-  async packageH1(source, version, platform, hex2) {
-    let pending = this.h1ByZip.get(hex2);
+  async packageH1(source, version, platform, hex3) {
+    let pending = this.h1ByZip.get(hex3);
     if (pending === void 0) {
-      pending = this.loadH1(source, version, platform, hex2);
-      this.h1ByZip.set(hex2, pending);
-      pending.catch(() => this.h1ByZip.delete(hex2));
+      pending = this.loadH1(source, version, platform, hex3);
+      this.h1ByZip.set(hex3, pending);
+      pending.catch(() => this.h1ByZip.delete(hex3));
     }
     try {
       return { ok: true, h1: await pending };
@@ -44401,29 +49861,29 @@ var ReleaseHashResolver = class {
       return { ok: false, reason: describeError(err2) };
     }
   }
-  async loadH1(source, version, platform, hex2) {
-    const cached = await this.readCache(hex2);
+  async loadH1(source, version, platform, hex3) {
+    const cached = await this.readCache(hex3);
     if (cached !== null) return cached;
     const where4 = await this.client.packageLocation(source, version, platform);
     if (where4.status !== "ok") throw new Error(where4.reason);
-    if (where4.shasum !== hex2) {
+    if (where4.shasum !== hex3) {
       throw new Error(
-        `the registry's shasum for ${where4.filename} (${where4.shasum}) differs from the signed SHA256SUMS (${hex2})`
+        `the registry's shasum for ${where4.filename} (${where4.shasum}) differs from the signed SHA256SUMS (${hex3})`
       );
     }
     const dir = await import_node_fs4.promises.mkdtemp(path2.join(this.tmpDir, "tfguard-package-"));
     try {
       const file = path2.join(dir, "package.zip");
       const got = await this.download(where4.url, file, `${source} ${version} ${platform}`);
-      if (got !== hex2) {
+      if (got !== hex3) {
         throw new Error(
-          `the package downloaded from ${where4.url.href} has SHA-256 ${got}, not ${hex2} as the signed SHA256SUMS says`
+          `the package downloaded from ${where4.url.href} has SHA-256 ${got}, not ${hex3} as the signed SHA256SUMS says`
         );
       }
       const { h1 } = await hashZip(file);
       if (this.cache !== void 0) {
-        const rec = { schema: 1, sha256: hex2, h1, source, version, platform };
-        await this.cache.put(this.cacheKey(hex2), JSON.stringify(rec), { contentType: "application/json" }).catch(() => void 0);
+        const rec = { schema: 1, sha256: hex3, h1, source, version, platform };
+        await this.cache.put(this.cacheKey(hex3), JSON.stringify(rec), { contentType: "application/json" }).catch(() => void 0);
       }
       return h1;
     } finally {
@@ -44451,7 +49911,7 @@ var ReleaseHashResolver = class {
         await res.body.cancel().catch(() => void 0);
         throw new Error(`the package of ${what} is larger than the limit of ${this.maxBytes} bytes`);
       }
-      const hash = (0, import_node_crypto7.createHash)("sha256");
+      const hash = (0, import_node_crypto8.createHash)("sha256");
       let size = 0;
       const limit = this.maxBytes;
       const meter = new import_node_stream2.Transform({
@@ -44579,14 +50039,14 @@ var lockHashUnknown = {
   summary: "Registry check: every zh: hash must be in the registry's signed SHA256SUMS for that version (and every h1: in its published package hashes, when it lists them).",
   check(ctx) {
     const out = [];
-    for (const { root: a, lockFile, entry: e, check } of registryChecks(ctx)) {
+    for (const { root: a, lockFile: lockFile2, entry: e, check } of registryChecks(ctx)) {
       const cli = cliName(a.engine);
       const name = `${shortSource(check.source, a.engine)} ${check.version}`;
       const host = check.source.split("/")[0];
       if (check.outcome.status === "not-found") {
         out.push({
           module: a.root,
-          file: lockFile,
+          file: lockFile2,
           line: e.versionLine ?? e.line,
           range: e.versionRange ?? e.range,
           message: `${check.outcome.reason}, so none of the hashes locked for ${name} can come from it`,
@@ -44595,14 +50055,14 @@ var lockHashUnknown = {
         continue;
       }
       if (check.outcome.status !== "verified") continue;
-      const published = new Set(Object.values(check.outcome.sums).map((hex2) => `zh:${hex2}`));
+      const published = new Set(Object.values(check.outcome.sums).map((hex3) => `zh:${hex3}`));
       const packageHashes = check.outcome.packages === null ? null : new Set(Object.values(check.outcome.packages).flat());
       const signed = check.outcome.trust === "unsigned" ? "published" : "signed";
       for (const h of e.hashes) {
         if (isWellFormedZh(h.value) && !published.has(h.value)) {
           out.push({
             module: a.root,
-            file: lockFile,
+            file: lockFile2,
             line: h.line,
             range: h.range,
             message: `${h.value} is not in the ${signed} SHA256SUMS that ${host} publishes for ${name}; the lock file records a package the registry never released`,
@@ -44611,7 +50071,7 @@ var lockHashUnknown = {
         } else if (isWellFormedH1(h.value) && packageHashes !== null && !packageHashes.has(h.value)) {
           out.push({
             module: a.root,
-            file: lockFile,
+            file: lockFile2,
             line: h.line,
             range: h.range,
             message: `${h.value} is none of the package hashes ${host} publishes for ${name}`,
@@ -44640,6 +50100,15 @@ var lockMissing = {
       const required = requiredProviders(tree);
       if (required.length === 0) continue;
       const names = required.map((p) => shortSource(p.source, tree.engine));
+      if (m.terraformStack === true) {
+        out.push({
+          module: tree.root,
+          ...moduleAnchor(m),
+          message: `Terraform Stack "${tree.root}" requires ${names.length === 1 ? "provider" : "providers"} ${names.join(", ")} but has no .terraform.lock.hcl beside its component files, so provider versions and checksums are not pinned`,
+          note: 'Run "terraform stacks providers-lock" in this directory and commit .terraform.lock.hcl.'
+        });
+        continue;
+      }
       out.push({
         module: tree.root,
         ...moduleAnchor(m),
@@ -44801,7 +50270,8 @@ var lockProviderStale = {
       const cli = cliName(a.engine);
       const tree = treeOf(ctx, a.root);
       if (a.lock === null || tree === void 0) continue;
-      if (treeHasRemoteModules(tree) || treeHasParseErrors(ctx, tree) || treeHasUnknownSources(ctx, tree))
+      if (isStackRoot(ctx, a.root)) continue;
+      if (treeHasRemoteModules(tree) || treeHasParseErrors(ctx, tree) || treeHasUnknownSources(ctx, tree) || treeHasUnresolvedTerragrunt(ctx, tree))
         continue;
       const required = new Set(tree.providers.map((p) => p.source));
       for (const e of liveEntries(a)) {
@@ -44828,11 +50298,11 @@ var lockRegistryUnavailable = {
   summary: "Registry check: the registry could not be asked about a locked provider version, so its hashes were not cross-checked.",
   check(ctx) {
     const out = [];
-    for (const { root: a, lockFile, entry: e, check } of registryChecks(ctx)) {
+    for (const { root: a, lockFile: lockFile2, entry: e, check } of registryChecks(ctx)) {
       if (check.outcome.status !== "unavailable") continue;
       out.push({
         module: a.root,
-        file: lockFile,
+        file: lockFile2,
         line: e.line,
         range: e.range,
         message: `could not check ${shortSource(check.source, a.engine)} ${check.version} against its registry: ${check.outcome.reason}`,
@@ -44850,11 +50320,11 @@ var lockRegistryUnsigned = {
   summary: "Registry check (OpenTofu): the registry returned no signing keys for a locked provider version, so its checksums are unauthenticated.",
   check(ctx) {
     const out = [];
-    for (const { root: a, lockFile, entry: e, check } of registryChecks(ctx)) {
+    for (const { root: a, lockFile: lockFile2, entry: e, check } of registryChecks(ctx)) {
       if (check.outcome.status !== "verified" || check.outcome.trust !== "unsigned") continue;
       out.push({
         module: a.root,
-        file: lockFile,
+        file: lockFile2,
         line: e.line,
         range: e.range,
         message: `the registry returned no signing keys for ${shortSource(check.source, a.engine)} ${check.version}; as OpenTofu does, the signature check was skipped and the hashes were compared with unauthenticated checksums`
@@ -44871,11 +50341,11 @@ var lockSignatureInvalid = {
   summary: "Registry check: the registry's SHA256SUMS for a locked provider version must carry a valid signature.",
   check(ctx) {
     const out = [];
-    for (const { root: a, lockFile, entry: e, check } of registryChecks(ctx)) {
+    for (const { root: a, lockFile: lockFile2, entry: e, check } of registryChecks(ctx)) {
       if (check.outcome.status !== "signature-invalid") continue;
       out.push({
         module: a.root,
-        file: lockFile,
+        file: lockFile2,
         line: e.line,
         range: e.range,
         message: `the registry's checksums for ${shortSource(check.source, a.engine)} ${check.version} cannot be authenticated: ${check.outcome.reason}`,
@@ -44948,7 +50418,7 @@ function aliasEdits(ctx, req, refs) {
   if (req.entry?.items === void 0) return void 0;
   const src = sourceFor(ctx, req.entry.valueRange.file);
   if (src === void 0) return void 0;
-  const json2 = refs.map((r) => JSON.stringify(r));
+  const json3 = refs.map((r) => JSON.stringify(r));
   const list = req.entry.items.find((it) => it.key === "configuration_aliases");
   if (list !== void 0) {
     return appendToTuple(
@@ -44960,7 +50430,7 @@ function aliasEdits(ctx, req, refs) {
   return insertObjectItem(
     src,
     req.entry,
-    { key: "configuration_aliases", hcl: `[${refs.join(", ")}]`, json: `[${json2.join(", ")}]` },
+    { key: "configuration_aliases", hcl: `[${refs.join(", ")}]`, json: `[${json3.join(", ")}]` },
     "last"
   );
 }
@@ -45045,8 +50515,8 @@ function sourceEdits(ctx, p, source) {
   const r = p.entry.valueRange;
   const written = src.bytes.subarray(r.start.byte, r.end.byte).toString("utf8");
   if (written.includes("\n")) return void 0;
-  const text2 = src.file.endsWith(".json") ? `{"source": ${JSON.stringify(source)}, "version": ${written}}` : `{ source = ${JSON.stringify(source)}, version = ${written} }`;
-  return [{ range: r, text: text2 }];
+  const text3 = src.file.endsWith(".json") ? `{"source": ${JSON.stringify(source)}, "version": ${written}}` : `{ source = ${JSON.stringify(source)}, version = ${written} }`;
+  return [{ range: r, text: text3 }];
 }
 var missingProviderSource = {
   id: "missing-provider-source",
@@ -45165,13 +50635,13 @@ var missingVersionConstraint = {
             edits
           );
         }
-        const shared2 = m.kind === "shared";
+        const shared3 = m.kind === "shared";
         out.push({
           module: m.path,
           ...at(p.constraintLocation ?? p.declared),
           message: `required_providers entry for provider ${describeProvider(p)} has no version constraint, so any version is accepted`,
           ...fix !== void 0 ? { fix } : {},
-          note: "reason" in derived ? (shared2 ? 'Add version = ">= X.Y" with the oldest version this module is known to work with' : 'Add a bounded constraint such as version = "~> X.Y" (the release line you have tested)') + ` (no fix: ${derived.reason}).` : shared2 ? "A shared module states only the minimum; the root modules that use it set the maximum." : "The pessimistic operator allows only updates within the release line you run today."
+          note: "reason" in derived ? (shared3 ? 'Add version = ">= X.Y" with the oldest version this module is known to work with' : 'Add a bounded constraint such as version = "~> X.Y" (the release line you have tested)') + ` (no fix: ${derived.reason}).` : shared3 ? "A shared module states only the minimum; the root modules that use it set the maximum." : "The pessimistic operator allows only updates within the release line you run today."
         });
       }
     }
@@ -45212,11 +50682,11 @@ function pinned(kind, policy) {
   if (kind === "sha") return true;
   return policy === "tag-or-sha" && (kind === "tag" || kind === "version-tag");
 }
-function callLabel(m, call) {
-  if (m.terragrunt !== void 0 && call.location.file === m.terragrunt.file) {
+function callLabel(m, call2) {
+  if (m.terragrunt !== void 0 && call2.location.file === m.terragrunt.file) {
     return `the Terragrunt unit "${m.path}"`;
   }
-  return `module "${call.name}"`;
+  return `module "${call2.name}"`;
 }
 var WANT = {
   "tag-or-sha": "a release tag (?ref=v1.2.3) or a full commit SHA (?ref=<40 hex digits>)",
@@ -45262,17 +50732,17 @@ var moduleRefUnpinned = {
     const policy = ctx.config.moduleRefPolicy;
     const out = [];
     for (const m of ctx.modules) {
-      for (const call of m.moduleCalls) {
-        if (call.sourceKind !== "remote" || call.source === null || call.source.includes("${")) continue;
-        const remote = parseRemoteModuleSource(call.source);
+      for (const call2 of m.moduleCalls) {
+        if (call2.sourceKind !== "remote" || call2.source === null || call2.source.includes("${")) continue;
+        const remote = parseRemoteModuleSource(call2.source);
         if (remote === null || remote.getter !== "git") continue;
         const ref = remote.query.get("ref") ?? "";
         const kind = refKind(ref);
         if (pinned(kind, policy)) continue;
         const depthText = remote.query.get("depth") ?? "";
         const depth = /^[+-]?\d+$/.test(depthText) ? Number(depthText) : 0;
-        const { message, note } = describe3(callLabel(m, call), call.source, ref, kind, policy, depth > 0);
-        out.push({ module: m.path, ...at(call.sourceLocation ?? call.location), message, note });
+        const { message, note } = describe3(callLabel(m, call2), call2.source, ref, kind, policy, depth > 0);
+        out.push({ module: m.path, ...at(call2.sourceLocation ?? call2.location), message, note });
       }
     }
     return out;
@@ -45286,8 +50756,8 @@ var moduleSourceMissing = {
   summary: "A local module call must point to a directory that is present in the archive.",
   check(ctx) {
     return diagnosticsOf(ctx, "module-missing").map((d) => {
-      const call = ctx.moduleByPath.get(d.module)?.moduleCalls.find((c) => c.name === d.call);
-      const source = call?.source ? ` source "${call.source}"` : "";
+      const call2 = ctx.moduleByPath.get(d.module)?.moduleCalls.find((c) => c.name === d.call);
+      const source = call2?.source ? ` source "${call2.source}"` : "";
       return {
         module: d.module,
         ...at(d.location),
@@ -45324,22 +50794,22 @@ var moduleUnresolved = {
 };
 
 // src/rules/module-version-missing.ts
-function installedVersions(ctx, m, call) {
+function installedVersions(ctx, m, call2) {
   const trees = treesWith(ctx, m.path).filter((t) => isDeployable(t, ctx));
   if (trees.length === 0) return { reason: "no root module that uses it is in the archive" };
   const versions = [];
   for (const t of trees) {
-    const installed = installedModules(ctx, t.root);
-    if (installed === null)
+    const installed2 = installedModules(ctx, t.root);
+    if (installed2 === null)
       return { reason: `root "${t.root}" has no .terraform/modules/modules.json (terraform init's record)` };
-    for (const path4 of callPaths(t, m.path)) {
-      const key = [...path4, call.name].join(".");
-      const rec = installed.find((r) => r.key === key);
+    for (const path5 of callPaths(t, m.path)) {
+      const key = [...path5, call2.name].join(".");
+      const rec = installed2.find((r) => r.key === key);
       if (rec === void 0 || rec.version === null)
         return {
           reason: `the modules.json of root "${t.root}" has no version for module.${key.split(".").join(".module.")}`
         };
-      if (registryModuleKey(rec.source) !== registryModuleKey(call.source ?? ""))
+      if (registryModuleKey(rec.source) !== registryModuleKey(call2.source ?? ""))
         return {
           reason: `root "${t.root}" installed it from "${rec.source}", not from the source now written`
         };
@@ -45348,12 +50818,12 @@ function installedVersions(ctx, m, call) {
   }
   return versions.length === 0 ? { reason: "no root reaches the call" } : versions;
 }
-function derive(ctx, m, call) {
+function derive(ctx, m, call2) {
   if (kindCaveat(m).weak)
     return { reason: `tfguard's guess of what "${m.path}" is decides the right constraint` };
   if (!isDeployable(m, ctx) && m.kind !== "shared")
     return { reason: `a ${m.kind} module is not installed by terraform init on its own` };
-  const versions = installedVersions(ctx, m, call);
+  const versions = installedVersions(ctx, m, call2);
   if (!Array.isArray(versions)) return versions;
   let lowest = null;
   try {
@@ -45377,20 +50847,20 @@ var moduleVersionMissing = {
   check(ctx) {
     const out = [];
     for (const m of ctx.modules) {
-      for (const call of m.moduleCalls) {
-        if (call.sourceKind !== "registry") continue;
-        if (call.version !== null && call.version.trim() !== "") continue;
-        const derived = call.version === null ? derive(ctx, m, call) : { reason: "its version is empty" };
-        const src = sourceFor(ctx, call.sourceRange?.file);
-        const edits = "constraint" in derived && src !== void 0 && call.sourceRange !== void 0 ? insertArgumentAfter(src, call.sourceRange, {
+      for (const call2 of m.moduleCalls) {
+        if (call2.sourceKind !== "registry") continue;
+        if (call2.version !== null && call2.version.trim() !== "") continue;
+        const derived = call2.version === null ? derive(ctx, m, call2) : { reason: "its version is empty" };
+        const src = sourceFor(ctx, call2.sourceRange?.file);
+        const edits = "constraint" in derived && src !== void 0 && call2.sourceRange !== void 0 ? insertArgumentAfter(src, call2.sourceRange, {
           key: "version",
           hcl: JSON.stringify(derived.constraint),
           json: JSON.stringify(derived.constraint)
         }) : void 0;
         out.push({
           module: m.path,
-          ...at(call.location),
-          message: `module "${call.name}" uses registry source "${call.source ?? ""}" without a version constraint, so every init may pick a newer release`,
+          ...at(call2.location),
+          message: `module "${call2.name}" uses registry source "${call2.source ?? ""}" without a version constraint, so every init may pick a newer release`,
           ..."constraint" in derived ? {
             fix: fixWith(
               "constrain the module to the version terraform init installed",
@@ -45443,13 +50913,13 @@ var moduleVersionStyle = {
     for (const m of ctx.modules) {
       if (!isDeployable(m, ctx)) continue;
       const caveat = kindCaveat(m);
-      for (const call of m.moduleCalls) {
-        if (call.sourceKind !== "registry" || call.version === null || call.version.trim() === "") continue;
-        const ps = pieces(call.version);
+      for (const call2 of m.moduleCalls) {
+        if (call2.sourceKind !== "registry" || call2.version === null || call2.version.trim() === "") continue;
+        const ps = pieces(call2.version);
         if (ps === null) continue;
         const found = shape(ps);
         if (found === style) continue;
-        const what = found === "exact" ? `exact version "${call.version}"` : `version constraint "${call.version}"`;
+        const what = found === "exact" ? `exact version "${call2.version}"` : `version constraint "${call2.version}"`;
         let note;
         if (style === "exact") {
           note = 'Write the release you have tested, e.g. version = "1.2.3" (or "= 1.2.3"), and upgrade it on purpose (terraform init -upgrade then changes nothing).';
@@ -45462,8 +50932,8 @@ var moduleVersionStyle = {
         }
         out.push({
           module: m.path,
-          ...at(call.versionLocation ?? call.location),
-          message: `module "${call.name}" (registry source "${call.source ?? ""}") has ${what}, but ${ASKS[style]}` + caveat.suffix,
+          ...at(call2.versionLocation ?? call2.location),
+          message: `module "${call2.name}" (registry source "${call2.source ?? ""}") has ${what}, but ${ASKS[style]}` + caveat.suffix,
           ...caveat.weak ? { confidence: "low" } : {},
           note
         });
@@ -45553,6 +51023,7 @@ var requiredVersionMissing = {
     for (const m of ctx.modules) {
       if (!isDeployable(m, ctx) || m.requiredVersions.length > 0 || unparsed.has(m.path)) continue;
       if (m.terragrunt !== void 0) continue;
+      if (m.terraformStack === true) continue;
       const anchor = m.requiredProvidersBlocks[0];
       const caveat = kindCaveat(m);
       out.push({
@@ -45623,39 +51094,77 @@ var rootModuleUnbounded = {
   check(ctx) {
     const out = [];
     for (const m of ctx.modules) {
-      if (!isDeployable(m, ctx)) continue;
-      const caveat = kindCaveat(m);
-      for (const p of m.providers) {
-        const c = checkableConstraint(p);
-        if (c === null || hasUpperBound(c)) continue;
-        const locked = lockedVersion(ctx, m.path, p.source);
-        let suggestion;
-        let note;
-        let description = "bound the version with ~>";
-        if (locked.status === "locked") {
-          suggestion = suggestUpperBoundAt(c, locked.version);
-          description = `bound the version with ~> to the release line of the locked version ${locked.version}`;
-          note = suggestion !== null ? `Use the pessimistic operator: "${suggestion}" allows only updates within the release line of the locked version ${locked.version}.` : `${locked.lockFile} locks version ${locked.version}, which "${c}" bounded to its release line would not accept: decide which version the root should run, then add a maximum, for example "~> MAJOR.MINOR".`;
-        } else if (locked.status === "unreadable") {
-          suggestion = null;
-          note = `Add a maximum, for example "~> MAJOR.MINOR" of the version ${locked.lockFile} should lock (tfguard could not read its entry).`;
-        } else {
-          suggestion = suggestUpperBound(c);
-          note = suggestion !== null ? `Use the pessimistic operator: "${suggestion}" allows only updates within that release line.` : 'Add a maximum, for example with the pessimistic operator "~> MAJOR.MINOR".';
+      if (isDeployable(m, ctx)) {
+        const source = unitSourceModule(ctx, m);
+        for (const p of m.providers) {
+          const c = checkableConstraint(p);
+          if (c === null || hasUpperBound(c)) continue;
+          if (source !== void 0 && source.providers.some((q) => q.source === p.source && checkableConstraint(q) !== null))
+            continue;
+          out.push(unbounded(ctx, m, p, c, m.path, ""));
         }
-        out.push({
-          module: m.path,
-          ...at(p.constraintLocation ?? p.declared),
-          message: `root module constraint "${c}"${constraintOrigin(p)} for provider ${describeProvider(p)} has no upper bound, so a future (possibly incompatible) major version can be installed on the next init -upgrade` + caveat.suffix,
-          ...caveat.weak ? { confidence: "low" } : {},
-          ...suggestion !== null && !caveat.weak ? { fix: fixWith(description, suggestion, requirementEdits(p, suggestion)) } : {},
-          note
-        });
+      } else if (m.unitSourceOf !== void 0) {
+        for (const p of m.providers) {
+          const c = checkableConstraint(p);
+          if (c === null || hasUpperBound(c)) continue;
+          const units = m.unitSourceOf.filter((u) => {
+            const q = ctx.moduleByPath.get(u)?.providers.find((x2) => x2.source === p.source);
+            const qc = q === void 0 ? null : checkableConstraint(q);
+            return qc === null || !hasUpperBound(qc);
+          });
+          if (units.length === 0) continue;
+          const named = units.length > 3 ? `${units.slice(0, 3).join(", ")} and ${units.length - 3} more` : units.join(", ");
+          out.push(
+            unbounded(
+              ctx,
+              m,
+              p,
+              c,
+              units[0],
+              ` (the configuration of Terragrunt unit${units.length > 1 ? "s" : ""} ${named}, whose generated files do not bound it)`
+            )
+          );
+        }
       }
     }
     return out;
   }
 };
+function unitSourceModule(ctx, m) {
+  if (m.terragrunt === void 0) return void 0;
+  for (const call2 of m.moduleCalls) {
+    if (call2.name !== "terragrunt" || call2.target === null) continue;
+    const t = ctx.moduleByPath.get(call2.target);
+    if (t?.unitSourceOf?.includes(m.path) === true) return t;
+  }
+  return void 0;
+}
+function unbounded(ctx, m, p, c, lockRoot, whose) {
+  const caveat = kindCaveat(m);
+  const locked = lockedVersion(ctx, lockRoot, p.source);
+  let suggestion;
+  let note;
+  let description = "bound the version with ~>";
+  if (locked.status === "locked") {
+    suggestion = suggestUpperBoundAt(c, locked.version);
+    description = `bound the version with ~> to the release line of the locked version ${locked.version}`;
+    note = suggestion !== null ? `Use the pessimistic operator: "${suggestion}" allows only updates within the release line of the locked version ${locked.version}.` : `${locked.lockFile} locks version ${locked.version}, which "${c}" bounded to its release line would not accept: decide which version the root should run, then add a maximum, for example "~> MAJOR.MINOR".`;
+  } else if (locked.status === "unreadable") {
+    suggestion = null;
+    note = `Add a maximum, for example "~> MAJOR.MINOR" of the version ${locked.lockFile} should lock (tfguard could not read its entry).`;
+  } else {
+    suggestion = suggestUpperBound(c);
+    note = suggestion !== null ? `Use the pessimistic operator: "${suggestion}" allows only updates within that release line.` : 'Add a maximum, for example with the pessimistic operator "~> MAJOR.MINOR".';
+  }
+  return {
+    module: m.path,
+    ...at(p.constraintLocation ?? p.declared),
+    message: `root module constraint "${c}"${constraintOrigin(p)} for provider ${describeProvider(p)}${whose} has no upper bound, so a future (possibly incompatible) major version can be installed on the next init -upgrade` + caveat.suffix,
+    ...caveat.weak ? { confidence: "low" } : {},
+    ...suggestion !== null && !caveat.weak ? { fix: fixWith(description, suggestion, requirementEdits(p, suggestion)) } : {},
+    note
+  };
+}
 
 // src/rules/shared-module-provider-config.ts
 var sharedModuleProviderConfig = {
@@ -45665,7 +51174,7 @@ var sharedModuleProviderConfig = {
   check(ctx) {
     const out = [];
     for (const m of ctx.modules) {
-      if (m.kind !== "shared") continue;
+      if (m.kind !== "shared" || m.unitSourceOf !== void 0) continue;
       const caveat = kindCaveat(m);
       for (const pc of m.providerConfigs) {
         if (pc.configured !== true && pc.alias !== null) continue;
@@ -45691,7 +51200,7 @@ var sharedModuleUpperBound = {
   check(ctx) {
     const out = [];
     for (const m of ctx.modules) {
-      if (m.kind !== "shared") continue;
+      if (m.kind !== "shared" || m.unitSourceOf !== void 0) continue;
       const caveat = kindCaveat(m);
       for (const p of m.providers) {
         const c = checkableConstraint(p);
@@ -45715,6 +51224,26 @@ var sharedModuleUpperBound = {
   }
 };
 
+// src/rules/stack-legacy-file.ts
+var stackLegacyFile = {
+  id: "stack-legacy-file",
+  defaultSeverity: "error",
+  summary: "A Terraform Stack must not keep *.tfstack.hcl files: Terraform 1.14 and later ignore them and read component configuration only from *.tfcomponent.hcl.",
+  check(ctx) {
+    return diagnosticsOf(ctx, "stack-legacy-file").map((d) => {
+      const name = d.location.file.slice(d.location.file.lastIndexOf("/") + 1);
+      const renamed = name.replace(/\.tfstack\.hcl$/, ".tfcomponent.hcl");
+      const beside = d.components.length > 0 ? ` The Stack's component configuration is read from ${d.components.join(", ")}.` : " This directory has no *.tfcomponent.hcl file, so Terraform finds no Stack here.";
+      return {
+        module: d.module,
+        ...at(d.location),
+        message: `${d.location.file} is a Terraform Stacks beta file that Terraform 1.14 and later ignore: its blocks are not part of the Stack.${beside}`,
+        note: `Rename it to ${renamed} (and deployment files to *.tfdeploy.hcl), or delete it if its blocks moved already.`
+      };
+    });
+  }
+};
+
 // src/rules/suppress.ts
 var SUPPRESSION_RULE_IDS = ["suppression-invalid", "suppression-unused"];
 var PREFIX = "tfguard:";
@@ -45729,25 +51258,25 @@ function mentionsTfguard(content) {
   }
   return false;
 }
-function isJsonPath(path4) {
-  return path4.endsWith(".json");
+function isJsonPath(path5) {
+  return path5.endsWith(".json");
 }
 function readAnnotations(files, knownRuleIds) {
   const out = [];
-  for (const { path: path4, content } of files) {
+  for (const { path: path5, content } of files) {
     if (!mentionsTfguard(content)) continue;
-    const decoded = decodeSource(path4, content);
+    const decoded = decodeSource(path5, content);
     if (!decoded.ok) continue;
-    if (isJsonPath(path4)) out.push(...jsonAnnotations(path4, decoded.text, knownRuleIds));
-    else out.push(...hclAnnotations(path4, decoded.text, knownRuleIds));
+    if (isJsonPath(path5)) out.push(...jsonAnnotations(path5, decoded.text, knownRuleIds));
+    else out.push(...hclAnnotations(path5, decoded.text, knownRuleIds));
   }
   return out.sort((a, b) => compareStrings(a.file, b.file) || a.line - b.line);
 }
-function hclAnnotations(path4, text2, known) {
-  const comments = scanHcl(path4, text2, { comments: true }).comments ?? [];
+function hclAnnotations(path5, text3, known) {
+  const comments = scanHcl(path5, text3, { comments: true }).comments ?? [];
   let code3 = null;
   const hasCode = (line) => {
-    code3 ??= codeLines(text2, comments);
+    code3 ??= codeLines(text3, comments);
     return code3[line - 1] === true;
   };
   let commentLines = null;
@@ -45761,9 +51290,9 @@ function hclAnnotations(path4, text2, known) {
   const out = [];
   for (const c of comments) {
     if (!c.text.includes(PREFIX)) continue;
-    const parsed2 = parseDirective(c.text, known);
-    if (parsed2 === null) continue;
-    const annotation = { file: path4, line: c.line, ...parsed2, covers: [] };
+    const parsed3 = parseDirective(c.text, known);
+    if (parsed3 === null) continue;
+    const annotation = { file: path5, line: c.line, ...parsed3, covers: [] };
     if (annotation.scope === "file") {
       if (!c.beforeItems) {
         annotation.problems.push(
@@ -45782,11 +51311,11 @@ function hclAnnotations(path4, text2, known) {
   }
   return out;
 }
-function codeLines(text2, comments) {
+function codeLines(text3, comments) {
   const code3 = [];
   let line = 1;
   let next = 0;
-  for (let i2 = 0; i2 < text2.length; i2++) {
+  for (let i2 = 0; i2 < text3.length; i2++) {
     const c = comments[next];
     if (c !== void 0 && i2 === c.start) {
       line = c.endLine;
@@ -45794,16 +51323,16 @@ function codeLines(text2, comments) {
       next++;
       continue;
     }
-    const ch = text2.charCodeAt(i2);
+    const ch = text3.charCodeAt(i2);
     if (ch === 10) line++;
     else if (ch !== 32 && ch !== 9 && ch !== 13) code3[line - 1] = true;
   }
   return code3;
 }
-function jsonAnnotations(path4, text2, known) {
+function jsonAnnotations(path5, text3, known) {
   let root;
   try {
-    root = parseJsonWithPositions(text2, DEFAULT_MAX_NESTING_DEPTH);
+    root = parseJsonWithPositions(text3, DEFAULT_MAX_NESTING_DEPTH);
   } catch {
     return [];
   }
@@ -45815,9 +51344,9 @@ function jsonAnnotations(path4, text2, known) {
     if (node.kind !== "object") continue;
     for (const prop of node.props) {
       if (prop.key === "//" && prop.value.kind === "string") {
-        const parsed2 = parseDirective(prop.value.value, known);
-        if (parsed2 !== null) {
-          const annotation = { file: path4, line: prop.line, ...parsed2, covers: [] };
+        const parsed3 = parseDirective(prop.value.value, known);
+        if (parsed3 !== null) {
+          const annotation = { file: path5, line: prop.line, ...parsed3, covers: [] };
           if (annotation.scope === "line" || !top) {
             annotation.problems.push(
               'JSON configuration files have no comments: only a top-level "//" property with tfguard:ignore-file <rule-id> <reason> is read (it covers the whole file)'
@@ -45835,9 +51364,9 @@ var DIRECTIVE = /^tfguard:([A-Za-z0-9_-]*)(:?)/;
 var RULE_LIST = /^[A-Za-z0-9_-]+(?:[ \t]*,[ \t]*[A-Za-z0-9_-]+)*/;
 var REASON_LEAD = /^(?:--?|—|:|#|\/\/)\s*/;
 function parseDirective(comment, known) {
-  const text2 = comment.replace(/^[ \t]*\*+/gm, " ").replace(/\s+/g, " ").trim();
-  if (!text2.startsWith(PREFIX)) return null;
-  const m = DIRECTIVE.exec(text2);
+  const text3 = comment.replace(/^[ \t]*\*+/gm, " ").replace(/\s+/g, " ").trim();
+  if (!text3.startsWith(PREFIX)) return null;
+  const m = DIRECTIVE.exec(text3);
   const name = m[1];
   const directive = `${PREFIX}${name}`;
   const problems = [];
@@ -45851,7 +51380,7 @@ function parseDirective(comment, known) {
     };
   }
   const scope = name === "ignore" ? "line" : "file";
-  let rest = text2.slice(m[0].length);
+  let rest = text3.slice(m[0].length);
   if (rest !== "" && !rest.startsWith(" ")) {
     problems.push(`"${directive}" must be followed by a space and the rule id(s)`);
     return { scope, directive, ruleIds: [], reason: "", problems };
@@ -45976,6 +51505,21 @@ var suppressionUnused = {
   }
 };
 
+// src/rules/terragrunt-unresolved.ts
+var terragruntUnresolved = {
+  id: "terragrunt-unresolved",
+  defaultSeverity: "notice",
+  summary: "A part of a Terragrunt configuration tfguard could not resolve statically (a source, include or generate built from run-time values, a stack) is named, with what was therefore not checked.",
+  check(ctx) {
+    return diagnosticsOf(ctx, "terragrunt-unresolved").map((d) => ({
+      module: d.module,
+      ...at(d.location),
+      message: `Terragrunt ${d.what} could not be resolved statically: ${d.reasons.join("; ")}` + (d.partial ? "; the unit may need providers tfguard cannot see, so lock entries they may explain are not called stale" : ""),
+      note: d.partial ? "tfguard never runs Terragrunt, run_cmd or a shell. Write the value as a literal, a local, or a path from get_repo_root()/find_in_parent_folders(), or accept that this part is unchecked." : "tfguard checks what the archive holds; run Terragrunt to generate the rest and scan that if it must be checked too."
+    }));
+  }
+};
+
 // src/rules/undeclared-provider.ts
 var undeclaredProvider = {
   id: "undeclared-provider",
@@ -45987,6 +51531,9 @@ var undeclaredProvider = {
     for (const m of ctx.modules) {
       if (unparsed.has(m.path)) continue;
       const generated = new Set(m.generatedDeclarations ?? []);
+      const source = unitSource(ctx, m);
+      if (source === "unread") continue;
+      for (const p of source?.providers ?? []) if (p.declared !== null) generated.add(p.name);
       for (const p of m.providers) {
         if (!p.implicit || isBuiltinProvider(p) || generated.has(p.name)) continue;
         const uses = m.providerUses.filter((u) => u.name === p.name).sort((a, b) => compareLocations(a.location, b.location));
@@ -46010,6 +51557,13 @@ var undeclaredProvider = {
     return out;
   }
 };
+function unitSource(ctx, m) {
+  if (m.terragrunt === void 0 || m.terragrunt.source === null) return void 0;
+  const call2 = m.moduleCalls.find((c) => c.name === "terragrunt");
+  if (call2 === void 0) return void 0;
+  const target = call2.sourceKind === "local" && call2.target !== null ? ctx.moduleByPath.get(call2.target) : void 0;
+  return target ?? "unread";
+}
 
 // src/rules/context.ts
 function ruleContext(loaded, config2, lock, annotations, sources) {
@@ -46020,11 +51574,14 @@ function ruleContext(loaded, config2, lock, annotations, sources) {
     moduleByPath: byPath,
     roots: loaded.roots,
     // A fragment's calls resolve where its files are copied to, not where they sit: only its parse
-    // errors are reported (as notices when it is a template). Installed third-party code: nothing.
+    // errors are reported (as notices when it is a template; not at all for a template in a
+    // directory the settings declare a fragment: the user confirmed it is not Terraform, issue 20).
+    // Installed third-party code: nothing.
     diagnostics: loaded.diagnostics.filter((d) => {
       const m = byPath.get(d.module);
       if (m?.installedCopy !== void 0) return false;
-      return m?.kind !== "fragment" || d.kind === "parse-error";
+      if (m?.kind !== "fragment") return true;
+      return d.kind === "parse-error" && !(d.template === true && m.kindSignal === "settings");
     }),
     config: { ...config2, engine: loaded.engine },
     engine: loaded.engine,
@@ -46056,8 +51613,13 @@ var RULES = Object.freeze([
   parseError,
   moduleSourceMissing,
   moduleUnresolved,
+  terragruntUnresolved,
   moduleCycle,
   duplicateRequiredProviders,
+  // Roots declared by deployment tooling, and Terraform Stacks (src/modules/declarations).
+  declaredRootMissing,
+  declarationInvalid,
+  stackLegacyFile,
   // Dependency lock file rules: they read `RuleContext.lock`, which `analyzeLocks` (src/lockfile)
   // fills before the rules run; `lock-missing` needs only the modules.
   lockMissing,
@@ -46128,14 +51690,92 @@ function compareNullable(a, b, cmp) {
 }
 
 // src/report/codequality.ts
-var import_node_crypto8 = require("node:crypto");
+var import_node_crypto9 = require("node:crypto");
+
+// src/report/escape.ts
+var HIDDEN = (
+  // eslint-disable-next-line no-control-regex
+  /[\\\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g
+);
+function hex2(code3, width) {
+  return code3.toString(16).padStart(width, "0");
+}
+function visible(text3) {
+  return text3.replace(HIDDEN, (c) => {
+    if (c === "\\") return "\\\\";
+    const code3 = c.charCodeAt(0);
+    return code3 < 256 ? `\\x${hex2(code3, 2)}` : `\\u${hex2(code3, 4)}`;
+  });
+}
+function visibleStrings(value) {
+  if (typeof value === "string") return visible(value);
+  if (Array.isArray(value)) return value.map((v) => visibleStrings(v));
+  if (value !== null && typeof value === "object") {
+    const out = {};
+    for (const [k, v] of Object.entries(value)) out[k] = visibleStrings(v);
+    return out;
+  }
+  return value;
+}
+var SGR = /\u001b\[[0-9;]*m/g;
+var HASH_COMMAND = /##(?=\[|vso\[|teamcity\[)/gi;
+function ciSafeLines(output) {
+  return output.split("\n").map((line) => {
+    let safe = line.replace(HASH_COMMAND, "#\\x23");
+    if (/^\s*::/.test(safe.replace(SGR, ""))) {
+      const at2 = safe.indexOf(":");
+      safe = `${safe.slice(0, at2)}\\x3a${safe.slice(at2 + 1)}`;
+    }
+    return safe;
+  }).join("\n");
+}
+var MD_SPECIAL = /[\\`*_~[\]<>&|$#]/;
+var ZWSP = "&#8203;";
+function mdText(text3, max2 = Number.POSITIVE_INFINITY) {
+  const chars = [...visible(text3)];
+  const cut = chars.length > max2 ? [...chars.slice(0, max2 - 1), "\u2026"] : chars;
+  let out = "";
+  for (let i2 = 0; i2 < cut.length; i2++) {
+    const c = cut[i2];
+    if (c === "@") out += `@${ZWSP}`;
+    else if (c === "#" && /^[0-9]$/.test(cut[i2 + 1] ?? "")) out += `\\#${ZWSP}`;
+    else out += MD_SPECIAL.test(c) ? `\\${c}` : c;
+  }
+  return out;
+}
+function mdCode(text3, inTable = true) {
+  let body2 = visible(text3);
+  if (inTable) body2 = body2.replace(/\|/g, "\\|");
+  if (body2 === "") return "` `";
+  const longest = Math.max(0, ...(body2.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = "`".repeat(longest + 1);
+  const pad2 = body2.startsWith("`") || body2.endsWith("`") || body2.startsWith(" ") && body2.endsWith(" ") && body2.trim() !== "";
+  return pad2 ? `${fence} ${body2} ${fence}` : `${fence}${body2}${fence}`;
+}
+function mdFence(text3) {
+  if (/\r(?!\n)/.test(text3)) return null;
+  const longest = Math.max(0, ...(text3.match(/`+/g) ?? []).map((run) => run.length));
+  return "`".repeat(Math.max(3, longest + 1));
+}
+function plainText(text3) {
+  return visible(text3).replace(/\]\(/g, "]\\(");
+}
+var PCHAR_KEEP = /%(24|26|2B|2C|3B|3D|40)/g;
+function sarifUri(path5) {
+  return path5.split("/").map((segment) => encodeURIComponent(segment).replace(PCHAR_KEEP, (m) => decodeURIComponent(m))).join("/");
+}
+function jsonForLogs(json3) {
+  return json3.replace(/#(?=#(?:\[|vso\[|teamcity\[))/gi, "\\u0023");
+}
+
+// src/report/codequality.ts
 var SEVERITY = {
   error: "major",
   warning: "minor",
   notice: "info"
 };
-function sha2563(text2) {
-  return (0, import_node_crypto8.createHash)("sha256").update(text2).digest("hex");
+function sha2563(text3) {
+  return (0, import_node_crypto9.createHash)("sha256").update(text3).digest("hex");
 }
 function renderCodeQuality(report) {
   const occurrences = /* @__PURE__ */ new Map();
@@ -46145,14 +51785,14 @@ function renderCodeQuality(report) {
     const n = occurrences.get(identity) ?? 0;
     occurrences.set(identity, n + 1);
     return {
-      description: f.fix ? `${f.message} Suggested: ${f.fix.replacement}` : f.message,
+      description: plainText(f.fix ? `${f.message} Suggested: ${f.fix.replacement}` : f.message),
       check_name: f.ruleId,
       fingerprint: sha2563(n === 0 ? identity : `${identity}#${n}`),
       severity: SEVERITY[f.severity],
       location: { path: f.file ?? f.module, lines: { begin: f.line ?? 1 } }
     };
   });
-  return JSON.stringify(issues, null, 2) + "\n";
+  return jsonForLogs(JSON.stringify(issues, null, 2)) + "\n";
 }
 
 // src/report/markdown.ts
@@ -46161,13 +51801,11 @@ var DEFAULT_MARKDOWN_BUDGET = 6e4;
 var DEFAULT_MAX_FINDING_ROWS = 100;
 var DEFAULT_FULL_REPORT = "`tfguard scan --format json` (or `--format text`) lists every finding";
 var MAX_CELL = 600;
-function cell(text2, max2 = MAX_CELL) {
-  const chars = [...text2.replace(/\r?\n/g, " ")];
-  const cut = chars.length > max2 ? chars.slice(0, max2 - 1).join("") + "\u2026" : chars.join("");
-  return cut.replace(/\\/g, "\\\\").replace(/\|/g, "\\|").replace(/`/g, "\\`");
+function cell(text3, max2 = MAX_CELL) {
+  return mdText(text3, max2);
 }
-function code(text2) {
-  return `\`${text2.replace(/`/g, "'").replace(/\|/g, "\\|").replace(/\r?\n/g, " ")}\``;
+function code(text3, inTable = true) {
+  return mdCode(text3, inTable);
 }
 function location(f) {
   return code(f.file === null ? f.module : `${f.file}${f.line !== null ? `:${f.line}` : ""}`);
@@ -46175,30 +51813,28 @@ function location(f) {
 function plural2(n, word) {
   return `${n} ${word}${n === 1 ? "" : "s"}`;
 }
-function bytes(text2) {
-  return Buffer.byteLength(text2, "utf8");
+function bytes(text3) {
+  return Buffer.byteLength(text3, "utf8");
 }
 var RANK = { error: 0, warning: 1, notice: 2 };
 function bySeverity(findings) {
   return findings.map((f, i2) => ({ f, i: i2 })).sort((a, b) => RANK[a.f.severity] - RANK[b.f.severity] || a.i - b.i).map(({ f }) => f);
 }
 function rollUp(findings) {
-  const byRule = /* @__PURE__ */ new Map();
+  const rows = /* @__PURE__ */ new Map();
   for (const f of findings) {
-    const entry = byRule.get(f.ruleId);
-    if (entry === void 0) byRule.set(f.ruleId, { severity: f.severity, count: 1 });
-    else {
-      entry.count += 1;
-      if (RANK[f.severity] < RANK[entry.severity]) entry.severity = f.severity;
-    }
+    const key = `${f.ruleId}\0${f.severity}`;
+    const entry = rows.get(key);
+    if (entry === void 0) rows.set(key, { ruleId: f.ruleId, severity: f.severity, count: 1 });
+    else entry.count += 1;
   }
-  const rows = [...byRule.entries()].sort(
-    ([ra, a], [rb, b]) => RANK[a.severity] - RANK[b.severity] || b.count - a.count || (ra < rb ? -1 : ra > rb ? 1 : 0)
+  const sorted = [...rows.values()].sort(
+    (a, b) => RANK[a.severity] - RANK[b.severity] || b.count - a.count || (a.ruleId < b.ruleId ? -1 : a.ruleId > b.ruleId ? 1 : 0)
   );
   return [
     "| Rule | Severity | Findings |",
     "|---|---|---:|",
-    ...rows.map(([ruleId, r]) => `| ${code(ruleId)} | ${ICON[r.severity]} ${r.severity} | ${r.count} |`)
+    ...sorted.map((r) => `| ${code(r.ruleId)} | ${ICON[r.severity]} ${r.severity} | ${r.count} |`)
   ];
 }
 function findingRow(f) {
@@ -46209,10 +51845,9 @@ function suggestionBlock(f) {
   const fix = f.fix;
   const s = fix.suggestion;
   const lines = s.startLine === s.endLine ? `line ${s.startLine}` : `lines ${s.startLine}\u2013${s.endLine}`;
-  const longest = Math.max(0, ...(s.text.match(/`+/g) ?? []).map((run) => run.length));
-  const fence = "`".repeat(Math.max(3, longest + 1));
+  const fence = mdFence(s.text);
   return [
-    `${code(`${s.file}:${s.startLine}`)} ${code(f.ruleId)}: ${cell(fix.description)} (${lines}):`,
+    `${code(`${s.file}:${s.startLine}`, false)} ${code(f.ruleId, false)}: ${cell(fix.description)} (${lines}):`,
     "",
     `${fence}suggestion`,
     s.text,
@@ -46251,7 +51886,7 @@ function renderMarkdown(report, options2 = {}) {
   const active = report.findings.filter((f) => f.suppressed === void 0);
   const suppressed = report.findings.filter((f) => f.suppressed !== void 0);
   const head = [];
-  head.push(`## tfguard: ${cell(report.source.name, 200)}`);
+  head.push(`## tfguard: ${cell(options2.title ?? report.source.name, 200)}`);
   head.push("");
   const status = s.error > 0 ? "\u274C" : s.warning > 0 ? "\u26A0\uFE0F" : "\u2705";
   head.push(
@@ -46271,17 +51906,17 @@ function renderMarkdown(report, options2 = {}) {
   if (active.length > 0) {
     const ordered = bySeverity(active);
     for (const line of ["| | Rule | Location | Message |", "|---|---|---|---|"]) emit(line);
-    let shown = 0;
+    let shown2 = 0;
     for (const f of ordered) {
       const row = findingRow(f);
-      if (shown >= maxRows || !budget.fits(row, reserve)) break;
+      if (shown2 >= maxRows || !budget.fits(row, reserve)) break;
       emit(row);
-      shown++;
+      shown2++;
     }
     emit("");
-    if (shown < ordered.length) {
+    if (shown2 < ordered.length) {
       emit(
-        `**Showing the ${shown} most severe of ${plural2(active.length, "finding")}**; not shown: ${severityCounts(ordered.slice(shown))} (all counted in the table above). The full report: ${fullReport}.`
+        `**Showing the ${shown2} most severe of ${plural2(active.length, "finding")}**; not shown: ${severityCounts(ordered.slice(shown2))} (all counted in the table above). The full report: ${fullReport}.`
       );
       emit("");
     }
@@ -46294,19 +51929,21 @@ function renderMarkdown(report, options2 = {}) {
       return;
     }
     for (const line of frame) emit(line);
-    let shown = 0;
+    let shown2 = 0;
     for (const row of rows) {
       if (!budget.fits(row, reserve)) break;
       emit(row);
-      shown++;
+      shown2++;
     }
-    if (shown < rows.length) {
+    if (shown2 < rows.length) {
       emit("");
-      emit(`\u2026and ${rows.length - shown} more ${what}, in the full report: ${fullReport}.`);
+      emit(`\u2026and ${rows.length - shown2} more ${what}, in the full report: ${fullReport}.`);
     }
     for (const line of ["", "</details>", ""]) emit(line);
   };
-  const suggestions = bySeverity(active).filter((f) => f.fix?.suggestion !== void 0);
+  const suggestions = bySeverity(active).filter(
+    (f) => f.fix?.suggestion !== void 0 && mdFence(f.fix.suggestion.text) !== null
+  );
   if (suggestions.length > 0) {
     section(
       `${plural2(suggestions.length, "suggested change")} (\`tfguard fix\` applies them all)`,
@@ -46393,9 +52030,9 @@ function sarifFix(f) {
   if (f.fix === void 0 || edits === void 0 || edits.length === 0) return void 0;
   const files = [...new Set(edits.map((e) => e.range.file))];
   return {
-    description: { text: f.fix.description },
+    description: { text: plainText(f.fix.description) },
     artifactChanges: files.map((file) => ({
-      artifactLocation: { uri: encodeURI(file), uriBaseId: "%SRCROOT%" },
+      artifactLocation: { uri: sarifUri(file), uriBaseId: "%SRCROOT%" },
       replacements: edits.filter((e) => e.range.file === file).map((e) => ({
         deletedRegion: region(e.range.start.line, e.range),
         insertedContent: { text: e.text }
@@ -46407,7 +52044,7 @@ function physicalLocation(file, line, range) {
   const r = region(line, range?.file === file ? range : void 0);
   return {
     physicalLocation: {
-      artifactLocation: { uri: encodeURI(file), uriBaseId: "%SRCROOT%" },
+      artifactLocation: { uri: sarifUri(file), uriBaseId: "%SRCROOT%" },
       ...r !== void 0 ? { region: r } : {}
     }
   };
@@ -46426,7 +52063,7 @@ function renderSarif(report, rules, options2 = {}) {
       ruleId: f.ruleId,
       ruleIndex: index2.get(f.ruleId) ?? 0,
       level: LEVEL[f.severity],
-      message: { text: f.fix ? `${f.message} Suggested: ${f.fix.replacement}` : f.message },
+      message: { text: plainText(f.fix ? `${f.message} Suggested: ${f.fix.replacement}` : f.message) },
       partialFingerprints: { tfguardFinding: fingerprint(f) },
       properties: { module: f.module, ...f.fix ? { fix: f.fix } : {}, ...f.note ? { note: f.note } : {} }
     };
@@ -46437,7 +52074,7 @@ function renderSarif(report, rules, options2 = {}) {
       result.suppressions = [
         {
           kind: "inSource",
-          justification: f.suppressed.reason,
+          justification: plainText(f.suppressed.reason),
           location: physicalLocation(f.suppressed.file, f.suppressed.line)
         }
       ];
@@ -46458,20 +52095,22 @@ function renderSarif(report, rules, options2 = {}) {
             rules: descriptors
           }
         },
-        originalUriBaseIds: { "%SRCROOT%": { description: { text: `Root of ${report.source.name}` } } },
+        originalUriBaseIds: {
+          "%SRCROOT%": { description: { text: `Root of ${plainText(report.source.name)}` } }
+        },
         columnKind: "unicodeCodePoints",
         results,
         properties: { source: report.source, summary: report.summary }
       }
     ]
   };
-  return JSON.stringify(log, null, 2) + "\n";
+  return jsonForLogs(JSON.stringify(log, null, 2)) + "\n";
 }
 
 // src/report/text.ts
 var COLOR = { error: "31", warning: "33", notice: "36" };
-function paint(enabled, code3, text2) {
-  return enabled ? `\x1B[${code3}m${text2}\x1B[0m` : text2;
+function paint(enabled, code3, text3) {
+  return enabled ? `\x1B[${code3}m${text3}\x1B[0m` : text3;
 }
 function plural3(n, word) {
   return `${n} ${word}${n === 1 ? "" : "s"}`;
@@ -46493,44 +52132,70 @@ function noteGroups(findings) {
   }
   return groups;
 }
-function renderText(report, options2) {
+function byModule(findings, weak2) {
+  const groups = /* @__PURE__ */ new Map();
+  for (const f of findings) {
+    let g = groups.get(f.module);
+    if (g === void 0) groups.set(f.module, g = { module: f.module, guessed: [], findings: [] });
+    (f.confidence === "low" && weak2.has(f.module) ? g.guessed : g.findings).push(f);
+  }
+  return [...groups.values()].sort((a, b) => a.module < b.module ? -1 : a.module > b.module ? 1 : 0);
+}
+function ruleCounts(findings) {
+  const counts = /* @__PURE__ */ new Map();
+  for (const f of findings) counts.set(f.ruleId, (counts.get(f.ruleId) ?? 0) + 1);
+  return [...counts].map(([rule, n]) => n === 1 ? rule : `${rule} \xD7${n}`).join(", ");
+}
+var SECTION = { error: "errors", warning: "warnings", notice: "notices" };
+function renderText(archiveReport, options2) {
+  const report = visibleStrings(archiveReport);
   const c = options2.color;
   const out = [];
   const s = report.summary;
   out.push(
     `${paint(c, "1", "tfguard")} ${report.tool.version}  ${report.source.name}  (${plural3(s.modules, "module")}, ${plural3(s.roots, "root")}, engine ${report.engine})`
   );
-  const byModule = /* @__PURE__ */ new Map();
-  const suppressed = [];
-  for (const f of report.findings) {
-    if (f.suppressed !== void 0) {
-      suppressed.push(f);
-      continue;
-    }
-    const list = byModule.get(f.module) ?? [];
-    list.push(f);
-    byModule.set(f.module, list);
-  }
+  const suppressed = report.findings.filter((f) => f.suppressed !== void 0);
+  const parts = [
+    paint(c && s.error > 0, COLOR.error, plural3(s.error, "error")),
+    paint(c && s.warning > 0, COLOR.warning, plural3(s.warning, "warning")),
+    paint(c && s.notice > 0, COLOR.notice, plural3(s.notice, "notice"))
+  ];
+  const summary = `${parts.join(", ")}${suppressed.length > 0 ? `; ${suppressed.length} suppressed` : ""}`;
+  out.push(summary);
   const kinds = new Map(report.modules.map((m) => [m.path, m]));
-  for (const [module2, findings] of [...byModule.entries()].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)) {
-    const info = kinds.get(module2);
+  const weak2 = new Set(report.modules.filter((m) => m.kindEvidence === "weak").map((m) => m.path));
+  for (const severity of SEVERITIES) {
+    const findings = report.findings.filter((f) => f.suppressed === void 0 && f.severity === severity);
+    if (findings.length === 0) continue;
     out.push("");
-    out.push(
-      paint(c, "1", module2) + (info ? paint(
-        c,
-        "2",
-        `  (${info.kind}${info.kindEvidence === "weak" ? ", a guess" : ""}: ${info.kindReason})`
-      ) : "")
-    );
-    for (const group of noteGroups(findings)) {
-      for (const f of group.findings) {
-        const sev = paint(c, COLOR[f.severity], f.severity.padEnd(7));
-        out.push(`  ${sev} ${where2(f)}  ${f.message}  ${paint(c, "2", `[${f.ruleId}]`)}`);
-        if (f.fix) out.push(`          fix: ${f.fix.replacement}  (${f.fix.description})`);
+    out.push(paint(c, `1;${COLOR[severity]}`, `${SECTION[severity]} (${findings.length})`));
+    for (const group of byModule(findings, weak2)) {
+      const info = kinds.get(group.module);
+      out.push("");
+      out.push(
+        paint(c, "1", group.module) + (info ? paint(
+          c,
+          "2",
+          `  (${info.kind}${info.kindEvidence === "weak" ? ", a guess" : ""}: ${info.kindReason})`
+        ) : "")
+      );
+      if (group.guessed.length > 0 && info !== void 0) {
+        const n = group.guessed.length;
+        out.push(
+          `  ${paint(c, COLOR[severity], severity.padEnd(7))} ${n === 1 ? "1 finding assumes" : `${n} findings assume`} "${group.module}" is a ${kindLabel(info.kind)}; confirm with \`tfguard init\`  ` + paint(c, "2", `[${ruleCounts(group.guessed)}]`)
+        );
       }
-      if (group.note === void 0) continue;
-      const n = group.findings.length;
-      out.push(`          note${n === 1 ? "" : ` (for the ${n} findings above)`}: ${group.note}`);
+      for (const notes of noteGroups(group.findings)) {
+        for (const f of notes.findings) {
+          const sev = paint(c, COLOR[f.severity], f.severity.padEnd(7));
+          out.push(`  ${sev} ${where2(f)}  ${f.message}  ${paint(c, "2", `[${f.ruleId}]`)}`);
+          if (f.fix) out.push(`          fix: ${f.fix.replacement}  (${f.fix.description})`);
+        }
+        if (notes.note === void 0) continue;
+        const n = notes.findings.length;
+        out.push(`          note${n === 1 ? "" : ` (for the ${n} findings above)`}: ${notes.note}`);
+      }
     }
   }
   if (suppressed.length > 0) {
@@ -46545,13 +52210,8 @@ function renderText(report, options2) {
     }
   }
   out.push("");
-  const parts = [
-    paint(c && s.error > 0, COLOR.error, plural3(s.error, "error")),
-    paint(c && s.warning > 0, COLOR.warning, plural3(s.warning, "warning")),
-    paint(c && s.notice > 0, COLOR.notice, plural3(s.notice, "notice"))
-  ];
-  out.push(`${parts.join(", ")}${suppressed.length > 0 ? `; ${suppressed.length} suppressed` : ""}`);
-  return out.join("\n") + "\n";
+  out.push(summary);
+  return ciSafeLines(out.join("\n") + "\n");
 }
 
 // src/fix/edits.ts
@@ -46628,12 +52288,12 @@ function suggestionFor(content, edit) {
   const lineStart = content.lastIndexOf(10, start.byte - 1) + 1;
   let lineEnd = content.indexOf(10, end.byte);
   if (lineEnd < 0) lineEnd = content.length;
-  const text2 = content.subarray(lineStart, start.byte).toString("utf8") + edit.text + content.subarray(end.byte, lineEnd).toString("utf8");
+  const text3 = content.subarray(lineStart, start.byte).toString("utf8") + edit.text + content.subarray(end.byte, lineEnd).toString("utf8");
   return {
     file: edit.range.file,
     startLine: start.line,
     endLine: end.line,
-    text: text2.replace(/\r\n/g, "\n").replace(/\r$/, "")
+    text: text3.replace(/\r\n/g, "\n").replace(/\r$/, "")
   };
 }
 
@@ -46655,8 +52315,8 @@ function lockPathOf(root) {
   return root === "." ? ".terraform.lock.hcl" : `${root}/.terraform.lock.hcl`;
 }
 function wholeFile(file, content) {
-  const text2 = content.toString("utf8");
-  const lines = text2.split("\n");
+  const text3 = content.toString("utf8");
+  const lines = text3.split("\n");
   const last = lines[lines.length - 1];
   return {
     file,
@@ -46733,9 +52393,9 @@ async function planCreate(w, input, plan) {
     }
     entries.push(made.entry);
   }
-  const text2 = formatLockFile(entries, w.a.engine);
+  const text3 = formatLockFile(entries, w.a.engine);
   const range = wholeFile(w.file, Buffer.alloc(0));
-  plan.edits.set(w.file, { range, text: text2 });
+  plan.edits.set(w.file, { range, text: text3 });
   plan.created.add(w.file);
   const locked = entries.map((e) => `${shortSource(e.source, w.a.engine)} ${e.version}`).join(", ");
   for (const f of fixable) plan.fixed.set(f, `write the lock file (${locked || "no providers"})`);
@@ -46757,8 +52417,8 @@ async function planRewrite(w, input, plan) {
     skipAll(`the lock file has errors (lock-parse-error, line ${lock.errors[0]?.line}); fix those first`);
     return;
   }
-  const text2 = content.toString("utf8");
-  if (/tfguard:/.test(text2)) {
+  const text3 = content.toString("utf8");
+  if (/tfguard:/.test(text3)) {
     skipAll("the lock file holds tfguard: annotations, which a rewrite (like terraform's) would drop");
     return;
   }
@@ -46870,18 +52530,54 @@ async function planRewrite(w, input, plan) {
     }
   }
   if (fixed.size === 0) return;
-  const next = formatLockFile([...entries.values()], writerOf(text2, w.a.engine));
-  if (next === text2) return;
+  const next = formatLockFile([...entries.values()], writerOf(text3, w.a.engine));
+  if (next === text3) return;
   plan.edits.set(w.file, { range: wholeFile(w.file, content), text: next });
   for (const [f, description] of fixed) plan.fixed.set(f, description);
 }
 
 // src/fix/diff.ts
 var CONTEXT = 3;
+var C_ESCAPES = {
+  7: "a",
+  8: "b",
+  9: "t",
+  10: "n",
+  11: "v",
+  12: "f",
+  13: "r",
+  34: '"',
+  92: "\\"
+};
+function needsQuote(byte) {
+  return byte < 32 || byte === 34 || byte === 92 || byte >= 127;
+}
+function gitQuotedName(prefix, path5) {
+  const bytes2 = Buffer.from(prefix + path5, "utf8");
+  if (!bytes2.some(needsQuote)) return prefix + path5;
+  let out = '"';
+  for (const byte of bytes2) {
+    if (!needsQuote(byte)) out += String.fromCharCode(byte);
+    else out += "\\" + (C_ESCAPES[byte] ?? byte.toString(8).padStart(3, "0"));
+  }
+  return out + '"';
+}
+function fileLine(marker, name) {
+  return `${marker} ${name}${name.includes(" ") ? "	" : ""}`;
+}
+function unpatchablePath(path5) {
+  for (const segment of path5.split("/")) {
+    const hfs = segment.replace(/[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g, "");
+    if (/^(\.git|git~1)[. ]*(:.*)?$/i.test(segment) || hfs.toLowerCase() === ".git") {
+      return "git apply refuses a path with a .git component (or one that Windows or macOS open as .git)";
+    }
+  }
+  return null;
+}
 var NO_EOL = "\0";
-function splitLines(text2) {
-  if (text2 === "") return [];
-  const lines = text2.split("\n");
+function splitLines(text3) {
+  if (text3 === "") return [];
+  const lines = text3.split("\n");
   if (lines[lines.length - 1] === "") lines.pop();
   else lines[lines.length - 1] += NO_EOL;
   return lines;
@@ -46925,12 +52621,15 @@ function editScript(a, b) {
   ops.push(...a.slice(a.length - suf).map((line) => ({ kind: " ", line })));
   return ops;
 }
-function unifiedDiff(path4, before, after, created = false) {
+function unifiedDiff(path5, before, after, created = false) {
   if (before === after && !created) return "";
   const a = splitLines(before);
   const b = splitLines(after);
   const ops = editScript(a, b);
-  const out = [created ? "--- /dev/null" : `--- a/${path4}`, `+++ b/${path4}`];
+  const out = [
+    created ? "--- /dev/null" : fileLine("---", gitQuotedName("a/", path5)),
+    fileLine("+++", gitQuotedName("b/", path5))
+  ];
   let k = 0;
   while (k < ops.length) {
     while (k < ops.length && ops[k].kind === " ") k++;
@@ -46971,8 +52670,8 @@ function unifiedDiff(path4, before, after, created = false) {
 
 // src/report/build.ts
 var CONFIG_SUFFIXES = [".tf", ".tf.json", ".tofu", ".tofu.json"];
-function isConfigFile(path4) {
-  return CONFIG_SUFFIXES.some((suffix) => path4.endsWith(suffix));
+function isConfigFile(path5) {
+  return CONFIG_SUFFIXES.some((suffix) => path5.endsWith(suffix));
 }
 function moduleReport(m) {
   return {
@@ -46980,6 +52679,7 @@ function moduleReport(m) {
     kind: m.kind,
     kindReason: m.kindReason,
     kindEvidence: m.kindEvidence,
+    ...m.unitSourceOf !== void 0 ? { unitSourceOf: [...m.unitSourceOf] } : {},
     ...m.terragrunt !== void 0 ? { terragrunt: { ...m.terragrunt, generated: [...m.terragrunt.generated] } } : {},
     files: [...m.files],
     providers: m.providers.map((p) => ({
@@ -47127,11 +52827,11 @@ function verdict(report, failOn) {
 }
 
 // src/scan/index.ts
-var import_node_crypto11 = require("node:crypto");
+var import_node_crypto12 = require("node:crypto");
 var import_node_fs5 = require("node:fs");
 
 // src/scan/cache.ts
-var import_node_crypto9 = require("node:crypto");
+var import_node_crypto10 = require("node:crypto");
 var import_node_zlib3 = require("node:zlib");
 var EXTRACTOR_VERSION = 3;
 var FORMAT = "tfguard-extract-manifest";
@@ -47168,10 +52868,10 @@ function encodeBody(body2, ranges) {
   while (work.length > 0) {
     const { from, to } = work.pop();
     for (const a of from.attributes) {
-      const attr2 = [a.name, a.value, a.line, a.endLine];
-      if (a.items !== void 0) attr2.push(a.items.map((it) => it.key));
+      const attr3 = [a.name, a.value, a.line, a.endLine];
+      if (a.items !== void 0) attr3.push(a.items.map((it) => it.key));
       pushAttribute(ranges, a);
-      to[0].push(attr2);
+      to[0].push(attr3);
     }
     for (const b of from.blocks) {
       const block2 = [b.type, b.labels, b.line, b.endLine];
@@ -47285,7 +52985,7 @@ function decodeBody(file, raw, rawRanges) {
       if (value === void 0) return null;
       const located = ranges.attribute(line, endLine);
       if (located === null) return null;
-      const attr2 = { name, value, line, endLine, range: located[0], valueRange: located[1] };
+      const attr3 = { name, value, line, endLine, range: located[0], valueRange: located[1] };
       if (a.length === 5) {
         if (!Array.isArray(keys)) return null;
         const items = [];
@@ -47296,19 +52996,19 @@ function decodeBody(file, raw, rawRanges) {
           if (keyRange === null || valueRange === null) return null;
           items.push({ key, keyRange, valueRange });
         }
-        attr2.items = items;
+        attr3.items = items;
       }
-      to.attributes.push(attr2);
+      to.attributes.push(attr3);
     }
     for (const b of blocks) {
       if (!Array.isArray(b) || b.length !== 4 && b.length !== 5) return null;
-      const [type, labels, line, endLine, body2] = b;
-      if (typeof type !== "string" || !isLine(line) || !isLine(endLine) || endLine < line) return null;
+      const [type2, labels, line, endLine, body2] = b;
+      if (typeof type2 !== "string" || !isLine(line) || !isLine(endLine) || endLine < line) return null;
       if (!Array.isArray(labels) || !labels.every((l) => typeof l === "string")) return null;
       const range = ranges.block(line, endLine);
       if (range === null) return null;
       const block2 = {
-        type,
+        type: type2,
         labels,
         line,
         endLine,
@@ -47321,7 +53021,7 @@ function decodeBody(file, raw, rawRanges) {
   }
   return ranges.done ? root : null;
 }
-function decodeEntry(path4, raw) {
+function decodeEntry(path5, raw) {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return null;
   const entry = raw;
   if ("e" in entry) {
@@ -47330,13 +53030,13 @@ function decodeEntry(path4, raw) {
     const [where4, message, line, column] = e;
     if (typeof where4 !== "string" || typeof message !== "string" || !isLine(line) || !isLine(column))
       return null;
-    if (where4 !== path4) return "other-path";
-    return { ok: false, error: { path: path4, message, line, column } };
+    if (where4 !== path5) return "other-path";
+    return { ok: false, error: { path: path5, message, line, column } };
   }
   if (entry.s !== "hcl" && entry.s !== "json") return null;
-  const body2 = decodeBody(path4, entry.b, entry.r);
+  const body2 = decodeBody(path5, entry.b, entry.r);
   if (body2 === null) return null;
-  return { ok: true, file: { path: path4, syntax: entry.s, body: body2 } };
+  return { ok: true, file: { path: path5, syntax: entry.s, body: body2 } };
 }
 function cacheable(result) {
   if (result.ok) return true;
@@ -47353,7 +53053,7 @@ function encodeEntry(result) {
   return { s: result.file.syntax, b, r };
 }
 function sha256Hex2(s) {
-  return (0, import_node_crypto9.createHash)("sha256").update(s, "utf8").digest("hex");
+  return (0, import_node_crypto10.createHash)("sha256").update(s, "utf8").digest("hex");
 }
 var SHA2562 = /^[0-9a-f]{64}$/;
 var ExtractionCache = class _ExtractionCache {
@@ -47426,10 +53126,10 @@ var ExtractionCache = class _ExtractionCache {
     return true;
   }
   /** The cached result for a file with this content, or undefined. */
-  lookup(sha2565, path4) {
+  lookup(sha2565, path5) {
     const raw = SHA2562.test(sha2565) ? this.loaded[sha2565] : void 0;
     if (raw !== void 0) {
-      const result = decodeEntry(path4, raw);
+      const result = decodeEntry(path5, raw);
       if (result === null) {
         this.stats.rejected++;
       } else if (result !== "other-path") {
@@ -47503,44 +53203,44 @@ function fail(file, line, message) {
   const where4 = line === null ? file : `${file}:${line}`;
   throw new InputError("invalid-config", `${where4}: ${message}`, { entry: file });
 }
-function stringList(file, attr2) {
-  if (!Array.isArray(attr2.value) || attr2.value.some((v) => typeof v !== "string")) {
-    fail(file, attr2.line, `"${attr2.name}" must be a list of strings`);
+function stringList(file, attr3) {
+  if (!Array.isArray(attr3.value) || attr3.value.some((v) => typeof v !== "string")) {
+    fail(file, attr3.line, `"${attr3.name}" must be a list of strings`);
   }
-  return attr2.value;
+  return attr3.value;
 }
-function stringValue(file, attr2) {
-  if (typeof attr2.value !== "string") fail(file, attr2.line, `"${attr2.name}" must be a string`);
-  return attr2.value;
+function stringValue(file, attr3) {
+  if (typeof attr3.value !== "string") fail(file, attr3.line, `"${attr3.name}" must be a string`);
+  return attr3.value;
 }
-function boolValue(file, attr2) {
-  if (typeof attr2.value !== "boolean") fail(file, attr2.line, `"${attr2.name}" must be true or false`);
-  return attr2.value;
+function boolValue(file, attr3) {
+  if (typeof attr3.value !== "boolean") fail(file, attr3.line, `"${attr3.name}" must be true or false`);
+  return attr3.value;
 }
-function oneOf(file, attr2, allowed) {
-  const value = stringValue(file, attr2);
+function oneOf(file, attr3, allowed) {
+  const value = stringValue(file, attr3);
   const known = allowed.find((a) => a === value);
   if (known === void 0) {
     const quoted2 = allowed.map((a) => `"${a}"`);
     const list = `${quoted2.slice(0, -1).join(", ")} or ${quoted2[quoted2.length - 1] ?? ""}`;
-    fail(file, attr2.line, `${attr2.name} must be ${list}; got ${JSON.stringify(value)}`);
+    fail(file, attr3.line, `${attr3.name} must be ${list}; got ${JSON.stringify(value)}`);
   }
   return known;
 }
 function ruleSetting(file, body2, line, id) {
   const setting = {};
   for (const block2 of body2.blocks) fail(file, block2.line, `unexpected block "${block2.type}" in rule "${id}"`);
-  for (const attr2 of body2.attributes) {
-    if (attr2.name === "severity") {
-      const value = stringValue(file, attr2);
+  for (const attr3 of body2.attributes) {
+    if (attr3.name === "severity") {
+      const value = stringValue(file, attr3);
       if (!SEVERITIES.includes(value)) {
-        fail(file, attr2.line, `severity must be one of ${SEVERITIES.join(", ")}; got "${value}"`);
+        fail(file, attr3.line, `severity must be one of ${SEVERITIES.join(", ")}; got "${value}"`);
       }
       setting.severity = value;
-    } else if (attr2.name === "enabled") {
-      setting.enabled = boolValue(file, attr2);
+    } else if (attr3.name === "enabled") {
+      setting.enabled = boolValue(file, attr3);
     } else {
-      fail(file, attr2.line, `unknown argument "${attr2.name}" in rule "${id}" (expected severity or enabled)`);
+      fail(file, attr3.line, `unknown argument "${attr3.name}" in rule "${id}" (expected severity or enabled)`);
     }
   }
   if (setting.severity === void 0 && setting.enabled === void 0) {
@@ -47554,43 +53254,43 @@ function parseConfigFile(file, result, knownRules, origin2 = { fromArchive: fals
   }
   const body2 = result.file.body;
   const layer = {};
-  for (const attr2 of body2.attributes) {
-    switch (attr2.name) {
+  for (const attr3 of body2.attributes) {
+    switch (attr3.name) {
       case "engine": {
-        const engine = stringValue(file, attr2);
+        const engine = stringValue(file, attr3);
         if (engine !== "terraform" && engine !== "opentofu") {
-          fail(file, attr2.line, `engine must be "terraform" or "opentofu"; got "${engine}"`);
+          fail(file, attr3.line, `engine must be "terraform" or "opentofu"; got "${engine}"`);
         }
         layer.engine = engine;
         break;
       }
       case "roots":
-        layer.roots = stringList(file, attr2);
+        layer.roots = stringList(file, attr3);
         break;
       case "shared":
-        layer.shared = stringList(file, attr2);
+        layer.shared = stringList(file, attr3);
         break;
       case "examples":
-        layer.examples = stringList(file, attr2);
+        layer.examples = stringList(file, attr3);
         break;
       case "tests":
-        layer.tests = stringList(file, attr2);
+        layer.tests = stringList(file, attr3);
         break;
       case "fragments":
-        layer.fragments = stringList(file, attr2);
+        layer.fragments = stringList(file, attr3);
         break;
       case "strict_examples":
-        layer.strictExamples = boolValue(file, attr2);
+        layer.strictExamples = boolValue(file, attr3);
         break;
       case "engines": {
-        const v = attr2.value;
+        const v = attr3.value;
         if (v === null || typeof v !== "object" || Array.isArray(v)) {
-          fail(file, attr2.line, '"engines" must be a map of root glob to "terraform" or "opentofu"');
+          fail(file, attr3.line, '"engines" must be a map of root glob to "terraform" or "opentofu"');
         }
         const engines = {};
         for (const [glob, engine] of Object.entries(v)) {
           if (engine !== "terraform" && engine !== "opentofu") {
-            fail(file, attr2.line, `engines["${glob}"] must be "terraform" or "opentofu"`);
+            fail(file, attr3.line, `engines["${glob}"] must be "terraform" or "opentofu"`);
           }
           engines[glob] = engine;
         }
@@ -47598,36 +53298,36 @@ function parseConfigFile(file, result, knownRules, origin2 = { fromArchive: fals
         break;
       }
       case "platforms": {
-        const platforms = stringList(file, attr2);
+        const platforms = stringList(file, attr3);
         for (const p of platforms) {
           if (!PLATFORM2.test(p))
-            fail(file, attr2.line, `platform "${p}" is not of the form os_arch (e.g. linux_amd64)`);
+            fail(file, attr3.line, `platform "${p}" is not of the form os_arch (e.g. linux_amd64)`);
         }
         layer.platforms = platforms;
         break;
       }
       case "plugin_dirs":
-        layer.pluginDirs = stringList(file, attr2).map((d) => d.replace(/^\.\//, "").replace(/\/+$/, ""));
+        layer.pluginDirs = stringList(file, attr3).map((d) => d.replace(/^\.\//, "").replace(/\/+$/, ""));
         break;
       case "registry":
-        layer.registry = boolValue(file, attr2);
+        layer.registry = boolValue(file, attr3);
         break;
       case "registry_hosts": {
         if (origin2.fromArchive) {
           fail(
             file,
-            attr2.line,
+            attr3.line,
             '"registry_hosts" decides where tfguard sends network requests, so only whoever runs the scan may set it (--config FILE, or TFGUARD_REGISTRY_HOSTS in the service), not the scanned archive'
           );
         }
-        const v = attr2.value;
+        const v = attr3.value;
         if (v === null || typeof v !== "object" || Array.isArray(v)) {
-          fail(file, attr2.line, '"registry_hosts" must be a map of hostname to base URL');
+          fail(file, attr3.line, '"registry_hosts" must be a map of hostname to base URL');
         }
         const hosts = {};
         for (const [host, url] of Object.entries(v)) {
           if (typeof url !== "string" || !/^https?:\/\/[^\s]+$/.test(url)) {
-            fail(file, attr2.line, `registry_hosts["${host}"] must be an http(s) URL`);
+            fail(file, attr3.line, `registry_hosts["${host}"] must be an http(s) URL`);
           }
           hosts[host.toLowerCase()] = url.replace(/\/+$/, "");
         }
@@ -47638,20 +53338,20 @@ function parseConfigFile(file, result, knownRules, origin2 = { fromArchive: fals
         if (origin2.fromArchive) {
           fail(
             file,
-            attr2.line,
+            attr3.line,
             '"module_hosts" decides where tfguard downloads remote modules from, so only whoever runs the scan may set it (--config FILE, or TFGUARD_MODULE_HOSTS in the service), not the scanned archive'
           );
         }
-        const v = attr2.value;
+        const v = attr3.value;
         if (v === null || typeof v !== "object" || Array.isArray(v)) {
-          fail(file, attr2.line, '"module_hosts" must be a map of hostname to base URL ("" for https://HOST)');
+          fail(file, attr3.line, '"module_hosts" must be a map of hostname to base URL ("" for https://HOST)');
         }
         const hosts = {};
         for (const [host, url] of Object.entries(v)) {
           if (typeof url !== "string" || url !== "" && !/^https?:\/\/[^\s]+$/.test(url)) {
             fail(
               file,
-              attr2.line,
+              attr3.line,
               `module_hosts["${host}"] must be an http(s) URL, or "" for https://${host}`
             );
           }
@@ -47661,12 +53361,12 @@ function parseConfigFile(file, result, knownRules, origin2 = { fromArchive: fals
         break;
       }
       case "lock_mode": {
-        const mode = stringValue(file, attr2);
+        const mode = stringValue(file, attr3);
         const known = LOCK_MODES.find((m) => m === mode);
         if (known === void 0) {
           fail(
             file,
-            attr2.line,
+            attr3.line,
             `lock_mode must be ${LOCK_MODES.map((m) => `"${m}"`).join(" or ")}; got ${JSON.stringify(mode)}`
           );
         }
@@ -47674,16 +53374,16 @@ function parseConfigFile(file, result, knownRules, origin2 = { fromArchive: fals
         break;
       }
       case "module_ref_policy":
-        layer.moduleRefPolicy = oneOf(file, attr2, MODULE_REF_POLICIES);
+        layer.moduleRefPolicy = oneOf(file, attr3, MODULE_REF_POLICIES);
         break;
       case "module_version_style":
-        layer.moduleVersionStyle = oneOf(file, attr2, MODULE_VERSION_STYLES);
+        layer.moduleVersionStyle = oneOf(file, attr3, MODULE_VERSION_STYLES);
         break;
       default:
         fail(
           file,
-          attr2.line,
-          `unknown setting "${attr2.name}" (expected engine, roots, shared, examples, tests, fragments, strict_examples, engines, lock_mode, module_ref_policy, module_version_style, platforms, plugin_dirs, registry, registry_hosts, module_hosts or rule blocks)`
+          attr3.line,
+          `unknown setting "${attr3.name}" (expected engine, roots, shared, examples, tests, fragments, strict_examples, engines, lock_mode, module_ref_policy, module_version_style, platforms, plugin_dirs, registry, registry_hosts, module_hosts or rule blocks)`
         );
     }
   }
@@ -47729,14 +53429,14 @@ function credentialsBlock(file, block2, origin2, into) {
   const key = normalizeRegistryHost(host);
   if (into[key] !== void 0) fail(file, block2.line, `credentials for "${host}" are given twice`);
   let token;
-  for (const attr2 of block2.body.attributes) {
-    if (attr2.name !== "token") {
-      fail(file, attr2.line, `unknown setting "${attr2.name}" in credentials "${host}" (expected token)`);
+  for (const attr3 of block2.body.attributes) {
+    if (attr3.name !== "token") {
+      fail(file, attr3.line, `unknown setting "${attr3.name}" in credentials "${host}" (expected token)`);
     }
-    if (typeof attr2.value !== "string" || attr2.value === "") {
-      fail(file, attr2.line, `the token of credentials "${host}" must be a non-empty string`);
+    if (typeof attr3.value !== "string" || attr3.value === "") {
+      fail(file, attr3.line, `the token of credentials "${host}" must be a non-empty string`);
     }
-    token = attr2.value;
+    token = attr3.value;
   }
   if (block2.body.blocks.length > 0) {
     fail(file, block2.line, `unexpected block in credentials "${host}" (only token = "..." is allowed)`);
@@ -47869,17 +53569,17 @@ var ScanDeadline = class {
   /** Wraps the loader's file reader: a checkpoint before each file, and which files are in flight. */
   reader(read) {
     if (this.signal === void 0) return read;
-    return async (path4, content) => {
+    return async (path5, content) => {
       this.check();
-      this.parsing.add(path4);
+      this.parsing.add(path5);
       try {
-        return await read(path4, content);
+        return await read(path5, content);
       } catch (err2) {
-        if (this.aborted) throw this.timeoutError(path4);
+        if (this.aborted) throw this.timeoutError(path5);
         throw err2;
       } finally {
-        this.parsing.delete(path4);
-        this.lastParsed = path4;
+        this.parsing.delete(path5);
+        this.lastParsed = path5;
       }
     };
   }
@@ -47929,24 +53629,24 @@ async function withDeadline(options2, work) {
 }
 
 // src/scan/fix.ts
-var import_node_crypto10 = require("node:crypto");
+var import_node_crypto11 = require("node:crypto");
 var MAX_PASSES = 4;
 function withFiles(archive, changed) {
   const files = new Map(archive.files);
-  for (const [path4, bytes2] of changed) files.set(path4, bytes2);
+  for (const [path5, bytes2] of changed) files.set(path5, bytes2);
   const entries = archive.entries.map((e) => {
     const bytes2 = changed.get(e.path);
     if (bytes2 === void 0 || e.type !== "file") return e;
-    return { ...e, size: bytes2.length, sha256: (0, import_node_crypto10.createHash)("sha256").update(bytes2).digest("hex") };
+    return { ...e, size: bytes2.length, sha256: (0, import_node_crypto11.createHash)("sha256").update(bytes2).digest("hex") };
   });
   const known = new Set(archive.entries.map((e) => e.path));
-  for (const [path4, bytes2] of changed) {
-    if (known.has(path4)) continue;
+  for (const [path5, bytes2] of changed) {
+    if (known.has(path5)) continue;
     entries.push({
-      path: path4,
+      path: path5,
       type: "file",
       size: bytes2.length,
-      sha256: (0, import_node_crypto10.createHash)("sha256").update(bytes2).digest("hex")
+      sha256: (0, import_node_crypto11.createHash)("sha256").update(bytes2).digest("hex")
     });
   }
   return { ...archive, files, entries };
@@ -47987,16 +53687,16 @@ async function fixArchive(archive, options2 = {}) {
     skipped = plan.remaining;
     if (plan.files.size === 0) break;
     let configChanged = false;
-    for (const [path4, edits] of plan.files) {
-      const isNew = plan.created.has(path4) && !current.has(path4) && !archive.files.has(path4);
-      const before = current.get(path4) ?? archive.files.get(path4) ?? (isNew ? Buffer.alloc(0) : void 0);
-      if (before === void 0) throw new Error(`fix: ${path4} is not among the scanned files`);
-      if (!originals.has(path4)) {
-        originals.set(path4, before);
-        if (isNew) created.add(path4);
+    for (const [path5, edits] of plan.files) {
+      const isNew = plan.created.has(path5) && !current.has(path5) && !archive.files.has(path5);
+      const before = current.get(path5) ?? archive.files.get(path5) ?? (isNew ? Buffer.alloc(0) : void 0);
+      if (before === void 0) throw new Error(`fix: ${path5} is not among the scanned files`);
+      if (!originals.has(path5)) {
+        originals.set(path5, before);
+        if (isNew) created.add(path5);
       }
-      current.set(path4, applyEdits(before, edits));
-      if (!lockPlan?.edits.has(path4)) configChanged = true;
+      current.set(path5, applyEdits(before, edits));
+      if (!lockPlan?.edits.has(path5)) configChanged = true;
     }
     for (const f of plan.fixed) {
       fixed.push(f);
@@ -48007,19 +53707,49 @@ async function fixArchive(archive, options2 = {}) {
     after = await scan(withFiles(archive, current));
     last = after;
   }
-  const changes = [...originals].map(([path4, before]) => ({
-    path: path4,
+  const changes = [...originals].map(([path5, before]) => ({
+    path: path5,
     before,
-    after: current.get(path4),
-    created: created.has(path4)
+    after: current.get(path5),
+    created: created.has(path5)
   })).filter((c) => c.created || !c.before.equals(c.after)).sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
   return { report, changes, fixed, descriptions, skipped, after };
 }
-function fixPatch(changes) {
-  return changes.map((c) => unifiedDiff(c.path, c.before.toString("utf8"), c.after.toString("utf8"), c.created)).join("");
+var strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+function isUtf82(bytes2) {
+  try {
+    strictUtf8.decode(bytes2);
+    return true;
+  } catch {
+    return false;
+  }
 }
-async function fixPath(path4, options2 = {}) {
-  const archive = await readInput(path4, { limits: options2.limits, shouldLoad });
+function leftOutReason(c) {
+  const path5 = unpatchablePath(c.path);
+  if (path5 !== null) return path5;
+  if (!isUtf82(c.before) || !isUtf82(c.after)) return "not UTF-8 text: a text patch would not keep its bytes";
+  return null;
+}
+function fixPatchParts(changes) {
+  const leftOut = [];
+  const diffs = [];
+  for (const c of changes) {
+    const reason = leftOutReason(c);
+    if (reason !== null) leftOut.push({ path: c.path, reason });
+    else diffs.push(unifiedDiff(c.path, c.before.toString("utf8"), c.after.toString("utf8"), c.created));
+  }
+  return { patch: diffs.join(""), leftOut };
+}
+function fixPatch(changes) {
+  const { patch, leftOut } = fixPatchParts(changes);
+  const notes = leftOut.map(
+    (l) => `# tfguard: left out of this patch: ${gitQuotedName("", l.path)}: ${l.reason}
+`
+  );
+  return notes.join("") + patch;
+}
+async function fixPath(path5, options2 = {}) {
+  const archive = await readInput(path5, { limits: options2.limits, shouldLoad });
   return fixArchive(archive, options2);
 }
 async function fixBytes(name, bytes2, options2 = {}) {
@@ -48030,11 +53760,11 @@ async function fixBytes(name, bytes2, options2 = {}) {
 // src/scan/index.ts
 var KNOWN_RULES = new Set(RULES.map((r) => r.id));
 var sharedParser = null;
-function sharedHclParser(settings = {}) {
-  const key = JSON.stringify(settings);
+function sharedHclParser(settings2 = {}) {
+  const key = JSON.stringify(settings2);
   if (sharedParser === null || sharedParser.settings !== key) {
     const old = sharedParser?.parser;
-    sharedParser = { settings: key, parser: new HclParser(settings) };
+    sharedParser = { settings: key, parser: new HclParser(settings2) };
     if (old) void old.close();
   }
   return sharedParser.parser;
@@ -48044,23 +53774,23 @@ async function closeSharedParser() {
   sharedParser = null;
   if (current) await current.parser.close();
 }
-function shouldLoad(path4) {
-  return defaultShouldLoad(path4) || isProviderPackageZip(path4) || isModulesManifest(path4);
+function shouldLoad(path5) {
+  return defaultShouldLoad(path5) || isProviderPackageZip(path5) || isModulesManifest(path5);
 }
 async function resolveConfig(archive, parser, options2, signal) {
   const layers = [];
   const own = archive.files.get(CONFIG_FILE_NAME);
   if (own !== void 0) {
-    const parsed2 = await parser.parse(CONFIG_FILE_NAME, own, { signal });
+    const parsed3 = await parser.parse(CONFIG_FILE_NAME, own, { signal });
     layers.push({
       file: CONFIG_FILE_NAME,
-      layer: parseConfigFile(CONFIG_FILE_NAME, parsed2, KNOWN_RULES, { fromArchive: true })
+      layer: parseConfigFile(CONFIG_FILE_NAME, parsed3, KNOWN_RULES, { fromArchive: true })
     });
   }
   if (options2.configText !== void 0) {
-    const { name, text: text2 } = options2.configText;
-    const parsed2 = await parser.parse(name, Buffer.from(text2, "utf8"), { signal });
-    layers.push({ file: name, layer: parseConfigFile(name, parsed2, KNOWN_RULES) });
+    const { name, text: text3 } = options2.configText;
+    const parsed3 = await parser.parse(name, Buffer.from(text3, "utf8"), { signal });
+    layers.push({ file: name, layer: parseConfigFile(name, parsed3, KNOWN_RULES) });
   }
   if (options2.config !== void 0) layers.push({ file: null, layer: options2.config });
   if (options2.registry !== void 0) layers.push({ file: null, layer: { registry: options2.registry } });
@@ -48082,13 +53812,13 @@ function cacheFingerprint() {
     `depth${DEFAULT_MAX_NESTING_DEPTH}`,
     `hcl2json${hcl2jsonVersion}`
   ].join("/");
-  return (0, import_node_crypto11.createHash)("sha256").update(material).digest("hex").slice(0, 24);
+  return (0, import_node_crypto12.createHash)("sha256").update(material).digest("hex").slice(0, 24);
 }
 function fileHashes(archive) {
   const known = /* @__PURE__ */ new Map();
   for (const e of archive.entries)
     if (e.type === "file" && e.sha256 !== void 0) known.set(e.path, e.sha256);
-  return (path4, content) => known.get(path4) ?? (0, import_node_crypto11.createHash)("sha256").update(content).digest("hex");
+  return (path5, content) => known.get(path5) ?? (0, import_node_crypto12.createHash)("sha256").update(content).digest("hex");
 }
 function* annotatedFiles(archive, modules, lock) {
   const paths = /* @__PURE__ */ new Set();
@@ -48097,9 +53827,9 @@ function* annotatedFiles(archive, modules, lock) {
     if (m.lockFile !== null) paths.add(m.lockFile);
   }
   for (const r of lock.roots) if (r.lockFile !== null) paths.add(r.lockFile);
-  for (const path4 of [...paths].sort()) {
-    const content = archive.files.get(path4);
-    if (content !== void 0) yield { path: path4, content };
+  for (const path5 of [...paths].sort()) {
+    const content = archive.files.get(path5);
+    if (content !== void 0) yield { path: path5, content };
   }
 }
 async function resolveRemote(loaded, archive, config2, parser, read, options2, deadline) {
@@ -48123,6 +53853,7 @@ async function resolveRemote(loaded, archive, config2, parser, read, options2, d
     registryHosts: config2.registryHosts,
     credentials: { ...config2.credentials ?? {}, ...options2.registryTokens ?? {} },
     moduleHosts: config2.moduleHosts ?? {},
+    ...options2.remoteModuleTenant !== void 0 ? { tenant: options2.remoteModuleTenant } : {},
     ...cache !== void 0 ? { cache } : {},
     ...budget !== void 0 ? { signal: budget.signal } : {}
   }) : null;
@@ -48139,7 +53870,9 @@ async function resolveRemote(loaded, archive, config2, parser, read, options2, d
         ...options2.limits !== void 0 ? { limits: options2.limits } : {}
       })
     );
-    if (network !== null) options2.onRemoteStats?.({ requests: network.requestCount });
+    if (network !== null) {
+      options2.onRemoteStats?.({ requests: network.requestCount, downloads: network.downloadCount });
+    }
     return resolved;
   } finally {
     budget?.dispose();
@@ -48154,7 +53887,7 @@ async function scanLoaded(archive, options2, deadline) {
   const parser = sharedHclParser(options2.parser);
   const config2 = await resolveConfig(archive, parser, options2, signal);
   let cache = null;
-  let read = (path4, content) => parser.extract(path4, content, LOADER_PROJECTION, { signal });
+  let read = (path5, content) => parser.extract(path5, content, LOADER_PROJECTION, { signal });
   if (options2.cache !== void 0) {
     deadline.enter("reading the extraction cache");
     const c = await deadline.race(
@@ -48169,11 +53902,11 @@ async function scanLoaded(archive, options2, deadline) {
     );
     cache = c;
     const hashOf = fileHashes(archive);
-    read = async (path4, content) => {
-      const sha2565 = hashOf(path4, content);
-      const hit = c.lookup(sha2565, path4);
+    read = async (path5, content) => {
+      const sha2565 = hashOf(path5, content);
+      const hit = c.lookup(sha2565, path5);
       if (hit !== void 0) return hit;
-      const result = await parser.extract(path4, content, LOADER_PROJECTION, { signal });
+      const result = await parser.extract(path5, content, LOADER_PROJECTION, { signal });
       c.record(sha2565, result);
       return result;
     };
@@ -48253,11 +53986,11 @@ async function scanBytes(name, bytes2, options2 = {}) {
     return scanLoaded(archive, options2, deadline);
   });
 }
-async function scanPath(path4, options2 = {}) {
+async function scanPath(path5, options2 = {}) {
   return withDeadline(options2, async (deadline) => {
     deadline.enter("reading the archive");
     const archive = await deadline.race(
-      readInput(path4, {
+      readInput(path5, {
         limits: options2.limits,
         shouldLoad,
         ...options2.directories !== void 0 ? { directories: options2.directories } : {}
@@ -48306,7 +54039,7 @@ async function locateRepository(dir) {
   return { root, subtree: nodePath4.relative(root, start).split(nodePath4.sep).join("/"), reason };
 }
 function restrictReport(report, subtree) {
-  const inside = (path4) => path4 === subtree || path4.startsWith(`${subtree}/`);
+  const inside = (path5) => path5 === subtree || path5.startsWith(`${subtree}/`);
   const findings = report.findings.filter((f) => inside(f.file ?? f.module));
   const modules = report.modules.filter((m) => inside(m.path));
   const roots = report.roots.filter((r) => inside(r.path));
@@ -48326,8 +54059,8 @@ async function scanSubtree(root, subtree, options2, scan) {
   for (let round = 1; round < MAX_ROUNDS; round++) {
     const wanted = /* @__PURE__ */ new Set();
     for (const m of report.modules) {
-      for (const call of m.moduleCalls) {
-        if (call.target !== null && call.target !== "" && !covered(call.target)) wanted.add(call.target);
+      for (const call2 of m.moduleCalls) {
+        if (call2.target !== null && call2.target !== "" && !covered(call2.target)) wanted.add(call2.target);
       }
       const unit = m.terragrunt?.source;
       if (unit !== void 0 && unit !== null && /^\.\.?\//.test(unit)) {
@@ -48342,22 +54075,8 @@ async function scanSubtree(root, subtree, options2, scan) {
   return restrictReport(report, subtree);
 }
 
-// src/service/settings.ts
-var DEFAULTS = {
-  uploadsPrefix: "uploads/",
-  reportsPrefix: "reports/",
-  failOn: "error",
-  maxArchiveBytes: 50 * 1024 * 1024,
-  // 4.5 MB of archive is 6 MB once API Gateway base64-encodes it: Lambda's synchronous payload limit.
-  apiMaxBodyBytes: 45e5,
-  uploadUrlTtlSeconds: 900,
-  reportUrlTtlSeconds: 900,
-  auditMaxReceiveCount: 3,
-  deadlineMarginMs: 1e4
-};
-
 // src/service/keys.ts
-var import_node_crypto12 = require("node:crypto");
+var import_node_crypto13 = require("node:crypto");
 var MAX_REPOSITORY_BYTES = 256;
 var BAD_REPOSITORY_CHARS = /[\u0000-\u001f\u007f-\u009f\\]/;
 function normalizeRepository(raw) {
@@ -48486,8 +54205,22 @@ function shardName(shard) {
 }
 function auditRunId(startedAt, eventId) {
   const stamp = startedAt.toISOString().replace(/[-:.]/g, "");
-  return `${stamp}-${(0, import_node_crypto12.createHash)("sha256").update(eventId).digest("hex").slice(0, 8)}`;
+  return `${stamp}-${(0, import_node_crypto13.createHash)("sha256").update(eventId).digest("hex").slice(0, 8)}`;
 }
+
+// src/service/settings.ts
+var DEFAULTS = {
+  uploadsPrefix: "uploads/",
+  reportsPrefix: "reports/",
+  failOn: "error",
+  maxArchiveBytes: 50 * 1024 * 1024,
+  // 4.5 MB of archive is 6 MB once API Gateway base64-encodes it: Lambda's synchronous payload limit.
+  apiMaxBodyBytes: 45e5,
+  uploadUrlTtlSeconds: 900,
+  reportUrlTtlSeconds: 900,
+  auditMaxReceiveCount: 3,
+  deadlineMarginMs: 1e4
+};
 
 // src/storage/keys.ts
 var StorageKeyError = class extends Error {
@@ -48608,6 +54341,11 @@ function rejection(input, code3, message, entry) {
     error: { code: code3, message, entry }
   };
 }
+function remoteTenant(input) {
+  if (input.repository !== null) return `repository ${input.repository}`;
+  const uploader = uploaderOf(input.source);
+  return uploader !== null ? `uploader ${uploader}` : `scan ${input.scanId}`;
+}
 async function scanAndStore(ctx, input) {
   const started = Date.now();
   let report;
@@ -48617,7 +54355,9 @@ async function scanAndStore(ctx, input) {
       ...ctx.scanOptions,
       ...ctx.signal !== void 0 ? { signal: ctx.signal } : {},
       registry: input.registry,
-      store: new PrefixedObjectStore(ctx.reports, ctx.layout.registryCachePrefix)
+      store: new PrefixedObjectStore(ctx.reports, ctx.layout.registryCachePrefix),
+      // Remote modules behind a branch, tag or unchecksummed URL are cached for this tenant only.
+      remoteModuleTenant: remoteTenant(input)
     };
     if (input.fix === true) {
       const fixed = await fixBytes(input.name, input.bytes, options2);
@@ -48692,8 +54432,13 @@ function objectMetadata(scanId, repository, uploadedBy) {
     ...uploadedBy !== null ? { "uploaded-by": uploadedBy } : {}
   };
 }
-function storedMarkdownOptions(keys) {
-  return { markdown: { fullReport: `the JSON report stored beside this one, \`${keys.json}\`` } };
+function storedMarkdownOptions(keys, repository) {
+  return {
+    markdown: {
+      fullReport: `the JSON report stored beside this one, \`${keys.json}\``,
+      ...repository !== null && repository !== "" ? { title: repository } : {}
+    }
+  };
 }
 var PATCH_CONTENT_TYPE = "text/x-diff; charset=utf-8";
 async function storeReport(ctx, scanId, repository, report, uploadedBy = null, patch) {
@@ -48706,7 +54451,7 @@ async function storeReport(ctx, scanId, repository, report, uploadedBy = null, p
     contentType: CONTENT_TYPES.sarif,
     metadata
   });
-  const markdown = renderReport(report, "markdown", storedMarkdownOptions(keys));
+  const markdown = renderReport(report, "markdown", storedMarkdownOptions(keys, repository));
   await ctx.reports.put(keys.markdown, markdown, {
     contentType: CONTENT_TYPES.markdown,
     metadata
@@ -48733,7 +54478,7 @@ function isScanTimeout(err2) {
 var PENDING_GRACE_MS = 60 * 60 * 1e3;
 
 // src/service/audit.ts
-var import_node_crypto13 = require("node:crypto");
+var import_node_crypto14 = require("node:crypto");
 
 // src/service/summary.ts
 var semver = __toESM(require_semver2());
@@ -48780,9 +54525,9 @@ function lockedVersions(report) {
   for (const root of report.roots) {
     for (const provider of root.lock?.providers ?? []) {
       if (provider.version === null || provider.version === void 0) continue;
-      const set = bySource.get(provider.source) ?? /* @__PURE__ */ new Set();
-      set.add(provider.version);
-      bySource.set(provider.source, set);
+      const set2 = bySource.get(provider.source) ?? /* @__PURE__ */ new Set();
+      set2.add(provider.version);
+      bySource.set(provider.source, set2);
     }
   }
   const out = {};
@@ -48790,7 +54535,7 @@ function lockedVersions(report) {
     out[source] = [...bySource.get(source)].sort(compareVersions2);
   return out;
 }
-function ruleCounts(findings) {
+function ruleCounts2(findings) {
   const out = {};
   for (const f of [...findings].sort((a, b) => compareKeys(a.ruleId, b.ruleId))) {
     const entry = out[f.ruleId];
@@ -48816,7 +54561,7 @@ function scannedResult(runId, repository, scanId, report, previous) {
     new: compared ? minus(findings, previous.findings) : [],
     fixed: compared ? minus(previous.findings, findings) : [],
     locks: lockedVersions(report),
-    rules: ruleCounts(findings),
+    rules: ruleCounts2(findings),
     reason: null,
     findings
   };
@@ -48895,11 +54640,11 @@ function buildSummary(run, entries) {
     topViolations
   };
 }
-function cell2(text2) {
-  return text2.replace(/\\/g, "\\\\").replace(/\|/g, "\\|").replace(/`/g, "'").replace(/\r?\n/g, " ");
+function cell2(text3) {
+  return mdText(text3);
 }
-function code2(text2) {
-  return "`" + text2.replace(/`/g, "'").replace(/\|/g, "\\|").replace(/\r?\n/g, " ") + "`";
+function code2(text3) {
+  return mdCode(text3);
 }
 function describeFinding(f) {
   const where4 = f.file ?? f.module;
@@ -48992,7 +54737,7 @@ function shardSizeFor(repositories, configured) {
   if (configured !== void 0) return configured;
   return Math.min(1e3, Math.max(10, Math.ceil(Math.sqrt(repositories))));
 }
-function json(value) {
+function json2(value) {
   return JSON.stringify(value, null, 2) + "\n";
 }
 async function readJson(store, key) {
@@ -49000,7 +54745,7 @@ async function readJson(store, key) {
   return stored === null ? null : JSON.parse(stored.body.toString("utf8"));
 }
 async function putJson(store, key, value) {
-  await store.put(key, json(value), { contentType: "application/json" });
+  await store.put(key, json2(value), { contentType: "application/json" });
 }
 async function collect(iterable) {
   const out = [];
@@ -49052,15 +54797,15 @@ async function planRun(deps, run, repositories) {
   return { manifest, members, messages };
 }
 function auditScanId(runId, repository) {
-  return (0, import_node_crypto13.createHash)("sha256").update(JSON.stringify(["audit", runId, repository])).digest("hex").slice(0, 32);
+  return (0, import_node_crypto14.createHash)("sha256").update(JSON.stringify(["audit", runId, repository])).digest("hex").slice(0, 32);
 }
-async function auditRepository(deps, message, load, options2) {
+async function auditRepository(deps, message, load2, options2) {
   const { runId, repository } = message;
   const run = deps.layout.auditRun(runId);
   const recorded = await readJson(deps.reports, run.result(repository));
   let result;
   try {
-    result = recorded ?? await rescan(deps, message, load);
+    result = recorded ?? await rescan(deps, message, load2);
   } catch (err2) {
     if (!options2.lastAttempt) throw err2;
     deps.logger.error("audit rescan failed on its last attempt; recorded as failed", {
@@ -49083,10 +54828,10 @@ async function auditRepository(deps, message, load, options2) {
   await completeShardIfDone(deps, message, run);
   return result;
 }
-async function rescan(deps, message, load) {
+async function rescan(deps, message, load2) {
   const { runId, repository } = message;
   if (deps.signal?.aborted) throw deadlinePassed(`the rescan of ${repository}`);
-  const loaded = await load(repository);
+  const loaded = await load2(repository);
   if (loaded.kind === "missing") return unscannedResult(runId, repository, "missing", loaded.reason);
   if (loaded.kind === "rejected") return unscannedResult(runId, repository, "rejected", loaded.reason);
   const scanId = auditScanId(runId, repository);
@@ -49191,7 +54936,7 @@ async function runLocalAudit(archives, store, options2 = {}) {
   const plan = await planRun(deps, { runId, startedAt: now.toISOString() }, async () => [
     ...byRepository.keys()
   ]);
-  const load = async (repository) => {
+  const load2 = async (repository) => {
     const archive = byRepository.get(repository);
     if (archive === void 0) return { kind: "missing", reason: "no archive for this repository" };
     return { kind: "archive", name: archive.name, bytes: await archive.read() };
@@ -49202,7 +54947,7 @@ async function runLocalAudit(archives, store, options2 = {}) {
   const worker = async () => {
     while (next < plan.messages.length) {
       const message = plan.messages[next++];
-      const result = await auditRepository(deps, message, load, { lastAttempt: true });
+      const result = await auditRepository(deps, message, load2, { lastAttempt: true });
       done++;
       options2.onProgress?.({
         done,
@@ -49227,7 +54972,7 @@ async function runLocalAudit(archives, store, options2 = {}) {
 }
 
 // src/storage/local.ts
-var import_node_crypto14 = require("node:crypto");
+var import_node_crypto15 = require("node:crypto");
 var import_node_fs7 = require("node:fs");
 var nodePath5 = __toESM(require("node:path"));
 var LOCAL_STORE_RESERVED = ".tfguard";
@@ -49240,7 +54985,7 @@ var StorageConflictError = class extends Error {
   }
 };
 function sha2564(body2) {
-  return (0, import_node_crypto14.createHash)("sha256").update(body2).digest("hex");
+  return (0, import_node_crypto15.createHash)("sha256").update(body2).digest("hex");
 }
 function errnoCode(err2) {
   return typeof err2 === "object" && err2 !== null && "code" in err2 ? String(err2.code) : void 0;
@@ -49278,15 +55023,15 @@ var LocalObjectStore = class {
         if (errnoCode(err2) === "ENOENT") return "missing";
         throw err2;
       }
-      const path4 = segments3.slice(0, i2 + 1).join("/");
-      if (stat.isSymbolicLink()) throw new StorageKeyError(key, `"${path4}" is a symbolic link in the store`);
-      if (!stat.isDirectory()) return { object: path4 };
+      const path5 = segments3.slice(0, i2 + 1).join("/");
+      if (stat.isSymbolicLink()) throw new StorageKeyError(key, `"${path5}" is a symbolic link in the store`);
+      if (!stat.isDirectory()) return { object: path5 };
     }
     return "ok";
   }
   async writeTemp(body2) {
     await import_node_fs7.promises.mkdir(this.tmpRoot, { recursive: true });
-    const tmp = nodePath5.join(this.tmpRoot, `${process.pid}-${(0, import_node_crypto14.randomBytes)(8).toString("hex")}`);
+    const tmp = nodePath5.join(this.tmpRoot, `${process.pid}-${(0, import_node_crypto15.randomBytes)(8).toString("hex")}`);
     const handle = await import_node_fs7.promises.open(tmp, "wx", 420);
     try {
       await handle.writeFile(body2);
@@ -49343,11 +55088,11 @@ var LocalObjectStore = class {
     const metaTmp = await this.writeTemp(Buffer.from(JSON.stringify(sidecar), "utf8"));
     await this.place(key, segments3, this.metaRoot, metaTmp, ".json");
   }
-  async readFileOrNull(path4) {
+  async readFileOrNull(path5) {
     try {
-      const stat = await import_node_fs7.promises.lstat(path4);
+      const stat = await import_node_fs7.promises.lstat(path5);
       if (!stat.isFile()) return null;
-      return await import_node_fs7.promises.readFile(path4);
+      return await import_node_fs7.promises.readFile(path5);
     } catch (err2) {
       const code3 = errnoCode(err2);
       if (code3 === "ENOENT" || code3 === "ENOTDIR") return null;
@@ -49358,10 +55103,10 @@ var LocalObjectStore = class {
     const raw = await this.readFileOrNull(nodePath5.join(this.metaRoot, ...segments3) + ".json");
     if (raw === null) return null;
     try {
-      const parsed2 = JSON.parse(raw.toString("utf8"));
-      if (typeof parsed2.sha256 !== "string" || typeof parsed2.metadata !== "object" || parsed2.metadata === null)
+      const parsed3 = JSON.parse(raw.toString("utf8"));
+      if (typeof parsed3.sha256 !== "string" || typeof parsed3.metadata !== "object" || parsed3.metadata === null)
         return null;
-      return parsed2;
+      return parsed3;
     } catch {
       return null;
     }
@@ -49446,6 +55191,178 @@ var LocalObjectStore = class {
   }
 };
 
+// src/cli/init.ts
+var import_node_fs8 = require("node:fs");
+var path3 = __toESM(require("node:path"));
+
+// src/scan/init-config.ts
+var KIND_KEYS = [
+  ["root", "roots"],
+  ["shared", "shared"],
+  ["example", "examples"],
+  ["test", "tests"],
+  ["fragment", "fragments"]
+];
+var KIND_HEADERS = {
+  root: "# Root modules: deployed on their own (plan/apply run there); bounded versions and a lock file.",
+  shared: "# Reusable modules, called through module blocks: minimum versions only, no provider blocks.",
+  example: "# Examples: checked for consistency only.",
+  test: "# Test configurations: checked for consistency only.",
+  fragment: "# Not modules on their own (generated copies, templates, linked files)."
+};
+var FILE_HEADER = `# tfguard settings: what each directory is (docs/classification.md), written by \`tfguard init\`.
+# Each list holds globs of module directories. Entries marked GUESS are tfguard's guesses:
+# check them and move any wrong one to the right list. Run \`tfguard init\` again after adding
+# directories: it keeps your edits and adds only directories that no glob here matches.
+`;
+var KNOWN_RULES2 = new Set(RULES.map((r) => r.id));
+function evidenceComment(m) {
+  const reason = m.kindReason.replace(/\s+/g, " ");
+  return m.kindEvidence === "weak" ? `# GUESS, confirm or move: ${reason}` : `# ${reason}`;
+}
+function entryLines(list, indent) {
+  let out = "";
+  let last = null;
+  for (const m of list) {
+    const comment = evidenceComment(m);
+    if (comment !== last) out += `${indent}${comment}
+`;
+    last = comment;
+    out += `${indent}${hclQuoted(m.path)},
+`;
+  }
+  return out;
+}
+function installed(path5) {
+  return path5.split("/").includes(".terraform");
+}
+async function initConfigText(existing, modules, parser) {
+  const globs = [];
+  if (existing !== null) {
+    const layer = parseConfigFile(
+      CONFIG_FILE_NAME,
+      await parser.parse(CONFIG_FILE_NAME, Buffer.from(existing, "utf8")),
+      KNOWN_RULES2
+    );
+    for (const [, key] of KIND_KEYS) globs.push(...layer[key] ?? []);
+  }
+  const fresh = modules.filter((m) => !installed(m.path) && !globs.some((g) => matchGlob(g, m.path))).sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+  const byKind = /* @__PURE__ */ new Map();
+  for (const m of fresh) byKind.set(m.kind, [...byKind.get(m.kind) ?? [], m]);
+  let text3;
+  if (existing === null) {
+    text3 = FILE_HEADER;
+    for (const [kind, key] of KIND_KEYS) {
+      const list = byKind.get(kind);
+      if (list === void 0) continue;
+      text3 += `
+${KIND_HEADERS[kind]}
+${key} = [
+${entryLines(list, "  ")}]
+`;
+    }
+  } else {
+    text3 = addToExisting(existing, byKind);
+  }
+  const added = KIND_KEYS.flatMap(([kind]) => byKind.get(kind) ?? []);
+  const check = parseConfigFile(
+    CONFIG_FILE_NAME,
+    await parser.parse(CONFIG_FILE_NAME, Buffer.from(text3)),
+    KNOWN_RULES2
+  );
+  const all = KIND_KEYS.flatMap(([, key]) => check[key] ?? []);
+  const missed = modules.filter((m) => !installed(m.path) && !all.some((g) => matchGlob(g, m.path)));
+  if (missed.length > 0) throw new Error(`tfguard init: the settings written miss ${missed[0]?.path ?? ""}`);
+  return { text: text3, added };
+}
+function addToExisting(existing, byKind) {
+  const scanned = scanHcl(CONFIG_FILE_NAME, existing, { comments: true });
+  const comments = scanned.comments ?? [];
+  const commentAt = (i2) => comments.find((c) => c.start <= i2 && i2 < c.end);
+  const edits = [];
+  const order = (a, b, ia, ib) => b.at - a.at || ib - ia;
+  let appended = "";
+  for (const [kind, key] of KIND_KEYS) {
+    const list = byKind.get(kind);
+    if (list === void 0) continue;
+    const attr3 = scanned.body.attributes.find((a) => a.name === key);
+    if (attr3 === void 0) {
+      appended += `
+${KIND_HEADERS[kind]}
+${key} = [
+${entryLines(list, "  ")}]
+`;
+      continue;
+    }
+    const close = attr3.end - 1;
+    if (existing[close] !== "]") {
+      throw new Error(`tfguard init: "${key}" in ${CONFIG_FILE_NAME} does not end with "]"`);
+    }
+    let i2 = close - 1;
+    for (; ; ) {
+      const c = commentAt(i2);
+      if (c !== void 0) i2 = c.start - 1;
+      else if (/\s/.test(existing[i2] ?? "")) i2--;
+      else break;
+    }
+    const last = existing[i2];
+    if (last !== "[" && last !== ",") edits.push({ at: i2 + 1, text: "," });
+    const lineStart = existing.lastIndexOf("\n", close - 1) + 1;
+    const before = existing.slice(lineStart, close);
+    if (/^[ \t]*$/.test(before)) {
+      edits.push({ at: lineStart, text: entryLines(list, `${before}  `) });
+    } else {
+      edits.push({ at: close, text: `
+${entryLines(list, "  ")}` });
+    }
+  }
+  let text3 = existing;
+  const sorted = edits.map((e, i2) => ({ e, i: i2 })).sort((a, b) => order(a.e, b.e, a.i, b.i));
+  for (const { e } of sorted) text3 = text3.slice(0, e.at) + e.text + text3.slice(e.at);
+  if (appended !== "") text3 = `${text3}${text3.endsWith("\n") || text3 === "" ? "" : "\n"}${appended}`;
+  return text3;
+}
+
+// src/cli/init.ts
+async function initCommand(values, positionals, io, scanOptions) {
+  if (positionals.length > 1)
+    throw new InputError("usage", 'init takes at most one <dir>; see "tfguard init --help"');
+  const dir = positionals[0] ?? ".";
+  const stat = await import_node_fs8.promises.stat(dir).catch(() => null);
+  if (stat === null || !stat.isDirectory()) {
+    throw new InputError(
+      "not-found",
+      `init needs a directory (the repository checkout); "${dir}" is not one`
+    );
+  }
+  const file = path3.join(dir, CONFIG_FILE_NAME);
+  const existing = await import_node_fs8.promises.readFile(file, "utf8").catch((err2) => {
+    if (err2.code === "ENOENT") return null;
+    throw new InputError("not-found", `cannot read ${file}: ${err2.message}`, { cause: err2 });
+  });
+  const report = await scanPath(dir, scanOptions(values.timeout));
+  const { text: text3, added } = await initConfigText(existing, report.modules, sharedHclParser());
+  const guesses = added.filter((m) => m.kindEvidence === "weak").length;
+  if (added.length === 0) {
+    io.stdout(`${file}: every directory is already named; nothing to add
+`);
+    return 0;
+  }
+  const counts = KIND_KEYS.map(([kind, key]) => [key, added.filter((m) => m.kind === kind).length]).filter(([, n]) => n > 0).map(([key, n]) => `${key} ${n}`).join(", ");
+  if (values["dry-run"] === true) {
+    io.stdout(text3);
+    return 0;
+  }
+  const tmp = path3.join(dir, `.${CONFIG_FILE_NAME}.${process.pid}.tmp`);
+  await import_node_fs8.promises.writeFile(tmp, text3);
+  await import_node_fs8.promises.rename(tmp, file);
+  io.stdout(
+    `${existing === null ? "wrote" : "updated"} ${file}: ${added.length} director${added.length === 1 ? "y" : "ies"} added (${counts})` + (guesses > 0 ? `; ${guesses} marked GUESS: check them and move any wrong one to the right list
+` : "\n")
+  );
+  return 0;
+}
+
 // src/cli/main.ts
 var EXIT_OK = 0;
 var EXIT_FINDINGS = 1;
@@ -49455,7 +55372,7 @@ var SCAN_USAGE = `  tfguard scan <dir|archive> [--format text|json|sarif|markdow
                              [--config FILE] [--fail-on error|warning|notice|never]
                              [--min-severity error|warning|notice] [--rule ID ...]
                              [--skip-rule ID ...] [--registry] [--remote-modules]
-                             [--cache-dir DIR] [--no-color] [--timeout SECONDS]
+                             [--cache-dir DIR] [--no-color] [--timeout SECONDS] [--title TEXT]
                               --min-severity: leave findings below LEVEL out of the report, its
                               counts and the exit code; --rule / --skip-rule: only these rules /
                               not these (repeatable); --remote-modules: resolve registry modules
@@ -49464,7 +55381,9 @@ var SCAN_USAGE = `  tfguard scan <dir|archive> [--format text|json|sarif|markdow
                               the input is read. A directory inside a repository is scanned with
                               the repository (git top level, else the nearest .tfguard.hcl):
                               its modules and settings apply, only the directory is reported,
-                              with paths from the repository root.
+                              with paths from the repository root. --title: the Markdown
+                              report's heading (e.g. the repository name; default: the
+                              directory's or archive's name).
 `;
 var FIX_USAGE = `  tfguard fix <dir> [--dry-run] [--rule ID ...] [--config FILE] [--fail-on LEVEL] [--registry]
                    [--timeout SECONDS]
@@ -49479,6 +55398,12 @@ var AUDIT_USAGE = `  tfguard audit <dir-of-archives> [--store DIR] [--format mar
                               rescan every archive in the directory (one per repository),
                               compare with the previous audit in the store and print the summary
                               (--timeout: per archive; one over it is listed as failed)
+`;
+var INIT_USAGE = `  tfguard init [dir] [--dry-run] [--timeout SECONDS]
+                              write .tfguard.hcl with what each directory is (roots, shared,
+                              examples, tests, fragments), each entry under its evidence and
+                              guesses marked GUESS to confirm; run again, it keeps your edits and
+                              adds only new directories (--dry-run: print the file instead)
 `;
 var HASH_USAGE = `  tfguard hash <zip|dir>      print the h1: (and zh: for a zip) checksums of a provider package,
                               as Terraform records them in .terraform.lock.hcl
@@ -49500,7 +55425,7 @@ Environment: TFGUARD_SCAN_TIMEOUT_MS (default for --timeout), TFGUARD_PARSER_WOR
   $XDG_CACHE_HOME/tfguard or ~/.cache/tfguard).
 `;
 var USAGE = `Usage:
-${SCAN_USAGE}${FIX_USAGE}${AUDIT_USAGE}${HASH_USAGE}${RULES_USAGE}  tfguard --version | --help
+${SCAN_USAGE}${FIX_USAGE}${AUDIT_USAGE}${INIT_USAGE}${HASH_USAGE}${RULES_USAGE}  tfguard --version | --help
   tfguard <command> --help    the usage of one command
 
 ${USAGE_FOOTER}`;
@@ -49516,7 +55441,8 @@ var SCAN_OPTIONS = {
   "remote-modules": { type: "boolean" },
   "cache-dir": { type: "string" },
   "no-color": { type: "boolean" },
-  timeout: { type: "string" }
+  timeout: { type: "string" },
+  title: { type: "string" }
 };
 var FIX_OPTIONS = {
   "dry-run": { type: "boolean" },
@@ -49532,11 +55458,16 @@ var AUDIT_OPTIONS = {
   registry: { type: "boolean" },
   timeout: { type: "string" }
 };
+var INIT_OPTIONS = {
+  "dry-run": { type: "boolean" },
+  timeout: { type: "string" }
+};
 var RULES_OPTIONS = { format: { type: "string", short: "f" } };
 var COMMANDS = {
   scan: { usage: SCAN_USAGE, options: SCAN_OPTIONS },
   fix: { usage: FIX_USAGE, options: FIX_OPTIONS },
   audit: { usage: AUDIT_USAGE, options: AUDIT_OPTIONS },
+  init: { usage: INIT_USAGE, options: INIT_OPTIONS },
   hash: { usage: HASH_USAGE, options: {} },
   rules: { usage: RULES_USAGE, options: RULES_OPTIONS }
 };
@@ -49657,21 +55588,29 @@ function remoteModuleOptions(on, cacheDir2) {
     return {};
   }
   const dir = cacheDir2 ?? cacheDirectory();
+  let limits;
+  try {
+    limits = remoteModuleLimits();
+  } catch (err2) {
+    if (err2 instanceof EnvironmentError) throw new InputError("usage", err2.message, { cause: err2 });
+    throw err2;
+  }
   return {
     remoteModules: true,
+    remoteModuleSettings: limits,
     ...dir !== void 0 ? { remoteModuleCache: new LocalObjectStore(dir) } : {}
   };
 }
-async function writeAtomically(file, text2) {
-  const dir = path3.dirname(path3.resolve(file));
-  const tmp = path3.join(dir, `.${path3.basename(file)}.${process.pid}.tmp`);
+async function writeAtomically(file, text3) {
+  const dir = path4.dirname(path4.resolve(file));
+  const tmp = path4.join(dir, `.${path4.basename(file)}.${process.pid}.tmp`);
   try {
-    await import_node_fs8.promises.writeFile(tmp, text2);
-    await import_node_fs8.promises.rename(tmp, file);
+    await import_node_fs9.promises.writeFile(tmp, text3);
+    await import_node_fs9.promises.rename(tmp, file);
   } catch (err2) {
-    await import_node_fs8.promises.rm(tmp, { force: true }).catch(() => void 0);
+    await import_node_fs9.promises.rm(tmp, { force: true }).catch(() => void 0);
     const code3 = err2.code;
-    const why = code3 === "ENOENT" ? `directory ${path3.dirname(file)} does not exist` : code3 === "EACCES" || code3 === "EPERM" ? "permission denied" : code3 === "EISDIR" ? `${file} is a directory` : code3 === "ENOTDIR" ? `a part of ${path3.dirname(file)} is not a directory` : err2.message ?? String(err2);
+    const why = code3 === "ENOENT" ? `directory ${path4.dirname(file)} does not exist` : code3 === "EACCES" || code3 === "EPERM" ? "permission denied" : code3 === "EISDIR" ? `${file} is a directory` : code3 === "ENOTDIR" ? `a part of ${path4.dirname(file)} is not a directory` : err2.message ?? String(err2);
     throw new InputError("not-found", `cannot write --output ${file}: ${why}`, { cause: err2 });
   }
 }
@@ -49693,12 +55632,12 @@ function ruleSelection(only, skip) {
 }
 var CONFIG_SUFFIXES2 = [".tf", ".tf.json", ".tofu", ".tofu.json", ".hcl", ".tfvars", ".tftest.json"];
 async function scanTarget(target) {
-  const stat = await import_node_fs8.promises.stat(target).catch(() => null);
+  const stat = await import_node_fs9.promises.stat(target).catch(() => null);
   if (stat === null)
     throw new InputError("not-found", `no such directory or archive: ${target}`, { entry: target });
   if (stat.isDirectory()) return "directory";
   if (stat.isFile() && CONFIG_SUFFIXES2.some((suffix) => target.endsWith(suffix))) {
-    const dir = path3.dirname(target);
+    const dir = path4.dirname(target);
     usage(
       `${target} is a file; tfguard scans a directory (modules, lock files and settings are judged together) or an archive: tfguard scan ${dir === "." ? "." : dir}`,
       "scan"
@@ -49745,15 +55684,19 @@ async function scanCommand(args, io) {
   if (minSeverity !== "notice") report = atOrAbove(report, minSeverity);
   const mode = colorMode();
   const color = format === "text" && !values["no-color"] && values.output === void 0 && (mode === "always" || mode === "auto" && io.isTTY);
-  const text2 = renderReport(report, format, { color, ...docs !== void 0 ? { docsUrl: docs } : {} });
-  if (values.output !== void 0) await writeAtomically(values.output, text2);
-  else io.stdout(text2);
+  const text3 = renderReport(report, format, {
+    color,
+    ...docs !== void 0 ? { docsUrl: docs } : {},
+    ...values.title !== void 0 ? { markdown: { title: values.title } } : {}
+  });
+  if (values.output !== void 0) await writeAtomically(values.output, text3);
+  else io.stdout(text3);
   return verdict(report, failOn) === "fail" ? EXIT_FINDINGS : EXIT_OK;
 }
 async function readConfigOption(file) {
   if (file === void 0) return void 0;
   try {
-    return { name: file, text: await import_node_fs8.promises.readFile(file, "utf8") };
+    return { name: file, text: await import_node_fs9.promises.readFile(file, "utf8") };
   } catch (err2) {
     throw new InputError("not-found", `cannot read --config ${file}: ${err2.message}`, {
       cause: err2
@@ -49761,23 +55704,23 @@ async function readConfigOption(file) {
   }
 }
 async function replaceFile(file, content) {
-  const { mode } = await import_node_fs8.promises.stat(file);
-  const tmp = path3.join(path3.dirname(file), `.${path3.basename(file)}.${process.pid}.tfguard-fix`);
+  const { mode } = await import_node_fs9.promises.stat(file);
+  const tmp = path4.join(path4.dirname(file), `.${path4.basename(file)}.${process.pid}.tfguard-fix`);
   try {
-    await import_node_fs8.promises.writeFile(tmp, content, { mode: mode & 4095 });
-    await import_node_fs8.promises.rename(tmp, file);
+    await import_node_fs9.promises.writeFile(tmp, content, { mode: mode & 4095 });
+    await import_node_fs9.promises.rename(tmp, file);
   } catch (err2) {
-    await import_node_fs8.promises.rm(tmp, { force: true });
+    await import_node_fs9.promises.rm(tmp, { force: true });
     throw err2;
   }
 }
 async function createFile(file, content) {
-  const tmp = path3.join(path3.dirname(file), `.${path3.basename(file)}.${process.pid}.tfguard-fix`);
+  const tmp = path4.join(path4.dirname(file), `.${path4.basename(file)}.${process.pid}.tfguard-fix`);
   try {
-    await import_node_fs8.promises.writeFile(tmp, content, { mode: 420 });
-    await import_node_fs8.promises.link(tmp, file);
+    await import_node_fs9.promises.writeFile(tmp, content, { mode: 420 });
+    await import_node_fs9.promises.link(tmp, file);
   } finally {
-    await import_node_fs8.promises.rm(tmp, { force: true });
+    await import_node_fs9.promises.rm(tmp, { force: true });
   }
 }
 function lockFixRegistry(config2) {
@@ -49803,13 +55746,13 @@ function lockFixRegistry(config2) {
   });
 }
 function where3(f) {
-  return f.file === null ? f.module : `${f.file}${f.line === null ? "" : `:${f.line}`}`;
+  return visible(f.file === null ? f.module : `${f.file}${f.line === null ? "" : `:${f.line}`}`);
 }
 async function fixCommand(args, io) {
   const { values, positionals } = parseCommandArgs("fix", args, FIX_OPTIONS);
   if (positionals.length !== 1) usage("fix takes exactly one <dir>", "fix");
   const dir = positionals[0];
-  const stat = await import_node_fs8.promises.stat(dir).catch(() => null);
+  const stat = await import_node_fs9.promises.stat(dir).catch(() => null);
   if (stat === null) throw new InputError("not-found", `no such directory: ${dir}`);
   if (!stat.isDirectory()) usage("fix works on a directory (a checkout), not on an archive", "fix");
   const failOn = levelOption("fix", "fail-on", values["fail-on"], FAIL_ON, "error");
@@ -49827,10 +55770,14 @@ async function fixCommand(args, io) {
     lockRegistry: (config2) => config2.registry ? lockFixRegistry(config2) : null
   });
   const { report, changes, fixed } = outcome;
-  const say = dryRun ? io.stderr : io.stdout;
-  const onDisk = (file) => path3.join(dir, ...file.split("/"));
-  if (dryRun) io.stdout(fixPatch(changes));
-  else
+  const say = (text3) => (dryRun ? io.stderr : io.stdout)(ciSafeLines(text3));
+  const onDisk = (file) => path4.join(dir, ...file.split("/"));
+  if (dryRun) {
+    io.stdout(fixPatch(changes));
+    for (const l of fixPatchParts(changes).leftOut)
+      io.stderr(`tfguard fix: left out of the patch: ${gitQuotedName("", l.path)}: ${l.reason}
+`);
+  } else
     for (const c of changes) {
       if (c.created) await createFile(onDisk(c.path), c.after);
       else await replaceFile(onDisk(c.path), c.after);
@@ -49838,7 +55785,7 @@ async function fixCommand(args, io) {
   const verb = dryRun ? "would fix" : "fixed";
   say(`tfguard fix: ${verb} ${fixed.length} finding(s) in ${changes.length} file(s)
 `);
-  for (const f of fixed) say(`  ${where3(f)}  ${f.ruleId}: ${outcome.descriptions.get(f) ?? ""}
+  for (const f of fixed) say(`  ${where3(f)}  ${f.ruleId}: ${visible(outcome.descriptions.get(f) ?? "")}
 `);
   const fixedKeys = new Set(fixed.map((f) => `${f.ruleId}\0${where3(f)}`));
   const remaining = dryRun ? (outcome.after ?? report).findings.filter((f) => !fixedKeys.has(`${f.ruleId}\0${where3(f)}`)) : (await scanPath(dir, options2)).findings;
@@ -49851,9 +55798,9 @@ async function fixCommand(args, io) {
 `);
     for (const f of open) {
       const reason = reasons.get(`${f.ruleId}\0${where3(f)}`) ?? "no mechanical fix";
-      say(`  ${where3(f)}  ${f.ruleId} (${f.severity}): ${reason}
+      say(`  ${where3(f)}  ${f.ruleId} (${f.severity}): ${visible(reason)}
 `);
-      if (f.fix?.edits === void 0 && f.note !== void 0) say(`      ${f.note}
+      if (f.fix?.edits === void 0 && f.note !== void 0) say(`      ${visible(f.note)}
 `);
     }
   }
@@ -49874,7 +55821,7 @@ async function auditCommand(args, io) {
   const dir = positionals[0];
   let names;
   try {
-    names = (await import_node_fs8.promises.readdir(dir, { withFileTypes: true })).filter((d) => d.isFile() && ARCHIVE_SUFFIXES2.some((s) => d.name.endsWith(s))).map((d) => d.name).sort();
+    names = (await import_node_fs9.promises.readdir(dir, { withFileTypes: true })).filter((d) => d.isFile() && ARCHIVE_SUFFIXES2.some((s) => d.name.endsWith(s))).map((d) => d.name).sort();
   } catch (err2) {
     throw new InputError("not-found", `cannot read directory ${dir}: ${err2.message}`, {
       cause: err2
@@ -49884,7 +55831,7 @@ async function auditCommand(args, io) {
   const archives = names.map((name) => ({
     repository: name.slice(0, name.length - (ARCHIVE_SUFFIXES2.find((s) => name.endsWith(s)) ?? "").length),
     name,
-    read: () => import_node_fs8.promises.readFile(path3.join(dir, name))
+    read: () => import_node_fs9.promises.readFile(path4.join(dir, name))
   }));
   const store = new LocalObjectStore(values.store ?? "tfguard-reports");
   const result = await runLocalAudit(archives, store, {
@@ -49899,14 +55846,14 @@ async function auditCommand(args, io) {
   return EXIT_OK;
 }
 async function hasFiles(dir) {
-  const entries = await import_node_fs8.promises.readdir(dir, { recursive: true, withFileTypes: true }).catch(() => null);
+  const entries = await import_node_fs9.promises.readdir(dir, { recursive: true, withFileTypes: true }).catch(() => null);
   return entries === null || entries.some((e) => !e.isDirectory());
 }
 async function hashCommand(args, io) {
   const { positionals } = parseCommandArgs("hash", args, {});
   if (positionals.length !== 1) usage("hash takes exactly one <zip|dir>", "hash");
   const target = positionals[0];
-  const stat = await import_node_fs8.promises.stat(target).catch(() => null);
+  const stat = await import_node_fs9.promises.stat(target).catch(() => null);
   if (stat?.isDirectory() === true && !await hasFiles(target))
     throw new InputError("empty-archive", `directory ${target} has no files: it is not a provider package`);
   let hashes;
@@ -49962,6 +55909,10 @@ async function runCli(argv, io) {
         return await auditCommand(rest, io);
       case "hash":
         return await hashCommand(rest, io);
+      case "init": {
+        const { values, positionals } = parseCommandArgs("init", rest, INIT_OPTIONS);
+        return await initCommand(values, positionals, io, operatorScanOptions);
+      }
       case "rules":
         return rulesCommand(rest, io);
       case "--version":
