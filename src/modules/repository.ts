@@ -17,7 +17,6 @@ import { inToolDirectory } from './files';
 import { classifyModuleSource, isOutsideArchive, resolveLocalTarget } from '../addrs';
 import { readUnit } from './terragrunt/unit';
 import type { TerragruntUnit } from './terragrunt/unit';
-import type { ModuleSourceKind } from '../addrs';
 import { readDeclarations } from './declarations';
 import type { ReadDeclarations } from './declarations';
 
