@@ -162,7 +162,7 @@ export async function readRepositorySignals(
     if (body !== null) bodies.set(path, body);
   }
 
-  const units: TerragruntUnit[] = [];
+  const candidates: TerragruntUnit[] = [];
   const unitTemplates: TerragruntUnit[] = [];
   const stacks: TerragruntStack[] = [];
   const generateSources = new Map<string, string[]>();
@@ -183,7 +183,16 @@ export async function readRepositorySignals(
       unitTemplates.push(unit);
       continue;
     }
-    units.push(unit);
+    candidates.push(unit);
+  }
+  // A `terragrunt.hcl` that other units include (`include { path = find_in_parent_folders() }`) is
+  // the root configuration of Terragrunt's older convention, shared by its units, not a unit: it is
+  // evaluated only as their include (`path_relative_to_include()` means nothing on its own), and
+  // Terragrunt calls running it an anti-pattern
+  // (https://terragrunt.gruntwork.io/docs/migrate/migrating-from-root-terragrunt-hcl/).
+  const included = new Set(candidates.flatMap((u) => u.includes));
+  const units = candidates.filter((u) => !included.has(u.file));
+  for (const unit of units) {
     for (const g of unit.generated) {
       if (g.from === null) continue;
       const list = generateSources.get(g.from) ?? [];

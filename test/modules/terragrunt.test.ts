@@ -177,6 +177,53 @@ describe('unit sources written as expressions', () => {
   });
 });
 
+describe('a root terragrunt.hcl that units include', () => {
+  // dimagi/ocs-deploy-terraform-copilot, pingbui/terragrunt-aws-example, env0/acme-demo: the
+  // older convention, a top terragrunt.hcl with the units' shared configuration, included through
+  // find_in_parent_folders(). Before: a unit of its own, with lock-missing, module-source-missing
+  // (its source only means something from a unit) and the generated provider reported again.
+  const files = {
+    'envs/terragrunt.hcl': lines(
+      'generate "provider" {',
+      '  path      = "provider.tf"',
+      '  if_exists = "overwrite_terragrunt"',
+      '  contents  = <<EOF',
+      'provider "aws" {',
+      '  region = "us-east-1"',
+      '}',
+      'EOF',
+      '}',
+      'terraform {',
+      '  source = "${get_parent_terragrunt_dir()}/../modules/${basename(path_relative_to_include())}"',
+      '}',
+    ),
+    'envs/prod/app/terragrunt.hcl': lines('include "root" {', '  path = find_in_parent_folders()', '}'),
+    'envs/prod/app/.terraform.lock.hcl': lockText([
+      { source: `${REG}/hashicorp/aws`, version: '5.40.0', constraints: '~> 5.0' },
+    ]),
+    'modules/app/main.tf': aws('~> 5.0'),
+  };
+
+  test("is the units' shared configuration, not a unit", async () => {
+    const report = await scanFiles(files);
+    expect(report.roots.map((r) => r.path)).toEqual(['envs/prod/app']);
+    expect(kind(report, 'envs')).toBeUndefined();
+    expect(tree(report, 'envs/prod/app')).toEqual(['envs/prod/app', 'modules/app']);
+    for (const rule of ['lock-missing', 'module-source-missing', 'undeclared-provider']) {
+      expect(findingsOf(report, rule)).toEqual([]);
+    }
+    expect(report.findings.filter((f) => f.module === 'envs')).toEqual([]);
+  });
+
+  test('a terragrunt.hcl that no unit includes is still a unit', async () => {
+    const report = await scanFiles({
+      ...files,
+      'envs/prod/app/terragrunt.hcl': lines('terraform {', '  source = "../../../modules//app"', '}'),
+    });
+    expect(report.roots.map((r) => r.path).sort()).toEqual(['envs', 'envs/prod/app']);
+  });
+});
+
 describe('generate blocks', () => {
   test('contents with ${…}: static parts read, a finding points at the generate block', async () => {
     const report = await scanFiles({
