@@ -44381,7 +44381,7 @@ async function readRepositorySignals(archive, parser, signal) {
     const body2 = parseOk(result);
     if (body2 !== null) bodies.set(path5, body2);
   }
-  const units = [];
+  const candidates = [];
   const unitTemplates = [];
   const stacks = [];
   const generateSources = /* @__PURE__ */ new Map();
@@ -44402,7 +44402,11 @@ async function readRepositorySignals(archive, parser, signal) {
       unitTemplates.push(unit);
       continue;
     }
-    units.push(unit);
+    candidates.push(unit);
+  }
+  const included = new Set(candidates.flatMap((u) => u.includes));
+  const units = candidates.filter((u) => !included.has(u.file));
+  for (const unit of units) {
     for (const g of unit.generated) {
       if (g.from === null) continue;
       const list = generateSources.get(g.from) ?? [];

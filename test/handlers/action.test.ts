@@ -11,7 +11,7 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -123,19 +123,15 @@ function startGitHub(): Promise<void> {
 }
 
 /**
- * A checkout of the action, as `uses: tfguard/tfguard@…` gives it: its action.yml, docs/ci and
- * bin/tfguard.js. bin/tfguard.js loads the built CLI (dist/); that build is stood in for by a file
- * that runs this checkout's source with tsx, so the test needs no build and runs current code.
+ * A checkout of the action, as `uses: tfguard/tfguard@…` gives it: its action.yml, docs/ci,
+ * bin/tfguard.js and the committed CLI bundle (dist-cli/, kept current by test/cli/bundle.test.ts).
+ * No node_modules: the runner has none, so this proves the action runs the CLI with nothing
+ * installed.
  */
 async function checkoutAction(dir: string): Promise<string> {
-  await mkdir(join(dir, 'dist', 'src', 'cli'), { recursive: true });
-  for (const entry of ['action.yml', 'bin', 'docs/ci', 'package.json'])
+  await mkdir(dir, { recursive: true });
+  for (const entry of ['action.yml', 'bin', 'dist-cli', 'docs/ci', 'package.json'])
     await cp(join(REPO, entry), join(dir, entry), { recursive: true });
-  await writeFile(
-    join(dir, 'dist', 'src', 'cli', 'entry.js'),
-    `require('tsx/cjs');\nrequire(${JSON.stringify(join(REPO, 'src', 'cli', 'entry.ts'))});\n`,
-  );
-  await symlink(join(REPO, 'node_modules'), join(dir, 'node_modules'), 'dir');
   return dir;
 }
 
