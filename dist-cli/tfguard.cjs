@@ -39135,9 +39135,9 @@ function buildContext(input, fragments) {
   const unitsBySource = /* @__PURE__ */ new Map();
   for (const u of signals.units) {
     if (u.target === null || u.target === u.dir) continue;
-    const list = unitsBySource.get(u.target) ?? [];
-    list.push(u.dir);
-    unitsBySource.set(u.target, list);
+    const list2 = unitsBySource.get(u.target) ?? [];
+    list2.push(u.dir);
+    unitsBySource.set(u.target, list2);
   }
   const helperRuns = /* @__PURE__ */ new Map();
   for (const r of signals.testRuns) {
@@ -39150,6 +39150,8 @@ function buildContext(input, fragments) {
     if (declaredByDir.has(r.dir)) continue;
     declaredByDir.set(r.dir, `declared by ${r.tool}: ${r.location.file}:${r.location.line} ${r.label}`);
   }
+  const list = signals.declarations.completeLists[0];
+  const completeList = list === void 0 ? null : `${list.file} lists the ${list.count} ${list.count === 1 ? "directory" : "directories"} ${list.tool} deploys`;
   let repoDeploysNothing = signals.units.length === 0 && declaredByDir.size === 0;
   for (const m of modules.values()) {
     if (m.backend !== null || m.lockFile !== null) repoDeploysNothing = false;
@@ -39163,6 +39165,7 @@ function buildContext(input, fragments) {
     unitsBySource,
     helperRuns,
     declaredByDir,
+    completeList,
     repoDeploysNothing,
     isFragment: (path5) => fragments.has(path5),
     libraryEvidence: (path5) => library2.evidence(path5),
@@ -39481,6 +39484,15 @@ var lockFile = {
   }
 };
 
+// src/modules/classification/signals/undeclared-project.ts
+var undeclaredProject = {
+  id: "undeclared-project",
+  decide({ segments: segments3 }, { completeList }) {
+    if (completeList === null || segments3.includes(SHARED_SEGMENT)) return null;
+    return weak("fragment", `not among the projects (${completeList}), and nothing calls it`);
+  }
+};
+
 // src/modules/classification/signals/deployment-place.ts
 var deploymentPlace = {
   id: "deployment-place",
@@ -39559,6 +39571,7 @@ var SIGNALS = [
   privateModulesPlace,
   nothingToDeploy,
   lockFile,
+  undeclaredProject,
   deploymentPlace,
   topDirectory,
   // 5. Guesses (weak), the last of which always decides.
@@ -43745,18 +43758,18 @@ function readAtlantis(file) {
   const roots = [];
   const problems = [];
   const doc = readYaml("Atlantis", file.path, file.text, problems);
-  if (doc === null || doc.value === null || doc.value === void 0) return { roots, problems };
+  if (doc === null || doc.value === null || doc.value === void 0) return { roots, problems, complete: false };
   if (!isRecord2(doc.value)) {
     problems.push(shapeProblem("Atlantis", file.path, 1, "the document is not a mapping"));
-    return { roots, problems };
+    return { roots, problems, complete: false };
   }
   const projects = doc.value["projects"];
-  if (projects === void 0 || projects === null) return { roots, problems };
+  if (projects === void 0 || projects === null) return { roots, problems, complete: false };
   if (!Array.isArray(projects)) {
     problems.push(
       shapeProblem("Atlantis", file.path, doc.keyLine(doc.value, "projects"), '"projects" is not a list')
     );
-    return { roots, problems };
+    return { roots, problems, complete: false };
   }
   const base = dirOf(file.path);
   projects.forEach((p, i2) => {
@@ -43781,7 +43794,9 @@ function readAtlantis(file) {
     }
     roots.push({ tool: "Atlantis", dir, written, location: { file: file.path, line }, label });
   });
-  return { roots, problems };
+  const auto = doc.value["autodiscover"];
+  const mode = isRecord2(auto) ? staticString(auto["mode"]) : null;
+  return { roots, problems, complete: roots.length > 0 && mode !== "enabled" };
 }
 
 // src/modules/declarations/atmos.ts
@@ -44187,6 +44202,7 @@ async function readDeclarations(archive, parser, signal) {
   const problems = [];
   const emptyGlobs = [];
   const legacyStackFiles = [];
+  const completeLists = [];
   const dirs = /* @__PURE__ */ new Set(["."]);
   const filePaths = /* @__PURE__ */ new Set();
   const terraformDirs = /* @__PURE__ */ new Set();
@@ -44219,6 +44235,7 @@ async function readDeclarations(archive, parser, signal) {
       const r = readAtlantis({ path: path5, text: text(archive, path5) });
       roots.push(...r.roots);
       problems.push(...r.problems);
+      if (r.complete) completeLists.push({ tool: "Atlantis", file: path5, count: r.roots.length });
     } else if (isDiggerFile(path5)) {
       const r = readDigger(
         { path: path5, text: text(archive, path5) },
@@ -44230,6 +44247,7 @@ async function readDeclarations(archive, parser, signal) {
       roots.push(...r.roots);
       problems.push(...r.problems);
       emptyGlobs.push(...r.emptyGlobs);
+      if (r.roots.length > 0) completeLists.push({ tool: "Digger", file: path5, count: r.roots.length });
     } else if (isSpaceliftFile(path5)) {
       const r = readSpacelift({ path: path5, text: text(archive, path5) });
       roots.push(...r.roots);
@@ -44306,6 +44324,7 @@ async function readDeclarations(archive, parser, signal) {
     problems: problems.sort(byLocation),
     emptyGlobs: emptyGlobs.sort(byLocation),
     legacyStackFiles,
+    completeLists,
     stacks
   };
 }

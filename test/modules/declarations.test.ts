@@ -119,9 +119,14 @@ describe('Digger', () => {
     expect(reason(r, 'environments/dev/app')).toBe(
       'declared by Digger: digger.yml:6 generate_projects include "environments/**"',
     );
-    // Not generated: nested under a generated project (traverse_to_nested_projects is false), excluded.
-    expect(reason(r, 'environments/dev/app/nested')).not.toMatch(/Digger/);
-    expect(reason(r, 'environments/dev/local-tests/x')).not.toMatch(/Digger/);
+    // Not generated: nested under a generated project (traverse_to_nested_projects is false),
+    // excluded. Digger deploys only its projects, so these are not taken for roots either.
+    for (const dir of ['environments/dev/app/nested', 'environments/dev/local-tests/x']) {
+      expect(kinds(r)[dir]).toBe('fragment/weak');
+      expect(reason(r, dir)).toBe(
+        'not among the projects (digger.yml lists the 2 directories Digger deploys), and nothing calls it',
+      );
+    }
     expect(kinds(r)['modules/lib']).toBe('shared/weak');
     expect(missing(r)).toEqual([
       'error digger.yml:8 Digger generate_projects include "nothing/**" (digger.yml:8) matches no directory with Terraform configuration, so it generates no project',

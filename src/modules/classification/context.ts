@@ -45,6 +45,11 @@ export function buildContext(input: ClassifyInput, fragments: ReadonlySet<string
     if (declaredByDir.has(r.dir)) continue;
     declaredByDir.set(r.dir, `declared by ${r.tool}: ${r.location.file}:${r.location.line} ${r.label}`);
   }
+  const list = signals.declarations.completeLists[0];
+  const completeList =
+    list === undefined
+      ? null
+      : `${list.file} lists the ${list.count} ${list.count === 1 ? 'directory' : 'directories'} ${list.tool} deploys`;
   let repoDeploysNothing = signals.units.length === 0 && declaredByDir.size === 0;
   for (const m of modules.values()) {
     if (m.backend !== null || m.lockFile !== null) repoDeploysNothing = false;
@@ -58,6 +63,7 @@ export function buildContext(input: ClassifyInput, fragments: ReadonlySet<string
     unitsBySource,
     helperRuns,
     declaredByDir,
+    completeList,
     repoDeploysNothing,
     isFragment: (path) => fragments.has(path),
     libraryEvidence: (path) => library.evidence(path),

@@ -31,6 +31,7 @@ import { readmeUsage } from './signals/readme-usage';
 import { privateModulesPlace } from './signals/private-modules-place';
 import { nothingToDeploy } from './signals/nothing-to-deploy';
 import { lockFile } from './signals/lock-file';
+import { undeclaredProject } from './signals/undeclared-project';
 import { deploymentPlace } from './signals/deployment-place';
 import { topDirectory } from './signals/top-directory';
 import { providerConfiguration } from './signals/provider-configuration';
@@ -77,6 +78,7 @@ export const SIGNALS: readonly Signal[] = [
   privateModulesPlace,
   nothingToDeploy,
   lockFile,
+  undeclaredProject,
   deploymentPlace,
   topDirectory,
   // 5. Guesses (weak), the last of which always decides.

@@ -56,6 +56,9 @@ export interface ClassificationContext extends ClassifyInput {
   /** Directories that deployment tooling declares as roots, with the first declaration in words
    * (`declared by Atlantis: atlantis.yaml:5 project "net"`). */
   declaredByDir: ReadonlyMap<string, string>;
+  /** When a declaration file lists every directory its tool deploys (Atlantis, Digger): that
+   * file and count in words; null otherwise. */
+  completeList: string | null;
   /** No Terragrunt unit, declared root, backend or lock file anywhere in the archive. */
   repoDeploysNothing: boolean;
   /** True when the module at `path` was decided to be a fragment (its calls do not count). */

@@ -19,22 +19,25 @@ export function isAtlantisFile(path: string): boolean {
 export function readAtlantis(file: DeclarationFile): {
   roots: DeclaredRoot[];
   problems: DeclarationProblem[];
+  /** True when the projects are all that Atlantis runs: autodiscover is not `mode: enabled` (with
+   * `auto`, the default, Atlantis discovers projects only when none is configured). */
+  complete: boolean;
 } {
   const roots: DeclaredRoot[] = [];
   const problems: DeclarationProblem[] = [];
   const doc = readYaml('Atlantis', file.path, file.text, problems);
-  if (doc === null || doc.value === null || doc.value === undefined) return { roots, problems };
+  if (doc === null || doc.value === null || doc.value === undefined) return { roots, problems, complete: false };
   if (!isRecord(doc.value)) {
     problems.push(shapeProblem('Atlantis', file.path, 1, 'the document is not a mapping'));
-    return { roots, problems };
+    return { roots, problems, complete: false };
   }
   const projects = doc.value['projects'];
-  if (projects === undefined || projects === null) return { roots, problems };
+  if (projects === undefined || projects === null) return { roots, problems, complete: false };
   if (!Array.isArray(projects)) {
     problems.push(
       shapeProblem('Atlantis', file.path, doc.keyLine(doc.value, 'projects'), '"projects" is not a list'),
     );
-    return { roots, problems };
+    return { roots, problems, complete: false };
   }
   const base = dirOf(file.path);
   projects.forEach((p, i) => {
@@ -59,5 +62,7 @@ export function readAtlantis(file: DeclarationFile): {
     }
     roots.push({ tool: 'Atlantis', dir, written, location: { file: file.path, line }, label });
   });
-  return { roots, problems };
+  const auto = doc.value['autodiscover'];
+  const mode = isRecord(auto) ? staticString(auto['mode']) : null;
+  return { roots, problems, complete: roots.length > 0 && mode !== 'enabled' };
 }

@@ -56,6 +56,7 @@ export async function readDeclarations(
   const problems: DeclarationProblem[] = [];
   const emptyGlobs: Declarations['emptyGlobs'] = [];
   const legacyStackFiles: Declarations['legacyStackFiles'] = [];
+  const completeLists: Declarations['completeLists'] = [];
 
   const dirs = new Set<string>(['.']);
   const filePaths = new Set<string>();
@@ -91,6 +92,7 @@ export async function readDeclarations(
       const r = readAtlantis({ path, text: text(archive, path) });
       roots.push(...r.roots);
       problems.push(...r.problems);
+      if (r.complete) completeLists.push({ tool: 'Atlantis', file: path, count: r.roots.length });
     } else if (isDiggerFile(path)) {
       const r = readDigger(
         { path, text: text(archive, path) },
@@ -102,6 +104,8 @@ export async function readDeclarations(
       roots.push(...r.roots);
       problems.push(...r.problems);
       emptyGlobs.push(...r.emptyGlobs);
+      // Digger plans and applies its projects only, listed or generated.
+      if (r.roots.length > 0) completeLists.push({ tool: 'Digger', file: path, count: r.roots.length });
     } else if (isSpaceliftFile(path)) {
       const r = readSpacelift({ path, text: text(archive, path) });
       roots.push(...r.roots);
@@ -191,6 +195,7 @@ export async function readDeclarations(
     problems: problems.sort(byLocation),
     emptyGlobs: emptyGlobs.sort(byLocation),
     legacyStackFiles,
+    completeLists,
     stacks,
   };
 }

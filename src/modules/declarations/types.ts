@@ -56,6 +56,18 @@ export interface Declarations {
   emptyGlobs: EmptyGlob[];
   /** Terraform Stacks: `*.tfstack.hcl` files, which Terraform no longer reads. */
   legacyStackFiles: SourceLocation[];
+  /** Declaration files whose project list is everything their tool plans and applies: Atlantis
+   * projects without `autodiscover` `mode: enabled`, Digger projects (listed or generated). A
+   * directory they leave out is not deployed by that tool. */
+  completeLists: CompleteList[];
+}
+
+/** A declaration file that lists every directory its tool deploys. */
+export interface CompleteList {
+  tool: DeclarationTool;
+  file: string;
+  /** How many directories it lists. */
+  count: number;
 }
 
 /** The text of a declaration file and the helpers to locate what it declares. */

@@ -27,6 +27,7 @@ import { readmeUsage } from '../../../src/modules/classification/signals/readme-
 import { privateModulesPlace } from '../../../src/modules/classification/signals/private-modules-place';
 import { nothingToDeploy } from '../../../src/modules/classification/signals/nothing-to-deploy';
 import { lockFile } from '../../../src/modules/classification/signals/lock-file';
+import { undeclaredProject } from '../../../src/modules/classification/signals/undeclared-project';
 import { deploymentPlace } from '../../../src/modules/classification/signals/deployment-place';
 import { topDirectory } from '../../../src/modules/classification/signals/top-directory';
 import { providerConfiguration } from '../../../src/modules/classification/signals/provider-configuration';
@@ -345,6 +346,45 @@ signalTable(lockFile, [
       'd/main.tf': R,
     },
     expect: { a: 'root/strong', 'modules/b': 'shared/weak', c: 'root/strong', d: null },
+  },
+]);
+
+signalTable(undeclaredProject, [
+  {
+    name: 'an Atlantis project list is complete: other directories outside modules/ are weak fragments',
+    files: {
+      'atlantis.yaml': 'version: 3\nprojects:\n  - dir: net\n',
+      'net/main.tf': R,
+      'main.tf': R,
+      'fixtures/a/main.tf': R,
+      'modules/lib/main.tf': R,
+    },
+    expect: { '.': 'fragment/weak', 'fixtures/a': 'fragment/weak', 'modules/lib': null },
+    reason:
+      /^not among the projects \(atlantis\.yaml lists the 1 directory Atlantis deploys\), and nothing calls it$/,
+  },
+  {
+    name: 'with autodiscover enabled, Atlantis deploys more than its list: nothing said',
+    files: {
+      'atlantis.yaml': 'version: 3\nautodiscover:\n  mode: enabled\nprojects:\n  - dir: net\n',
+      'net/main.tf': R,
+      'other/main.tf': R,
+    },
+    expect: { net: null, other: null },
+  },
+  {
+    name: 'Digger projects, listed or generated, are all it deploys',
+    files: {
+      'digger.yml': 'projects:\n  - name: prod\n    dir: prod\n',
+      'prod/main.tf': R,
+      'includeme/main.tf': R,
+    },
+    expect: { includeme: 'fragment/weak' },
+  },
+  {
+    name: 'no declaration file, or one that lists no project: nothing said',
+    files: { 'atlantis.yaml': 'version: 3\n', 'a/main.tf': R, 'main.tf': R },
+    expect: { a: null, '.': null },
   },
 ]);
 
