@@ -39489,7 +39489,7 @@ var undeclaredProject = {
   id: "undeclared-project",
   decide({ segments: segments3 }, { completeList }) {
     if (completeList === null || segments3.includes(SHARED_SEGMENT)) return null;
-    return weak("fragment", `not among the projects (${completeList}), and nothing calls it`);
+    return weak("example", `not among the projects (${completeList}), and nothing calls it`);
   }
 };
 

@@ -122,7 +122,7 @@ describe('Digger', () => {
     // Not generated: nested under a generated project (traverse_to_nested_projects is false),
     // excluded. Digger deploys only its projects, so these are not taken for roots either.
     for (const dir of ['environments/dev/app/nested', 'environments/dev/local-tests/x']) {
-      expect(kinds(r)[dir]).toBe('fragment/weak');
+      expect(kinds(r)[dir]).toBe('example/weak');
       expect(reason(r, dir)).toBe(
         'not among the projects (digger.yml lists the 2 directories Digger deploys), and nothing calls it',
       );

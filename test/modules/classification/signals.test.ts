@@ -351,7 +351,7 @@ signalTable(lockFile, [
 
 signalTable(undeclaredProject, [
   {
-    name: 'an Atlantis project list is complete: other directories outside modules/ are weak fragments',
+    name: 'an Atlantis project list is complete: other directories outside modules/ are weak examples',
     files: {
       'atlantis.yaml': 'version: 3\nprojects:\n  - dir: net\n',
       'net/main.tf': R,
@@ -359,7 +359,7 @@ signalTable(undeclaredProject, [
       'fixtures/a/main.tf': R,
       'modules/lib/main.tf': R,
     },
-    expect: { '.': 'fragment/weak', 'fixtures/a': 'fragment/weak', 'modules/lib': null },
+    expect: { '.': 'example/weak', 'fixtures/a': 'example/weak', 'modules/lib': null },
     reason:
       /^not among the projects \(atlantis\.yaml lists the 1 directory Atlantis deploys\), and nothing calls it$/,
   },
@@ -379,7 +379,7 @@ signalTable(undeclaredProject, [
       'prod/main.tf': R,
       'includeme/main.tf': R,
     },
-    expect: { includeme: 'fragment/weak' },
+    expect: { includeme: 'example/weak' },
   },
   {
     name: 'no declaration file, or one that lists no project: nothing said',

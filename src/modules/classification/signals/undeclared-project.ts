@@ -5,7 +5,9 @@ import { SHARED_SEGMENT } from '../paths';
 /**
  * A directory left out of a complete project list (`atlantis.yaml` projects without autodiscover,
  * `digger.yml` projects): the repository's tooling does not plan or apply it, and nothing calls
- * it, so it is not taken for a root. Weak: a person may still run it by hand. A directory under
+ * it, so it is not taken for a root. It is held to consistency only, like an example (declared
+ * providers, sources, satisfiable constraints; no lock file or pinning). Weak: a person may still
+ * run it by hand. A directory under
  * `modules/` says nothing here: a reusable module may be called from other repositories, which the
  * later guesses weigh.
  */
@@ -13,6 +15,6 @@ export const undeclaredProject: Signal = {
   id: 'undeclared-project',
   decide({ segments }, { completeList }) {
     if (completeList === null || segments.includes(SHARED_SEGMENT)) return null;
-    return weak('fragment', `not among the projects (${completeList}), and nothing calls it`);
+    return weak('example', `not among the projects (${completeList}), and nothing calls it`);
   },
 };
