@@ -198,7 +198,7 @@ function roundInChild(round: RoundOptions, killAt: number): Promise<RoundResult>
 function callersLine(r: RoundResult): string {
   const t = r.tenants!;
   return (
-    `${t.callers} callers; ${r.deliveries} deliveries, ${t.refusedDeliveries} refused ` +
+    `${t.callers} callers; ${t.refusedDeliveries} of ${r.deliveries} + ${r.redelivered} deliveries refused ` +
     `(${t.foreignArchives} archives by a caller not allowed on their repository, ${t.takeovers} takeover attempts on allowed POST /scans); ` +
     `stored ${t.stored.reports} reports and ${t.stored.rejections} rejections of allowed archives, ` +
     `${t.stored.refusals} refused uploads recorded`
