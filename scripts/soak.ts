@@ -3,7 +3,8 @@
  * "Service soak"):
  *
  *   npm run soak -- [--seconds 420] [--archives 300] [--concurrency 1,8,32] [--seed N]
- *                   [--no-fault] [--no-corpus] [--no-conditional-writes] [--write-docs] [--json FILE]
+ *                   [--no-fault] [--no-corpus] [--no-conditional-writes] [--no-tenants]
+ *                   [--write-docs] [--json FILE]
  *
  * One round per concurrency, each in a fresh child process (its own heap, so the peak RSS is the
  * round's) with its own s3rver: `--archives` archives (~5 % hostile: path traversal, decompression
@@ -12,6 +13,14 @@
  * `POST /scans`) at that concurrency, with duplicate deliveries, then checked
  * (scripts/soak/invariants.ts). Then, if the time left allows, a fault round at concurrency 8 in
  * which s3rver is killed (SIGKILL) a third of the way through and started again 3 s later.
+ *
+ * Mixed callers (the default): every round runs under an access policy (`TFGUARD_ACCESS_POLICY`,
+ * docs/service.md "Tenants") of three principals, two CI roles (uploads and `POST /scans`) and a
+ * pipeline writing straight into the uploads bucket, each allowed some of the repositories; each
+ * archive is delivered by one of them, 15 % by one not allowed on its repository (refused: recorded
+ * as `repository-not-allowed`, `@latest` unmoved), and each allowed `POST /scans` archive is sent
+ * once more by a caller not allowed on it (a takeover of its scan id). `--no-tenants`: a
+ * single-tenant install (no policy, every delivery allowed), as before policies existed.
  *
  * Prints archives/s, p50/p95/p99 latency per archive and peak RSS per round; `--write-docs`
  * writes the table into docs/performance.md. Exit 1 when an invariant is violated (or the time cap
@@ -49,13 +58,17 @@ interface Options {
   corpus: boolean;
   writeDocs: boolean;
   conditionalWrites: boolean;
+  tenants: boolean;
   json: string | null;
 }
+
+/** Share of the archives delivered by a caller not allowed on their repository (mixed callers). */
+const FOREIGN_SHARE = 0.15;
 
 function usage(message: string): never {
   process.stderr.write(
     `${message}\nusage: npm run soak -- [--seconds N] [--archives N] [--concurrency 1,8,32] [--seed N] ` +
-      `[--no-fault] [--no-corpus] [--no-conditional-writes] [--write-docs] [--json FILE]\n`,
+      `[--no-fault] [--no-corpus] [--no-conditional-writes] [--no-tenants] [--write-docs] [--json FILE]\n`,
   );
   process.exit(2);
 }
@@ -70,6 +83,7 @@ function parseOptions(argv: string[]): Options {
     corpus: true,
     writeDocs: false,
     conditionalWrites: true,
+    tenants: true,
     json: null,
   };
   for (let i = 0; i < argv.length; i++) {
@@ -109,6 +123,9 @@ function parseOptions(argv: string[]): Options {
       case '--no-conditional-writes':
         options.conditionalWrites = false;
         break;
+      case '--no-tenants':
+        options.tenants = false;
+        break;
       case '--write-docs':
         options.writeDocs = true;
         break;
@@ -128,7 +145,10 @@ function parseOptions(argv: string[]): Options {
 export function soakRound(
   label: string,
   concurrency: number,
-  options: Pick<Options, 'archives' | 'seed' | 'conditionalWrites'> & { corpus: string[]; deadline: number },
+  options: Pick<Options, 'archives' | 'seed' | 'conditionalWrites' | 'tenants'> & {
+    corpus: string[];
+    deadline: number;
+  },
 ): RoundOptions {
   return {
     label,
@@ -146,6 +166,7 @@ export function soakRound(
     retryDelaysMs: [4000, 8000],
     deadline: options.deadline,
     conditionalWrites: options.conditionalWrites,
+    tenants: options.tenants ? { foreignShare: FOREIGN_SHARE } : undefined,
   };
 }
 
@@ -173,6 +194,17 @@ function roundInChild(round: RoundOptions, killAt: number): Promise<RoundResult>
   });
 }
 
+/** The mixed callers of a round, in words. */
+function callersLine(r: RoundResult): string {
+  const t = r.tenants!;
+  return (
+    `${t.callers} callers; ${t.refusedDeliveries} of ${r.deliveries} + ${r.redelivered} deliveries refused ` +
+    `(${t.foreignArchives} archives by a caller not allowed on their repository, ${t.takeovers} takeover attempts on allowed POST /scans); ` +
+    `stored ${t.stored.reports} reports and ${t.stored.rejections} rejections of allowed archives, ` +
+    `${t.stored.refusals} refused uploads recorded`
+  );
+}
+
 const f1 = (n: number) => n.toFixed(1);
 const f0 = (n: number) => n.toFixed(0);
 
@@ -180,8 +212,9 @@ export function table(results: readonly RoundResult[]): string {
   const rows = results.map((r) =>
     [
       r.fault ? `${r.concurrency}, s3rver killed` : String(r.concurrency),
-      `${r.archives} (${r.hostile} hostile, ${r.api} API, ${r.corpus} corpus)`,
+      `${r.archives} (${r.hostile} hostile, ${r.api} API, ${r.corpus} corpus${r.tenants !== null ? `, ${r.tenants.foreignArchives} by a caller not allowed` : ''})`,
       `${r.deliveries} + ${r.redelivered}`,
+      r.tenants === null ? '–' : String(r.tenants.refusedDeliveries),
       f1(r.archivesPerSecond),
       f0(r.latencyMs.p50),
       f0(r.latencyMs.p95),
@@ -196,8 +229,8 @@ export function table(results: readonly RoundResult[]): string {
     ].join(' | '),
   );
   return [
-    '| concurrency | archives | deliveries + redeliveries | archives/s | p50 ms | p95 ms | p99 ms | max ms | peak RSS MiB | s3rver peak RSS MiB | failed invocations (retried) | dead-lettered | pointer races | violations |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| concurrency | archives | deliveries + redeliveries | refused deliveries | archives/s | p50 ms | p95 ms | p99 ms | max ms | peak RSS MiB | s3rver peak RSS MiB | failed invocations (retried) | dead-lettered | pointer races | violations |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rows.map((r) => `| ${r} |`),
   ].join('\n');
 }
@@ -212,6 +245,7 @@ function summarized(result: RoundResult): RoundResult {
       `${result.failedInvocations} failed invocation(s), ${result.pointerRaces} pointer races, ` +
       `${result.writesAfterReads} writes held for reads, ${result.violations.length} violation(s); slowest: ${slowest.join(', ')}\n`,
   );
+  if (result.tenants !== null) process.stderr.write(`${result.label}: ${callersLine(result)}\n`);
   for (const failure of result.failures)
     process.stderr.write(`${result.label}: failed invocation: ${failure}\n`);
   return result;
@@ -244,6 +278,7 @@ async function main(): Promise<void> {
     const round = soakRound(`c${concurrency}`, concurrency, {
       archives: options.archives,
       conditionalWrites: options.conditionalWrites,
+      tenants: options.tenants,
       seed: options.seed + i,
       corpus,
       deadline,
@@ -270,6 +305,7 @@ async function main(): Promise<void> {
         ...soakRound(`c${FAULT_CONCURRENCY}-fault`, FAULT_CONCURRENCY, {
           archives: options.archives,
           conditionalWrites: options.conditionalWrites,
+          tenants: options.tenants,
           seed: options.seed + 100,
           corpus,
           deadline,
@@ -310,6 +346,7 @@ async function main(): Promise<void> {
           `${r.fault!.answersLost} lost ${r.fault!.answersLost === 1 ? 'its answer' : 'their answers'} in flight; ` +
           `${r.failedInvocations} invocations failed and were retried, ${r.deadLetters} dead-lettered.`,
       );
+    const callers = results.filter((r) => r.tenants !== null).map((r) => `${r.label}: ${callersLine(r)}.`);
     const block = [
       START,
       `Recorded ${when} UTC with \`npm run soak${args.length > 0 ? ` -- ${args.join(' ')}` : ''}\` (seed ${options.seed}) on the shared 2-core`,
@@ -320,6 +357,10 @@ async function main(): Promise<void> {
       '',
       ...faults,
       ...(faults.length > 0 ? [''] : []),
+      options.tenants
+        ? `Mixed callers under an access policy (\`--no-tenants\` for a single-tenant install): ${callers.join(' ')}`
+        : 'Single-tenant (`--no-tenants`): no access policy, every delivery allowed.',
+      '',
       violations.length === 0
         ? 'Every invariant held in every round.'
         : `**${violations.length} violation(s)**: ${violations

@@ -17,12 +17,32 @@
  *   with that scan's stored outcome; a repository with no upload has no pointer.
  * - `idempotent`: an event delivered again after its outcome was stored leaves every stored byte
  *   of that outcome, and the repository's pointer, unchanged.
+ *
+ * With mixed callers under an access policy (docs/service.md "Tenants"; the round's default):
+ *
+ * - `refused`: a delivery by a caller the policy does not allow on the archive's repository is
+ *   answered `refused` (upload) or `403 repository-not-allowed` (`POST /scans`); a refused upload
+ *   is recorded as one `rejected.json` with code `repository-not-allowed` naming the repository, the
+ *   upload and the refused caller, and is never scanned; a refused `POST /scans` stores nothing;
+ *   no `@latest.json` names a refused upload (`latest` above counts allowed uploads only, so a
+ *   repository whose uploads were all refused has no pointer), and a refused attempt on an
+ *   allowed archive's scan id (a takeover) leaves the owner's outcome as it was.
+ * - `caller`: every stored object of an outcome records (`uploaded-by` metadata, and a rejection's
+ *   `source.uploadedBy`) the caller that delivered its archive: never another caller, so no
+ *   report of a repository is stored under a caller that may not write it.
  */
 import { createHash } from 'node:crypto';
 import type { LatestPointer, RejectedRecord } from '../../src/service/scans';
 import { ReportLayout } from '../../src/service/keys';
 
-export type Expectation = { status: 'complete' } | { status: 'rejected'; codes: readonly string[] };
+export type Expectation =
+  | { status: 'complete' }
+  | { status: 'rejected'; codes: readonly string[] }
+  /** Delivered by a caller the access policy does not allow on the repository. */
+  | { status: 'refused' };
+
+/** The code a refused upload's `rejected.json` records (and `POST /scans` answers with 403). */
+export const REFUSED_CODE = 'repository-not-allowed';
 
 export interface SoakArchive {
   /** Unique within the round (e.g. `r03-b07`). */
@@ -39,6 +59,9 @@ export interface SoakArchive {
   expect: Expectation;
   /** What it is, for messages (`tree tar.gz`, `hostile bomb`, `corpus cloudposse` ...). */
   label: string;
+  /** With mixed callers: who delivers it, as the service records the uploader (the API caller's
+   * ARN, the S3 event's principal id). Undefined in a single-tenant round (not checked). */
+  caller?: string | undefined;
 }
 
 export interface DeliveryRecord {
@@ -52,6 +75,9 @@ export interface DeliveryRecord {
   scanId?: string;
   /** The last failure's message. */
   error?: string;
+  /** Delivered by a caller the access policy does not allow on the archive's repository (a
+   * refused archive's own deliveries, or a takeover attempt on an allowed archive). */
+  foreign?: boolean | undefined;
 }
 
 export interface Redelivery {
@@ -70,10 +96,20 @@ export interface SoakObservation {
   stored: Map<string, Buffer>;
   deliveries: DeliveryRecord[];
   redeliveries: Redelivery[];
+  /** The `uploaded-by` metadata of every stored object (absent: not recorded); checked for the
+   * archives that name their `caller`. */
+  uploadedBy?: Map<string, string | null> | undefined;
 }
 
 export type Invariant =
-  'one-outcome' | 'expected-outcome' | 'no-strays' | 'delivered' | 'latest' | 'idempotent';
+  | 'one-outcome'
+  | 'expected-outcome'
+  | 'no-strays'
+  | 'delivered'
+  | 'latest'
+  | 'idempotent'
+  | 'refused'
+  | 'caller';
 
 export interface Violation {
   invariant: Invariant;
@@ -95,11 +131,12 @@ function parseJson<T>(body: Buffer | undefined): T | undefined {
   }
 }
 
-/** The archive uploaded last of each repository (uploads only). */
+/** The archive uploaded last of each repository (uploads only, refused uploads left out: they
+ * may not move the pointer). */
 export function newestUploads(archives: readonly SoakArchive[]): Map<string, SoakArchive> {
   const newest = new Map<string, SoakArchive>();
   for (const a of archives) {
-    if (a.via !== 'upload') continue;
+    if (a.via !== 'upload' || a.expect.status === 'refused') continue;
     const current = newest.get(a.repository);
     if (current === undefined || a.sequence > current.sequence) newest.set(a.repository, a);
   }
@@ -115,6 +152,16 @@ export function checkInvariants(run: SoakObservation): Violation[] {
       ...(archive !== undefined ? { archive: archive.id } : {}),
       detail: archive !== undefined ? `${archive.id} (${archive.label}): ${detail}` : detail,
     });
+  };
+
+  // Whoever delivered an archive is recorded on every object of its outcome.
+  const checkCaller = (a: SoakArchive, keys: readonly string[]): void => {
+    if (a.caller === undefined || run.uploadedBy === undefined) return;
+    for (const key of keys) {
+      const by = run.uploadedBy.get(key) ?? null;
+      if (by !== a.caller)
+        add('caller', `${key} is stored as uploaded by ${by ?? 'nobody'}, it came from ${a.caller}`, a);
+    }
   };
 
   // Group the stored scan objects by scan id.
@@ -150,6 +197,24 @@ export function checkInvariants(run: SoakObservation): Violation[] {
     const files = [...(byScan.get(a.scanId) ?? [])].sort();
     const complete = files.length === 3 && REPORT_FILES.every((f) => files.includes(f));
     const rejected = files.length === 1 && files[0] === REJECTED_FILE;
+    const key = (file: string): string => `${layout.scanPrefix(a.scanId)}${file}`;
+    checkCaller(a, files.map(key));
+    if (a.expect.status === 'refused' && a.via === 'api') {
+      // Refused before the archive was read: nothing at all under its scan id.
+      if (files.length > 0)
+        add('refused', `a refused POST /scans stored ${files.join(', ')} under ${a.scanId}`, a);
+      continue;
+    }
+    if (a.expect.status === 'refused' && !rejected) {
+      add(
+        'refused',
+        files.length === 0
+          ? 'a refused upload is not recorded (no rejected.json)'
+          : `a refused upload stored ${files.join(', ')} under ${a.scanId}, not one rejected.json`,
+        a,
+      );
+      continue;
+    }
     if (!complete && !rejected) {
       add(
         'one-outcome',
@@ -160,11 +225,10 @@ export function checkInvariants(run: SoakObservation): Violation[] {
       );
       continue;
     }
-    const key = (file: string): string => `${layout.scanPrefix(a.scanId)}${file}`;
     if (a.expect.status === 'complete' && !complete) {
       const record = parseJson<RejectedRecord>(run.stored.get(key(REJECTED_FILE)));
       add(
-        'expected-outcome',
+        record?.error.code === REFUSED_CODE ? 'refused' : 'expected-outcome',
         `expected a report, found a rejection (${record?.error.code}: ${record?.error.message})`,
         a,
       );
@@ -183,13 +247,23 @@ export function checkInvariants(run: SoakObservation): Violation[] {
         add('expected-outcome', 'report.md is empty', a);
     } else {
       const record = parseJson<RejectedRecord>(run.stored.get(key(REJECTED_FILE)));
-      const codes = a.expect.status === 'rejected' ? a.expect.codes : [];
+      const codes =
+        a.expect.status === 'rejected' ? a.expect.codes : a.expect.status === 'refused' ? [REFUSED_CODE] : [];
+      const invariant: Invariant = a.expect.status === 'refused' ? 'refused' : 'expected-outcome';
       if (record === undefined || record.status !== 'rejected') {
-        add('expected-outcome', 'rejected.json is not a rejection record', a);
+        add(invariant, 'rejected.json is not a rejection record', a);
       } else {
-        if (!codes.includes(record.error.code))
+        if (a.caller !== undefined && record.source.kind !== 'local' && record.source.uploadedBy !== a.caller)
           add(
-            'expected-outcome',
+            'caller',
+            `rejected.json names uploader ${record.source.uploadedBy}, it came from ${a.caller}`,
+            a,
+          );
+        if (a.expect.status !== 'refused' && record.error.code === REFUSED_CODE)
+          add('refused', `an allowed delivery was refused: ${record.error.message}`, a);
+        else if (!codes.includes(record.error.code))
+          add(
+            invariant,
             `rejected with ${record.error.code} (${record.error.message}), expected ${codes.join(' or ')}`,
             a,
           );
@@ -222,6 +296,17 @@ export function checkInvariants(run: SoakObservation): Violation[] {
       add('delivered', `failed ${d.attempts} time(s), went to the dead-letter queue: ${d.error}`, a);
       continue;
     }
+    if (d.foreign === true || a.expect.status === 'refused') {
+      // POST /scans refuses with a 403 that names no scan id.
+      const scanId = a.via === 'api' ? '' : a.scanId;
+      if (d.status !== 'refused' || d.scanId !== scanId)
+        add(
+          'refused',
+          `a delivery by a caller not allowed on ${a.repository} was answered ${d.status} ${d.scanId}, not refused`,
+          a,
+        );
+      continue;
+    }
     const expected = a.expect.status === 'complete' ? 'scanned' : 'rejected';
     if (d.status !== expected || d.scanId !== a.scanId)
       add('delivered', `the handler answered ${d.status} ${d.scanId}, expected ${expected} ${a.scanId}`, a);
@@ -230,8 +315,14 @@ export function checkInvariants(run: SoakObservation): Violation[] {
 
   // The latest pointers.
   const newest = newestUploads(run.archives);
+  const refusedUploads = new Set(
+    run.archives.filter((a) => a.via === 'upload' && a.expect.status === 'refused').map((a) => a.repository),
+  );
   for (const repository of pointers.keys()) {
-    if (!newest.has(repository)) add('no-strays', `a latest pointer for ${repository}, which has no upload`);
+    if (newest.has(repository)) continue;
+    if (refusedUploads.has(repository))
+      add('refused', `${repository} has a latest pointer, but every upload of it was refused`);
+    else add('no-strays', `a latest pointer for ${repository}, which has no upload`);
   }
   for (const [repository, a] of newest) {
     const pointer = parseJson<LatestPointer>(pointers.get(repository));
@@ -242,7 +333,7 @@ export function checkInvariants(run: SoakObservation): Violation[] {
     if (pointer.scanId !== a.scanId || pointer.upload.key !== a.key) {
       const pointed = run.archives.find((b) => b.scanId === pointer.scanId);
       add(
-        'latest',
+        pointed?.expect.status === 'refused' ? 'refused' : 'latest',
         `${repository}'s pointer names ${pointer.upload.key} (${pointed ? `upload #${pointed.sequence}` : 'no archive of the round'}), ` +
           `not its newest upload ${a.key} (#${a.sequence})`,
         a,
@@ -251,6 +342,12 @@ export function checkInvariants(run: SoakObservation): Violation[] {
     }
     const status = a.expect.status;
     if (pointer.status !== status) add('latest', `the pointer says ${pointer.status}, expected ${status}`, a);
+    if (a.caller !== undefined && pointer.upload.uploadedBy !== a.caller)
+      add(
+        'caller',
+        `${repository}'s pointer names uploader ${pointer.upload.uploadedBy}, not ${a.caller}`,
+        a,
+      );
     const referenced = status === 'complete' ? Object.values(pointer.reports ?? {}) : [pointer.rejected];
     for (const key of referenced) {
       if (typeof key !== 'string' || !run.stored.has(key))
@@ -263,7 +360,8 @@ export function checkInvariants(run: SoakObservation): Violation[] {
     const a = archivesById.get(r.archiveId);
     const keys = new Set([...Object.keys(r.before), ...Object.keys(r.after)]);
     const changed = [...keys].filter((k) => r.before[k] !== r.after[k]);
-    if (Object.keys(r.before).length === 0)
+    const nothingExpected = a?.via === 'api' && a.expect.status === 'refused';
+    if (Object.keys(r.before).length === 0 && !nothingExpected)
       add('idempotent', `nothing was stored for ${r.archiveId} before its redelivery`, a);
     if (changed.length > 0)
       add(

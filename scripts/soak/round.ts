@@ -17,6 +17,14 @@
  *    outcome and of the pointer compared before and after;
  * 5. everything in the reports bucket is read back and checked (scripts/soak/invariants.ts).
  *
+ * With `tenants` (mixed callers) the round runs under an access policy (`TFGUARD_ACCESS_POLICY`,
+ * docs/service.md "Tenants") of three principals (see `SOAK_CALLERS`): each archive is delivered
+ * by one of them (the S3 event's `userIdentity.principalId`, the API request's IAM authorizer
+ * fields), a share by one the policy does not allow on the archive's repository, and every
+ * allowed `POST /scans` archive is also sent once by a caller not allowed on it (a takeover of
+ * its scan id). Who may write where is decided here by a plain table (`allowedOn`), not by the
+ * service's pattern matcher, so the checker's expectation is independent of the code it checks.
+ *
  * All in this process (the handlers share one event loop and its CPU, as `concurrency` Lambda
  * instances would not), so the figures are those of one Node process on this machine.
  */
@@ -83,6 +91,9 @@ export interface RoundOptions {
   retryDelaysMs: readonly number[];
   /** No delivery starts after this time (epoch ms). */
   deadline?: number | undefined;
+  /** Mixed callers under an access policy: `foreignShare` of the archives delivered by a caller not
+   * allowed on their repository. Without it: a single-tenant install (no policy). */
+  tenants?: { foreignShare: number } | undefined;
   log?: ((line: string) => void) | undefined;
 }
 
@@ -94,8 +105,19 @@ export interface RoundResult {
   api: number;
   corpus: number;
   repositories: number;
-  /** Deliveries during the round (archives + duplicates). */
+  /** Deliveries during the round (archives + duplicates + takeover attempts). */
   deliveries: number;
+  /** Mixed callers: the principals, archives delivered by a caller not allowed on their
+   * repository, takeover attempts on allowed API scans, deliveries answered `refused`, archives
+   * whose outcome was stored (allowed ones: reports and rejections). Null: single-tenant. */
+  tenants: {
+    callers: number;
+    foreignArchives: number;
+    takeovers: number;
+    refusedDeliveries: number;
+    /** Outcomes stored: reports and rejections of allowed archives, refusals of uploads. */
+    stored: { reports: number; rejections: number; refusals: number };
+  } | null;
   uploadSeconds: number;
   /** The slowest deliveries (first invocation start to success). */
   slowest: { id: string; label: string; ms: number; attempts: number }[];
@@ -138,6 +160,71 @@ const MIME: Record<PlannedArchive['format'], string> = {
   zip: 'application/zip',
 };
 
+/** A caller as the service sees it: an API request's IAM authorizer fields, an S3 event's
+ * `userIdentity.principalId` (what the service records as `uploadedBy` for each). */
+export interface SoakCaller {
+  name: string;
+  arn: string;
+  /** The authorizer's `userId` (`AROA…:<session>`); the principal id is `AWS:` + it. */
+  userId: string;
+  /** Whether it calls `POST /scans` (the direct-writing pipeline has no API role). */
+  api: boolean;
+}
+
+const ACCOUNT = '123456789012';
+const role = (name: string, unique: string, api: boolean): SoakCaller => ({
+  name,
+  arn: `arn:aws:sts::${ACCOUNT}:assumed-role/${name}/GitHubActions`,
+  userId: `AROA${unique}:GitHubActions`,
+  api,
+});
+
+/** Two CI roles (even- and odd-numbered repositories, named one by one) and a pipeline that writes
+ * straight into the uploads bucket (repositories 00–09 and the corpus, by patterns). */
+export const SOAK_CALLERS: readonly SoakCaller[] = [
+  role('soak-ci-even', 'SOAKCIEVEN', true),
+  role('soak-ci-odd', 'SOAKCIODD', true),
+  role('soak-pipeline', 'SOAKPIPELINE', false),
+];
+
+/** The repositories' index in the plan (`<prefix>/repo-07` → 7), null for the corpus ones. */
+function repoIndex(prefix: string, repository: string): number | null {
+  const rest = repository.startsWith(`${prefix}/repo-`) ? repository.slice(prefix.length + 6) : '';
+  return /^\d+$/.test(rest) ? Number(rest) : null;
+}
+
+/** Who may write `repository`: the oracle the round's expectations come from (a plain table, not
+ * the service's matcher). */
+export function allowedOn(prefix: string, caller: SoakCaller, repository: string): boolean {
+  const index = repoIndex(prefix, repository);
+  switch (caller.name) {
+    case 'soak-ci-even':
+      return index !== null && index % 2 === 0;
+    case 'soak-ci-odd':
+      return index !== null && index % 2 === 1;
+    default:
+      return index === null ? repository.startsWith(`${prefix}/corpus/`) : index < 10;
+  }
+}
+
+/** The access policy that says the same as `allowedOn`, for the round's repositories. */
+export function soakPolicy(prefix: string, repositories: readonly string[]): string {
+  const indexed = repositories.filter((r) => repoIndex(prefix, r) !== null);
+  const parity = (p: number) => indexed.filter((r) => repoIndex(prefix, r)! % 2 === p);
+  const principals = (c: SoakCaller) => [
+    c.arn.replace(/\/GitHubActions$/, '/*'),
+    `AWS:${c.userId.replace(/:GitHubActions$/, ':*')}`,
+  ];
+  const [even, odd, pipeline] = SOAK_CALLERS as [SoakCaller, SoakCaller, SoakCaller];
+  return JSON.stringify({
+    callers: [
+      { principal: principals(even), repositories: parity(0) },
+      { principal: principals(odd), repositories: parity(1) },
+      { principal: principals(pipeline), repositories: [`${prefix}/repo-0*`, `${prefix}/corpus/*`] },
+    ].filter((c) => c.repositories.length > 0),
+  });
+}
+
 /** An error with its causes (UploadBatchError → S3StorageError → the SDK's error). */
 function describe(err: unknown): string {
   const parts: string[] = [];
@@ -160,10 +247,26 @@ async function peakRssOf(pid: number): Promise<number | null> {
   }
 }
 
-function apiEvent(archive: PlannedArchive): APIGatewayProxyEventV2 {
+function apiEvent(archive: PlannedArchive, caller: SoakCaller | null): APIGatewayProxyEventV2 {
   const event = sampleEvent<APIGatewayProxyEventV2>('http-post-scans.json');
+  const context = event.requestContext as unknown as { authorizer: { iam: Record<string, unknown> } };
   return {
     ...event,
+    ...(caller !== null
+      ? {
+          requestContext: {
+            ...event.requestContext,
+            authorizer: {
+              iam: {
+                ...context.authorizer.iam,
+                userArn: caller.arn,
+                userId: caller.userId,
+                callerId: caller.userId,
+              },
+            },
+          } as unknown as APIGatewayProxyEventV2['requestContext'],
+        }
+      : {}),
     rawQueryString: `repository=${encodeURIComponent(archive.repository)}`,
     headers: { ...event.headers, 'content-type': MIME[archive.format] },
     queryStringParameters: { repository: archive.repository },
@@ -176,7 +279,18 @@ interface Item {
   archive: PlannedArchive;
   scanId: string;
   event: S3Event | null;
+  /** Who delivers it (mixed callers), and whether the policy refuses that caller. */
+  caller: SoakCaller | null;
+  foreign: boolean;
 }
+
+/** Who the service records as the uploader: the API caller's ARN, the S3 writer's principal id. */
+const recordedAs = (item: Pick<Item, 'archive' | 'caller'>): string | undefined =>
+  item.caller === null
+    ? undefined
+    : item.archive.via === 'api'
+      ? item.caller.arn
+      : `AWS:${item.caller.userId}`;
 
 /** Runs one round and checks it; `observe` receives the observation (tests mutate it). */
 export async function runRound(
@@ -195,6 +309,21 @@ export async function runRound(
     maxArchiveBytes: options.maxArchiveBytes,
     seed: options.seed,
   });
+  // Mixed callers: who delivers each archive (its own rng, so the rest of the round is as without).
+  const prefix = `soak/${options.label}`;
+  const tenants = options.tenants;
+  const callerRandom = rng(options.seed ^ 0x7e4a47);
+  const pickFrom = <T>(list: readonly T[]): T => list[Math.floor(callerRandom() * list.length)]!;
+  const callerOf = new Map<string, { caller: SoakCaller; foreign: boolean }>();
+  if (tenants !== undefined) {
+    for (const archive of planned) {
+      const eligible = SOAK_CALLERS.filter((c) => archive.via === 'upload' || c.api);
+      const allowed = eligible.filter((c) => allowedOn(prefix, c, archive.repository));
+      const others = eligible.filter((c) => !allowedOn(prefix, c, archive.repository));
+      const foreign = others.length > 0 && (allowed.length === 0 || callerRandom() < tenants.foreignShare);
+      callerOf.set(archive.id, { caller: pickFrom(foreign ? others : allowed), foreign });
+    }
+  }
 
   const directory = await mkdtemp(join(tmpdir(), 'tfguard-soak-'));
   const buckets = [UPLOADS_BUCKET, REPORTS_BUCKET];
@@ -223,20 +352,26 @@ export async function runRound(
     }
     proxy = await startConditionalS3(upstream, proxyClient);
     // The registry cross-check is off in lambdaEnv: 127.0.0.1 only.
-    setEnv(
-      lambdaEnv(options.conditionalWrites === false ? upstream : proxy.endpoint, {
+    // Single-tenant: no policy (also none left over from an earlier round in this process).
+    setEnv({
+      ...lambdaEnv(options.conditionalWrites === false ? upstream : proxy.endpoint, {
         TFGUARD_MAX_ARCHIVE_BYTES: String(options.maxArchiveBytes),
       }),
-    );
+      TFGUARD_ACCESS_POLICY:
+        tenants === undefined
+          ? undefined
+          : soakPolicy(prefix, [...new Set(planned.map((a) => a.repository))]),
+    });
 
     // 1. Uploads, one after the other, and s3rver's event for each.
     const uploadStarted = Date.now();
     const items: Item[] = [];
     const etags = new Map<string, string>();
     for (const archive of planned) {
+      const { caller, foreign } = callerOf.get(archive.id) ?? { caller: null, foreign: false };
       if (archive.via === 'api') {
         const sha = sha256(archive.bytes);
-        items.push({ archive, scanId: apiScanId(archive.repository, sha), event: null });
+        items.push({ archive, scanId: apiScanId(archive.repository, sha), event: null, caller, foreign });
         continue;
       }
       const put = await direct.send(
@@ -248,6 +383,8 @@ export async function runRound(
         archive,
         scanId: uploadScanId({ bucket: UPLOADS_BUCKET, key: archive.key, etag }),
         event: null,
+        caller,
+        foreign,
       });
     }
     const eventFor = new Map<string, S3Event>();
@@ -262,8 +399,28 @@ export async function runRound(
       await sleep(20);
     }
     for (const item of items) {
-      if (item.archive.via === 'upload') item.event = eventFor.get(item.archive.key)!;
+      if (item.archive.via !== 'upload') continue;
+      const event = eventFor.get(item.archive.key)!;
+      // The writer as S3 names it: a role session's principal id.
+      item.event =
+        item.caller === null
+          ? event
+          : {
+              Records: event.Records.map((r) => ({
+                ...r,
+                userIdentity: { principalId: `AWS:${item.caller!.userId}` },
+              })),
+            };
     }
+    // Every allowed POST /scans archive is sent once more by a caller not allowed on its
+    // repository: the same scan id, which must stay its owner's.
+    const takeovers: Item[] = [];
+    if (tenants !== undefined)
+      for (const item of items) {
+        if (item.archive.via !== 'api' || item.foreign) continue;
+        const others = SOAK_CALLERS.filter((c) => c.api && !allowedOn(prefix, c, item.archive.repository));
+        if (others.length > 0) takeovers.push({ ...item, caller: pickFrom(others), foreign: true });
+      }
     const uploadSeconds = (Date.now() - uploadStarted) / 1000;
     const uploaded = etags.size;
     log(
@@ -273,6 +430,8 @@ export async function runRound(
     // 2. Deliveries, some twice, in random order, `concurrency` at a time, with retries.
     const duplicates = shuffle(items, random).slice(0, Math.round(items.length * options.duplicateShare));
     const queue: Item[] = shuffle([...items, ...duplicates], random);
+    // Inserted at random places with the callers' rng (the order of the rest is as without).
+    for (const t of takeovers) queue.splice(Math.floor(callerRandom() * (queue.length + 1)), 0, t);
     const total = queue.length;
     const deliveries: DeliveryRecord[] = [];
     const latencies: number[] = [];
@@ -293,12 +452,14 @@ export async function runRound(
         return { status: outcome.status, scanId: 'scanId' in outcome ? outcome.scanId : '' };
       }
       const response = (await createScan(
-        apiEvent(item.archive),
+        apiEvent(item.archive, item.caller),
         lambdaContext('createScan', 29_000),
       )) as APIGatewayProxyStructuredResultV2 & { statusCode: number; body: string };
       const body = JSON.parse(response.body) as { scanId?: string; error?: string; message?: string };
       if (response.statusCode === 200) return { status: 'scanned', scanId: body.scanId ?? '' };
       if (response.statusCode === 422) return { status: 'rejected', scanId: body.scanId ?? '' };
+      if (response.statusCode === 403 && body.error === 'repository-not-allowed')
+        return { status: 'refused', scanId: body.scanId ?? '' };
       throw new Error(`POST /scans answered ${response.statusCode}: ${body.error} ${body.message ?? ''}`);
     };
 
@@ -333,7 +494,13 @@ export async function runRound(
           const answer = await invoke(item);
           latencies.push(Date.now() - started);
           timed.push({ id: item.archive.id, label: item.archive.label, ms: Date.now() - started, attempts });
-          deliveries.push({ archiveId: item.archive.id, attempts, final: 'ok', ...answer });
+          deliveries.push({
+            archiveId: item.archive.id,
+            attempts,
+            final: 'ok',
+            ...answer,
+            ...(item.caller !== null ? { foreign: item.foreign } : {}),
+          });
           return;
         } catch (err) {
           failedInvocations++;
@@ -341,7 +508,13 @@ export async function runRound(
           if (failures.length < 5) failures.push(`${item.archive.id} attempt ${attempts}: ${error}`);
           const delay = options.retryDelaysMs[attempts - 1];
           if (delay === undefined) {
-            deliveries.push({ archiveId: item.archive.id, attempts, final: 'dead-letter', error });
+            deliveries.push({
+              archiveId: item.archive.id,
+              attempts,
+              final: 'dead-letter',
+              error,
+              ...(item.caller !== null ? { foreign: item.foreign } : {}),
+            });
             return;
           }
           await sleep(delay);
@@ -422,9 +595,12 @@ export async function runRound(
 
     // 5. Read everything back and check.
     const stored = new Map<string, Buffer>();
+    const uploadedBy = new Map<string, string | null>();
     for await (const key of reports.list('')) {
       const got = await reports.get(key);
-      if (got !== null) stored.set(key, got.body);
+      if (got === null) continue;
+      stored.set(key, got.body);
+      uploadedBy.set(key, got.metadata['uploaded-by'] ?? null);
     }
     const archives: SoakArchive[] = items.map((item, sequence) => ({
       id: item.archive.id,
@@ -433,10 +609,21 @@ export async function runRound(
       key: item.archive.via === 'upload' ? item.archive.key : null,
       sequence,
       scanId: item.scanId,
-      expect: item.archive.expect,
-      label: item.archive.label,
+      expect: item.foreign ? { status: 'refused' } : item.archive.expect,
+      label:
+        item.caller === null
+          ? item.archive.label
+          : `${item.archive.label} by ${item.caller.name}${item.foreign ? ', not allowed' : ''}`,
+      ...(item.caller !== null ? { caller: recordedAs(item) } : {}),
     }));
-    const observation: SoakObservation = { prefix: 'reports/', archives, stored, deliveries, redeliveries };
+    const observation: SoakObservation = {
+      prefix: 'reports/',
+      archives,
+      stored,
+      deliveries,
+      redeliveries,
+      ...(tenants !== undefined ? { uploadedBy } : {}),
+    };
     observe?.(observation);
     const violations = checkInvariants(observation);
     if (timedOut)
@@ -454,6 +641,21 @@ export async function runRound(
       corpus: planned.filter((a) => a.id.startsWith('corpus-')).length,
       repositories: new Set(planned.map((a) => a.repository)).size,
       deliveries: total,
+      tenants:
+        tenants === undefined
+          ? null
+          : {
+              callers: SOAK_CALLERS.length,
+              foreignArchives: items.filter((i) => i.foreign).length,
+              takeovers: takeovers.length,
+              refusedDeliveries: deliveries.filter((d) => d.status === 'refused').length,
+              stored: {
+                reports: items.filter((i) => !i.foreign && stored.has(layout.report(i.scanId, 'json')))
+                  .length,
+                rejections: items.filter((i) => !i.foreign && stored.has(layout.rejected(i.scanId))).length,
+                refusals: items.filter((i) => i.foreign && stored.has(layout.rejected(i.scanId))).length,
+              },
+            },
       uploadSeconds,
       slowest,
       seconds,

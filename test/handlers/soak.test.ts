@@ -6,6 +6,11 @@
  * Then the checker itself (scripts/soak/invariants.ts) on that run's observation, broken one way
  * at a time as a faulty service would break it: each must be reported, so the soak cannot pass by
  * checking nothing.
+ *
+ * The same with mixed callers under an access policy (the soak's default; the round above is the
+ * single-tenant `--no-tenants` one): three principals, deliveries by callers not allowed on the
+ * repository refused and recorded, takeovers of allowed scans refused, in a plain round and in the
+ * round where s3rver is killed; and the checker on that run broken as a tenant boundary would break.
  */
 import { HOSTILE_KINDS } from '../../scripts/soak/archives';
 import {
@@ -15,7 +20,7 @@ import {
   type SoakArchive,
   type SoakObservation,
 } from '../../scripts/soak/invariants';
-import { percentile, runRound, type RoundResult } from '../../scripts/soak/round';
+import { percentile, runRound, SOAK_CALLERS, type RoundResult } from '../../scripts/soak/round';
 import { ReportLayout } from '../../src/service/keys';
 import type { LatestPointer, RejectedRecord } from '../../src/service/scans';
 
@@ -96,10 +101,14 @@ test('s3rver killed mid-round and started again: after retries every archive sti
     seed: 7,
     maxArchiveBytes: 256 * 1024,
     fault: { afterShare: 0.3, downMs: 1000 },
+    tenants: { foreignShare: 0.3 },
     // Longer than the outage and a restart of s3rver on a loaded machine.
     retryDelaysMs: [2000, 4000],
   });
   expect(faulted.fault).toMatchObject({ killedAfter: 3, downMs: 1000 });
+  // With mixed callers: some deliveries were refused, and every refusal was recorded.
+  expect(faulted.tenants!.foreignArchives).toBeGreaterThan(0);
+  expect(faulted.tenants!.refusedDeliveries).toBeGreaterThanOrEqual(faulted.tenants!.foreignArchives);
   // The outage was felt: requests were refused, invocations failed and were retried ...
   expect(faulted.fault!.refused).toBeGreaterThan(0);
   expect(faulted.failedInvocations).toBeGreaterThan(0);
@@ -186,6 +195,126 @@ describe('the invariant checker reports a broken run', () => {
     const [key] = Object.keys(r.after);
     r.after[key!] = '0'.repeat(64);
     expect(violated(o)).toEqual(['idempotent']);
+  });
+});
+
+describe('mixed callers under an access policy', () => {
+  let mixed: RoundResult;
+  let tenantRun: SoakObservation;
+  beforeAll(async () => {
+    mixed = await runRound(
+      {
+        label: 'tenants',
+        archives: 16,
+        concurrency: 4,
+        repositories: 4,
+        hostileShare: 2 / 16,
+        apiShare: 0.3,
+        duplicateShare: 0.25,
+        redeliver: 8,
+        corpus: [],
+        seed: 20251126,
+        maxArchiveBytes: 256 * 1024,
+        retryDelaysMs: [200, 400],
+        tenants: { foreignShare: 0.3 },
+      },
+      (observation) => (tenantRun = observation),
+    );
+  }, 60_000);
+
+  const tenantCopy = (): SoakObservation => ({
+    ...tenantRun,
+    archives: tenantRun.archives.map((a) => ({ ...a })),
+    stored: new Map(tenantRun.stored),
+    uploadedBy: new Map(tenantRun.uploadedBy),
+    deliveries: tenantRun.deliveries.map((d) => ({ ...d })),
+  });
+  const refusedUpload = (o: SoakObservation) =>
+    o.archives.find((a) => a.expect.status === 'refused' && a.via === 'upload')!;
+
+  test('refusals recorded, allowed deliveries stored as before by their callers, every invariant holds', () => {
+    expect(mixed.violations).toEqual([]);
+    const t = mixed.tenants!;
+    expect(t.callers).toBe(SOAK_CALLERS.length);
+    expect(t.foreignArchives).toBeGreaterThan(0);
+    expect(t.takeovers).toBeGreaterThan(0);
+    // Each refused archive's deliveries and each takeover were answered `refused`.
+    expect(t.refusedDeliveries).toBeGreaterThanOrEqual(t.foreignArchives + t.takeovers);
+    // Every refused upload left one rejected.json with the tenant code, naming the refused caller.
+    const refused = tenantRun.archives.filter((a) => a.expect.status === 'refused' && a.via === 'upload');
+    expect(refused.length).toBeGreaterThan(0);
+    expect(t.stored.refusals).toBe(refused.length);
+    for (const a of refused) {
+      const record = JSON.parse(
+        tenantRun.stored.get(layout.rejected(a.scanId))!.toString(),
+      ) as RejectedRecord;
+      expect(record.error.code).toBe('repository-not-allowed');
+      expect(record.source).toMatchObject({ kind: 'upload', key: a.key, uploadedBy: a.caller });
+    }
+    // Every allowed archive has its outcome, recorded as its own caller's.
+    const allowed = tenantRun.archives.filter((a) => a.expect.status !== 'refused');
+    expect(t.stored.reports + t.stored.rejections).toBe(allowed.length);
+    for (const a of allowed) expect(a.caller).toMatch(/^(arn:aws:sts::|AWS:AROA)/);
+    expect(checkInvariants(tenantCopy())).toEqual([]);
+  });
+
+  test('a refused upload scanned, and a pointer moved by a refused upload', () => {
+    const o = tenantCopy();
+    const a = refusedUpload(o);
+    o.stored.delete(layout.rejected(a.scanId));
+    for (const k of Object.values(layout.reports(a.scanId))) {
+      o.stored.set(k, Buffer.from('{}'));
+      o.uploadedBy!.set(k, a.caller ?? null);
+    }
+    o.deliveries = o.deliveries.map((d) => (d.archiveId === a.id ? { ...d, status: 'scanned' } : d));
+    const pointer = {
+      schemaVersion: 1,
+      repository: a.repository,
+      scanId: a.scanId,
+      status: 'complete',
+      upload: { kind: 'upload', key: a.key, uploadedBy: a.caller },
+      reports: layout.reports(a.scanId),
+      rejected: null,
+      summary: null,
+    };
+    o.stored.set(layout.latest(a.repository), Buffer.from(JSON.stringify(pointer)));
+    const violations = checkInvariants(o).filter((v) => v.invariant === 'refused');
+    // Stored as a report, answered `scanned`, and the repository's pointer names it.
+    expect(violations.length).toBeGreaterThanOrEqual(3);
+    expect(violations.some((v) => /pointer/.test(v.detail))).toBe(true);
+  });
+
+  test('a refusal with another code, and a refused POST /scans that stored a report', () => {
+    const o = tenantCopy();
+    const a = refusedUpload(o);
+    const key = layout.rejected(a.scanId);
+    const record = JSON.parse(o.stored.get(key)!.toString()) as RejectedRecord;
+    o.stored.set(
+      key,
+      Buffer.from(JSON.stringify({ ...record, error: { ...record.error, code: 'empty-archive' } })),
+    );
+    const api = o.archives.find((b) => b.expect.status === 'refused' && b.via === 'api');
+    if (api !== undefined) o.stored.set(layout.report(api.scanId, 'json'), Buffer.from('{}'));
+    const refusedIds = checkInvariants(o)
+      .filter((v) => v.invariant === 'refused')
+      .map((v) => v.archive);
+    expect(refusedIds).toEqual(expect.arrayContaining([a.id, ...(api !== undefined ? [api.id] : [])]));
+  });
+
+  test("an allowed scan taken over: its report stored as another caller's", () => {
+    const o = tenantCopy();
+    const owned = o.archives.find((b) => b.via === 'api' && b.expect.status === 'complete')!;
+    const intruder = SOAK_CALLERS.find((c) => c.api && c.arn !== owned.caller)!;
+    o.uploadedBy!.set(layout.report(owned.scanId, 'json'), intruder.arn);
+    expect(checkInvariants(o)).toEqual([expect.objectContaining({ invariant: 'caller', archive: owned.id })]);
+  });
+
+  test('an allowed delivery refused by the service', () => {
+    const o = tenantCopy();
+    const owned = o.archives.find((b) => b.via === 'upload' && b.expect.status === 'complete')!;
+    const i = o.deliveries.findIndex((d) => d.archiveId === owned.id && d.foreign !== true);
+    o.deliveries[i] = { ...o.deliveries[i]!, status: 'refused' };
+    expect(violated(o)).toEqual(['delivered']);
   });
 });
 
