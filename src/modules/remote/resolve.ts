@@ -49,7 +49,7 @@ import {
   parseRegistrySource,
   parseRemotePackage,
   registryAddress,
-  splitPackageSubdir,
+  packageAndDir,
 } from './source';
 import type { ArchivePackage, RegistryModuleAddress } from './source';
 
@@ -701,7 +701,7 @@ function packageRoot(dir: string, subdir: string): string {
 }
 
 function parseSubdir(source: string): string {
-  return splitPackageSubdir(source).subdir;
+  return packageAndDir(source).subdir;
 }
 
 /** A package as messages show it: registry-less sources without `//subdir` and without `?ref=`
@@ -709,14 +709,14 @@ function parseSubdir(source: string): string {
 function packageOf(source: string): string {
   const p = parseRemotePackage(source);
   if (p.kind === 'archive') return p.ref !== null ? p.address.replace(/\?ref=[^&]*$/, '') : p.address;
-  return splitPackageSubdir(source)
+  return packageAndDir(source)
     .pkg.replace(/([?&])ref=[^&]*&?/, '$1')
     .replace(/[?&]$/, '');
 }
 
 /** `?ref=` of a git source, for the version column of installed copies. */
 function parseRemoteRef(source: string): string | null {
-  const m = /[?&]ref=([^&]+)/.exec(splitPackageSubdir(source).pkg);
+  const m = /[?&]ref=([^&]+)/.exec(packageAndDir(source).pkg);
   return m === null ? null : decodeURIComponent(m[1] as string);
 }
 
