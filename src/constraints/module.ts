@@ -20,7 +20,8 @@
  * Other go-version rules kept here: an optional `v`, any number of numeric segments (padded to
  * three), metadata ignored by `=`; a pre-release is a candidate only when go-versions' "requested
  * exactly" rule admits it (Terraform checks pre-releases with both libraries), approximated by the
- * provider semantics' `satisfies` on the same string.
+ * provider semantics' `satisfies` on the same string, written without a space after an operator
+ * (the pre-release rows of the oracle test pin this down).
  */
 import { ConstraintSyntaxError } from './version';
 import { satisfies } from './semantics';
@@ -191,6 +192,10 @@ export function moduleVersionAllowed(version: string, constraint: string | Modul
   const cs = toConstraints(constraint);
   if (v.prerelease !== '') {
     const text = cs.map((c) => c.raw).join(',');
+    // go-versions' canonical syntax (`MeetingConstraintsString`) separates constraints by spaces:
+    // `= 6.0.0-rc1` does not parse there, and Terraform then skips the pre-release (terraform 1.11
+    // installs it for `=6.0.0-rc1` and `6.0.0-rc1`, not for `= 6.0.0-rc1`).
+    if (cs.some((c) => /^(?:=|!=|>=|<=|>|<|~>)\s/.test(c.raw))) return false;
     try {
       if (text === '' || !satisfies(version.replace(/^v/, ''), text)) return false;
     } catch {

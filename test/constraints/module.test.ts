@@ -46,7 +46,10 @@ describe('go-version checks (module versions)', () => {
     ['~> 5', '6.0.0-beta1', false, false],
     ['>= 5.0', '6.0.0-rc1', false, false],
     ['6.0.0-rc1', '6.0.0-rc1', true, true],
-    ['= 6.0.0-rc1', '6.0.0-rc1', true, true],
+    ['=6.0.0-rc1', '6.0.0-rc1', true, true],
+    // go-versions' canonical syntax, which Terraform also applies to pre-releases, reads a space
+    // after the operator as a separator: terraform 1.11 does not install it
+    ['= 6.0.0-rc1', '6.0.0-rc1', false, true],
     // metadata is ignored by "="
     ['5.8.1', '5.8.1+build', true, null],
   ])('%s allows %s: %s', (constraint, version, module, provider) => {
