@@ -14,10 +14,21 @@ export function isLocalModuleSource(raw: string): boolean {
 }
 
 /**
- * Splits go-getter's `//subdir` suffix off a package address, as `SplitPackageSubdir` (go-getter's
- * `SourceDirSubdir`) does: the `//` of a scheme (`://`) and anything in the query are not a subdir,
- * and a query written after the subdir (`repo.git//sub?ref=v1`) belongs to the package
- * (`repo.git?ref=v1`). Checked with `terraform init` 1.11, which prints the package it downloads.
+ * The one reading of go-getter's `//subdir` suffix, as Terraform does it for every module source
+ * (registry, git, HTTP, ...): hashicorp/terraform internal/getmodules `SplitPackageSubdir` and
+ * terraform-registry-address `splitPackageSubdir`, both go-getter's `SourceDirSubdir` followed by
+ * Go's `path.Clean` of a non-empty subdirectory.
+ *
+ * - Only the part before the first `?` is searched, after any `scheme://`: a `//` (or `://`) in the
+ *   query is part of the query (`repo.git?ref=v1//sub` is the ref `v1//sub`, no subdirectory);
+ * - a query written after the subdirectory belongs to the package (`repo.git//sub?ref=v1` is the
+ *   package `repo.git?ref=v1`, subdirectory `sub`);
+ * - the subdirectory is cleaned (`a//b/` → `a/b`, `./sub` → `sub`, `a/../b` → `b`); a rooted one
+ *   (`repo.git///sub`) lands in the package all the same (Terraform joins it to the package's
+ *   directory), so it is given relative; `''` when there is none or it is the package root.
+ *
+ * Checked with `terraform get` 1.11 on `git::file://` sources (test/addrs/module-source-oracle.test.ts):
+ * it prints the package it downloads and the directory it installs.
  */
 export function splitPackageSubdir(raw: string): { pkg: string; subdir: string } {
   const q = raw.indexOf('?');
@@ -34,7 +45,17 @@ export function splitPackageSubdir(raw: string): { pkg: string; subdir: string }
     pkg += subdir.slice(query);
     subdir = subdir.slice(0, query);
   }
-  return { pkg, subdir };
+  return { pkg, subdir: cleanSubdir(subdir) };
+}
+
+/** Go's `path.Clean` of a package subdirectory, made relative to the package (`''` for its root). */
+function cleanSubdir(subdir: string): string {
+  if (subdir === '') return '';
+  // A rooted path cannot climb above its root: `/../x` is `/x`.
+  const cleaned = subdir.startsWith('/')
+    ? cleanRelativePath(subdir).replace(/^(?:\.\.(?:\/|$))+/, '')
+    : cleanRelativePath(subdir);
+  return cleaned === '.' ? '' : cleaned;
 }
 
 function isRegistryModuleSource(raw: string): boolean {

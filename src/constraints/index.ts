@@ -5,6 +5,8 @@
  *
  * Behaviour follows apparentlymart/go-versions and hashicorp/go-version as Terraform 1.11 combines
  * them, checked against the real `terraform init` (test/constraints/oracle.test.ts).
+ *
+ * Module versions follow go-version alone and differ (`~> 5` is `>= 5` there): module.ts.
  */
 export { ConstraintSyntaxError, compareVersions, formatVersion, parseVersion } from './version';
 export type { Version } from './version';
@@ -20,3 +22,14 @@ export {
   suggestUpperBoundAt,
   upperBounding,
 } from './advice';
+export {
+  compareModuleVersions,
+  moduleConstraintBounded,
+  moduleVersionAllowed,
+  parseModuleConstraints,
+  parseModuleVersion,
+  selectModuleRelease,
+  unboundedPessimistic,
+  validateModuleConstraints,
+} from './module';
+export type { ModuleConstraint, ModuleOperator, ModuleVersion } from './module';

@@ -10,7 +10,7 @@ import type { Rule } from './types';
  * names one commit for good, an explicit `tags/…`/`heads/…` refname says which it is, and a semantic
  * version (`v1.2.3`, `1.2.3`) is by convention a release tag.
  */
-type RefKind = 'none' | 'sha' | 'tag' | 'version-tag' | 'branch' | 'short-sha' | 'other';
+type RefKind = 'none' | 'sha' | 'tag' | 'version-tag' | 'branch' | 'short-sha' | 'subdir' | 'other';
 
 const FULL_SHA = /^(?:[0-9a-fA-F]{40}|[0-9a-fA-F]{64})$/;
 const SHORT_SHA = /^[0-9a-fA-F]{7,39}$/;
@@ -20,6 +20,9 @@ const BRANCH_REFNAME = /^(?:refs\/)?heads\/./;
 
 function refKind(ref: string): RefKind {
   if (ref === '') return 'none';
+  // `repo.git?ref=v1//sub`: the `//` belongs to the query, so the ref is "v1//sub" (no git ref
+  // name may contain `//`) and init fails to check it out.
+  if (ref.includes('//')) return 'subdir';
   if (FULL_SHA.test(ref)) return 'sha';
   if (TAG_REFNAME.test(ref)) return 'tag';
   if (BRANCH_REFNAME.test(ref)) return 'branch';
@@ -70,6 +73,13 @@ function describe(
         message: `${label} uses ${src} with ref "${ref}", a branch, so every init may check out a newer commit`,
         note: `Pin ${want} instead.${policy === 'sha' ? noDepth : ''}`,
       };
+    case 'subdir': {
+      const [tag = '', ...rest] = ref.split('//');
+      return {
+        message: `${label} uses ${src} with ref "${ref}": a //subdirectory written after the query is part of the ref, which no tag or branch can be, so terraform init fails to check it out`,
+        note: `Write the subdirectory before the query: …//${rest.join('/')}?ref=${tag}.`,
+      };
+    }
     case 'short-sha':
       return {
         message: `${label} uses ${src} with ref "${ref}", which may be a branch (an abbreviated commit SHA is checked out like any branch or tag of that name)`,

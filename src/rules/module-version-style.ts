@@ -1,43 +1,46 @@
+import { moduleConstraintBounded, parseModuleConstraints } from '../constraints';
 import type { ModuleVersionStyle } from '../model';
 import type { RuleFinding } from './types';
 import { at, isDeployable, kindCaveat } from './helpers';
 import type { Rule } from './types';
 
-/**
- * One piece of a module `version` constraint, as hashicorp/go-version's `NewConstraint` reads it
- * (Terraform parses a module call's `version` with go-version alone): an optional operator, an
- * optional `v`, a version of any number of numeric parts, optional pre-release and metadata.
- */
-const PIECE =
-  /^\s*(=|!=|>=|<=|>|<|~>)?\s*v?(\d+(?:\.\d+)*)(?:-?[0-9A-Za-z~-]+(?:\.[0-9A-Za-z~-]+)*)?(?:\+[0-9A-Za-z~-]+(?:\.[0-9A-Za-z~-]+)*)?\s*$/;
-
 interface Piece {
   op: string;
   version: string;
+  /** Segments written (`~> 5` → 1). */
+  written: number;
 }
 
-/** The pieces of a constraint, or null when go-version would reject it (terraform init reports it). */
+/**
+ * The pieces of a constraint as Terraform reads a module call's `version` (hashicorp/go-version
+ * alone: src/constraints/module.ts), or null when it would reject it (terraform init reports it).
+ */
 function pieces(constraint: string): Piece[] | null {
-  const out: Piece[] = [];
-  for (const raw of constraint.split(',')) {
-    const m = PIECE.exec(raw);
-    if (m === null) return null;
-    out.push({ op: m[1] ?? '=', version: m[2] as string });
+  try {
+    return parseModuleConstraints(constraint).map((c) => ({
+      op: c.op,
+      version: c.version.segments.slice(0, Math.max(c.version.written, 1)).join('.'),
+      written: c.version.written,
+    }));
+  } catch {
+    return null;
   }
-  return out;
 }
 
-type Shape = 'exact' | 'pessimistic' | 'other';
+type Shape = 'exact' | 'pessimistic' | 'unbounded-pessimistic' | 'other';
 
-function shape(ps: Piece[]): Shape {
+function shape(constraint: string, ps: Piece[]): Shape {
   if (ps.length === 1 && ps[0]?.op === '=') return 'exact';
-  if (ps.some((p) => p.op === '~>') && !ps.some((p) => p.op === '=')) return 'pessimistic';
+  if (ps.some((p) => p.op === '~>') && !ps.some((p) => p.op === '=')) {
+    // go-version: `~> 5` is `>= 5` for a module, 6.x included; only another bound holds the major.
+    return moduleConstraintBounded(constraint) ? 'pessimistic' : 'unbounded-pessimistic';
+  }
   return 'other';
 }
 
 /** `~> MAJOR.MINOR` of the constraint's lowest lower bound, for the note; null without one. */
 function pessimisticHint(ps: Piece[]): string | null {
-  const lower = ps.find((p) => p.op === '>=' || p.op === '=' || p.op === '>');
+  const lower = ps.find((p) => p.op === '>=' || p.op === '=' || p.op === '>' || p.op === '~>');
   if (lower === undefined) return null;
   const [major = '0', minor = '0'] = lower.version.split('.');
   return `~> ${major}.${minor}`;
@@ -70,10 +73,17 @@ export const moduleVersionStyle: Rule = {
         if (call.sourceKind !== 'registry' || call.version === null || call.version.trim() === '') continue;
         const ps = pieces(call.version);
         if (ps === null) continue;
-        const found = shape(ps);
+        const found = shape(call.version, ps);
         if (found === style) continue;
+        const loose = ps.find((p) => p.op === '~>' && p.written === 1);
         const what =
-          found === 'exact' ? `exact version "${call.version}"` : `version constraint "${call.version}"`;
+          found === 'exact'
+            ? `exact version "${call.version}"`
+            : found === 'unbounded-pessimistic' && loose !== undefined
+              ? `version constraint "${call.version}", which admits every later major version ` +
+                `(for a module version Terraform reads "~> ${loose.version}" as ">= ${loose.version}", ` +
+                'hashicorp/go-version; init -upgrade installs the next major release)'
+              : `version constraint "${call.version}"`;
         let note: string;
         if (style === 'exact') {
           note =
@@ -84,6 +94,11 @@ export const moduleVersionStyle: Rule = {
           note =
             `Use "~> ${major}.${minor}.${patch}" (patch releases of ${major}.${minor}) or ` +
             `"~> ${major}.${minor}" (minor releases of ${major}).`;
+        } else if (found === 'unbounded-pessimistic') {
+          const hint = pessimisticHint(ps) as string;
+          note =
+            `Write "${hint}" (releases of that major version) or "${hint}.0" (patch releases only); ` +
+            'a single number after ~> holds nothing for modules, unlike provider versions.';
         } else {
           const hint = pessimisticHint(ps);
           note =
@@ -96,6 +111,9 @@ export const moduleVersionStyle: Rule = {
           ...at(call.versionLocation ?? call.location),
           message:
             `module "${call.name}" (registry source "${call.source ?? ''}") has ${what}, but ${ASKS[style]}` +
+            (style === 'pessimistic' && found === 'unbounded-pessimistic'
+              ? ' that holds the major version'
+              : '') +
             caveat.suffix,
           ...(caveat.weak ? { confidence: 'low' as const } : {}),
           note,

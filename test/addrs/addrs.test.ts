@@ -84,7 +84,20 @@ describe('module sources', () => {
     ['https://example.com/mod.zip', 'https://example.com/mod.zip', ''],
     ['https://example.com/mod.zip?archive=zip//x', 'https://example.com/mod.zip?archive=zip//x', ''],
     ['github.com/acme/mod//sub', 'github.com/acme/mod', 'sub'],
-    ['git@github.com:acme/mod.git//a//b?ref=x', 'git@github.com:acme/mod.git?ref=x', 'a//b'],
+    ['git@github.com:acme/mod.git//a//b?ref=x', 'git@github.com:acme/mod.git?ref=x', 'a/b'],
+    // a `//` or `://` in the query is the query's (go-getter searches only before the first `?`)
+    ['git::https://example.com/repo.git?ref=v1//sub', 'git::https://example.com/repo.git?ref=v1//sub', ''],
+    ['github.com/acme/mod//sub?u=https://x', 'github.com/acme/mod?u=https://x', 'sub'],
+    ['https://example.com/a?x=//y//z', 'https://example.com/a?x=//y//z', ''],
+    // the subdirectory is cleaned as Go's path.Clean does (a rooted one still lands in the package)
+    ['git::https://example.com/repo.git//sub/', 'git::https://example.com/repo.git', 'sub'],
+    ['git::https://example.com/repo.git//./sub', 'git::https://example.com/repo.git', 'sub'],
+    ['git::https://example.com/repo.git//a/../b', 'git::https://example.com/repo.git', 'b'],
+    ['git::https://example.com/repo.git///sub', 'git::https://example.com/repo.git', 'sub'],
+    ['git::https://example.com/repo.git///../sub', 'git::https://example.com/repo.git', 'sub'],
+    ['git::https://example.com/repo.git//.', 'git::https://example.com/repo.git', ''],
+    ['git::https://example.com/repo.git//', 'git::https://example.com/repo.git', ''],
+    ['git::https://example.com/repo.git//../x', 'git::https://example.com/repo.git', '../x'],
     ['acme/vpc/aws//modules/x', 'acme/vpc/aws', 'modules/x'],
   ])('splitPackageSubdir(%s)', (raw, pkg, subdir) => {
     expect(splitPackageSubdir(raw)).toEqual({ pkg, subdir });

@@ -11,7 +11,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ModuleGetter } from '../../src/addrs';
-import { parseRemoteModuleSource } from '../../src/addrs';
+import { parseRemoteModuleSource, splitPackageSubdir } from '../../src/addrs';
+import { packageAndDir, parseRemotePackage } from '../../src/modules/remote/source';
+import { gitRepo } from '../support/git';
+import type { GitRepo } from '../support/git';
 import { describeWithTerraform } from '../support/external';
 import type { TerraformResult } from '../support/terraform';
 import { runTerraform } from '../support/terraform';
@@ -133,5 +136,107 @@ describeWithTerraform('remote module sources against terraform init', () => {
     const q = pkg.indexOf('?');
     const tfRef = q === -1 ? null : new URLSearchParams(pkg.slice(q + 1)).get('ref');
     expect(tfRef).toBe(ref);
+  });
+});
+
+/**
+ * The `//subdir` split, against `terraform get` on `git::file://` sources of a real repository
+ * (tags v1 and v2, each with `sub/` and `a/b/`). These are the addresses on which tfguard's two
+ * former readings (the pinning rule's and the remote resolver's) disagreed: a `//` in the query,
+ * a `://` in the query, and subdirectories Terraform cleans. Terraform prints the package it
+ * downloads ("Downloading <package> for mN...") and the directory it installs ("- mN in
+ * .terraform/modules/mN/<subdir>"); a ref that is not a tag fails to download.
+ */
+const SPLIT_CASES: string[] = [
+  'git::REPO?ref=v1//sub',
+  'git::REPO//sub?ref=v1',
+  'git::REPO//a//b?ref=v2',
+  'git::REPO//sub/?ref=v1',
+  'git::REPO//./sub?ref=v2',
+  'git::REPO///sub?ref=v1',
+  'git::REPO//a/../sub?ref=v1',
+  'git::REPO?ref=v2&x=a://b//sub',
+  'git::REPO//sub?ref=v1&x=a://b//c',
+  'git::REPO?ref=v1//a//b',
+];
+
+/** Git may use the file transport only. */
+const FILE_ONLY_ENV: Record<string, string | undefined> = {
+  ...OFFLINE_ENV,
+  GIT_CONFIG_COUNT: '2',
+  GIT_CONFIG_KEY_1: 'protocol.file.allow',
+  GIT_CONFIG_VALUE_1: 'always',
+};
+
+describe('one //subdir reading for the rules and the resolver (unit)', () => {
+  test.each(SPLIT_CASES)('%s', (template) => {
+    const source = template.replace('REPO', 'file:///srv/repo');
+    const shared = splitPackageSubdir(source);
+    // The resolver reads it through the same function (`'.'` for the package root).
+    expect(packageAndDir(source)).toEqual({
+      pkg: shared.pkg,
+      subdir: shared.subdir === '' ? '.' : shared.subdir,
+    });
+    expect(parseRemoteModuleSource(source)).toMatchObject({ pkg: shared.pkg, subdir: shared.subdir });
+  });
+
+  test('a git ref with a // (a subdirectory written after the query) is not downloaded', () => {
+    const p = parseRemotePackage('git::https://github.com/acme/mod.git?ref=v1//sub');
+    expect(p).toEqual({
+      kind: 'unsupported',
+      reason: expect.stringContaining('"v1//sub" is not a valid git ref name'),
+    });
+    const q = parseRemotePackage('git::https://github.com/acme/mod.git//sub?ref=v1');
+    expect(q).toMatchObject({ kind: 'archive', ref: 'v1', subdir: 'sub' });
+  });
+});
+
+describeWithTerraform('the //subdir split against terraform get (git::file://)', () => {
+  let repo: GitRepo | null = null;
+  let work = '';
+  let result: TerraformResult;
+  const sources: string[] = [];
+
+  beforeAll(async () => {
+    const files = (tag: string): Record<string, string> => ({
+      'main.tf': `output "v" { value = "${tag}-root" }\n`,
+      'sub/main.tf': `output "v" { value = "${tag}-sub" }\n`,
+      'a/b/main.tf': `output "v" { value = "${tag}-ab" }\n`,
+    });
+    repo = await gitRepo({ v1: files('v1'), v2: files('v2') });
+    work = await mkdtemp(join(tmpdir(), 'tfguard-subdir-'));
+    for (const c of SPLIT_CASES) sources.push(c.replace('REPO', `file://${repo.dir}`));
+    const tf = sources.map((s, i) => `module "m${i}" {\n  source = ${JSON.stringify(s)}\n}\n`).join('');
+    await writeFile(join(work, 'main.tf'), tf);
+    result = await runTerraform(['get', '-no-color'], work, FILE_ONLY_ENV, { timeoutMs: 120_000 });
+  }, 150_000);
+
+  afterAll(async () => {
+    if (work !== '') await rm(work, { recursive: true, force: true });
+    if (repo !== null) await rm(repo.dir, { recursive: true, force: true });
+  });
+
+  test.each(SPLIT_CASES.map((c, i) => [i, c] as const))('m%i %s', (i) => {
+    expect(result.timedOut).toBe(false);
+    const source = sources[i] as string;
+    const { pkg, subdir } = splitPackageSubdir(source);
+    const downloading = new RegExp(`Downloading (\\S+) for m${i}\\.\\.\\.`).exec(result.stdout);
+    expect(downloading?.[1]).toBe(pkg);
+    const query = parseRemoteModuleSource(source)?.query ?? new Map<string, string>();
+    const ref = query.get('ref') ?? null;
+    // git's getter passes query parameters other than ref/depth/sshkey on to the clone URL, where
+    // the file transport fails on them: those cases check the package terraform reads, no more.
+    const cloneable = [...query.keys()].every((k) => k === 'ref');
+    const installed = new RegExp(`- m${i} in (\\S+)`).exec(result.stdout);
+    if (cloneable && (ref === 'v1' || ref === 'v2')) {
+      expect(installed?.[1]).toBe(
+        subdir === '' ? `.terraform/modules/m${i}` : `.terraform/modules/m${i}/${subdir}`,
+      );
+    } else {
+      // the ref tfguard reads is no tag of the repository (or the clone URL keeps a parameter):
+      // terraform cannot check it out either
+      expect(installed).toBeNull();
+      expect(result.output).toContain(`Could not download module "m${i}"`);
+    }
   });
 });

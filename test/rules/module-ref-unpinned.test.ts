@@ -58,6 +58,22 @@ ruleTable('module-ref-unpinned', [
     ],
   },
   {
+    // terraform get 1.11 downloads the ref "v1.2.0//modules/vpc" and fails
+    // (test/addrs/module-source-oracle.test.ts): the subdirectory belongs before the query
+    name: 'a //subdir written after the query is part of the ref',
+    files: { 'main.tf': calls('git::https://example.com/acme/net.git?ref=v1.2.0//modules/vpc') },
+    expected: [
+      {
+        module: '.',
+        file: 'main.tf',
+        line: 2,
+        message:
+          'with ref "v1.2.0//modules/vpc": a //subdirectory written after the query is part of the ref',
+        note: 'Write the subdirectory before the query: …//modules/vpc?ref=v1.2.0.',
+      },
+    ],
+  },
+  {
     name: 'an explicit branch and an abbreviated SHA',
     files: {
       'main.tf': calls(

@@ -71,6 +71,45 @@ ruleTable('module-version-style', [
     ],
   },
   {
+    // go-version (constraint.go constraintPessimistic) holds the segments before the last one
+    // written: for a module, "~> 5" is ">= 5" and terraform init installs 6.x
+    // (test/modules/remote-module-version-oracle.test.ts); "~> 5, < 6" and "~> 5.0" hold the major.
+    name: '"pessimistic": "~> 5" admits every later major version of a module',
+    files: { 'main.tf': root('~> 5', '~> 5, < 6', '~> 5.0', '~>5, != 5.1.0', 'v5.8.1') },
+    config: 'module_version_style = "pessimistic"\n',
+    expected: [
+      {
+        module: '.',
+        file: 'main.tf',
+        line: 6,
+        message:
+          'module "m0" (registry source "terraform-aws-modules/vpc/aws") has version constraint "~> 5", which admits every later major version (for a module version Terraform reads "~> 5" as ">= 5", hashicorp/go-version; init -upgrade installs the next major release), but module_version_style = "pessimistic" asks root modules for a ~> constraint that holds the major version',
+        note: 'Write "~> 5.0" (releases of that major version) or "~> 5.0.0" (patch releases only)',
+      },
+      {
+        module: '.',
+        file: 'main.tf',
+        line: 18,
+        message: 'has version constraint "~>5, != 5.1.0", which admits every later major version',
+      },
+      { module: '.', file: 'main.tf', line: 22, message: 'has exact version "v5.8.1"', note: '"~> 5.8.1"' },
+    ],
+  },
+  {
+    name: '"exact": a "~> 5" says what it admits',
+    files: { 'main.tf': root('~> 5') },
+    config: 'module_version_style = "exact"\n',
+    expected: [
+      {
+        module: '.',
+        file: 'main.tf',
+        line: 6,
+        message: 'has version constraint "~> 5", which admits every later major version',
+        note: 'Write the release you have tested',
+      },
+    ],
+  },
+  {
     name: '"exact": constraints are findings; a bare, "=" or "v" version passes',
     files: {
       'main.tf': root('~> 5.8', '5.8.1', '= 5.8.1', 'v5.8.1', '>= 5.0', '!= 5.8.3'),

@@ -19,5 +19,5 @@ export {
   stripTopDirectory,
 } from './resolve';
 export type { PackageLoader, PackageModule, PackageSummary, ResolveRemoteInput } from './resolve';
-export { parseRegistrySource, parseRemotePackage, registryAddress, splitPackageSubdir } from './source';
+export { packageAndDir, parseRegistrySource, parseRemotePackage, registryAddress } from './source';
 export type { ArchivePackage, RegistryModuleAddress, RemotePackage } from './source';

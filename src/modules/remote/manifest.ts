@@ -6,7 +6,7 @@
  */
 import { cleanRelativePath, isOutsideArchive } from '../../addrs';
 import type { LoadedArchive } from '../../archive';
-import { parseRegistrySource, splitPackageSubdir } from './source';
+import { parseRegistrySource, packageAndDir } from './source';
 import type { Engine } from '../../model';
 
 export const MODULES_MANIFEST = '.terraform/modules/modules.json';
@@ -60,7 +60,7 @@ export function readModulesManifest(archive: LoadedArchive, root: string): Map<s
 
 /** `github.com/o/r` → `git::https://github.com/o/r.git`, as Terraform records it. */
 function normalizeRemote(raw: string): string {
-  const { pkg, subdir } = splitPackageSubdir(raw.trim());
+  const { pkg, subdir } = packageAndDir(raw.trim());
   let p = pkg;
   const gh = /^github\.com\/([^/?]+)\/([^/?]+?)(\.git)?(\?.*)?$/i.exec(p);
   if (gh !== null) p = `git::https://github.com/${gh[1]}/${gh[2]}.git${gh[4] ?? ''}`;

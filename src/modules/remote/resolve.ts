@@ -8,7 +8,8 @@
  *    carries them and the recorded source (and version) still match the call: no network;
  * 2. with network resolution on (CLI `--remote-modules`, Lambda by default):
  *    - a registry address: service discovery, the version list, and the version Terraform selects
- *      (the newest one the `version` constraint allows; pre-releases only when named exactly). Its
+ *      (the newest one the `version` constraint allows, with go-version's module semantics: `~> 5`
+ *      admits 6.x; pre-releases only when named exactly). Its
  *      provider metadata (`root`, `submodules[]`: `providers[]`, `dependencies[]`) when the registry
  *      gives it; otherwise (OpenTofu's registry, private registries) the package itself, from the
  *      version's download location;
@@ -31,11 +32,11 @@ import {
   parseProviderSource,
 } from '../../addrs';
 import {
-  compareVersions,
-  maxSatisfying,
-  parseVersion,
-  satisfies,
-  validateConstraints,
+  compareModuleVersions,
+  moduleVersionAllowed,
+  parseModuleVersion,
+  selectModuleRelease,
+  validateModuleConstraints,
 } from '../../constraints';
 import type { ArchiveLimits, Engine, SourceLocation } from '../../model';
 import type { LoadedArchive } from '../../archive';
@@ -49,7 +50,7 @@ import {
   parseRegistrySource,
   parseRemotePackage,
   registryAddress,
-  splitPackageSubdir,
+  packageAndDir,
 } from './source';
 import type { ArchivePackage, RegistryModuleAddress } from './source';
 
@@ -185,30 +186,34 @@ export function localCall(
     : { name, source, version, local: target };
 }
 
-/** The registry module versions Terraform would select from, and the one it selects. */
+/**
+ * The registry module version `terraform init` selects: the newest published release the call's
+ * `version` allows, read with Terraform's *module* semantics (hashicorp/go-version, where `~> 5`
+ * is `>= 5` and admits 6.x; src/constraints/module.ts), not the provider semantics.
+ */
 export function selectModuleVersion(
   versions: readonly string[],
   constraint: string | null,
 ): { version: string } | { error: string } {
   const c = constraint === null ? '' : constraint.trim();
   if (c !== '') {
-    const invalid = validateConstraints(c);
+    const invalid = validateModuleConstraints(c);
     if (invalid !== null) return { error: `its version constraint "${c}" is invalid: ${invalid}` };
   }
   const valid = versions.filter((v) => {
     try {
-      parseVersion(v);
+      parseModuleVersion(v);
       return true;
     } catch {
       return false;
     }
   });
-  const best = maxSatisfying(valid, c === '' ? [] : c);
+  const best = selectModuleRelease(valid, c);
   if (best !== null) return { version: best };
   if (valid.length === 0) return { error: 'the registry publishes no valid version of it' };
   return {
     error: `no published version matches "${c}" (newest: ${[...valid]
-      .sort((a, b) => compareVersions(parseVersion(b), parseVersion(a)))
+      .sort((a, b) => compareModuleVersions(parseModuleVersion(b), parseModuleVersion(a)))
       .slice(0, 3)
       .join(', ')})`,
   };
@@ -375,14 +380,9 @@ export class RemoteResolver {
       return `its installed copy is of another source ("${entry.source}"): terraform init has not run since the source changed`;
     }
     const c = n.version?.trim() ?? '';
-    if (entry.version !== null && c !== '' && validateConstraints(c) === null) {
-      let ok = false;
-      try {
-        ok = satisfies(entry.version, c);
-      } catch {
-        ok = false;
-      }
-      if (!ok) {
+    if (entry.version !== null && c !== '' && validateModuleConstraints(c) === null) {
+      // Module semantics: an installed 6.x copy is what `~> 5` asks for, not a stale one.
+      if (!moduleVersionAllowed(entry.version, c)) {
         return `its installed copy is version ${entry.version}, which "${c}" does not allow: terraform init has not run since the constraint changed`;
       }
     }
@@ -701,7 +701,7 @@ function packageRoot(dir: string, subdir: string): string {
 }
 
 function parseSubdir(source: string): string {
-  return splitPackageSubdir(source).subdir;
+  return packageAndDir(source).subdir;
 }
 
 /** A package as messages show it: registry-less sources without `//subdir` and without `?ref=`
@@ -709,14 +709,14 @@ function parseSubdir(source: string): string {
 function packageOf(source: string): string {
   const p = parseRemotePackage(source);
   if (p.kind === 'archive') return p.ref !== null ? p.address.replace(/\?ref=[^&]*$/, '') : p.address;
-  return splitPackageSubdir(source)
+  return packageAndDir(source)
     .pkg.replace(/([?&])ref=[^&]*&?/, '$1')
     .replace(/[?&]$/, '');
 }
 
 /** `?ref=` of a git source, for the version column of installed copies. */
 function parseRemoteRef(source: string): string | null {
-  const m = /[?&]ref=([^&]+)/.exec(splitPackageSubdir(source).pkg);
+  const m = /[?&]ref=([^&]+)/.exec(packageAndDir(source).pkg);
   return m === null ? null : decodeURIComponent(m[1] as string);
 }
 

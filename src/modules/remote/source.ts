@@ -12,10 +12,11 @@
  * - anything else (other git hosts, `git::file://`, `hg::`, `s3::`, `gcs::`, Bitbucket, plain HTTP
  *   pages) is recorded and never fetched.
  *
- * `//SUBDIR` follows go-getter: the first `//` after the scheme separates the package from the
- * directory inside it; a query string may sit after either part.
+ * `//SUBDIR` is split off by `addrs`' `splitPackageSubdir`, the one reading of it that the rules
+ * share: the first `//` after the scheme and before the query separates the package from the
+ * directory inside it; a query written after the subdirectory belongs to the package.
  */
-import { classifyModuleSource, cleanRelativePath, defaultRegistryHost } from '../../addrs';
+import { classifyModuleSource, defaultRegistryHost, splitPackageSubdir } from '../../addrs';
 import type { Engine } from '../../model';
 
 export interface RegistryModuleAddress {
@@ -88,35 +89,17 @@ export interface UnsupportedSource {
 
 export type RemotePackage = ArchivePackage | UnsupportedSource;
 
-/** Splits go-getter's `//subdir` off (the first `//` after any `scheme://`); the query string of
- * either part stays with the package. */
-export function splitPackageSubdir(raw: string): { pkg: string; subdir: string } {
-  let rest = raw;
-  let forced = '';
-  const forcedMatch = /^([A-Za-z0-9]+)::/.exec(rest);
-  if (forcedMatch !== null) {
-    forced = forcedMatch[0];
-    rest = rest.slice(forced.length);
-  }
-  let start = 0;
-  const scheme = rest.indexOf('://');
-  if (scheme !== -1) start = scheme + 3;
-  const idx = rest.indexOf('//', start);
-  if (idx === -1) return { pkg: raw, subdir: '.' };
-  let pkg = rest.slice(0, idx);
-  let subdir = rest.slice(idx + 2);
-  const q = subdir.indexOf('?');
-  if (q !== -1) {
-    pkg += subdir.slice(q);
-    subdir = subdir.slice(0, q);
-  }
-  return { pkg: forced + pkg, subdir: cleanRelativePath(subdir) };
+/** The package and its subdirectory (`'.'` for the package root), split as Terraform splits every
+ * module source: the one implementation in `addrs` (go-getter's `SourceDirSubdir` + `path.Clean`). */
+export function packageAndDir(raw: string): { pkg: string; subdir: string } {
+  const { pkg, subdir } = splitPackageSubdir(raw);
+  return { pkg, subdir: subdir === '' ? '.' : subdir };
 }
 
 /** A registry source, normalized; null when `raw` is not a registry address. */
 export function parseRegistrySource(raw: string, engine: Engine): RegistryModuleAddress | null {
   if (classifyModuleSource(raw) !== 'registry') return null;
-  const { pkg, subdir } = splitPackageSubdir(raw);
+  const { pkg, subdir } = packageAndDir(raw);
   const parts = pkg.split('/');
   const host = parts.length === 4 ? (parts.shift() as string).toLowerCase() : defaultRegistryHost(engine);
   const [namespace, name, system] = parts as [string, string, string];
@@ -154,6 +137,14 @@ function refOf(url: URL): { ref: string | null; other: string[] } {
   return { ref, other };
 }
 
+/** What git's `check-ref-format` refuses in a ref name and a download of an archive would read
+ * otherwise (`v1//sub`: a `//` in the query is part of the ref, not a subdirectory). */
+function validRefName(ref: string): boolean {
+  if (ref === '' || ref.startsWith('/') || ref.endsWith('/') || ref.endsWith('.')) return false;
+  if (ref.includes('//') || ref.includes('..') || ref.includes('@{')) return false;
+  return ref.split('/').every((part) => !part.startsWith('.') && !part.endsWith('.lock'));
+}
+
 /** A git repository on GitHub or GitLab, fetched as the host's archive of the ref. */
 function gitHostArchive(host: string, repoPath: string, ref: string | null, subdir: string): RemotePackage {
   const clean = repoPath
@@ -163,6 +154,11 @@ function gitHostArchive(host: string, repoPath: string, ref: string | null, subd
   const segments = clean.split('/');
   if (segments.some((s) => s === '' || s === '.' || s === '..' || !/^[A-Za-z0-9._-]+$/.test(s))) {
     return unsupported(`"${repoPath}" is not a repository path tfguard can download`);
+  }
+  if (ref !== null && !validRefName(ref)) {
+    return unsupported(
+      `the ref "${ref}" is not a valid git ref name (git check-ref-format), so terraform init cannot check it out`,
+    );
   }
   if (ref !== null && !/^[A-Za-z0-9._/+-]+$/.test(ref)) {
     return unsupported(`the ref "${ref}" cannot be downloaded as an archive`);
@@ -203,7 +199,7 @@ function gitHostArchive(host: string, repoPath: string, ref: string | null, subd
  * not remote packages.
  */
 export function parseRemotePackage(raw: string): RemotePackage {
-  const { pkg, subdir } = splitPackageSubdir(raw.trim());
+  const { pkg, subdir } = packageAndDir(raw.trim());
   if (subdir.startsWith('..')) return unsupported(`the subdirectory "${subdir}" leaves the package`);
   const forced = /^([A-Za-z0-9]+)::(.*)$/.exec(pkg);
   const getter = forced?.[1]?.toLowerCase() ?? null;
