@@ -15,6 +15,9 @@ import { promisify } from 'node:util';
 import { cli } from '../support/cli';
 import { describeWithTerraform } from '../support/external';
 import { runTerraform, writeTree } from '../support/terraform';
+import { EditPlacer, twinPath } from '../../src/fix';
+import type { FileView } from '../../src/fix';
+import type { TextEdit } from '../../src/model';
 
 const run = promisify(execFile);
 
@@ -153,7 +156,7 @@ describe('fix keeps files as they were', () => {
     expect(await fs.readFile(path.join(tmp, 'versions.tf.orig'), 'utf8')).toBe(VERSIONS('~> 5.1'));
   });
 
-  it('never edits under .terraform/: a link into it is left to a person', async () => {
+  it('never edits under .terraform/: a link into it is neither followed nor replaced', async () => {
     await writeTree(tmp, {
       'main.tf': ROOT_MAIN,
       '.terraform/modules/modules.json': '{"Modules":[{"Key":"","Source":"","Dir":"."}]}',
@@ -247,4 +250,88 @@ describeWithTerraform('twins against terraform 1.11', () => {
     expect(after.output).toMatch(/├── provider\[registry\.terraform\.io\/hashicorp\/aws\] ~> 5\.1\b/);
     expect((await runTerraform(['fmt', '-check'], tmp)).code).toBe(0);
   }, 60_000);
+});
+
+describe('EditPlacer', () => {
+  const range = (file: string, start: number, end: number): TextEdit['range'] => ({
+    file,
+    start: { line: 1, column: start + 1, byte: start },
+    end: { line: 1, column: end + 1, byte: end },
+  });
+  const view = (files: Record<string, string>, links: Record<string, string> = {}): FileView => ({
+    entries: [
+      ...Object.keys(files).map((p) => ({ path: p, type: 'file' as const, size: 0 })),
+      ...Object.entries(links).map(([p, t]) => ({
+        path: p,
+        type: 'symlink' as const,
+        size: 0,
+        linkTarget: t,
+      })),
+    ],
+    read: (p) => (files[p] === undefined ? undefined : Buffer.from(files[p] as string)),
+  });
+
+  it('never places an edit under .terraform/ or .git/', () => {
+    for (const file of ['.terraform/modules/vpc/versions.tf', 'a/.git/x.tf']) {
+      const placer = new EditPlacer(view({ [file]: 'version = "~> 5.1"\n' }), new Map());
+      const placed = placer.place([{ range: range(file, 11, 17), text: '>= 5.1' }]);
+      expect(placed).toEqual({
+        ok: false,
+        reason: expect.stringMatching(/under \.terraform\/.*never edits/),
+      });
+    }
+  });
+
+  it('a link to a file the tree does not hold is left to a person', () => {
+    const placer = new EditPlacer(view({}, { 'versions.tf': '../outside/versions.tf' }), new Map());
+    const placed = placer.place([{ range: range('versions.tf', 0, 1), text: 'x' }]);
+    expect(placed).toEqual({
+      ok: false,
+      reason: expect.stringMatching(/symlink to a file outside the scanned tree/),
+    });
+  });
+
+  it('a twin linked to its twin is one file: one edit', () => {
+    const placer = new EditPlacer(view({ 'v.tofu': 'abc\n' }, { 'v.tf': 'v.tofu' }), new Map());
+    placer.prepare([[{ range: range('v.tofu', 0, 1), text: 'x' }]]);
+    expect(placer.place([{ range: range('v.tofu', 0, 1), text: 'x' }])).toEqual({
+      ok: true,
+      edits: [{ range: range('v.tofu', 0, 1), text: 'x' }],
+    });
+  });
+
+  it('an edit whose lines around it occur twice in the twin is not guessed', () => {
+    const block = 'a\nb\nc\nd\ne\nf\ng\n';
+    const placer = new EditPlacer(view({ 'v.tofu': block, 'v.tf': `${block}${block}` }), new Map());
+    const placed = placer.place([{ range: range('v.tofu', 6, 7), text: 'D' }]);
+    expect(placed.ok).toBe(false);
+  });
+
+  it('twinPath pairs only configuration names', () => {
+    expect(twinPath('a/x.tf')).toBe('a/x.tofu');
+    expect(twinPath('a/x.tofu.json')).toBe('a/x.tf.json');
+    expect(twinPath('a/x.tf.json')).toBe('a/x.tofu.json');
+    expect(twinPath('a/.x.tf')).toBeNull();
+    expect(twinPath('a/x.hcl')).toBeNull();
+    expect(twinPath('a/.tf')).toBeNull();
+  });
+});
+
+describe('a symlink that leaves the tree', () => {
+  it('stops the fix with a clear error naming it, and nothing is written', async () => {
+    const outside = await fs.mkdtemp(path.join(os.tmpdir(), 'tfguard-files-outside-'));
+    try {
+      await fs.writeFile(path.join(outside, 'versions.tf'), VERSIONS('>= 5.1'));
+      await writeTree(tmp, { 'main.tf': ROOT_MAIN });
+      await fs.symlink(path.join(outside, 'versions.tf'), path.join(tmp, 'versions.tf'));
+      const before = await snapshot(tmp);
+      const real = await cli(['fix', tmp]);
+      expect(real.code).toBe(2);
+      expect(real.stderr).toMatch(/symlink "versions\.tf" points to .*outside the input directory/);
+      expect(await snapshot(tmp)).toEqual(before);
+      expect(await fs.readFile(path.join(outside, 'versions.tf'), 'utf8')).toBe(VERSIONS('>= 5.1'));
+    } finally {
+      await fs.rm(outside, { recursive: true, force: true });
+    }
+  });
 });
