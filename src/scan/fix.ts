@@ -138,6 +138,13 @@ export async function fixArchive(archive: LoadedArchive, options: FixOptions = {
   let registry: LockFixSource | null | undefined;
   // The files each was edited through in earlier passes (a file read through symlinks).
   const editedVia = new Map<string, Set<string>>();
+  const byPath = new Map(archive.entries.map((e) => [e.path, e]));
+  /** A file's bytes as the fixes so far left them; through a symlink, its target's. */
+  const bytesNow = (file: string): Buffer | undefined => {
+    const real = realFile(byPath, file);
+    const at = real.ok ? real.file : file;
+    return current.get(at) ?? archive.files.get(at) ?? archive.files.get(file) ?? linkedBytes(archive, at);
+  };
   for (let pass = 1; pass <= MAX_PASSES; pass++) {
     const seen = analysed as { lock: LockAnalysis; config: ScanConfig } | null;
     const lockPlan =
@@ -149,13 +156,13 @@ export async function fixArchive(archive: LoadedArchive, options: FixOptions = {
             platforms: seen.config.platforms.length > 0 ? seen.config.platforms : [currentPlatform()],
             ...(rules === undefined ? {} : { rules }),
             registry: (registry ??= lockRegistry?.(seen.config) ?? null),
-            read: (file) => Promise.resolve(current.get(file) ?? archive.files.get(file) ?? null),
+            read: (file) => Promise.resolve(bytesNow(file) ?? null),
           })
         : undefined;
     const placer = new EditPlacer(
       {
         entries: archive.entries,
-        read: (file) => current.get(file) ?? archive.files.get(file) ?? linkedBytes(archive, file),
+        read: bytesNow,
       },
       editedVia,
     );

@@ -117,6 +117,25 @@ describeWithTerraform('lock rewrites against terraform providers lock -fs-mirror
     expect(await fs.readFile(path.join(dir, 'versions.tofu'), 'utf8')).toBe(versionsTf('~> 6.8'));
   }, 120_000);
 
+  it('through symlinks: the targets are rewritten, the links stay links', async () => {
+    const lock = await terraformLock({ 'versions.tf': versionsTf('>= 5.1') });
+    const withRandom = await terraformLock({ 'versions.tf': versionsTf('>= 5.1', RANDOM) });
+    const dir = await checkout({
+      'common/versions.tf.shared': versionsTf('>= 5.1'),
+      'common/prod.lock.hcl': lock + block(withRandom, 'hashicorp/random'),
+      'envs/prod/main.tf': 'resource "aws_vpc" "x" {}\n',
+    });
+    await fs.symlink('../../common/versions.tf.shared', path.join(dir, 'envs/prod/versions.tf'));
+    await fs.symlink('../../common/prod.lock.hcl', path.join(dir, `envs/prod/${L}`));
+    const expected = await terraformLock({ 'versions.tf': versionsTf('~> 6.8') });
+    await fixedTo(dir, `envs/prod/${L}`, expected);
+    expect(await fs.readlink(path.join(dir, `envs/prod/${L}`))).toBe('../../common/prod.lock.hcl');
+    expect(await fs.readlink(path.join(dir, 'envs/prod/versions.tf'))).toBe(
+      '../../common/versions.tf.shared',
+    );
+    expect(await fs.readFile(path.join(dir, 'common/versions.tf.shared'), 'utf8')).toBe(versionsTf('~> 6.8'));
+  }, 120_000);
+
   it('never writes constraints the locked version does not satisfy: it advises init -upgrade', async () => {
     const lock = await terraformLock({ 'versions.tf': versionsTf('~> 5.94') });
     const dir = await checkout({ 'versions.tf': versionsTf('6.8.0'), [L]: lock });
