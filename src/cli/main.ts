@@ -483,12 +483,23 @@ async function readConfigOption(
   }
 }
 
-/** Writes `content` over `file` through a temporary file and a rename, keeping the file's mode. */
+/**
+ * Writes `content` over `file` through a temporary file and a rename, keeping the file's mode
+ * (set with chmod: the mode given at creation is cut by the umask, 0664 would become 0644). A
+ * symlink is never written through (the fix plan names link targets, src/fix/files.ts); a file
+ * with other hard links is rewritten in place, so every name keeps reading it.
+ */
 async function replaceFile(file: string, content: Buffer): Promise<void> {
-  const { mode } = await fs.stat(file);
+  const stats = await fs.lstat(file);
+  if (!stats.isFile()) throw new Error(`${file} is no longer a regular file; nothing was written to it`);
+  if (stats.nlink > 1) {
+    await fs.writeFile(file, content);
+    return;
+  }
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tfguard-fix`);
   try {
-    await fs.writeFile(tmp, content, { mode: mode & 0o7777 });
+    await fs.writeFile(tmp, content, { mode: 0o600 });
+    await fs.chmod(tmp, stats.mode & 0o7777);
     await fs.rename(tmp, file);
   } catch (err) {
     await fs.rm(tmp, { force: true });

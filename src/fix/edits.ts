@@ -8,6 +8,7 @@
  */
 import type { Finding } from '../rules';
 import type { TextEdit } from '../model';
+import type { Placement } from './files';
 
 /** A finding whose fix was not planned, and why (for the "still needs a person" list). */
 export interface SkippedFix {
@@ -60,12 +61,14 @@ function sameEdit(a: TextEdit, b: TextEdit): boolean {
  * Plans the fixes of `findings` (in report order: on a conflict, the first finding's fix wins and
  * the other waits for the next run). `rules`: only these rule ids (all when absent). Suppressed
  * findings are left alone. `rewrites`: whole-file rewrites planned for some findings (lock files);
- * those findings count as fixed (or skipped, with the rewrite's reason).
+ * those findings count as fixed (or skipped, with the rewrite's reason). `place`: where edits land
+ * on disk (symlink targets, twins; src/fix/files.ts), or why they cannot; as given when absent.
  */
 export function planFixes(
   findings: readonly Finding[],
   rules?: ReadonlySet<string>,
   rewrites?: PlannedRewrites,
+  place?: (edits: readonly TextEdit[]) => Placement,
 ): FixPlan {
   const files = new Map<string, TextEdit[]>();
   const created = new Set<string>();
@@ -73,13 +76,21 @@ export function planFixes(
   const remaining: SkippedFix[] = [];
   const skippedRewrite = new Map((rewrites?.skipped ?? []).map((s) => [s.finding, s.reason]));
   for (const [file, edit] of rewrites?.edits ?? []) {
-    files.set(file, [edit]);
+    const placed =
+      rewrites?.created.has(file) || place === undefined
+        ? { ok: true as const, edits: [edit] }
+        : place([edit]);
+    if (!placed.ok) {
+      for (const f of rewrites?.fixed.keys() ?? []) if (f.file === file) skippedRewrite.set(f, placed.reason);
+      continue;
+    }
+    for (const e of placed.edits) files.set(e.range.file, [e]);
     if (rewrites?.created.has(file)) created.add(file);
   }
   for (const f of findings) {
     if (f.suppressed !== undefined) continue;
     if (rules !== undefined && !rules.has(f.ruleId)) continue;
-    if (rewrites?.fixed.has(f)) {
+    if (rewrites?.fixed.has(f) && !skippedRewrite.has(f)) {
       fixed.push(f);
       continue;
     }
@@ -88,8 +99,8 @@ export function planFixes(
       remaining.push({ finding: f, reason });
       continue;
     }
-    const edits = f.fix?.edits;
-    if (edits === undefined || edits.length === 0) {
+    const given = f.fix?.edits;
+    if (given === undefined || given.length === 0) {
       const reason =
         f.confidence === 'low'
           ? 'the module kind is a guess, so no fix is applied'
@@ -99,6 +110,12 @@ export function planFixes(
       remaining.push({ finding: f, reason });
       continue;
     }
+    const placed = place === undefined ? { ok: true as const, edits: given } : place(given);
+    if (!placed.ok) {
+      remaining.push({ finding: f, reason: placed.reason });
+      continue;
+    }
+    const edits = placed.edits;
     const planned = [...files.values()].flat();
     // An edit another finding already planned (findings that share one fix, such as every missing
     // alias of one provider) is that fix: nothing more to apply.

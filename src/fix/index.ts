@@ -7,3 +7,5 @@ export type { FixPlan, PlannedRewrites, SkippedFix } from './edits';
 export { LOCK_FIX_RULES, planLockFixes } from './lock';
 export type { LockFixInput, LockFixPlan, LockFixSource } from './lock';
 export { gitQuotedName, unifiedDiff, unpatchablePath } from './diff';
+export { EditPlacer, inToolState, realFile, twinPath } from './files';
+export type { FileView, Placement } from './files';

@@ -17,6 +17,7 @@
  * version). The I/O of the registry is behind `LockFixSource` (src/lockfile `ReleaseHashResolver`).
  */
 import { shortSource } from '../addrs';
+import { satisfies } from '../constraints';
 import { formatLockFile } from '../lockfile';
 import type {
   LockAnalysis,
@@ -204,6 +205,17 @@ async function planCreate(w: Work, input: LockFixInput, plan: LockFixPlan): Prom
   for (const f of fixable) plan.fixed.set(f, `write the lock file (${locked || 'no providers'})`);
 }
 
+/** Whether the locked `version` satisfies `constraints` (an empty string: no constraint). */
+function lockedSatisfies(version: string | null, constraints: string): boolean {
+  if (version === null) return false;
+  if (constraints.trim() === '') return true;
+  try {
+    return satisfies(version, constraints);
+  } catch {
+    return false;
+  }
+}
+
 function entryAt(
   entries: readonly LockProviderEntry[],
   line: number | null,
@@ -286,7 +298,17 @@ async function planRewrite(w: Work, input: LockFixInput, plan: LockFixPlan): Pro
             'remote modules add constraints tfguard cannot see: run "terraform providers lock" after "terraform init"',
           );
         } else if (e === undefined) skip(f, 'no lock entry at that line');
-        else {
+        else if (!lockedSatisfies(e.version, current)) {
+          // Terraform never writes a constraints line its locked version does not satisfy
+          // (`providers lock` refuses: "locked provider ... does not match"); that is
+          // lock-version-mismatch, settled by selecting a new version.
+          const cli = w.a.engine === 'opentofu' ? 'tofu' : 'terraform';
+          skip(
+            f,
+            `the locked version ${e.version ?? '(none)'} does not satisfy "${current}" (lock-version-mismatch): ` +
+              `run "${cli} init -upgrade" to select a version that does, and commit the lock file`,
+          );
+        } else {
           const entry = entries.get(e.source as string);
           if (entry !== undefined) entries.set(entry.source, { ...entry, constraints: current });
           fixed.set(f, f.fix?.description ?? 'record the current normalized constraints');

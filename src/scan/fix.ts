@@ -11,10 +11,12 @@ import { createHash } from 'node:crypto';
 import { readArchiveBytes, readInput } from '../archive';
 import {
   applyEdits,
+  EditPlacer,
   gitQuotedName,
   LOCK_FIX_RULES,
   planFixes,
   planLockFixes,
+  realFile,
   unifiedDiff,
   unpatchablePath,
 } from '../fix';
@@ -65,10 +67,19 @@ export interface FixOutcome {
 }
 
 /** `archive` with some files' bytes replaced or added (entries keep their metadata, with the new
- * size and hash, so the extraction cache keys stay right). */
+ * size and hash, so the extraction cache keys stay right). A symlink to a changed file reads the
+ * new bytes too. */
 function withFiles(archive: LoadedArchive, changed: ReadonlyMap<string, Buffer>): LoadedArchive {
   const files = new Map(archive.files);
   for (const [path, bytes] of changed) files.set(path, bytes);
+  const byPath = new Map(archive.entries.map((e) => [e.path, e]));
+  for (const e of archive.entries) {
+    if (e.type !== 'symlink' && e.type !== 'hardlink') continue;
+    if (!files.has(e.path)) continue;
+    const real = realFile(byPath, e.path);
+    const bytes = real.ok ? changed.get(real.file) : undefined;
+    if (bytes !== undefined) files.set(e.path, bytes);
+  }
   const entries = archive.entries.map((e) => {
     const bytes = changed.get(e.path);
     if (bytes === undefined || e.type !== 'file') return e;
@@ -86,6 +97,20 @@ function withFiles(archive: LoadedArchive, changed: ReadonlyMap<string, Buffer>)
     });
   }
   return { ...archive, files, entries };
+}
+
+/** The bytes of a file that was loaded only as a symlink's content (its target, not selected itself). */
+function linkedBytes(archive: LoadedArchive, file: string): Buffer | undefined {
+  const byPath = new Map(archive.entries.map((e) => [e.path, e]));
+  for (const e of archive.entries) {
+    if (e.type !== 'symlink' && e.type !== 'hardlink') continue;
+    const real = realFile(byPath, e.path);
+    if (real.ok && real.file === file) {
+      const bytes = archive.files.get(e.path);
+      if (bytes !== undefined) return bytes;
+    }
+  }
+  return undefined;
 }
 
 /** Applies every safe fix the scan of `archive` finds, in memory. */
@@ -111,6 +136,15 @@ export async function fixArchive(archive: LoadedArchive, options: FixOptions = {
   let after: Report | null = null;
   let last = report;
   let registry: LockFixSource | null | undefined;
+  // The files each was edited through in earlier passes (a file read through symlinks).
+  const editedVia = new Map<string, Set<string>>();
+  const byPath = new Map(archive.entries.map((e) => [e.path, e]));
+  /** A file's bytes as the fixes so far left them; through a symlink, its target's. */
+  const bytesNow = (file: string): Buffer | undefined => {
+    const real = realFile(byPath, file);
+    const at = real.ok ? real.file : file;
+    return current.get(at) ?? archive.files.get(at) ?? archive.files.get(file) ?? linkedBytes(archive, at);
+  };
   for (let pass = 1; pass <= MAX_PASSES; pass++) {
     const seen = analysed as { lock: LockAnalysis; config: ScanConfig } | null;
     const lockPlan =
@@ -122,16 +156,32 @@ export async function fixArchive(archive: LoadedArchive, options: FixOptions = {
             platforms: seen.config.platforms.length > 0 ? seen.config.platforms : [currentPlatform()],
             ...(rules === undefined ? {} : { rules }),
             registry: (registry ??= lockRegistry?.(seen.config) ?? null),
-            read: (file) => Promise.resolve(current.get(file) ?? archive.files.get(file) ?? null),
+            read: (file) => Promise.resolve(bytesNow(file) ?? null),
           })
         : undefined;
-    const plan = planFixes(last.findings, rules, lockPlan);
+    const placer = new EditPlacer(
+      {
+        entries: archive.entries,
+        read: bytesNow,
+      },
+      editedVia,
+    );
+    placer.prepare(
+      last.findings
+        .filter((f) => f.suppressed === undefined && (rules === undefined || rules.has(f.ruleId)))
+        .map((f) => f.fix?.edits ?? []),
+    );
+    const plan = planFixes(last.findings, rules, lockPlan, (edits) => placer.place(edits));
     skipped = plan.remaining;
     if (plan.files.size === 0) break;
     let configChanged = false;
     for (const [path, edits] of plan.files) {
       const isNew = plan.created.has(path) && !current.has(path) && !archive.files.has(path);
-      const before = current.get(path) ?? archive.files.get(path) ?? (isNew ? Buffer.alloc(0) : undefined);
+      const before =
+        current.get(path) ??
+        archive.files.get(path) ??
+        linkedBytes(archive, path) ??
+        (isNew ? Buffer.alloc(0) : undefined);
       if (before === undefined) throw new Error(`fix: ${path} is not among the scanned files`);
       if (!originals.has(path)) {
         originals.set(path, before);

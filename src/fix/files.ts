@@ -1,0 +1,251 @@
+/**
+ * Where a fix's edits land on disk, so files stay as they were:
+ *
+ * - **Symlinks stay symlinks.** An edit of a file read through a symlink is an edit of the file
+ *   the link points to (its bytes are the link's, so the byte ranges hold); the link is never
+ *   replaced by a regular file. A link whose target is not a file of the tree is left to a person.
+ * - **One file, several readers.** A file read through several paths (the target and links to it,
+ *   or several links) is one file: when those readers would need different edits (a link in a root
+ *   and the target in a shared module), or when an earlier pass edited it through another path, no
+ *   edit is placed (it would flip between what each reader needs), and a person decides.
+ * - **Twins are one setting.** OpenTofu reads `x.tofu` instead of `x.tf` (and `x.tofu.json`
+ *   instead of `x.tf.json`) in the same directory; Terraform reads only `x.tf` (OpenTofu docs,
+ *   "Files and Directories", https://opentofu.org/docs/language/files/). Repositories that keep
+ *   both (generated from one template) mean one setting, so an edit of one twin is made to the
+ *   other as well: the same bytes when the twins are identical (identical copies stay identical),
+ *   else at the one place where the lines around the edit read the same in both. When neither
+ *   holds, the fix is not applied and a person edits both.
+ * - **Nothing under `.terraform/` or `.git/`** is edited: those are what `terraform init` installed
+ *   and the repository's own metadata.
+ */
+import type { ArchiveEntry } from '../archive';
+import type { TextEdit } from '../model';
+
+/** The files of the tree as the fix sees them. */
+export interface FileView {
+  entries: readonly ArchiveEntry[];
+  /** The current bytes of a file (after earlier passes' edits), undefined when not loaded. */
+  read(path: string): Buffer | undefined;
+}
+
+export type Placement = { ok: true; edits: TextEdit[] } | { ok: false; reason: string };
+
+const MAX_LINK_HOPS = 40;
+/** Lines of context around an edit that must read the same in both twins (as in a unified diff). */
+const TWIN_CONTEXT_LINES = 3;
+
+const TWIN_EXTENSIONS: readonly [string, string][] = [
+  ['.tofu.json', '.tf.json'],
+  ['.tf.json', '.tofu.json'],
+  ['.tofu', '.tf'],
+  ['.tf', '.tofu'],
+];
+
+/** The twin of a configuration file name (`x.tf` ↔ `x.tofu`, `x.tf.json` ↔ `x.tofu.json`), or null. */
+export function twinPath(path: string): string | null {
+  const slash = path.lastIndexOf('/');
+  const name = path.slice(slash + 1);
+  if (name.startsWith('.') || name.endsWith('~') || (name.startsWith('#') && name.endsWith('#'))) return null;
+  for (const [ext, other] of TWIN_EXTENSIONS) {
+    if (name.endsWith(ext) && name.length > ext.length)
+      return path.slice(0, path.length - ext.length) + other;
+  }
+  return null;
+}
+
+/** True for a path inside `.terraform/` or `.git/` (installed copies and repository metadata). */
+export function inToolState(path: string): boolean {
+  return path.split('/').some((s) => s === '.terraform' || s === '.git');
+}
+
+/** The regular file `path` is, following symlinks; a reason when it is not a file of the tree. */
+export function realFile(
+  byPath: ReadonlyMap<string, ArchiveEntry>,
+  path: string,
+): { ok: true; file: string } | { ok: false; reason: string } {
+  let at = path;
+  for (let hop = 0; hop <= MAX_LINK_HOPS; hop++) {
+    const e = byPath.get(at);
+    // A file a fix creates (a new lock file) is not among the entries yet.
+    if (e === undefined) return hop === 0 ? { ok: true, file: at } : outside(path);
+    if (e.type === 'file') return { ok: true, file: at };
+    if ((e.type !== 'symlink' && e.type !== 'hardlink') || e.linkTarget === undefined) return outside(path);
+    at = e.linkTarget;
+  }
+  return outside(path);
+}
+
+function outside(path: string): { ok: false; reason: string } {
+  return {
+    ok: false,
+    reason: `${path} is a symlink to a file outside the scanned tree: edit the file it points to (tfguard never replaces a link with a copy)`,
+  };
+}
+
+function lineStarts(content: Buffer): number[] {
+  const starts = [0];
+  for (let i = content.indexOf(0x0a); i >= 0; i = content.indexOf(0x0a, i + 1)) starts.push(i + 1);
+  return starts;
+}
+
+/** Index of the line holding byte `at` (0-based). */
+function lineOf(starts: readonly number[], at: number): number {
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if ((starts[mid] as number) <= at) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+function posAt(content: Buffer, starts: readonly number[], byte: number): TextEdit['range']['start'] {
+  const line = lineOf(starts, byte);
+  const lineStart = starts[line] as number;
+  return { line: line + 1, column: [...content.subarray(lineStart, byte).toString('utf8')].length + 1, byte };
+}
+
+/** `edit` (of `from`) placed in the twin `to`: the same bytes when the files are identical, else
+ * where the edited lines and TWIN_CONTEXT_LINES around them occur exactly once in `to`. */
+function transfer(edit: TextEdit, from: Buffer, to: Buffer, twin: string): TextEdit | null {
+  const { start, end } = edit.range;
+  const toStarts = lineStarts(to);
+  if (from.equals(to)) {
+    return { ...edit, range: { file: twin, start: { ...start }, end: { ...end } } };
+  }
+  const starts = lineStarts(from);
+  const first = Math.max(0, lineOf(starts, start.byte) - TWIN_CONTEXT_LINES);
+  const lastLine = lineOf(starts, end.byte) + TWIN_CONTEXT_LINES + 1;
+  const from0 = starts[first] as number;
+  const to0 = lastLine < starts.length ? (starts[lastLine] as number) : from.length;
+  const context = from.subarray(from0, to0);
+  // The context must be unambiguous in both files, and reach the file's start/end alike.
+  if (from.indexOf(context) !== from0 || from.indexOf(context, from0 + 1) >= 0) return null;
+  const at = to.indexOf(context);
+  if (at < 0 || to.indexOf(context, at + 1) >= 0) return null;
+  // Context cut short by an end of `from` must meet the same end of `to`.
+  const shortBefore = lineOf(starts, start.byte) < TWIN_CONTEXT_LINES;
+  const shortAfter = lastLine >= starts.length;
+  if ((shortBefore && at !== 0) || (shortAfter && at + context.length !== to.length)) return null;
+  const shift = at - from0;
+  return {
+    ...edit,
+    range: {
+      file: twin,
+      start: posAt(to, toStarts, start.byte + shift),
+      end: posAt(to, toStarts, end.byte + shift),
+    },
+  };
+}
+
+function key(e: TextEdit): string {
+  return `${e.range.file}\0${e.range.start.byte}\0${e.range.end.byte}\0${e.text}`;
+}
+
+/**
+ * Places findings' edits on the files they must change. `earlier`: for each file, the paths it was
+ * edited through in earlier passes (updated by `place`).
+ */
+export class EditPlacer {
+  private readonly byPath: Map<string, ArchiveEntry>;
+  private readonly conflicts = new Map<string, string>();
+
+  constructor(
+    private readonly view: FileView,
+    private readonly earlier: Map<string, Set<string>>,
+  ) {
+    this.byPath = new Map(view.entries.map((e) => [e.path, e]));
+  }
+
+  /** Notes which files this pass's edits (per finding) reach through several paths with different
+   * edits, or through a path other than an earlier pass's: those get no edit. */
+  prepare(editLists: readonly (readonly TextEdit[])[]): void {
+    const via = new Map<string, Map<string, Set<string>>>();
+    for (const edits of editLists) {
+      for (const e of edits) {
+        const real = realFile(this.byPath, e.range.file);
+        if (!real.ok) continue;
+        const paths = via.get(real.file) ?? new Map<string, Set<string>>();
+        const set = paths.get(e.range.file) ?? new Set<string>();
+        // Same bytes through any path: compare the edits by their place in the file.
+        set.add(key({ ...e, range: { ...e.range, file: real.file } }));
+        paths.set(e.range.file, set);
+        via.set(real.file, paths);
+      }
+    }
+    // Every configuration file read through the same bytes is a reader: one that asks for nothing
+    // (a shared module content with a minimum) would be changed by an edit another reader asks for.
+    const readers = new Map<string, string[]>();
+    for (const e of this.view.entries) {
+      if (twinPath(e.path) === null || inToolState(e.path)) continue;
+      const real = realFile(this.byPath, e.path);
+      if (real.ok) readers.set(real.file, [...(readers.get(real.file) ?? []), e.path]);
+    }
+    for (const [file, paths] of via) {
+      for (const reader of readers.get(file) ?? []) {
+        // `x.tf` linked to `x.tofu`: twins that are one file are one reader.
+        const twin = twinPath(reader);
+        if (!paths.has(reader) && (twin === null || !paths.has(twin))) paths.set(reader, new Set());
+      }
+      const names = [...paths.keys()].sort();
+      const sets = [...paths.values()].map((s) => [...s].sort().join('\n'));
+      const before = this.earlier.get(file);
+      const newPath = before !== undefined && names.some((p) => !before.has(p));
+      if (new Set(sets).size > 1 || newPath) {
+        const all = [...new Set([...(before ?? []), ...names])].sort();
+        this.conflicts.set(
+          file,
+          `${file} is read as ${all.join(' and ')} (symlinks), by modules that need different fixes: a person decides what the one file says`,
+        );
+      }
+    }
+  }
+
+  /** The edits `edits` stand for on disk, or why none can be made. */
+  place(edits: readonly TextEdit[]): Placement {
+    const out = new Map<string, TextEdit>();
+    const reached: [string, string][] = [];
+    for (const e of edits) {
+      const real = realFile(this.byPath, e.range.file);
+      if (!real.ok) return real;
+      const file = real.file;
+      if (inToolState(file)) {
+        return {
+          ok: false,
+          reason: `${file} is under .terraform/ (what terraform init installed) or .git/, which a fix never edits: change the module's source or version instead`,
+        };
+      }
+      const conflict = this.conflicts.get(file);
+      if (conflict !== undefined) return { ok: false, reason: conflict };
+      const placed: TextEdit = { ...e, range: { ...e.range, file } };
+      out.set(key(placed), placed);
+      reached.push([file, e.range.file]);
+      const twin = twinPath(file);
+      if (twin === null || !this.byPath.has(twin)) continue;
+      const twinReal = realFile(this.byPath, twin);
+      if (!twinReal.ok) return { ok: false, reason: `its twin ${twinReal.reason}` };
+      if (twinReal.file === file) continue;
+      if (inToolState(twinReal.file)) continue;
+      const from = this.view.read(file);
+      const to = this.view.read(twinReal.file);
+      const moved = from === undefined || to === undefined ? null : transfer(placed, from, to, twinReal.file);
+      if (moved === null) {
+        return {
+          ok: false,
+          reason:
+            `${twin} is the twin of ${file} (Terraform reads ${file.endsWith('.tofu') || file.endsWith('.tofu.json') ? twin : file}, ` +
+            `OpenTofu ${file.endsWith('.tofu') || file.endsWith('.tofu.json') ? file : twin}) and reads differently around the edit: ` +
+            'edit both alike so Terraform and OpenTofu read one setting',
+        };
+      }
+      out.set(key(moved), moved);
+    }
+    for (const [file, path] of reached) {
+      const set = this.earlier.get(file) ?? new Set<string>();
+      set.add(path);
+      this.earlier.set(file, set);
+    }
+    return { ok: true, edits: [...out.values()] };
+  }
+}
