@@ -28,9 +28,9 @@ var __export = (target, all) => {
 };
 var __copyProps = (to, from, except, desc) => {
   if (from && typeof from === "object" || typeof from === "function") {
-    for (let key of __getOwnPropNames(from))
-      if (!__hasOwnProp.call(to, key) && key !== except)
-        __defProp(to, key, { get: () => from[key], enumerable: !(desc = __getOwnPropDesc(from, key)) || desc.enumerable });
+    for (let key2 of __getOwnPropNames(from))
+      if (!__hasOwnProp.call(to, key2) && key2 !== except)
+        __defProp(to, key2, { get: () => from[key2], enumerable: !(desc = __getOwnPropDesc(from, key2)) || desc.enumerable });
   }
   return to;
 };
@@ -1624,8 +1624,8 @@ var require_headers = __commonJS({
       if (opts.linkname) result += addLength(" linkpath=" + opts.linkname + "\n");
       const pax = opts.pax;
       if (pax) {
-        for (const key in pax) {
-          result += addLength(" " + key + "=" + pax[key] + "\n");
+        for (const key2 in pax) {
+          result += addLength(" " + key2 + "=" + pax[key2] + "\n");
         }
       }
       return b4a.from(result);
@@ -5243,8 +5243,8 @@ async function webSign$1(hashName, data, n, e, d, p, q, u) {
     name: "RSASSA-PKCS1-v1_5",
     hash: { name: hashName }
   };
-  const key = await webCrypto$7.importKey("jwk", jwk, algo, false, ["sign"]);
-  return new Uint8Array(await webCrypto$7.sign("RSASSA-PKCS1-v1_5", key, data));
+  const key2 = await webCrypto$7.importKey("jwk", jwk, algo, false, ["sign"]);
+  return new Uint8Array(await webCrypto$7.sign("RSASSA-PKCS1-v1_5", key2, data));
 }
 function nodeSign$1(hashAlgo, data, n, e, d, p, q, u) {
   const sign2 = nodeCrypto$6.createSign(enums.read(enums.hash, hashAlgo));
@@ -5266,28 +5266,28 @@ function bnVerify(hashAlgo, s, n, e, hashed) {
 }
 async function webVerify$1(hashName, data, s, n, e) {
   const jwk = publicToJWK(n, e);
-  const key = await webCrypto$7.importKey("jwk", jwk, {
+  const key2 = await webCrypto$7.importKey("jwk", jwk, {
     name: "RSASSA-PKCS1-v1_5",
     hash: { name: hashName }
   }, false, ["verify"]);
-  return webCrypto$7.verify("RSASSA-PKCS1-v1_5", key, s, data);
+  return webCrypto$7.verify("RSASSA-PKCS1-v1_5", key2, s, data);
 }
 function nodeVerify$1(hashAlgo, data, s, n, e) {
   const jwk = publicToJWK(n, e);
-  const key = { key: jwk, format: "jwk", type: "pkcs1" };
+  const key2 = { key: jwk, format: "jwk", type: "pkcs1" };
   const verify2 = nodeCrypto$6.createVerify(enums.read(enums.hash, hashAlgo));
   verify2.write(data);
   verify2.end();
   try {
-    return verify2.verify(key, s);
+    return verify2.verify(key2, s);
   } catch {
     return false;
   }
 }
 function nodeEncrypt$1(data, n, e) {
   const jwk = publicToJWK(n, e);
-  const key = { key: jwk, format: "jwk", type: "pkcs1", padding: nodeCrypto$6.constants.RSA_PKCS1_PADDING };
-  return new Uint8Array(nodeCrypto$6.publicEncrypt(key, data));
+  const key2 = { key: jwk, format: "jwk", type: "pkcs1", padding: nodeCrypto$6.constants.RSA_PKCS1_PADDING };
+  return new Uint8Array(nodeCrypto$6.publicEncrypt(key2, data));
 }
 function bnEncrypt(data, n, e) {
   n = uint8ArrayToBigInt(n);
@@ -5300,9 +5300,9 @@ function bnEncrypt(data, n, e) {
 }
 function nodeDecrypt$1(data, n, e, d, p, q, u) {
   const jwk = privateToJWK$1(n, e, d, p, q, u);
-  const key = { key: jwk, format: "jwk", type: "pkcs1", padding: nodeCrypto$6.constants.RSA_PKCS1_PADDING };
+  const key2 = { key: jwk, format: "jwk", type: "pkcs1", padding: nodeCrypto$6.constants.RSA_PKCS1_PADDING };
   try {
-    return new Uint8Array(nodeCrypto$6.privateDecrypt(key, data));
+    return new Uint8Array(nodeCrypto$6.privateDecrypt(key2, data));
   } catch {
     throw new Error("Decryption error");
   }
@@ -5640,8 +5640,8 @@ async function sign$5(algo, hashAlgo, message, publicKey, privateKey, hashed) {
       try {
         const webCrypto2 = util.getWebCrypto();
         const jwk = privateKeyToJWK$1(algo, publicKey, privateKey);
-        const key = await webCrypto2.importKey("jwk", jwk, "Ed25519", false, ["sign"]);
-        const signature = new Uint8Array(await webCrypto2.sign("Ed25519", key, hashed));
+        const key2 = await webCrypto2.importKey("jwk", jwk, "Ed25519", false, ["sign"]);
+        const signature = new Uint8Array(await webCrypto2.sign("Ed25519", key2, hashed));
         return { RS: signature };
       } catch (err2) {
         if (err2.name !== "NotSupportedError") {
@@ -5672,8 +5672,8 @@ async function verify$5(algo, hashAlgo, { RS }, m, publicKey, hashed) {
       try {
         const webCrypto2 = util.getWebCrypto();
         const jwk = publicKeyToJWK$1(algo, publicKey);
-        const key = await webCrypto2.importKey("jwk", jwk, "Ed25519", false, ["verify"]);
-        const verified2 = await webCrypto2.verify("Ed25519", key, RS, hashed);
+        const key2 = await webCrypto2.importKey("jwk", jwk, "Ed25519", false, ["verify"]);
+        const verified2 = await webCrypto2.verify("Ed25519", key2, RS, hashed);
         return verified2;
       } catch (err2) {
         if (err2.name !== "NotSupportedError") {
@@ -5873,11 +5873,11 @@ function _toGHASHKey(k) {
   return k;
 }
 function wrapConstructorWithKey(hashCons) {
-  const hashC = (msg, key) => hashCons(key, msg.length).update(toBytes$1(msg)).digest();
+  const hashC = (msg, key2) => hashCons(key2, msg.length).update(toBytes$1(msg)).digest();
   const tmp = hashCons(new Uint8Array(16), 0);
   hashC.outputLen = tmp.outputLen;
   hashC.blockLen = tmp.blockLen;
-  hashC.create = (key, expectedLength) => hashCons(key, expectedLength);
+  hashC.create = (key2, expectedLength) => hashCons(key2, expectedLength);
   return hashC;
 }
 function mul2(n) {
@@ -5911,16 +5911,16 @@ function genTtable(sbox2, fn) {
   }
   return { sbox: sbox2, sbox2: sbox22, T0, T1, T2, T3, T01, T23 };
 }
-function expandKeyLE(key) {
-  abytes$1(key);
-  const len = key.length;
+function expandKeyLE(key2) {
+  abytes$1(key2);
+  const len = key2.length;
   if (![16, 24, 32].includes(len))
     throw new Error("aes: invalid key size, should be 16, 24 or 32, got " + len);
   const { sbox2 } = tableEncoding;
   const toClean = [];
-  if (!isAligned32(key))
-    toClean.push(key = copyBytes$1(key));
-  const k32 = u32$1(key);
+  if (!isAligned32(key2))
+    toClean.push(key2 = copyBytes$1(key2));
+  const k32 = u32$1(key2);
   const Nk = k32.length;
   const subByte = (n) => applySbox(sbox2, n, n, n, n);
   const xk = new Uint32Array(len + 28);
@@ -5936,8 +5936,8 @@ function expandKeyLE(key) {
   clean$1(...toClean);
   return xk;
 }
-function expandKeyDecLE(key) {
-  const encKey = expandKeyLE(key);
+function expandKeyDecLE(key2) {
+  const encKey = expandKeyLE(key2);
   const xk = encKey.slice();
   const Nk = encKey.length;
   const { sbox2 } = tableEncoding;
@@ -6112,9 +6112,9 @@ function padPCKS(left) {
     tmp[i2] = paddingByte;
   return tmp32;
 }
-function computeTag(fn, isLE2, key, data, AAD) {
+function computeTag(fn, isLE2, key2, data, AAD) {
   const aadLength = AAD ? AAD.length : 0;
-  const h = fn.create(key, data.length + aadLength);
+  const h = fn.create(key2, data.length + aadLength);
   if (AAD)
     h.update(AAD);
   const num = u64Lengths(8 * data.length, 8 * aadLength, isLE2);
@@ -6203,38 +6203,38 @@ function getCipherKeySize(algo) {
 function getCipherParams(algo) {
   return { keySize: getCipherKeySize(algo), blockSize: getCipherBlockSize(algo) };
 }
-async function wrap(algo, key, dataToWrap) {
+async function wrap(algo, key2, dataToWrap) {
   const { keySize } = getCipherParams(algo);
-  if (!util.isAES(algo) || key.length !== keySize) {
+  if (!util.isAES(algo) || key2.length !== keySize) {
     throw new Error("Unexpected algorithm or key size");
   }
   try {
-    const wrappingKey = await webCrypto$6.importKey("raw", key, { name: "AES-KW" }, false, ["wrapKey"]);
+    const wrappingKey = await webCrypto$6.importKey("raw", key2, { name: "AES-KW" }, false, ["wrapKey"]);
     const keyToWrap = await webCrypto$6.importKey("raw", dataToWrap, { name: "HMAC", hash: "SHA-256" }, true, ["sign"]);
     const wrapped = await webCrypto$6.wrapKey("raw", keyToWrap, wrappingKey, { name: "AES-KW" });
     return new Uint8Array(wrapped);
   } catch (err2) {
-    if (err2.name !== "NotSupportedError" && !(key.length === 24 && err2.name === "OperationError")) {
+    if (err2.name !== "NotSupportedError" && !(key2.length === 24 && err2.name === "OperationError")) {
       throw err2;
     }
     util.printDebugError("Browser did not support operation: " + err2.message);
   }
-  return aeskw(key).encrypt(dataToWrap);
+  return aeskw(key2).encrypt(dataToWrap);
 }
-async function unwrap(algo, key, wrappedData) {
+async function unwrap(algo, key2, wrappedData) {
   const { keySize } = getCipherParams(algo);
-  if (!util.isAES(algo) || key.length !== keySize) {
+  if (!util.isAES(algo) || key2.length !== keySize) {
     throw new Error("Unexpected algorithm or key size");
   }
   let wrappingKey;
   try {
-    wrappingKey = await webCrypto$6.importKey("raw", key, { name: "AES-KW" }, false, ["unwrapKey"]);
+    wrappingKey = await webCrypto$6.importKey("raw", key2, { name: "AES-KW" }, false, ["unwrapKey"]);
   } catch (err2) {
-    if (err2.name !== "NotSupportedError" && !(key.length === 24 && err2.name === "OperationError")) {
+    if (err2.name !== "NotSupportedError" && !(key2.length === 24 && err2.name === "OperationError")) {
       throw err2;
     }
     util.printDebugError("Browser did not support operation: " + err2.message);
-    return aeskw(key).decrypt(wrappedData);
+    return aeskw(key2).decrypt(wrappedData);
   }
   try {
     const unwrapped = await webCrypto$6.unwrapKey("raw", wrappedData, wrappingKey, { name: "AES-KW" }, { name: "HMAC", hash: "SHA-256" }, true, ["sign"]);
@@ -6687,7 +6687,7 @@ async function jsVerify(curve, signature, hashed, publicKey) {
 async function webSign(curve, hashAlgo, message, keyPair) {
   const len = curve.payloadSize;
   const jwk = privateToJWK(curve.payloadSize, webCurves[curve.name], keyPair.publicKey, keyPair.privateKey);
-  const key = await webCrypto$4.importKey("jwk", jwk, {
+  const key2 = await webCrypto$4.importKey("jwk", jwk, {
     "name": "ECDSA",
     "namedCurve": webCurves[curve.name],
     "hash": { name: enums.read(enums.webHash, curve.hash) }
@@ -6696,7 +6696,7 @@ async function webSign(curve, hashAlgo, message, keyPair) {
     "name": "ECDSA",
     "namedCurve": webCurves[curve.name],
     "hash": { name: enums.read(enums.webHash, hashAlgo) }
-  }, key, message));
+  }, key2, message));
   return {
     r: signature.slice(0, len),
     s: signature.slice(len, len << 1)
@@ -6704,7 +6704,7 @@ async function webSign(curve, hashAlgo, message, keyPair) {
 }
 async function webVerify(curve, hashAlgo, { r, s }, message, publicKey) {
   const jwk = rawPublicToJWK(curve.payloadSize, webCurves[curve.name], publicKey);
-  const key = await webCrypto$4.importKey("jwk", jwk, {
+  const key2 = await webCrypto$4.importKey("jwk", jwk, {
     "name": "ECDSA",
     "namedCurve": webCurves[curve.name],
     "hash": { name: enums.read(enums.webHash, curve.hash) }
@@ -6714,7 +6714,7 @@ async function webVerify(curve, hashAlgo, { r, s }, message, publicKey) {
     "name": "ECDSA",
     "namedCurve": webCurves[curve.name],
     "hash": { name: enums.read(enums.webHash, hashAlgo) }
-  }, key, signature, message);
+  }, key2, signature, message);
 }
 function nodeSign(curve, hashAlgo, message, privateKey) {
   const ecKeyUtils = util.nodeRequire("eckey-utils");
@@ -7475,16 +7475,16 @@ function getPrefixRandom(algo) {
   const repeat = new Uint8Array([prefixrandom[prefixrandom.length - 2], prefixrandom[prefixrandom.length - 1]]);
   return util.concat([prefixrandom, repeat]);
 }
-async function encrypt$1(algo, key, plaintext, iv, config2) {
+async function encrypt$1(algo, key2, plaintext, iv, config2) {
   const algoName = enums.read(enums.symmetric, algo);
   if (util.getNodeCrypto() && nodeAlgos[algoName]) {
-    return nodeEncrypt(algo, key, plaintext, iv);
+    return nodeEncrypt(algo, key2, plaintext, iv);
   }
   if (util.isAES(algo)) {
-    return aesEncrypt(algo, key, plaintext, iv);
+    return aesEncrypt(algo, key2, plaintext, iv);
   }
   const LegacyCipher = await getLegacyCipher(algo);
-  const cipherfn = new LegacyCipher(key);
+  const cipherfn = new LegacyCipher(key2);
   const block_size = cipherfn.blockSize;
   const blockc = iv.slice();
   let pt = new Uint8Array();
@@ -7507,16 +7507,16 @@ async function encrypt$1(algo, key, plaintext, iv, config2) {
   };
   return transform(plaintext, process2, process2);
 }
-async function decrypt$1(algo, key, ciphertext, iv) {
+async function decrypt$1(algo, key2, ciphertext, iv) {
   const algoName = enums.read(enums.symmetric, algo);
   if (nodeCrypto$3 && nodeAlgos[algoName]) {
-    return nodeDecrypt(algo, key, ciphertext, iv);
+    return nodeDecrypt(algo, key2, ciphertext, iv);
   }
   if (util.isAES(algo)) {
-    return aesDecrypt(algo, key, ciphertext, iv);
+    return aesDecrypt(algo, key2, ciphertext, iv);
   }
   const LegacyCipher = await getLegacyCipher(algo);
-  const cipherfn = new LegacyCipher(key);
+  const cipherfn = new LegacyCipher(key2);
   const block_size = cipherfn.blockSize;
   let blockp = iv;
   let ct = new Uint8Array();
@@ -7539,22 +7539,22 @@ async function decrypt$1(algo, key, ciphertext, iv) {
   };
   return transform(ciphertext, process2, process2);
 }
-async function aesEncrypt(algo, key, pt, iv) {
+async function aesEncrypt(algo, key2, pt, iv) {
   if (webCrypto$3 && await WebCryptoEncryptor.isSupported(algo)) {
-    const cfb2 = new WebCryptoEncryptor(algo, key, iv);
+    const cfb2 = new WebCryptoEncryptor(algo, key2, iv);
     return util.isStream(pt) ? transformAsync(pt, (value) => cfb2.encryptChunk(value), () => cfb2.finish()) : cfb2.encrypt(pt);
   } else if (util.isStream(pt)) {
-    const cfb2 = new NobleStreamProcessor(true, algo, key, iv);
+    const cfb2 = new NobleStreamProcessor(true, algo, key2, iv);
     return transformAsync(pt, (value) => cfb2.processChunk(value), () => cfb2.finish());
   }
-  return cfb(key, iv).encrypt(pt);
+  return cfb(key2, iv).encrypt(pt);
 }
-function aesDecrypt(algo, key, ct, iv) {
+function aesDecrypt(algo, key2, ct, iv) {
   if (util.isStream(ct)) {
-    const cfb2 = new NobleStreamProcessor(false, algo, key, iv);
+    const cfb2 = new NobleStreamProcessor(false, algo, key2, iv);
     return transformAsync(ct, (value) => cfb2.processChunk(value), () => cfb2.finish());
   }
-  return cfb(key, iv).decrypt(ct);
+  return cfb(key2, iv).decrypt(ct);
 }
 function xorMut$1(a, b) {
   const aLength = Math.min(a.length, b.length);
@@ -7562,14 +7562,14 @@ function xorMut$1(a, b) {
     a[i2] = a[i2] ^ b[i2];
   }
 }
-function nodeEncrypt(algo, key, pt, iv) {
+function nodeEncrypt(algo, key2, pt, iv) {
   const algoName = enums.read(enums.symmetric, algo);
-  const cipherObj = new nodeCrypto$3.createCipheriv(nodeAlgos[algoName], key, iv);
+  const cipherObj = new nodeCrypto$3.createCipheriv(nodeAlgos[algoName], key2, iv);
   return transform(pt, (value) => new Uint8Array(cipherObj.update(value)));
 }
-function nodeDecrypt(algo, key, ct, iv) {
+function nodeDecrypt(algo, key2, ct, iv) {
   const algoName = enums.read(enums.symmetric, algo);
-  const decipherObj = new nodeCrypto$3.createDecipheriv(nodeAlgos[algoName], key, iv);
+  const decipherObj = new nodeCrypto$3.createDecipheriv(nodeAlgos[algoName], key2, iv);
   return transform(ct, (value) => new Uint8Array(decipherObj.update(value)));
 }
 function rightXORMut(data, padding) {
@@ -7588,79 +7588,79 @@ function pad(data, padding, padding2) {
   padded[data.length] = 128;
   return rightXORMut(padded, padding2);
 }
-async function CMAC(key) {
-  const cbc2 = await CBC(key);
+async function CMAC(key2) {
+  const cbc2 = await CBC(key2);
   const padding = util.double(await cbc2(zeroBlock$1));
   const padding2 = util.double(padding);
   return async function(data) {
     return (await cbc2(pad(data, padding, padding2))).subarray(-blockLength$3);
   };
 }
-async function CBC(key) {
+async function CBC(key2) {
   if (util.getNodeCrypto()) {
     return async function(pt) {
-      const en = new nodeCrypto$2.createCipheriv("aes-" + key.length * 8 + "-cbc", key, zeroBlock$1);
+      const en = new nodeCrypto$2.createCipheriv("aes-" + key2.length * 8 + "-cbc", key2, zeroBlock$1);
       const ct = en.update(pt);
       return new Uint8Array(ct);
     };
   }
   if (util.getWebCrypto()) {
     try {
-      key = await webCrypto$2.importKey("raw", key, { name: "AES-CBC", length: key.length * 8 }, false, ["encrypt"]);
+      key2 = await webCrypto$2.importKey("raw", key2, { name: "AES-CBC", length: key2.length * 8 }, false, ["encrypt"]);
       return async function(pt) {
-        const ct = await webCrypto$2.encrypt({ name: "AES-CBC", iv: zeroBlock$1, length: blockLength$3 * 8 }, key, pt);
+        const ct = await webCrypto$2.encrypt({ name: "AES-CBC", iv: zeroBlock$1, length: blockLength$3 * 8 }, key2, pt);
         return new Uint8Array(ct).subarray(0, ct.byteLength - blockLength$3);
       };
     } catch (err2) {
-      if (err2.name !== "NotSupportedError" && !(key.length === 24 && err2.name === "OperationError")) {
+      if (err2.name !== "NotSupportedError" && !(key2.length === 24 && err2.name === "OperationError")) {
         throw err2;
       }
       util.printDebugError("Browser did not support operation: " + err2.message);
     }
   }
   return async function(pt) {
-    return cbc(key, zeroBlock$1, { disablePadding: true }).encrypt(pt);
+    return cbc(key2, zeroBlock$1, { disablePadding: true }).encrypt(pt);
   };
 }
-async function OMAC(key) {
-  const cmac = await CMAC(key);
+async function OMAC(key2) {
+  const cmac = await CMAC(key2);
   return function(t, message) {
     return cmac(util.concatUint8Array([t, message]));
   };
 }
-async function CTR(key) {
+async function CTR(key2) {
   if (util.getNodeCrypto()) {
     return async function(pt, iv) {
-      const en = new nodeCrypto$1.createCipheriv("aes-" + key.length * 8 + "-ctr", key, iv);
+      const en = new nodeCrypto$1.createCipheriv("aes-" + key2.length * 8 + "-ctr", key2, iv);
       const ct = Buffer$2.concat([en.update(pt), en.final()]);
       return new Uint8Array(ct);
     };
   }
   if (util.getWebCrypto()) {
     try {
-      const keyRef = await webCrypto$1.importKey("raw", key, { name: "AES-CTR", length: key.length * 8 }, false, ["encrypt"]);
+      const keyRef = await webCrypto$1.importKey("raw", key2, { name: "AES-CTR", length: key2.length * 8 }, false, ["encrypt"]);
       return async function(pt, iv) {
         const ct = await webCrypto$1.encrypt({ name: "AES-CTR", counter: iv, length: blockLength$2 * 8 }, keyRef, pt);
         return new Uint8Array(ct);
       };
     } catch (err2) {
-      if (err2.name !== "NotSupportedError" && !(key.length === 24 && err2.name === "OperationError")) {
+      if (err2.name !== "NotSupportedError" && !(key2.length === 24 && err2.name === "OperationError")) {
         throw err2;
       }
       util.printDebugError("Browser did not support operation: " + err2.message);
     }
   }
   return async function(pt, iv) {
-    return ctr(key, iv).encrypt(pt);
+    return ctr(key2, iv).encrypt(pt);
   };
 }
-async function EAX(cipher, key) {
+async function EAX(cipher, key2) {
   if (cipher !== enums.symmetric.aes128 && cipher !== enums.symmetric.aes192 && cipher !== enums.symmetric.aes256) {
     throw new Error("EAX mode supports only AES cipher");
   }
   const [omac, ctr2] = await Promise.all([
-    OMAC(key),
-    CTR(key)
+    OMAC(key2),
+    CTR(key2)
   ]);
   return {
     /**
@@ -7727,14 +7727,14 @@ function xorMut(S2, T) {
 function xor(S2, T) {
   return xorMut(S2.slice(), T);
 }
-async function OCB(cipher, key) {
+async function OCB(cipher, key2) {
   const { keySize } = getCipherParams(cipher);
-  if (!util.isAES(cipher) || key.length !== keySize) {
+  if (!util.isAES(cipher) || key2.length !== keySize) {
     throw new Error("Unexpected algorithm or key size");
   }
   let maxNtz = 0;
-  const encipher = (block2) => cbc(key, zeroBlock, { disablePadding: true }).encrypt(block2);
-  const decipher = (block2) => cbc(key, zeroBlock, { disablePadding: true }).decrypt(block2);
+  const encipher = (block2) => cbc(key2, zeroBlock, { disablePadding: true }).encrypt(block2);
+  const decipher = (block2) => cbc(key2, zeroBlock, { disablePadding: true }).decrypt(block2);
   let mask;
   constructKeyVariables();
   function constructKeyVariables() {
@@ -7840,7 +7840,7 @@ async function OCB(cipher, key) {
     }
   };
 }
-async function GCM(cipher, key) {
+async function GCM(cipher, key2) {
   if (cipher !== enums.symmetric.aes128 && cipher !== enums.symmetric.aes192 && cipher !== enums.symmetric.aes256) {
     throw new Error("GCM mode supports only AES cipher");
   }
@@ -7848,14 +7848,14 @@ async function GCM(cipher, key) {
     return {
       // eslint-disable-next-line @typescript-eslint/require-await
       encrypt: async function(pt, iv, adata = new Uint8Array()) {
-        const en = new nodeCrypto.createCipheriv("aes-" + key.length * 8 + "-gcm", key, iv);
+        const en = new nodeCrypto.createCipheriv("aes-" + key2.length * 8 + "-gcm", key2, iv);
         en.setAAD(adata);
         const ct = Buffer$1.concat([en.update(pt), en.final(), en.getAuthTag()]);
         return new Uint8Array(ct);
       },
       // eslint-disable-next-line @typescript-eslint/require-await
       decrypt: async function(ct, iv, adata = new Uint8Array()) {
-        const de = new nodeCrypto.createDecipheriv("aes-" + key.length * 8 + "-gcm", key, iv);
+        const de = new nodeCrypto.createDecipheriv("aes-" + key2.length * 8 + "-gcm", key2, iv);
         de.setAAD(adata);
         de.setAuthTag(ct.slice(ct.length - tagLength, ct.length));
         const pt = Buffer$1.concat([de.update(ct.slice(0, ct.length - tagLength)), de.final()]);
@@ -7865,19 +7865,19 @@ async function GCM(cipher, key) {
   }
   if (util.getWebCrypto()) {
     try {
-      const _key = await webCrypto.importKey("raw", key, { name: ALGO }, false, ["encrypt", "decrypt"]);
+      const _key = await webCrypto.importKey("raw", key2, { name: ALGO }, false, ["encrypt", "decrypt"]);
       const webcryptoEmptyMessagesUnsupported = navigator.userAgent.match(/Version\/13\.\d(\.\d)* Safari/) || navigator.userAgent.match(/Version\/(13|14)\.\d(\.\d)* Mobile\/\S* Safari/);
       return {
         encrypt: async function(pt, iv, adata = new Uint8Array()) {
           if (webcryptoEmptyMessagesUnsupported && !pt.length) {
-            return gcm(key, iv, adata).encrypt(pt);
+            return gcm(key2, iv, adata).encrypt(pt);
           }
           const ct = await webCrypto.encrypt({ name: ALGO, iv, additionalData: adata, tagLength: tagLength * 8 }, _key, pt);
           return new Uint8Array(ct);
         },
         decrypt: async function(ct, iv, adata = new Uint8Array()) {
           if (webcryptoEmptyMessagesUnsupported && ct.length === tagLength) {
-            return gcm(key, iv, adata).decrypt(ct);
+            return gcm(key2, iv, adata).decrypt(ct);
           }
           try {
             const pt = await webCrypto.decrypt({ name: ALGO, iv, additionalData: adata, tagLength: tagLength * 8 }, _key, ct);
@@ -7890,7 +7890,7 @@ async function GCM(cipher, key) {
         }
       };
     } catch (err2) {
-      if (err2.name !== "NotSupportedError" && !(key.length === 24 && err2.name === "OperationError")) {
+      if (err2.name !== "NotSupportedError" && !(key2.length === 24 && err2.name === "OperationError")) {
         throw err2;
       }
       util.printDebugError("Browser did not support operation: " + err2.message);
@@ -7899,11 +7899,11 @@ async function GCM(cipher, key) {
   return {
     // eslint-disable-next-line @typescript-eslint/require-await
     encrypt: async function(pt, iv, adata) {
-      return gcm(key, iv, adata).encrypt(pt);
+      return gcm(key2, iv, adata).encrypt(pt);
     },
     // eslint-disable-next-line @typescript-eslint/require-await
     decrypt: async function(ct, iv, adata) {
-      return gcm(key, iv, adata).decrypt(ct);
+      return gcm(key2, iv, adata).decrypt(ct);
     }
   };
 }
@@ -8209,7 +8209,7 @@ function setUint64(dataView, byteOffset, value) {
     dataView.setUint32(byteOffset + 4, Number(bigValue & BigInt(4294967295)));
   }
 }
-async function runAEAD(packet, fn, key, data) {
+async function runAEAD(packet, fn, key2, data) {
   const isSEIPDv2 = packet instanceof SymEncryptedIntegrityProtectedDataPacket && packet.version === 2;
   const isAEADP = !isSEIPDv2 && packet.constructor.tag === enums.packet.aeadEncryptedData;
   if (!isSEIPDv2 && !isAEADP)
@@ -8235,15 +8235,15 @@ async function runAEAD(packet, fn, key, data) {
     const { keySize } = getCipherParams(packet.cipherAlgorithm);
     const { ivLength: ivLength2 } = mode;
     const info = new Uint8Array(adataBuffer, 0, 5);
-    const derived = await computeHKDF(enums.hash.sha256, key, packet.salt, info, keySize + ivLength2);
-    key = derived.subarray(0, keySize);
+    const derived = await computeHKDF(enums.hash.sha256, key2, packet.salt, info, keySize + ivLength2);
+    key2 = derived.subarray(0, keySize);
     iv = derived.subarray(keySize);
     iv.fill(0, iv.length - 8);
     ivView = new DataView(iv.buffer, iv.byteOffset, iv.byteLength);
   } else {
     iv = packet.iv;
   }
-  const modeInstance = await mode(packet.cipherAlgorithm, key);
+  const modeInstance = await mode(packet.cipherAlgorithm, key2);
   return transformPair(data, async (readable, writable) => {
     if (util.isStream(readable) !== "array") {
       const buffer = new TransformStream({}, {
@@ -8474,8 +8474,8 @@ async function createBindingSignature(subkey, primaryKey, options2, config2) {
 async function getPreferredHashAlgo(targetKeys, signingKeyPacket, date = /* @__PURE__ */ new Date(), targetUserIDs = [], config2) {
   const defaultAlgo = enums.hash.sha256;
   const preferredSenderAlgo = config2.preferredHashAlgorithm;
-  const supportedAlgosPerTarget = await Promise.all(targetKeys.map(async (key, i2) => {
-    const selfCertification = await key.getPrimarySelfSignature(date, targetUserIDs[i2], config2);
+  const supportedAlgosPerTarget = await Promise.all(targetKeys.map(async (key2, i2) => {
+    const selfCertification = await key2.getPrimarySelfSignature(date, targetUserIDs[i2], config2);
     const targetPrefs = selfCertification.preferredHashAlgorithms;
     return targetPrefs || [];
   }));
@@ -8520,15 +8520,15 @@ async function getPreferredHashAlgo(targetKeys, signingKeyPacket, date = /* @__P
 async function getPreferredCompressionAlgo(keys = [], date = /* @__PURE__ */ new Date(), userIDs = [], config$1 = config) {
   const defaultAlgo = enums.compression.uncompressed;
   const preferredSenderAlgo = config$1.preferredCompressionAlgorithm;
-  const senderAlgoSupport = await Promise.all(keys.map(async function(key, i2) {
-    const selfCertification = await key.getPrimarySelfSignature(date, userIDs[i2], config$1);
+  const senderAlgoSupport = await Promise.all(keys.map(async function(key2, i2) {
+    const selfCertification = await key2.getPrimarySelfSignature(date, userIDs[i2], config$1);
     const recipientPrefs = selfCertification.preferredCompressionAlgorithms;
     return !!recipientPrefs && recipientPrefs.indexOf(preferredSenderAlgo) >= 0;
   }));
   return senderAlgoSupport.every(Boolean) ? preferredSenderAlgo : defaultAlgo;
 }
 async function getPreferredCipherSuite(keys = [], date = /* @__PURE__ */ new Date(), userIDs = [], config$1 = config) {
-  const selfSigs = await Promise.all(keys.map((key, i2) => key.getPrimarySelfSignature(date, userIDs[i2], config$1)));
+  const selfSigs = await Promise.all(keys.map((key2, i2) => key2.getPrimarySelfSignature(date, userIDs[i2], config$1)));
   const withAEAD = keys.length ? selfSigs.every((selfSig) => selfSig.features && selfSig.features[0] & enums.features.seipdv2) : config$1.aeadProtect;
   if (withAEAD) {
     const defaultCipherSuite = { symmetricAlgo: enums.symmetric.aes128, aeadAlgo: enums.aead.ocb };
@@ -8582,8 +8582,8 @@ async function mergeSignatures(source, dest, attr3, date = /* @__PURE__ */ new D
     }
   }
 }
-async function isDataRevoked(primaryKey, signatureType, dataToVerify, revocations, signature, key, date = /* @__PURE__ */ new Date(), config2) {
-  key = key || primaryKey;
+async function isDataRevoked(primaryKey, signatureType, dataToVerify, revocations, signature, key2, date = /* @__PURE__ */ new Date(), config2) {
+  key2 = key2 || primaryKey;
   const revocationKeyIDs = [];
   await Promise.all(revocations.map(async function(revocationSignature) {
     try {
@@ -8603,7 +8603,7 @@ async function isDataRevoked(primaryKey, signatureType, dataToVerify, revocation
           enums.reasonForRevocation.keySuperseded,
           enums.reasonForRevocation.userIDInvalid
         ].includes(revocationSignature.reasonForRevocationFlag);
-        await revocationSignature.verify(key, signatureType, dataToVerify, isHardRevocation ? null : date, false, config2);
+        await revocationSignature.verify(key2, signatureType, dataToVerify, isHardRevocation ? null : date, false, config2);
         revocationKeyIDs.push(revocationSignature.issuerKeyID);
       }
     } catch {
@@ -8774,10 +8774,10 @@ async function generate(options2, config2) {
   let promises = [generateSecretKey(options2, config2)];
   promises = promises.concat(options2.subkeys.map((options3) => generateSecretSubkey(options3, config2)));
   const packets = await Promise.all(promises);
-  const key = await wrapKeyObject(packets[0], packets.slice(1), options2, config2);
-  const revocationCertificate = await key.getRevocationCertificate(options2.date, config2);
-  key.revocationSignatures = [];
-  return { key, revocationCertificate };
+  const key2 = await wrapKeyObject(packets[0], packets.slice(1), options2, config2);
+  const revocationCertificate = await key2.getRevocationCertificate(options2.date, config2);
+  key2.revocationSignatures = [];
+  return { key: key2, revocationCertificate };
 }
 async function reformat(options2, config2) {
   options2 = sanitize(options2);
@@ -8808,10 +8808,10 @@ async function reformat(options2, config2) {
     throw new Error("Number of subkey options does not match number of subkeys");
   }
   options2.subkeys = options2.subkeys.map((subkeyOptions) => sanitize(subkeyOptions, options2));
-  const key = await wrapKeyObject(secretKeyPacket, secretSubkeyPackets, options2, config2);
-  const revocationCertificate = await key.getRevocationCertificate(options2.date, config2);
-  key.revocationSignatures = [];
-  return { key, revocationCertificate };
+  const key2 = await wrapKeyObject(secretKeyPacket, secretSubkeyPackets, options2, config2);
+  const revocationCertificate = await key2.getRevocationCertificate(options2.date, config2);
+  key2.revocationSignatures = [];
+  return { key: key2, revocationCertificate };
   function sanitize(options3, subkeyDefaults = {}) {
     options3.keyExpirationTime = options3.keyExpirationTime || subkeyDefaults.keyExpirationTime;
     options3.passphrase = util.isString(options3.passphrase) ? options3.passphrase : subkeyDefaults.passphrase;
@@ -9091,10 +9091,10 @@ async function createSignaturePackets(literalDataPacket, signingKeys, recipientK
 function createVerificationObject(signature, literalDataList, verificationKeys, date = /* @__PURE__ */ new Date(), detached = false, config$1 = config) {
   let primaryKey;
   let unverifiedSigningKey;
-  for (const key of verificationKeys) {
-    const issuerKeys = key.getKeys(signature.issuerKeyID);
+  for (const key2 of verificationKeys) {
+    const issuerKeys = key2.getKeys(signature.issuerKeyID);
     if (issuerKeys.length > 0) {
-      primaryKey = key;
+      primaryKey = key2;
       unverifiedSigningKey = issuerKeys[0];
       break;
     }
@@ -9219,9 +9219,9 @@ async function readCleartextMessage({ cleartextMessage, config: config$1, ...res
 }
 function verifyHeaders(headers, packetlist) {
   const checkHashAlgos = function(hashAlgos2) {
-    const check = (packet) => (algo) => packet.hashAlgorithm === algo;
+    const check2 = (packet) => (algo) => packet.hashAlgorithm === algo;
     for (let i2 = 0; i2 < packetlist.length; i2++) {
-      if (packetlist[i2].constructor.tag === enums.packet.signature && !hashAlgos2.some(check(packetlist[i2]))) {
+      if (packetlist[i2].constructor.tag === enums.packet.signature && !hashAlgos2.some(check2(packetlist[i2]))) {
         return false;
       }
     }
@@ -9282,11 +9282,11 @@ async function generateKey({ userIDs = [], passphrase, type: type2, curve, rsaBi
   }
   const options2 = { userIDs, passphrase, type: type2, rsaBits, curve, keyExpirationTime, date, subkeys, signatureNotations };
   try {
-    const { key, revocationCertificate } = await generate(options2, config$1);
-    key.getKeys().forEach(({ keyPacket }) => checkKeyRequirements(keyPacket, config$1));
+    const { key: key2, revocationCertificate } = await generate(options2, config$1);
+    key2.getKeys().forEach(({ keyPacket }) => checkKeyRequirements(keyPacket, config$1));
     return {
-      privateKey: formatObject(key, format, config$1),
-      publicKey: formatObject(key.toPublic(), format, config$1),
+      privateKey: formatObject(key2, format, config$1),
+      publicKey: formatObject(key2.toPublic(), format, config$1),
       revocationCertificate
     };
   } catch (err2) {
@@ -9316,14 +9316,14 @@ async function reformatKey({ privateKey, userIDs = [], passphrase, keyExpiration
     throw util.wrapError("Error reformatting keypair", err2);
   }
 }
-async function revokeKey({ key, revocationCertificate, reasonForRevocation, date = /* @__PURE__ */ new Date(), format = "armored", config: config$1, ...rest }) {
+async function revokeKey({ key: key2, revocationCertificate, reasonForRevocation, date = /* @__PURE__ */ new Date(), format = "armored", config: config$1, ...rest }) {
   config$1 = { ...config, ...config$1 };
   checkConfig(config$1);
   const unknownOptions = Object.keys(rest);
   if (unknownOptions.length > 0)
     throw new Error(`Unknown option: ${unknownOptions.join(", ")}`);
   try {
-    const revokedKey = revocationCertificate ? await key.applyRevocationCertificate(revocationCertificate, date, config$1) : await key.revoke(reasonForRevocation, date, config$1);
+    const revokedKey = revocationCertificate ? await key2.applyRevocationCertificate(revocationCertificate, date, config$1) : await key2.revoke(reasonForRevocation, date, config$1);
     return revokedKey.isPrivate() ? {
       privateKey: formatObject(revokedKey, format, config$1),
       publicKey: formatObject(revokedKey.toPublic(), format, config$1)
@@ -9347,9 +9347,9 @@ async function decryptKey({ privateKey, passphrase, config: config$1, ...rest })
   const clonedPrivateKey = privateKey.clone(true);
   const passphrases = util.isArray(passphrase) ? passphrase : [passphrase];
   try {
-    await Promise.all(clonedPrivateKey.getKeys().map((key) => (
+    await Promise.all(clonedPrivateKey.getKeys().map((key2) => (
       // try to decrypt each key with any of the given passphrases
-      util.anyPromise(passphrases.map((passphrase2) => key.keyPacket.decrypt(passphrase2, config$1)))
+      util.anyPromise(passphrases.map((passphrase2) => key2.keyPacket.decrypt(passphrase2, config$1)))
     )));
     await clonedPrivateKey.validate(config$1);
     return clonedPrivateKey;
@@ -9374,8 +9374,8 @@ async function encryptKey({ privateKey, passphrase, config: config$1, ...rest })
     throw new Error("Invalid number of passphrases given for key encryption");
   }
   try {
-    await Promise.all(keys.map(async (key, i2) => {
-      const { keyPacket } = key;
+    await Promise.all(keys.map(async (key2, i2) => {
+      const { keyPacket } = key2;
       await keyPacket.encrypt(passphrases[i2], config$1);
       keyPacket.clearPrivateParams();
     }));
@@ -10313,13 +10313,13 @@ function getMinHashLength(fieldOrder) {
   const length = getFieldBytesLength(fieldOrder);
   return length + Math.ceil(length / 2);
 }
-function mapHashToField(key, fieldOrder, isLE2 = false) {
-  const len = key.length;
+function mapHashToField(key2, fieldOrder, isLE2 = false) {
+  const len = key2.length;
   const fieldLen = getFieldBytesLength(fieldOrder);
   const minLen = getMinHashLength(fieldOrder);
   if (len < 16 || len < minLen || len > 1024)
     throw new Error("expected " + minLen + "-1024 bytes of input, got " + len);
-  const num = isLE2 ? bytesToNumberLE(key) : bytesToNumberBE(key);
+  const num = isLE2 ? bytesToNumberLE(key2) : bytesToNumberBE(key2);
   const reduced = mod(num, fieldOrder - _1n$6) + _1n$6;
   return isLE2 ? numberToBytesLE(reduced, fieldLen) : numberToBytesBE(reduced, fieldLen);
 }
@@ -10539,17 +10539,17 @@ function validateSigOpts(opts, def) {
     validateSigFormat(optsn.format);
   return optsn;
 }
-function _normFnElement(Fn2, key) {
+function _normFnElement(Fn2, key2) {
   const { BYTES: expected } = Fn2;
   let num;
-  if (typeof key === "bigint") {
-    num = key;
+  if (typeof key2 === "bigint") {
+    num = key2;
   } else {
-    let bytes2 = ensureBytes("private key", key);
+    let bytes2 = ensureBytes("private key", key2);
     try {
       num = Fn2.fromBytes(bytes2);
     } catch (error) {
-      throw new Error(`invalid private key: expected ui8a of size ${expected}, got ${typeof key}`);
+      throw new Error(`invalid private key: expected ui8a of size ${expected}, got ${typeof key2}`);
     }
   }
   if (!Fn2.isValidNot0(num))
@@ -11075,7 +11075,7 @@ function ecdh(Point, ecdhOpts = {}) {
     // TODO: remove
     isValidPrivateKey: isValidSecretKey,
     randomPrivateKey: randomSecretKey,
-    normPrivateKeyToScalar: (key) => _normFnElement(Fn2, key),
+    normPrivateKeyToScalar: (key2) => _normFnElement(Fn2, key2),
     precompute(windowSize = 8, point = Point.BASE) {
       return point.precompute(windowSize, false);
     }
@@ -11092,7 +11092,7 @@ function ecdsa(Point, hash, ecdsaOpts = {}) {
     bits2int_modN: "function"
   });
   const randomBytes$1 = ecdsaOpts.randomBytes || randomBytes;
-  const hmac$1 = ecdsaOpts.hmac || ((key, ...msgs) => hmac(hash, key, concatBytes(...msgs)));
+  const hmac$1 = ecdsaOpts.hmac || ((key2, ...msgs) => hmac(hash, key2, concatBytes(...msgs)));
   const { Fp: Fp2, Fn: Fn2 } = Point;
   const { ORDER: CURVE_ORDER, BITS: fnBits } = Fn2;
   const { keygen, getPublicKey, getSharedSecret, utils, lengths } = ecdh(Point, ecdsaOpts);
@@ -11756,10 +11756,10 @@ function eddsa(Point, cHash, eddsaOpts = {}) {
   function modN_LE(hash) {
     return Fn2.create(bytesToNumberLE(hash));
   }
-  function getPrivateScalar(key) {
+  function getPrivateScalar(key2) {
     const len = lengths.secretKey;
-    key = ensureBytes("private key", key, len);
-    const hashed = ensureBytes("hashed private key", cHash(key), 2 * len);
+    key2 = ensureBytes("private key", key2, len);
+    const hashed = ensureBytes("hashed private key", cHash(key2), 2 * len);
     const head = adjustScalarBytes2(hashed.slice(0, len));
     const prefix = hashed.slice(len, 2 * len);
     const scalar = modN_LE(head);
@@ -11834,12 +11834,12 @@ function eddsa(Point, cHash, eddsaOpts = {}) {
     const secretKey = utils.randomSecretKey(seed);
     return { secretKey, publicKey: getPublicKey(secretKey) };
   }
-  function isValidSecretKey(key) {
-    return isBytes(key) && key.length === Fn2.BYTES;
+  function isValidSecretKey(key2) {
+    return isBytes(key2) && key2.length === Fn2.BYTES;
   }
-  function isValidPublicKey(key, zip215) {
+  function isValidPublicKey(key2, zip215) {
     try {
-      return !!Point.fromBytes(key, zip215);
+      return !!Point.fromBytes(key2, zip215);
     } catch (error) {
       return false;
     }
@@ -13816,7 +13816,7 @@ function des(keys, message, encrypt2, mode, iv, padding) {
   }
   return result;
 }
-function desCreateKeys(key) {
+function desCreateKeys(key2) {
   const pc2bytes0 = [
     0,
     4,
@@ -14052,7 +14052,7 @@ function desCreateKeys(key) {
     134746128
   ];
   const pc2bytes13 = [0, 4, 256, 260, 0, 4, 256, 260, 1, 5, 257, 261, 1, 5, 257, 261];
-  const iterations = key.length > 8 ? 3 : 1;
+  const iterations = key2.length > 8 ? 3 : 1;
   const keys = new Array(32 * iterations);
   const shifts = [0, 0, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 0];
   let lefttemp;
@@ -14061,8 +14061,8 @@ function desCreateKeys(key) {
   let n = 0;
   let temp;
   for (let j = 0; j < iterations; j++) {
-    let left = key[m++] << 24 | key[m++] << 16 | key[m++] << 8 | key[m++];
-    let right = key[m++] << 24 | key[m++] << 16 | key[m++] << 8 | key[m++];
+    let left = key2[m++] << 24 | key2[m++] << 16 | key2[m++] << 8 | key2[m++];
+    let right = key2[m++] << 24 | key2[m++] << 16 | key2[m++] << 8 | key2[m++];
     temp = (left >>> 4 ^ right) & 252645135;
     right ^= temp;
     left ^= temp << 4;
@@ -14140,10 +14140,10 @@ function desRemovePadding(message, padding) {
   }
   return message.subarray(0, message.length - padLength);
 }
-function TripleDES(key) {
+function TripleDES(key2) {
   this.key = [];
   for (let i2 = 0; i2 < 3; i2++) {
-    this.key.push(new Uint8Array(key.subarray(i2 * 8, i2 * 8 + 8)));
+    this.key.push(new Uint8Array(key2.subarray(i2 * 8, i2 * 8 + 8)));
   }
   this.encrypt = function(block2) {
     return des(desCreateKeys(this.key[2]), des(desCreateKeys(this.key[1]), des(desCreateKeys(this.key[0]), block2, true, 0, null, null), false, 0, null, null), true);
@@ -14152,12 +14152,12 @@ function TripleDES(key) {
 function OpenPGPSymEncCAST5() {
   this.BlockSize = 8;
   this.KeySize = 16;
-  this.setKey = function(key) {
+  this.setKey = function(key2) {
     this.masking = new Array(16);
     this.rotate = new Array(16);
     this.reset();
-    if (key.length === this.KeySize) {
-      this.keySchedule(key);
+    if (key2.length === this.KeySize) {
+      this.keySchedule(key2);
     } else {
       throw new Error("CAST-128: keys must be 16 bytes");
     }
@@ -16465,9 +16465,9 @@ function OpenPGPSymEncCAST5() {
     3935040926
   ];
 }
-function CAST5(key) {
+function CAST5(key2) {
   this.cast5 = new OpenPGPSymEncCAST5();
-  this.cast5.setKey(key);
+  this.cast5.setKey(key2);
   this.encrypt = function(block2) {
     return this.cast5.encrypt(block2);
   };
@@ -16495,8 +16495,8 @@ function createTwofish() {
     [],
     []
   ];
-  function tfsInit(key) {
-    keyBytes = key;
+  function tfsInit(key2) {
+    keyBytes = key2;
     let i2;
     let a;
     let b;
@@ -16572,29 +16572,29 @@ function createTwofish() {
       const d2 = q1[n][ror4[b2] ^ ashx[a2]];
       return q3[n][ror4[d2] ^ ashx[c2]] << 4 | q2[n][c2 ^ d2];
     }
-    function hFun(x2, key2) {
+    function hFun(x2, key3) {
       let a2 = getB(x2, 0);
       let b2 = getB(x2, 1);
       let c2 = getB(x2, 2);
       let d2 = getB(x2, 3);
       switch (kLen) {
         case 4:
-          a2 = q[1][a2] ^ getB(key2[3], 0);
-          b2 = q[0][b2] ^ getB(key2[3], 1);
-          c2 = q[0][c2] ^ getB(key2[3], 2);
-          d2 = q[1][d2] ^ getB(key2[3], 3);
+          a2 = q[1][a2] ^ getB(key3[3], 0);
+          b2 = q[0][b2] ^ getB(key3[3], 1);
+          c2 = q[0][c2] ^ getB(key3[3], 2);
+          d2 = q[1][d2] ^ getB(key3[3], 3);
         // eslint-disable-next-line no-fallthrough
         case 3:
-          a2 = q[1][a2] ^ getB(key2[2], 0);
-          b2 = q[1][b2] ^ getB(key2[2], 1);
-          c2 = q[0][c2] ^ getB(key2[2], 2);
-          d2 = q[0][d2] ^ getB(key2[2], 3);
+          a2 = q[1][a2] ^ getB(key3[2], 0);
+          b2 = q[1][b2] ^ getB(key3[2], 1);
+          c2 = q[0][c2] ^ getB(key3[2], 2);
+          d2 = q[0][d2] ^ getB(key3[2], 3);
         // eslint-disable-next-line no-fallthrough
         case 2:
-          a2 = q[0][q[0][a2] ^ getB(key2[1], 0)] ^ getB(key2[0], 0);
-          b2 = q[0][q[1][b2] ^ getB(key2[1], 1)] ^ getB(key2[0], 1);
-          c2 = q[1][q[0][c2] ^ getB(key2[1], 2)] ^ getB(key2[0], 2);
-          d2 = q[1][q[1][d2] ^ getB(key2[1], 3)] ^ getB(key2[0], 3);
+          a2 = q[0][q[0][a2] ^ getB(key3[1], 0)] ^ getB(key3[0], 0);
+          b2 = q[0][q[1][b2] ^ getB(key3[1], 1)] ^ getB(key3[0], 1);
+          c2 = q[1][q[0][c2] ^ getB(key3[1], 2)] ^ getB(key3[0], 2);
+          d2 = q[1][q[1][d2] ^ getB(key3[1], 3)] ^ getB(key3[0], 3);
       }
       return m[0][a2] ^ m[1][b2] ^ m[2][c2] ^ m[3][d2];
     }
@@ -16747,18 +16747,18 @@ function createTwofish() {
     finalize: tfsFinal
   };
 }
-function TF(key) {
+function TF(key2) {
   this.tf = createTwofish();
-  this.tf.open(Array.from(key), 0);
+  this.tf.open(Array.from(key2), 0);
   this.encrypt = function(block2) {
     return this.tf.encrypt(Array.from(block2), 0);
   };
 }
 function Blowfish() {
 }
-function BF(key) {
+function BF(key2) {
   this.bf = new Blowfish();
-  this.bf.init(key);
+  this.bf.init(key2);
   this.encrypt = function(block2) {
     return this.bf.encryptBlock(block2);
   };
@@ -16822,9 +16822,9 @@ function compress(S2, last) {
     S2.h[i2] ^= v[i2] ^ v[i2 + 16];
   }
 }
-function createHash8(outlen, key, salt, personal) {
+function createHash8(outlen, key2, salt, personal) {
   if (outlen > OUTBYTES_MAX) throw new Error(`outlen must be at most ${OUTBYTES_MAX} (given: ${outlen})`);
-  return new Blake2b(outlen, key, salt, personal);
+  return new Blake2b(outlen, key2, salt, personal);
 }
 function LE32(buf, n, i2) {
   buf[i2 + 0] = n;
@@ -16910,7 +16910,7 @@ function validateParams({ type: type2, version, tagLength: tagLength2, password,
       throw new Error(`${name} size should be between ${min} and ${max2} bytes`);
     }
   };
-  if (type2 !== TYPE || version !== VERSION) throw new Error("Unsupported type or version");
+  if (type2 !== TYPE || version !== VERSION2) throw new Error("Unsupported type or version");
   assertLength("password", password, passwordBYTES_MIN, passwordBYTES_MAX);
   assertLength("salt", salt, SALTBYTES_MIN, SALTBYTES_MAX);
   assertLength("tag", tagLength2, TAGBYTES_MIN, TAGBYTES_MAX);
@@ -16921,7 +16921,7 @@ function validateParams({ type: type2, version, tagLength: tagLength2, password,
 }
 function argon2id(params, { memory, instance: wasmInstance }) {
   if (!isLittleEndian) throw new Error("BigEndian system not supported");
-  const ctx = validateParams({ type: TYPE, version: VERSION, ...params });
+  const ctx = validateParams({ type: TYPE, version: VERSION2, ...params });
   const { G: wasmG, G2: wasmG2, xor: wasmXOR, getLZ: wasmLZ } = wasmInstance.exports;
   const wasmRefs = {};
   const wasmFn = {};
@@ -17765,10 +17765,10 @@ function requireUnbzip2Stream() {
   }
   return unbzip2Stream_1;
 }
-var import_module, nc, globalThis, doneWritingPromise, doneWritingResolve, doneWritingReject, readingIndex, ArrayStream, doneReadingSet, externalBuffer, byValue, enums, config, debugMode, util, Buffer$3, encodeChunk, decodeChunk, crc_table, isLittleEndian$1, _0n$8, _1n$c, nodeCrypto$8, _1n$b, smallPrimes, webCrypto$8, nodeCrypto$7, nodeCryptoHashes, md5$1, sha1$2, sha224$2, sha256$2, sha384$2, sha512$2, ripemd, sha3_256$1, sha3_512$1, hash_headers, webCrypto$7, nodeCrypto$6, _1n$a, _1n$9, knownOIDs, OID, UnsupportedError, UnknownPacketError, MalformedPacketError, UnparseablePacket, publicKeyToJWK$1, privateKeyToJWK$1, eddsa$1, isLE$1, wrapCipher, BLOCK_SIZE$1, ZEROS16, ZEROS32, POLY$1, mul2$1, swapLE, estimateWindow, GHASH, Polyval, ghash, BLOCK_SIZE, BLOCK_SIZE32, EMPTY_BLOCK, POLY, sbox, invSbox, rotr32_8, rotl32_8, byteSwap$1, tableEncoding, tableDecoding, xPowers, ctr, cbc, cfb, gcm, AESW, AESKW_IV, aeskw, unsafe, webCrypto$6, HKDF_INFO, ecdh_x, webCrypto$5, nodeCrypto$5, webCurves, knownCurves, nodeCurves, curves, CurveWithOID, webCrypto$4, nodeCrypto$4, ecdsa$1, eddsa_legacy, ecdh$1, elliptic, _0n$7, _1n$8, ECDHSymmetricKey, KDFParams, ECDHXSymmetricKey, webCrypto$3, nodeCrypto$3, knownAlgos, nodeAlgos, WebCryptoEncryptor, NobleStreamProcessor, getUint32Array, webCrypto$2, nodeCrypto$2, blockLength$3, zeroBlock$1, webCrypto$1, nodeCrypto$1, Buffer$2, blockLength$2, ivLength$2, tagLength$2, zero, one$1, two, blockLength$1, ivLength$1, tagLength$1, zeroBlock, one, webCrypto, nodeCrypto, Buffer$1, blockLength, ivLength, tagLength, ALGO, ARGON2_TYPE, ARGON2_VERSION, ARGON2_SALT_SIZE, ARGON2_MAX_ENCODEDM, Argon2OutOfMemoryError, loadArgonWasmModule, argon2Promise, ARGON2_WASM_MEMORY_THRESHOLD_RELOAD, Argon2S2K, GenericS2K, allowedS2KTypesForEncryption, require$1, _a, Worker2, isMarkedAsUntransferable, u8, u16, i32, fleb, fdeb, clim, freb, _a, fl, revfl, _b, fd, revfd, rev, x, i, hMap, flt, i, i, i, i, fdt, i, flm, flrm, fdm, fdrm, max, bits, bits16, shft, slc, ec, err, inflt, wbits, wbits16, hTree, ln, lc, clen, wfblk, wblk, deo, et, dflt, adler, dopt, wbytes, zlh, zls, Deflate, Inflate, Zlib, Unzlib, td, tds, LiteralDataPacket, KeyID, verified, SALT_NOTATION_NAME, allowedUnhashedSubpackets, SignaturePacket, OnePassSignaturePacket, PacketList, GrammarError, MessageType, MessageGrammarValidator, allowedPackets$5, CompressedDataPacket, getCompressionStreamInstantiators, compress_fns, decompress_fns, allowedPackets$4, SymEncryptedIntegrityProtectedDataPacket, allowedPackets$3, VERSION$1, AEADEncryptedDataPacket, PublicKeyEncryptedSessionKeyPacket, SymEncryptedSessionKeyPacket, PublicKeyPacket, allowedPackets$2, SymmetricallyEncryptedDataPacket, MarkerPacket, PublicSubkeyPacket, UserAttributePacket, SecretKeyPacket, UserIDPacket, SecretSubkeyPacket, TrustPacket, PaddingPacket, allowedPackets$1, Signature, User, Subkey, allowedRevocationPackets, mainKeyPacketTags, keyPacketTags, Key, PublicKey, PrivateKey, allowedKeyPackets, allowedMessagePackets, allowedSymSessionKeyPackets, allowedDetachedSignaturePackets, Message, allowedPackets, CleartextMessage, defaultConfigPropsCount, crypto$2, isLE, swap32IfBE, hasHexBuiltin, hexes, asciis, Hash, wrapConstructor, _0n$6, _1n$7, isPosBig, bitMask, _0n$5, _1n$6, _2n$6, _3n$2, _4n$1, _5n, _7n$1, _8n$1, _9n, _16n, FIELD_FIELDS, HashMD, SHA256_IV, SHA224_IV, SHA384_IV, SHA512_IV, U32_MASK64, _32n, shrSH, shrSL, rotrSH, rotrSL, rotrBH, rotrBL, rotlSH, rotlSL, rotlBH, rotlBL, add3L, add3H, add4L, add4H, add5L, add5H, SHA256_K, SHA256_W, SHA256, SHA224, K512, SHA512_Kh, SHA512_Kl, SHA512_W_H, SHA512_W_L, SHA512, SHA384, sha256$1, sha224$1, sha512$1, sha384$1, HMAC, hmac, _0n$4, _1n$5, pointPrecomputes, pointWindowSizes, wNAF, divNearest, DERErr, DER, _0n$3, _1n$4, _2n$5, _3n$1, _4n, p256_CURVE, p384_CURVE, p521_CURVE, Fp256, Fp384, Fp521, p256$1, p384$1, p521$1, p256, p384, p521, _0n$2, _1n$3, _2n$4, _7n, _256n, _0x71n, SHA3_PI, SHA3_ROTL, _SHA3_IOTA, IOTAS, SHA3_IOTA_H, SHA3_IOTA_L, rotlH, rotlL, Keccak, gen, sha3_256, sha3_512, genShake, shake256, _0n$1, _1n$2, _2n$3, _8n, _0n, _1n$1, _2n$2, ed448_CURVE, E448_CURVE, shake256_114, _1n, _2n$1, _3n, _11n, _22n, _44n, _88n, _223n, Fp$3, Fn, ED448_DEF, ed448, x448, secp256k1_CURVE, secp256k1_ENDO, _2n, Fpk1, secp256k1, sha2562, sha224, Fp$2, CURVE_A$2, CURVE_B$2, brainpoolP256r1, sha512, sha384, Fp$1, CURVE_A$1, CURVE_B$1, brainpoolP384r1, Fp, CURVE_A, CURVE_B, brainpoolP512r1, nobleCurves, noble_curves, SHA1_IV, SHA1_W, SHA1, sha1$1, Rho160, Id160, Pi160, idxLR, idxL, idxR, shifts160, shiftsL160, shiftsR160, Kl160, Kr160, BUF_160, RIPEMD160, ripemd160$1, sha1, ripemd160, K$1, Chi, IV, MD5_W, MD5, md5, nobleHashes, noble_hashes, crypto$1, nacl, gf, randombytes, _9, gf0, gf1, _121665, D, D2, X, Y, I, K, L, crypto_scalarmult_BYTES, crypto_scalarmult_SCALARBYTES, crypto_box_PUBLICKEYBYTES, crypto_box_SECRETKEYBYTES, crypto_sign_BYTES, crypto_sign_PUBLICKEYBYTES, crypto_sign_SECRETKEYBYTES, crypto_sign_SEEDBYTES, naclFast, MAXINT, legacyCiphers, legacy_ciphers, BLAKE2B_IV32, SIGMA, Blake2b, OUTBYTES_MAX, BLOCKBYTES, TYPE, VERSION, TAGBYTES_MAX, TAGBYTES_MIN, SALTBYTES_MAX, SALTBYTES_MIN, passwordBYTES_MAX, passwordBYTES_MIN, MEMBYTES_MAX, ADBYTES_MAX, SECRETBYTES_MAX, ARGON2_BLOCK_SIZE, ARGON2_PREHASH_DIGEST_LENGTH, isLittleEndian, KB, WASM_PAGE_SIZE, isSIMDSupported, loadWasm, index$2, bzip2_1, hasRequiredBzip2, bit_iterator, hasRequiredBit_iterator, unbzip2Stream_1, hasRequiredUnbzip2Stream, unbzip2StreamExports, index, index$1;
+var import_module2, nc, globalThis, doneWritingPromise, doneWritingResolve, doneWritingReject, readingIndex, ArrayStream, doneReadingSet, externalBuffer, byValue, enums, config, debugMode, util, Buffer$3, encodeChunk, decodeChunk, crc_table, isLittleEndian$1, _0n$8, _1n$c, nodeCrypto$8, _1n$b, smallPrimes, webCrypto$8, nodeCrypto$7, nodeCryptoHashes, md5$1, sha1$2, sha224$2, sha256$2, sha384$2, sha512$2, ripemd, sha3_256$1, sha3_512$1, hash_headers, webCrypto$7, nodeCrypto$6, _1n$a, _1n$9, knownOIDs, OID, UnsupportedError, UnknownPacketError, MalformedPacketError, UnparseablePacket, publicKeyToJWK$1, privateKeyToJWK$1, eddsa$1, isLE$1, wrapCipher, BLOCK_SIZE$1, ZEROS16, ZEROS32, POLY$1, mul2$1, swapLE, estimateWindow, GHASH, Polyval, ghash, BLOCK_SIZE, BLOCK_SIZE32, EMPTY_BLOCK, POLY, sbox, invSbox, rotr32_8, rotl32_8, byteSwap$1, tableEncoding, tableDecoding, xPowers, ctr, cbc, cfb, gcm, AESW, AESKW_IV, aeskw, unsafe, webCrypto$6, HKDF_INFO, ecdh_x, webCrypto$5, nodeCrypto$5, webCurves, knownCurves, nodeCurves, curves, CurveWithOID, webCrypto$4, nodeCrypto$4, ecdsa$1, eddsa_legacy, ecdh$1, elliptic, _0n$7, _1n$8, ECDHSymmetricKey, KDFParams, ECDHXSymmetricKey, webCrypto$3, nodeCrypto$3, knownAlgos, nodeAlgos, WebCryptoEncryptor, NobleStreamProcessor, getUint32Array, webCrypto$2, nodeCrypto$2, blockLength$3, zeroBlock$1, webCrypto$1, nodeCrypto$1, Buffer$2, blockLength$2, ivLength$2, tagLength$2, zero, one$1, two, blockLength$1, ivLength$1, tagLength$1, zeroBlock, one, webCrypto, nodeCrypto, Buffer$1, blockLength, ivLength, tagLength, ALGO, ARGON2_TYPE, ARGON2_VERSION, ARGON2_SALT_SIZE, ARGON2_MAX_ENCODEDM, Argon2OutOfMemoryError, loadArgonWasmModule, argon2Promise, ARGON2_WASM_MEMORY_THRESHOLD_RELOAD, Argon2S2K, GenericS2K, allowedS2KTypesForEncryption, require$1, _a, Worker2, isMarkedAsUntransferable, u8, u16, i32, fleb, fdeb, clim, freb, _a, fl, revfl, _b, fd, revfd, rev, x, i, hMap, flt, i, i, i, i, fdt, i, flm, flrm, fdm, fdrm, max, bits, bits16, shft, slc, ec, err, inflt, wbits, wbits16, hTree, ln, lc, clen, wfblk, wblk, deo, et, dflt, adler, dopt, wbytes, zlh, zls, Deflate, Inflate, Zlib, Unzlib, td, tds, LiteralDataPacket, KeyID, verified, SALT_NOTATION_NAME, allowedUnhashedSubpackets, SignaturePacket, OnePassSignaturePacket, PacketList, GrammarError, MessageType, MessageGrammarValidator, allowedPackets$5, CompressedDataPacket, getCompressionStreamInstantiators, compress_fns, decompress_fns, allowedPackets$4, SymEncryptedIntegrityProtectedDataPacket, allowedPackets$3, VERSION$1, AEADEncryptedDataPacket, PublicKeyEncryptedSessionKeyPacket, SymEncryptedSessionKeyPacket, PublicKeyPacket, allowedPackets$2, SymmetricallyEncryptedDataPacket, MarkerPacket, PublicSubkeyPacket, UserAttributePacket, SecretKeyPacket, UserIDPacket, SecretSubkeyPacket, TrustPacket, PaddingPacket, allowedPackets$1, Signature, User, Subkey, allowedRevocationPackets, mainKeyPacketTags, keyPacketTags, Key, PublicKey, PrivateKey, allowedKeyPackets, allowedMessagePackets, allowedSymSessionKeyPackets, allowedDetachedSignaturePackets, Message, allowedPackets, CleartextMessage, defaultConfigPropsCount, crypto$2, isLE, swap32IfBE, hasHexBuiltin, hexes, asciis, Hash, wrapConstructor, _0n$6, _1n$7, isPosBig, bitMask, _0n$5, _1n$6, _2n$6, _3n$2, _4n$1, _5n, _7n$1, _8n$1, _9n, _16n, FIELD_FIELDS, HashMD, SHA256_IV, SHA224_IV, SHA384_IV, SHA512_IV, U32_MASK64, _32n, shrSH, shrSL, rotrSH, rotrSL, rotrBH, rotrBL, rotlSH, rotlSL, rotlBH, rotlBL, add3L, add3H, add4L, add4H, add5L, add5H, SHA256_K, SHA256_W, SHA256, SHA224, K512, SHA512_Kh, SHA512_Kl, SHA512_W_H, SHA512_W_L, SHA512, SHA384, sha256$1, sha224$1, sha512$1, sha384$1, HMAC, hmac, _0n$4, _1n$5, pointPrecomputes, pointWindowSizes, wNAF, divNearest, DERErr, DER, _0n$3, _1n$4, _2n$5, _3n$1, _4n, p256_CURVE, p384_CURVE, p521_CURVE, Fp256, Fp384, Fp521, p256$1, p384$1, p521$1, p256, p384, p521, _0n$2, _1n$3, _2n$4, _7n, _256n, _0x71n, SHA3_PI, SHA3_ROTL, _SHA3_IOTA, IOTAS, SHA3_IOTA_H, SHA3_IOTA_L, rotlH, rotlL, Keccak, gen, sha3_256, sha3_512, genShake, shake256, _0n$1, _1n$2, _2n$3, _8n, _0n, _1n$1, _2n$2, ed448_CURVE, E448_CURVE, shake256_114, _1n, _2n$1, _3n, _11n, _22n, _44n, _88n, _223n, Fp$3, Fn, ED448_DEF, ed448, x448, secp256k1_CURVE, secp256k1_ENDO, _2n, Fpk1, secp256k1, sha2562, sha224, Fp$2, CURVE_A$2, CURVE_B$2, brainpoolP256r1, sha512, sha384, Fp$1, CURVE_A$1, CURVE_B$1, brainpoolP384r1, Fp, CURVE_A, CURVE_B, brainpoolP512r1, nobleCurves, noble_curves, SHA1_IV, SHA1_W, SHA1, sha1$1, Rho160, Id160, Pi160, idxLR, idxL, idxR, shifts160, shiftsL160, shiftsR160, Kl160, Kr160, BUF_160, RIPEMD160, ripemd160$1, sha1, ripemd160, K$1, Chi, IV, MD5_W, MD5, md5, nobleHashes, noble_hashes, crypto$1, nacl, gf, randombytes, _9, gf0, gf1, _121665, D, D2, X, Y, I, K, L, crypto_scalarmult_BYTES, crypto_scalarmult_SCALARBYTES, crypto_box_PUBLICKEYBYTES, crypto_box_SECRETKEYBYTES, crypto_sign_BYTES, crypto_sign_PUBLICKEYBYTES, crypto_sign_SECRETKEYBYTES, crypto_sign_SEEDBYTES, naclFast, MAXINT, legacyCiphers, legacy_ciphers, BLAKE2B_IV32, SIGMA, Blake2b, OUTBYTES_MAX, BLOCKBYTES, TYPE, VERSION2, TAGBYTES_MAX, TAGBYTES_MIN, SALTBYTES_MAX, SALTBYTES_MIN, passwordBYTES_MAX, passwordBYTES_MIN, MEMBYTES_MAX, ADBYTES_MAX, SECRETBYTES_MAX, ARGON2_BLOCK_SIZE, ARGON2_PREHASH_DIGEST_LENGTH, isLittleEndian, KB, WASM_PAGE_SIZE, isSIMDSupported, loadWasm, index$2, bzip2_1, hasRequiredBzip2, bit_iterator, hasRequiredBit_iterator, unbzip2Stream_1, hasRequiredUnbzip2Stream, unbzip2StreamExports, index, index$1;
 var init_openpgp = __esm({
   "node_modules/openpgp/dist/node/openpgp.mjs"() {
-    import_module = require("module");
+    import_module2 = require("module");
     nc = __toESM(require("node:crypto"), 1);
     /*! OpenPGP.js v6.3.2 - 2026-09-24 - this is LGPL licensed code, see LICENSE/our website https://openpgpjs.org/ for more information. */
     globalThis = typeof window !== "undefined" ? window : typeof global !== "undefined" ? global : typeof self !== "undefined" ? self : {};
@@ -18354,8 +18354,8 @@ var init_openpgp = __esm({
       read: function(type2, e) {
         if (!type2[byValue]) {
           type2[byValue] = [];
-          Object.entries(type2).forEach(([key, value]) => {
-            type2[byValue][value] = key;
+          Object.entries(type2).forEach(([key2, value]) => {
+            type2[byValue][value] = key2;
           });
         }
         if (type2[byValue][e] !== void 0) {
@@ -18679,7 +18679,7 @@ var init_openpgp = __esm({
       isString: function(data) {
         return typeof data === "string" || data instanceof String;
       },
-      nodeRequire: (0, import_module.createRequire)(__bundleFileUrl),
+      nodeRequire: (0, import_module2.createRequire)(__bundleFileUrl),
       isArray: function(data) {
         return data instanceof Array;
       },
@@ -20313,8 +20313,8 @@ var init_openpgp = __esm({
     /*! noble-ciphers - MIT License (c) 2023 Paul Miller (paulmillr.com) */
     isLE$1 = /* @__PURE__ */ (() => new Uint8Array(new Uint32Array([287454020]).buffer)[0] === 68)();
     wrapCipher = /* @__NO_SIDE_EFFECTS__ */ (params, constructor) => {
-      function wrappedCipher(key, ...args) {
-        abytes$1(key);
+      function wrappedCipher(key2, ...args) {
+        abytes$1(key2);
         if (!isLE$1)
           throw new Error("Non little-endian hardware is not yet supported");
         if (params.nonceLength !== void 0) {
@@ -20330,7 +20330,7 @@ var init_openpgp = __esm({
         if (tagl && args[1] !== void 0) {
           abytes$1(args[1]);
         }
-        const cipher = constructor(key, ...args);
+        const cipher = constructor(key2, ...args);
         const checkOutput = (fnLength, output) => {
           if (output !== void 0) {
             if (fnLength !== 2)
@@ -20385,7 +20385,7 @@ var init_openpgp = __esm({
     };
     GHASH = class {
       // We select bits per window adaptively based on expectedLength
-      constructor(key, expectedLength) {
+      constructor(key2, expectedLength) {
         this.blockLen = BLOCK_SIZE$1;
         this.outputLen = BLOCK_SIZE$1;
         this.s0 = 0;
@@ -20393,9 +20393,9 @@ var init_openpgp = __esm({
         this.s2 = 0;
         this.s3 = 0;
         this.finished = false;
-        key = toBytes$1(key);
-        abytes$1(key, 16);
-        const kView = createView$1(key);
+        key2 = toBytes$1(key2);
+        abytes$1(key2, 16);
+        const kView = createView$1(key2);
         let k0 = kView.getUint32(0, false);
         let k1 = kView.getUint32(4, false);
         let k2 = kView.getUint32(8, false);
@@ -20493,10 +20493,10 @@ var init_openpgp = __esm({
       }
     };
     Polyval = class extends GHASH {
-      constructor(key, expectedLength) {
-        key = toBytes$1(key);
-        abytes$1(key);
-        const ghKey = _toGHASHKey(copyBytes$1(key));
+      constructor(key2, expectedLength) {
+        key2 = toBytes$1(key2);
+        abytes$1(key2);
+        const ghKey = _toGHASHKey(copyBytes$1(key2));
         super(ghKey, expectedLength);
         clean$1(ghKey);
       }
@@ -20529,8 +20529,8 @@ var init_openpgp = __esm({
         return out.reverse();
       }
     };
-    ghash = wrapConstructorWithKey((key, expectedLength) => new GHASH(key, expectedLength));
-    wrapConstructorWithKey((key, expectedLength) => new Polyval(key, expectedLength));
+    ghash = wrapConstructorWithKey((key2, expectedLength) => new GHASH(key2, expectedLength));
+    wrapConstructorWithKey((key2, expectedLength) => new Polyval(key2, expectedLength));
     BLOCK_SIZE = 16;
     BLOCK_SIZE32 = 4;
     EMPTY_BLOCK = /* @__PURE__ */ new Uint8Array(BLOCK_SIZE);
@@ -20561,7 +20561,7 @@ var init_openpgp = __esm({
         p[i2] = x2;
       return p;
     })();
-    ctr = /* @__PURE__ */ wrapCipher({ blockSize: 16, nonceLength: 16 }, function aesctr(key, nonce) {
+    ctr = /* @__PURE__ */ wrapCipher({ blockSize: 16, nonceLength: 16 }, function aesctr(key2, nonce) {
       function processCtr(buf, dst) {
         abytes$1(buf);
         if (dst !== void 0) {
@@ -20569,7 +20569,7 @@ var init_openpgp = __esm({
           if (!isAligned32(dst))
             throw new Error("unaligned destination");
         }
-        const xk = expandKeyLE(key);
+        const xk = expandKeyLE(key2);
         const n = copyBytes$1(nonce);
         const toClean = [xk, n];
         if (!isAligned32(buf))
@@ -20583,11 +20583,11 @@ var init_openpgp = __esm({
         decrypt: (ciphertext, dst) => processCtr(ciphertext, dst)
       };
     });
-    cbc = /* @__PURE__ */ wrapCipher({ blockSize: 16, nonceLength: 16 }, function aescbc(key, iv, opts = {}) {
+    cbc = /* @__PURE__ */ wrapCipher({ blockSize: 16, nonceLength: 16 }, function aescbc(key2, iv, opts = {}) {
       const pcks5 = !opts.disablePadding;
       return {
         encrypt(plaintext, dst) {
-          const xk = expandKeyLE(key);
+          const xk = expandKeyLE(key2);
           const { b, o, out: _out } = validateBlockEncrypt(plaintext, pcks5, dst);
           let _iv = iv;
           const toClean = [xk];
@@ -20612,7 +20612,7 @@ var init_openpgp = __esm({
         },
         decrypt(ciphertext, dst) {
           validateBlockDecrypt(ciphertext);
-          const xk = expandKeyDecLE(key);
+          const xk = expandKeyDecLE(key2);
           let _iv = iv;
           const toClean = [xk];
           if (!isAligned32(_iv))
@@ -20636,14 +20636,14 @@ var init_openpgp = __esm({
         }
       };
     });
-    cfb = /* @__PURE__ */ wrapCipher({ blockSize: 16, nonceLength: 16 }, function aescfb(key, iv) {
+    cfb = /* @__PURE__ */ wrapCipher({ blockSize: 16, nonceLength: 16 }, function aescfb(key2, iv) {
       function processCfb(src, isEncrypt, dst) {
         abytes$1(src);
         const srcLen = src.length;
         dst = getOutput(srcLen, dst);
         if (overlapBytes(src, dst))
           throw new Error("overlapping src and dst not supported.");
-        const xk = expandKeyLE(key);
+        const xk = expandKeyLE(key2);
         let _iv = iv;
         const toClean = [xk];
         if (!isAligned32(_iv))
@@ -20679,7 +20679,7 @@ var init_openpgp = __esm({
         decrypt: (ciphertext, dst) => processCfb(ciphertext, false, dst)
       };
     });
-    gcm = /* @__PURE__ */ wrapCipher({ blockSize: 16, nonceLength: 12, tagLength: 16, varSizeNonce: true }, function aesgcm(key, nonce, AAD) {
+    gcm = /* @__PURE__ */ wrapCipher({ blockSize: 16, nonceLength: 12, tagLength: 16, varSizeNonce: true }, function aesgcm(key2, nonce, AAD) {
       if (nonce.length < 8)
         throw new Error("aes/gcm: invalid nonce length");
       const tagLength2 = 16;
@@ -20690,7 +20690,7 @@ var init_openpgp = __esm({
         return tag;
       }
       function deriveKeys() {
-        const xk = expandKeyLE(key);
+        const xk = expandKeyLE(key2);
         const authKey = EMPTY_BLOCK.slice();
         const counter = EMPTY_BLOCK.slice();
         ctr32(xk, false, counter, counter, authKey);
@@ -21155,9 +21155,9 @@ var init_openpgp = __esm({
       /* twofish is not implemented in OpenSSL */
     };
     WebCryptoEncryptor = class {
-      constructor(algo, key, iv) {
+      constructor(algo, key2, iv) {
         const { blockSize } = getCipherParams(algo);
-        this.key = key;
+        this.key = key2;
         this.iv = iv;
         this.prevBlock = iv.slice();
         this.nextBlock = new Uint8Array(blockSize);
@@ -21246,10 +21246,10 @@ var init_openpgp = __esm({
       }
     };
     NobleStreamProcessor = class {
-      constructor(forEncryption, algo, key, iv) {
+      constructor(forEncryption, algo, key2, iv) {
         this.forEncryption = forEncryption;
         const { blockSize } = getCipherParams(algo);
-        this.key = unsafe.expandKeyLE(key);
+        this.key = unsafe.expandKeyLE(key2);
         if (iv.byteOffset % 4 !== 0)
           iv = iv.slice();
         this.prevBlock = getUint32Array(iv);
@@ -21617,7 +21617,7 @@ var init_openpgp = __esm({
       }
     };
     allowedS2KTypesForEncryption = /* @__PURE__ */ new Set([enums.s2k.argon2, enums.s2k.iterated]);
-    require$1 = (0, import_module.createRequire)("/");
+    require$1 = (0, import_module2.createRequire)("/");
     try {
       _a = require$1("worker_threads"), Worker2 = _a.Worker, isMarkedAsUntransferable = _a.isMarkedAsUntransferable;
     } catch (e) {
@@ -22788,12 +22788,12 @@ var init_openpgp = __esm({
        * @throws {Error} if signing failed
        * @async
        */
-      async sign(key, data, date = /* @__PURE__ */ new Date(), detached = false, config2) {
-        this.version = key.version;
+      async sign(key2, data, date = /* @__PURE__ */ new Date(), detached = false, config2) {
+        this.version = key2.version;
         this.created = util.normalizeDate(date);
-        this.issuerKeyVersion = key.version;
-        this.issuerFingerprint = key.getFingerprintBytes();
-        this.issuerKeyID = key.getKeyID();
+        this.issuerKeyVersion = key2.version;
+        this.issuerFingerprint = key2.getFingerprintBytes();
+        this.issuerKeyID = key2.getKeyID();
         const arr = [new Uint8Array([this.version, this.signatureType, this.publicKeyAlgorithm, this.hashAlgorithm])];
         if (this.version === 6) {
           const saltLength = saltLengthForHash(this.hashAlgorithm);
@@ -22822,7 +22822,7 @@ var init_openpgp = __esm({
         const toHash = this.toHash(this.signatureType, data, detached);
         const hash = await this.hash(this.signatureType, data, toHash, detached);
         this.signedHashValue = slice(clone(hash), 0, 2);
-        const signed = async () => sign$1(this.publicKeyAlgorithm, this.hashAlgorithm, key.publicParams, key.privateParams, toHash, await readToEnd(hash));
+        const signed = async () => sign$1(this.publicKeyAlgorithm, this.hashAlgorithm, key2.publicParams, key2.privateParams, toHash, await readToEnd(hash));
         if (util.isStream(hash)) {
           this.params = signed();
         } else {
@@ -23218,11 +23218,11 @@ var init_openpgp = __esm({
        * @throws {Error} if signature validation failed
        * @async
        */
-      async verify(key, signatureType, data, date = /* @__PURE__ */ new Date(), detached = false, config$1 = config) {
-        if (!this.issuerKeyID.equals(key.getKeyID())) {
+      async verify(key2, signatureType, data, date = /* @__PURE__ */ new Date(), detached = false, config$1 = config) {
+        if (!this.issuerKeyID.equals(key2.getKeyID())) {
           throw new Error("Signature was not issued by the given public key");
         }
-        if (this.publicKeyAlgorithm !== key.algorithm) {
+        if (this.publicKeyAlgorithm !== key2.algorithm) {
           throw new Error("Public key algorithm used to sign signature does not match issuer key algorithm.");
         }
         const isMessageSignature = signatureType === enums.signature.binary || signatureType === enums.signature.text;
@@ -23241,7 +23241,7 @@ var init_openpgp = __esm({
             throw new Error("Signed digest did not match");
           }
           this.params = await this.params;
-          this[verified] = await verify$1(this.publicKeyAlgorithm, this.hashAlgorithm, this.params, key.publicParams, toHash, hash);
+          this[verified] = await verify$1(this.publicKeyAlgorithm, this.hashAlgorithm, this.params, key2.publicParams, toHash, hash);
           if (!this[verified]) {
             throw new Error("Signature verification failed");
           }
@@ -23877,9 +23877,9 @@ var init_openpgp = __esm({
        * @throws {Error} on encryption failure
        * @async
        */
-      async encrypt(sessionKeyAlgorithm, key, config$1 = config) {
+      async encrypt(sessionKeyAlgorithm, key2, config$1 = config) {
         const { blockSize, keySize } = getCipherParams(sessionKeyAlgorithm);
-        if (key.length !== keySize) {
+        if (key2.length !== keySize) {
           throw new Error("Unexpected session key size");
         }
         let bytes2 = this.packets.write();
@@ -23889,14 +23889,14 @@ var init_openpgp = __esm({
           this.cipherAlgorithm = sessionKeyAlgorithm;
           this.salt = getRandomBytes(32);
           this.chunkSizeByte = config$1.aeadChunkSizeByte;
-          this.encrypted = await runAEAD(this, "encrypt", key, bytes2);
+          this.encrypted = await runAEAD(this, "encrypt", key2, bytes2);
         } else {
           const prefix = await getPrefixRandom(sessionKeyAlgorithm);
           const mdc = new Uint8Array([211, 20]);
           const tohash = util.concat([prefix, bytes2, mdc]);
           const hash = await computeDigest(enums.hash.sha1, passiveClone(tohash));
           const plaintext = util.concat([tohash, hash]);
-          this.encrypted = await encrypt$1(sessionKeyAlgorithm, key, plaintext, new Uint8Array(blockSize));
+          this.encrypted = await encrypt$1(sessionKeyAlgorithm, key2, plaintext, new Uint8Array(blockSize));
         }
         return true;
       }
@@ -23909,8 +23909,8 @@ var init_openpgp = __esm({
        * @throws {Error} on decryption failure
        * @async
        */
-      async decrypt(sessionKeyAlgorithm, key, config$1 = config) {
-        if (key.length !== getCipherParams(sessionKeyAlgorithm).keySize) {
+      async decrypt(sessionKeyAlgorithm, key2, config$1 = config) {
+        if (key2.length !== getCipherParams(sessionKeyAlgorithm).keySize) {
           throw new Error("Unexpected session key size");
         }
         let encrypted = clone(this.encrypted);
@@ -23922,10 +23922,10 @@ var init_openpgp = __esm({
           if (this.cipherAlgorithm !== sessionKeyAlgorithm) {
             throw new Error("Unexpected session key algorithm");
           }
-          packetbytes = await runAEAD(this, "decrypt", key, encrypted);
+          packetbytes = await runAEAD(this, "decrypt", key2, encrypted);
         } else {
           const { blockSize } = getCipherParams(sessionKeyAlgorithm);
-          const decrypted = await decrypt$1(sessionKeyAlgorithm, key, encrypted, new Uint8Array(blockSize));
+          const decrypted = await decrypt$1(sessionKeyAlgorithm, key2, encrypted, new Uint8Array(blockSize));
           const realHash = slice(passiveClone(decrypted), -20);
           const tohash = slice(decrypted, 0, -20);
           const verifyHash = Promise.all([
@@ -24004,8 +24004,8 @@ var init_openpgp = __esm({
        * @throws {Error} if decryption was not successful
        * @async
        */
-      async decrypt(sessionKeyAlgorithm, key, config$1 = config) {
-        this.packets = await PacketList.fromBinary(await runAEAD(this, "decrypt", key, clone(this.encrypted)), allowedPackets$3, config$1, new MessageGrammarValidator());
+      async decrypt(sessionKeyAlgorithm, key2, config$1 = config) {
+        this.packets = await PacketList.fromBinary(await runAEAD(this, "decrypt", key2, clone(this.encrypted)), allowedPackets$3, config$1, new MessageGrammarValidator());
       }
       /**
        * Encrypt the packet payload.
@@ -24015,13 +24015,13 @@ var init_openpgp = __esm({
        * @throws {Error} if encryption was not successful
        * @async
        */
-      async encrypt(sessionKeyAlgorithm, key, config$1 = config) {
+      async encrypt(sessionKeyAlgorithm, key2, config$1 = config) {
         this.cipherAlgorithm = sessionKeyAlgorithm;
         const { ivLength: ivLength2 } = getAEADMode(this.aeadAlgorithm, true);
         this.iv = getRandomBytes(ivLength2);
         this.chunkSizeByte = config$1.aeadChunkSizeByte;
         const data = this.packets.write();
-        this.encrypted = await runAEAD(this, "encrypt", key, data);
+        this.encrypted = await runAEAD(this, "encrypt", key2, data);
       }
     };
     PublicKeyEncryptedSessionKeyPacket = class _PublicKeyEncryptedSessionKeyPacket {
@@ -24124,12 +24124,12 @@ var init_openpgp = __esm({
        * @throws {Error} if encryption failed
        * @async
        */
-      async encrypt(key) {
+      async encrypt(key2) {
         const algo = enums.write(enums.publicKey, this.publicKeyAlgorithm);
         const sessionKeyAlgorithm = this.version === 3 ? this.sessionKeyAlgorithm : null;
-        const fingerprint3 = key.version === 5 ? key.getFingerprintBytes().subarray(0, 20) : key.getFingerprintBytes();
+        const fingerprint3 = key2.version === 5 ? key2.getFingerprintBytes().subarray(0, 20) : key2.getFingerprintBytes();
         const encoded = encodeSessionKey(this.version, algo, sessionKeyAlgorithm, this.sessionKey);
-        this.encrypted = await publicKeyEncrypt(algo, sessionKeyAlgorithm, key.publicParams, encoded, fingerprint3);
+        this.encrypted = await publicKeyEncrypt(algo, sessionKeyAlgorithm, key2.publicParams, encoded, fingerprint3);
       }
       /**
        * Decrypts the session key (only for public key encrypted session key packets (tag 1)
@@ -24139,13 +24139,13 @@ var init_openpgp = __esm({
        * @throws {Error} if decryption failed, unless `randomSessionKey` is given
        * @async
        */
-      async decrypt(key, randomSessionKey) {
-        if (this.publicKeyAlgorithm !== key.algorithm) {
+      async decrypt(key2, randomSessionKey) {
+        if (this.publicKeyAlgorithm !== key2.algorithm) {
           throw new Error("Decryption error");
         }
         const randomPayload = randomSessionKey ? encodeSessionKey(this.version, this.publicKeyAlgorithm, randomSessionKey.sessionKeyAlgorithm, randomSessionKey.sessionKey) : null;
-        const fingerprint3 = key.version === 5 ? key.getFingerprintBytes().subarray(0, 20) : key.getFingerprintBytes();
-        const decryptedData = await publicKeyDecrypt(this.publicKeyAlgorithm, key.publicParams, key.privateParams, this.encrypted, fingerprint3, randomPayload);
+        const fingerprint3 = key2.version === 5 ? key2.getFingerprintBytes().subarray(0, 20) : key2.getFingerprintBytes();
+        const decryptedData = await publicKeyDecrypt(this.publicKeyAlgorithm, key2.publicParams, key2.privateParams, this.encrypted, fingerprint3, randomPayload);
         const { sessionKey, sessionKeyAlgorithm } = decodeSessionKey(this.version, this.publicKeyAlgorithm, decryptedData, randomSessionKey);
         if (this.version === 3) {
           const hasEncryptedAlgo = this.publicKeyAlgorithm !== enums.publicKey.x25519 && this.publicKeyAlgorithm !== enums.publicKey.x448;
@@ -24242,22 +24242,22 @@ var init_openpgp = __esm({
       async decrypt(passphrase, config$1 = config) {
         const algo = this.sessionKeyEncryptionAlgorithm !== null ? this.sessionKeyEncryptionAlgorithm : this.sessionKeyAlgorithm;
         const { blockSize, keySize } = getCipherParams(algo);
-        const key = await this.s2k.produceKey(passphrase, keySize, config$1);
+        const key2 = await this.s2k.produceKey(passphrase, keySize, config$1);
         if (this.version >= 5) {
           const mode = getAEADMode(this.aeadAlgorithm, true);
           const adata = new Uint8Array([192 | _SymEncryptedSessionKeyPacket.tag, this.version, this.sessionKeyEncryptionAlgorithm, this.aeadAlgorithm]);
-          const encryptionKey = this.version === 6 ? await computeHKDF(enums.hash.sha256, key, new Uint8Array(), adata, keySize) : key;
+          const encryptionKey = this.version === 6 ? await computeHKDF(enums.hash.sha256, key2, new Uint8Array(), adata, keySize) : key2;
           const modeInstance = await mode(algo, encryptionKey);
           this.sessionKey = await modeInstance.decrypt(this.encrypted, this.iv, adata);
         } else if (this.encrypted !== null) {
-          const decrypted = await decrypt$1(algo, key, this.encrypted, new Uint8Array(blockSize));
+          const decrypted = await decrypt$1(algo, key2, this.encrypted, new Uint8Array(blockSize));
           this.sessionKeyAlgorithm = enums.write(enums.symmetric, decrypted[0]);
           this.sessionKey = decrypted.subarray(1, decrypted.length);
           if (this.sessionKey.length !== getCipherParams(this.sessionKeyAlgorithm).keySize) {
             throw new Error("Unexpected session key size");
           }
         } else {
-          this.sessionKey = key;
+          this.sessionKey = key2;
         }
       }
       /**
@@ -24273,7 +24273,7 @@ var init_openpgp = __esm({
         this.s2k = newS2KFromConfig(config$1);
         this.s2k.generateSalt();
         const { blockSize, keySize } = getCipherParams(algo);
-        const key = await this.s2k.produceKey(passphrase, keySize, config$1);
+        const key2 = await this.s2k.produceKey(passphrase, keySize, config$1);
         if (this.sessionKey === null) {
           this.sessionKey = generateSessionKey$1(this.sessionKeyAlgorithm);
         }
@@ -24281,7 +24281,7 @@ var init_openpgp = __esm({
           const mode = getAEADMode(this.aeadAlgorithm);
           this.iv = getRandomBytes(mode.ivLength);
           const adata = new Uint8Array([192 | _SymEncryptedSessionKeyPacket.tag, this.version, this.sessionKeyEncryptionAlgorithm, this.aeadAlgorithm]);
-          const encryptionKey = this.version === 6 ? await computeHKDF(enums.hash.sha256, key, new Uint8Array(), adata, keySize) : key;
+          const encryptionKey = this.version === 6 ? await computeHKDF(enums.hash.sha256, key2, new Uint8Array(), adata, keySize) : key2;
           const modeInstance = await mode(algo, encryptionKey);
           this.encrypted = await modeInstance.encrypt(this.sessionKey, this.iv, adata);
         } else {
@@ -24289,7 +24289,7 @@ var init_openpgp = __esm({
             new Uint8Array([this.sessionKeyAlgorithm]),
             this.sessionKey
           ]);
-          this.encrypted = await encrypt$1(algo, key, toEncrypt, new Uint8Array(blockSize));
+          this.encrypted = await encrypt$1(algo, key2, toEncrypt, new Uint8Array(blockSize));
         }
       }
     };
@@ -24501,13 +24501,13 @@ var init_openpgp = __esm({
          * @throws {Error} if decryption was not successful
          * @async
          */
-      async decrypt(sessionKeyAlgorithm, key, config$1 = config) {
+      async decrypt(sessionKeyAlgorithm, key2, config$1 = config) {
         if (!config$1.allowUnauthenticatedMessages) {
           throw new Error("Message is not authenticated.");
         }
         const { blockSize } = getCipherParams(sessionKeyAlgorithm);
         const encrypted = await readToEnd(clone(this.encrypted));
-        const decrypted = await decrypt$1(sessionKeyAlgorithm, key, encrypted.subarray(blockSize + 2), encrypted.subarray(2, blockSize + 2));
+        const decrypted = await decrypt$1(sessionKeyAlgorithm, key2, encrypted.subarray(blockSize + 2), encrypted.subarray(2, blockSize + 2));
         this.packets = await PacketList.fromBinary(decrypted, allowedPackets$2, config$1);
       }
       /**
@@ -24519,12 +24519,12 @@ var init_openpgp = __esm({
        * @throws {Error} if encryption was not successful
        * @async
        */
-      async encrypt(sessionKeyAlgorithm, key, config$1 = config) {
+      async encrypt(sessionKeyAlgorithm, key2, config$1 = config) {
         const data = this.packets.write();
         const { blockSize } = getCipherParams(sessionKeyAlgorithm);
         const prefix = await getPrefixRandom(sessionKeyAlgorithm);
-        const FRE = await encrypt$1(sessionKeyAlgorithm, key, prefix, new Uint8Array(blockSize));
-        const ciphertext = await encrypt$1(sessionKeyAlgorithm, key, data, FRE.subarray(2));
+        const FRE = await encrypt$1(sessionKeyAlgorithm, key2, prefix, new Uint8Array(blockSize));
+        const ciphertext = await encrypt$1(sessionKeyAlgorithm, key2, data, FRE.subarray(2));
         this.encrypted = util.concat([FRE, ciphertext]);
       }
     };
@@ -24853,17 +24853,17 @@ var init_openpgp = __esm({
           this.isLegacyAEAD = this.version === 5;
           this.usedModernAEAD = !this.isLegacyAEAD;
           const serializedPacketTag = writeTag(this.constructor.tag);
-          const key = await produceEncryptionKey(this.version, this.s2k, passphrase, this.symmetric, this.aead, serializedPacketTag, this.isLegacyAEAD, config$1);
-          const modeInstance = await mode(this.symmetric, key);
+          const key2 = await produceEncryptionKey(this.version, this.s2k, passphrase, this.symmetric, this.aead, serializedPacketTag, this.isLegacyAEAD, config$1);
+          const modeInstance = await mode(this.symmetric, key2);
           this.iv = this.isLegacyAEAD ? getRandomBytes(blockSize) : getRandomBytes(mode.ivLength);
           const associateData = this.isLegacyAEAD ? new Uint8Array() : util.concatUint8Array([serializedPacketTag, this.writePublicKey()]);
           this.keyMaterial = await modeInstance.encrypt(cleartext, this.iv.subarray(0, mode.ivLength), associateData);
         } else {
           this.s2kUsage = 254;
           this.usedModernAEAD = false;
-          const key = await produceEncryptionKey(this.version, this.s2k, passphrase, this.symmetric, void 0, void 0, void 0, config$1);
+          const key2 = await produceEncryptionKey(this.version, this.s2k, passphrase, this.symmetric, void 0, void 0, void 0, config$1);
           this.iv = getRandomBytes(blockSize);
-          this.keyMaterial = await encrypt$1(this.symmetric, key, util.concatUint8Array([
+          this.keyMaterial = await encrypt$1(this.symmetric, key2, util.concatUint8Array([
             cleartext,
             await computeDigest(enums.hash.sha1, cleartext)
           ]), this.iv);
@@ -24889,10 +24889,10 @@ var init_openpgp = __esm({
         if (this.isDecrypted()) {
           throw new Error("Key packet is already decrypted.");
         }
-        let key;
+        let key2;
         const serializedPacketTag = writeTag(this.constructor.tag);
         if (this.s2kUsage === 254 || this.s2kUsage === 253) {
-          key = await produceEncryptionKey(this.version, this.s2k, passphrase, this.symmetric, this.aead, serializedPacketTag, this.isLegacyAEAD, config$1);
+          key2 = await produceEncryptionKey(this.version, this.s2k, passphrase, this.symmetric, this.aead, serializedPacketTag, this.isLegacyAEAD, config$1);
         } else if (this.s2kUsage === 255) {
           throw new Error("Encrypted private key is authenticated using an insecure two-byte hash");
         } else {
@@ -24901,7 +24901,7 @@ var init_openpgp = __esm({
         let cleartext;
         if (this.s2kUsage === 253) {
           const mode = getAEADMode(this.aead, true);
-          const modeInstance = await mode(this.symmetric, key);
+          const modeInstance = await mode(this.symmetric, key2);
           try {
             const associateData = this.isLegacyAEAD ? new Uint8Array() : util.concatUint8Array([serializedPacketTag, this.writePublicKey()]);
             cleartext = await modeInstance.decrypt(this.keyMaterial, this.iv.subarray(0, mode.ivLength), associateData);
@@ -24912,7 +24912,7 @@ var init_openpgp = __esm({
             throw err2;
           }
         } else {
-          const cleartextWithHash = await decrypt$1(this.symmetric, key, this.keyMaterial, this.iv);
+          const cleartextWithHash = await decrypt$1(this.symmetric, key2, this.keyMaterial, this.iv);
           cleartext = cleartextWithHash.subarray(0, -20);
           const hash = await computeDigest(enums.hash.sha1, cleartext);
           if (!util.equalsUint8Array(hash, cleartextWithHash.subarray(-20))) {
@@ -25253,12 +25253,12 @@ var init_openpgp = __esm({
           key: primaryKey
         };
         const { issuerKeyID } = certificate;
-        const issuerKeys = verificationKeys.filter((key) => key.getKeys(issuerKeyID).length > 0);
+        const issuerKeys = verificationKeys.filter((key2) => key2.getKeys(issuerKeyID).length > 0);
         if (issuerKeys.length === 0) {
           return null;
         }
-        await Promise.all(issuerKeys.map(async (key) => {
-          const signingKey = await key.getSigningKey(issuerKeyID, certificate.created, void 0, config2);
+        await Promise.all(issuerKeys.map(async (key2) => {
+          const signingKey = await key2.getSigningKey(issuerKeyID, certificate.created, void 0, config2);
           if (certificate.revoked || await that.isRevoked(certificate, signingKey.keyPacket, date, config2)) {
             throw new Error("User certificate is revoked");
           }
@@ -25428,12 +25428,12 @@ var init_openpgp = __esm({
        * @returns {Promise<Boolean>} True if the binding signature is revoked.
        * @async
        */
-      async isRevoked(signature, key, date = /* @__PURE__ */ new Date(), config$1 = config) {
+      async isRevoked(signature, key2, date = /* @__PURE__ */ new Date(), config$1 = config) {
         const primaryKey = this.mainKey.keyPacket;
         return isDataRevoked(primaryKey, enums.signature.subkeyRevocation, {
           key: primaryKey,
           bind: this.keyPacket
-        }, this.revocationSignatures, signature, key, date, config$1);
+        }, this.revocationSignatures, signature, key2, date, config$1);
       }
       /**
        * Verify subkey. Checks for revocation signatures, expiration time
@@ -25676,9 +25676,9 @@ var init_openpgp = __esm({
        * @returns {Promise<Key>} Clone of the key.
        */
       clone(clonePrivateParams = false) {
-        const key = new this.constructor(this.toPacketList());
+        const key2 = new this.constructor(this.toPacketList());
         if (clonePrivateParams) {
-          key.getKeys().forEach((k) => {
+          key2.getKeys().forEach((k) => {
             k.keyPacket = Object.create(Object.getPrototypeOf(k.keyPacket), Object.getOwnPropertyDescriptors(k.keyPacket));
             if (!k.keyPacket.isDecrypted())
               return;
@@ -25689,7 +25689,7 @@ var init_openpgp = __esm({
             k.keyPacket.privateParams = privateParams;
           });
         }
-        return key;
+        return key2;
       }
       /**
        * Returns an array containing all public or private subkeys matching keyID;
@@ -25719,7 +25719,7 @@ var init_openpgp = __esm({
        * @returns {Array<module:type/keyid~KeyID>}
        */
       getKeyIDs() {
-        return this.getKeys().map((key) => key.getKeyID());
+        return this.getKeys().map((key2) => key2.getKeyID());
       }
       /**
        * Returns userIDs
@@ -25846,8 +25846,8 @@ var init_openpgp = __esm({
        * @returns {Promise<Boolean>} True if the certificate is revoked.
        * @async
        */
-      async isRevoked(signature, key, date = /* @__PURE__ */ new Date(), config$1 = config) {
-        return isDataRevoked(this.keyPacket, enums.signature.keyRevocation, { key: this.keyPacket }, this.revocationSignatures, signature, key, date, config$1);
+      async isRevoked(signature, key2, date = /* @__PURE__ */ new Date(), config$1 = config) {
+        return isDataRevoked(this.keyPacket, enums.signature.keyRevocation, { key: this.keyPacket }, this.revocationSignatures, signature, key2, date, config$1);
       }
       /**
        * Verify primary key. Checks for revocation signatures, expiration time
@@ -26068,9 +26068,9 @@ var init_openpgp = __esm({
         } catch (e) {
           throw util.wrapError("Could not verify revocation signature", e);
         }
-        const key = this.clone();
-        key.revocationSignatures.push(revocationSignature);
-        return key;
+        const key2 = this.clone();
+        key2.revocationSignatures.push(revocationSignature);
+        return key2;
       }
       /**
        * Signs primary user of key
@@ -26084,9 +26084,9 @@ var init_openpgp = __esm({
       async signPrimaryUser(privateKeys, date, userID, config$1 = config) {
         const { index: index2, user } = await this.getPrimaryUser(date, userID, config$1);
         const userSign = await user.certify(privateKeys, date, config$1);
-        const key = this.clone();
-        key.users[index2] = userSign;
-        return key;
+        const key2 = this.clone();
+        key2.users[index2] = userSign;
+        return key2;
       }
       /**
        * Signs all users of key
@@ -26097,11 +26097,11 @@ var init_openpgp = __esm({
        * @async
        */
       async signAllUsers(privateKeys, date = /* @__PURE__ */ new Date(), config$1 = config) {
-        const key = this.clone();
-        key.users = await Promise.all(this.users.map(function(user) {
+        const key2 = this.clone();
+        key2.users = await Promise.all(this.users.map(function(user) {
           return user.certify(privateKeys, date, config$1);
         }));
-        return key;
+        return key2;
       }
       /**
        * Verifies primary user of key
@@ -26330,11 +26330,11 @@ var init_openpgp = __esm({
           return signingKeyPacket.validate();
         } else {
           const keys = this.getKeys();
-          const allDummies = keys.map((key) => key.keyPacket.isDummy()).every(Boolean);
+          const allDummies = keys.map((key2) => key2.keyPacket.isDummy()).every(Boolean);
           if (allDummies) {
             throw new Error("Cannot validate an all-gnu-dummy key");
           }
-          return Promise.all(keys.map((key) => key.keyPacket.validate()));
+          return Promise.all(keys.map((key2) => key2.keyPacket.validate()));
         }
       }
       /**
@@ -26362,13 +26362,13 @@ var init_openpgp = __esm({
           throw new Error("Need private key for revoking");
         }
         const dataToSign = { key: this.keyPacket };
-        const key = this.clone();
-        key.revocationSignatures.push(await createSignaturePacket(dataToSign, [], this.keyPacket, {
+        const key2 = this.clone();
+        key2.revocationSignatures.push(await createSignaturePacket(dataToSign, [], this.keyPacket, {
           signatureType: enums.signature.keyRevocation,
           reasonForRevocationFlag: enums.write(enums.reasonForRevocation, reasonForRevocationFlag),
           reasonForRevocationString
         }, date, void 0, void 0, void 0, config$1));
-        return key;
+        return key2;
       }
       /**
        * Generates a new OpenPGP subkey, and returns a clone of the Key object with the new subkey added.
@@ -26557,7 +26557,7 @@ var init_openpgp = __esm({
             await Promise.all(decryptionKeys.map(async function(decryptionKey) {
               let decryptionKeyPackets;
               try {
-                decryptionKeyPackets = (await decryptionKey.getDecryptionKeys(pkeskPacket.publicKeyID, null, void 0, config$1)).map((key) => key.keyPacket);
+                decryptionKeyPackets = (await decryptionKey.getDecryptionKeys(pkeskPacket.publicKeyID, null, void 0, config$1)).map((key2) => key2.keyPacket);
               } catch (err2) {
                 exception2 = err2;
                 return;
@@ -26684,7 +26684,7 @@ var init_openpgp = __esm({
         const { symmetricAlgo, aeadAlgo } = await getPreferredCipherSuite(encryptionKeys, date, userIDs, config$1);
         const symmetricAlgoName = enums.read(enums.symmetric, symmetricAlgo);
         const aeadAlgoName = aeadAlgo ? enums.read(enums.aead, aeadAlgo) : void 0;
-        await Promise.all(encryptionKeys.map((key) => key.getEncryptionKey().catch(() => null).then((maybeKey) => {
+        await Promise.all(encryptionKeys.map((key2) => key2.getEncryptionKey().catch(() => null).then((maybeKey) => {
           if (maybeKey && (maybeKey.keyPacket.algorithm === enums.publicKey.x25519 || maybeKey.keyPacket.algorithm === enums.publicKey.x448) && !aeadAlgoName && !util.isAES(symmetricAlgo)) {
             throw new Error("Could not generate a session key compatible with the given `encryptionKeys`: X22519 and X448 keys can only be used to encrypt AES session keys; change `config.preferredSymmetricAlgorithm` accordingly.");
           }
@@ -27656,7 +27656,7 @@ var init_openpgp = __esm({
         this.finished = false;
         this.destroyed = false;
         ahash(hash);
-        const key = toBytes(_key);
+        const key2 = toBytes(_key);
         this.iHash = hash.create();
         if (typeof this.iHash.update !== "function")
           throw new Error("Expected instance of class which extends utils.Hash");
@@ -27664,7 +27664,7 @@ var init_openpgp = __esm({
         this.outputLen = this.iHash.outputLen;
         const blockLen = this.blockLen;
         const pad2 = new Uint8Array(blockLen);
-        pad2.set(key.length > blockLen ? hash.create().update(key).digest() : key);
+        pad2.set(key2.length > blockLen ? hash.create().update(key2).digest() : key2);
         for (let i2 = 0; i2 < pad2.length; i2++)
           pad2[i2] ^= 54;
         this.iHash.update(pad2);
@@ -27714,8 +27714,8 @@ var init_openpgp = __esm({
         this.iHash.destroy();
       }
     };
-    hmac = (hash, key, message) => new HMAC(hash, key).update(message).digest();
-    hmac.create = (hash, key) => new HMAC(hash, key);
+    hmac = (hash, key2, message) => new HMAC(hash, key2).update(message).digest();
+    hmac.create = (hash, key2) => new HMAC(hash, key2);
     /*! noble-curves - MIT License (c) 2022 Paul Miller (paulmillr.com) */
     _0n$4 = BigInt(0);
     _1n$5 = BigInt(1);
@@ -29968,15 +29968,15 @@ var init_openpgp = __esm({
       vals[0] = this._clean(dataR);
       vals[1] = this._clean(dataL);
     };
-    Blowfish.prototype.init = function(key) {
+    Blowfish.prototype.init = function(key2) {
       let ii;
       let jj = 0;
       this.parray = [];
       for (ii = 0; ii < this.NN + 2; ++ii) {
         let data = 0;
         for (let kk = 0; kk < 4; ++kk) {
-          data = data << 8 | key[jj] & 255;
-          if (++jj >= key.length) {
+          data = data << 8 | key2[jj] & 255;
+          if (++jj >= key2.length) {
             jj = 0;
           }
         }
@@ -30228,7 +30228,7 @@ var init_openpgp = __esm({
       3
     ].map((x2) => x2 * 2));
     Blake2b = class {
-      constructor(outlen, key, salt, personal) {
+      constructor(outlen, key2, salt, personal) {
         const params = new Uint8Array(64);
         this.S = {
           b: new Uint8Array(BLOCKBYTES),
@@ -30241,7 +30241,7 @@ var init_openpgp = __esm({
           // output length in bytes
         };
         params[0] = outlen;
-        if (key) params[1] = key.length;
+        if (key2) params[1] = key2.length;
         params[2] = 1;
         params[3] = 1;
         if (salt) params.set(salt, 32);
@@ -30250,9 +30250,9 @@ var init_openpgp = __esm({
         for (let i2 = 0; i2 < 16; i2++) {
           this.S.h[i2] = BLAKE2B_IV32[i2] ^ params32[i2];
         }
-        if (key) {
+        if (key2) {
           const block2 = new Uint8Array(BLOCKBYTES);
-          block2.set(key);
+          block2.set(key2);
           this.update(block2);
         }
       }
@@ -30296,7 +30296,7 @@ var init_openpgp = __esm({
     OUTBYTES_MAX = 64;
     BLOCKBYTES = 128;
     TYPE = 2;
-    VERSION = 19;
+    VERSION2 = 19;
     TAGBYTES_MAX = 4294967295;
     TAGBYTES_MIN = 4;
     SALTBYTES_MAX = 4294967295;
@@ -31251,27 +31251,27 @@ var require_lrucache = __commonJS({
         this.max = 1e3;
         this.map = /* @__PURE__ */ new Map();
       }
-      get(key) {
-        const value = this.map.get(key);
+      get(key2) {
+        const value = this.map.get(key2);
         if (value === void 0) {
           return void 0;
         } else {
-          this.map.delete(key);
-          this.map.set(key, value);
+          this.map.delete(key2);
+          this.map.set(key2, value);
           return value;
         }
       }
-      delete(key) {
-        return this.map.delete(key);
+      delete(key2) {
+        return this.map.delete(key2);
       }
-      set(key, value) {
-        const deleted = this.delete(key);
+      set(key2, value) {
+        const deleted = this.delete(key2);
         if (!deleted && value !== void 0) {
           if (this.map.size >= this.max) {
             const firstKey = this.map.keys().next().value;
             this.delete(firstKey);
           }
-          this.map.set(key, value);
+          this.map.set(key2, value);
         }
         return this;
       }
@@ -32142,7 +32142,7 @@ var require_outside = __commonJS({
     var lt = require_lt();
     var lte = require_lte();
     var gte = require_gte();
-    var outside = (version, range, hilo, options2) => {
+    var outside2 = (version, range, hilo, options2) => {
       version = new SemVer(version, options2);
       range = new Range(range, options2);
       let gtfn, ltefn, ltfn, comp, ecomp;
@@ -32194,7 +32194,7 @@ var require_outside = __commonJS({
       }
       return true;
     };
-    module2.exports = outside;
+    module2.exports = outside2;
   }
 });
 
@@ -32202,8 +32202,8 @@ var require_outside = __commonJS({
 var require_gtr = __commonJS({
   "node_modules/semver/ranges/gtr.js"(exports2, module2) {
     "use strict";
-    var outside = require_outside();
-    var gtr = (version, range, options2) => outside(version, range, ">", options2);
+    var outside2 = require_outside();
+    var gtr = (version, range, options2) => outside2(version, range, ">", options2);
     module2.exports = gtr;
   }
 });
@@ -32212,8 +32212,8 @@ var require_gtr = __commonJS({
 var require_ltr = __commonJS({
   "node_modules/semver/ranges/ltr.js"(exports2, module2) {
     "use strict";
-    var outside = require_outside();
-    var ltr = (version, range, options2) => outside(version, range, "<", options2);
+    var outside2 = require_outside();
+    var ltr = (version, range, options2) => outside2(version, range, "<", options2);
     module2.exports = ltr;
   }
 });
@@ -32484,7 +32484,7 @@ var require_semver2 = __commonJS({
     var minSatisfying = require_min_satisfying();
     var minVersion = require_min_version();
     var validRange = require_valid2();
-    var outside = require_outside();
+    var outside2 = require_outside();
     var gtr = require_gtr();
     var ltr = require_ltr();
     var intersects = require_intersects();
@@ -32523,7 +32523,7 @@ var require_semver2 = __commonJS({
       minSatisfying,
       minVersion,
       validRange,
-      outside,
+      outside: outside2,
       gtr,
       ltr,
       intersects,
@@ -32613,9 +32613,9 @@ var ARCHIVE_LIMIT_VARIABLES = Object.freeze({
 function archiveLimits() {
   const env = process.env;
   const limits = {};
-  for (const [key, name] of Object.entries(ARCHIVE_LIMIT_VARIABLES)) {
-    const value = positive(name, env[name], key !== "maxCompressionRatio");
-    if (value !== void 0) limits[key] = value;
+  for (const [key2, name] of Object.entries(ARCHIVE_LIMIT_VARIABLES)) {
+    const value = positive(name, env[name], key2 !== "maxCompressionRatio");
+    if (value !== void 0) limits[key2] = value;
   }
   return limits;
 }
@@ -32816,7 +32816,12 @@ function splitPackageSubdir(raw) {
     pkg += subdir.slice(query);
     subdir = subdir.slice(0, query);
   }
-  return { pkg, subdir };
+  return { pkg, subdir: cleanSubdir(subdir) };
+}
+function cleanSubdir(subdir) {
+  if (subdir === "") return "";
+  const cleaned = subdir.startsWith("/") ? cleanRelativePath(subdir).replace(/^(?:\.\.(?:\/|$))+/, "") : cleanRelativePath(subdir);
+  return cleaned === "." ? "" : cleaned;
 }
 function isRegistryModuleSource(raw) {
   const { pkg } = splitPackageSubdir(raw);
@@ -32876,15 +32881,15 @@ function parseQuery(raw) {
     const eq = pair.indexOf("=");
     const rawKey = eq === -1 ? pair : pair.slice(0, eq);
     const rawValue = eq === -1 ? "" : pair.slice(eq + 1);
-    let key;
+    let key2;
     let value;
     try {
-      key = decodeURIComponent(rawKey.replace(/\+/g, " "));
+      key2 = decodeURIComponent(rawKey.replace(/\+/g, " "));
       value = decodeURIComponent(rawValue.replace(/\+/g, " "));
     } catch {
       continue;
     }
-    if (!out.has(key)) out.set(key, value);
+    if (!out.has(key2)) out.set(key2, value);
   }
   return out;
 }
@@ -33174,12 +33179,12 @@ function parseConstraints(s, options2 = {}) {
   if (typeof s !== "string") {
     throw new ConstraintSyntaxError("version constraint must be a string", String(s));
   }
-  const key = grammar === "config" ? s : `\0${s}`;
-  const cached = parsed.get(key);
+  const key2 = grammar === "config" ? s : `\0${s}`;
+  const cached = parsed.get(key2);
   if (cached !== void 0) return cached.slice();
   const result = parseUncached(s, grammar);
   if (parsed.size >= MAX_CACHED) parsed.clear();
-  parsed.set(key, result);
+  parsed.set(key2, result);
   return result.slice();
 }
 var MAX_CACHED = 1e4;
@@ -33470,8 +33475,8 @@ function boundaryCompare(a, b) {
 function canonicalOrder(cs) {
   const unique = /* @__PURE__ */ new Map();
   for (const c of cs) {
-    const key = formatConstraint(c);
-    if (!unique.has(key)) unique.set(key, c);
+    const key2 = formatConstraint(c);
+    if (!unique.has(key2)) unique.set(key2, c);
   }
   return [...unique.values()].sort(
     (a, b) => boundaryCompare(a.version, b.version) || operatorRank(a) - operatorRank(b)
@@ -33565,12 +33570,162 @@ function suggestMinimumOnly(s) {
   const seen = /* @__PURE__ */ new Set();
   for (const c of cs) {
     if (c.op !== "!=" || !meets(c.version, minimum)) continue;
-    const key = formatConstraint(c);
-    if (seen.has(key)) continue;
-    seen.add(key);
+    const key2 = formatConstraint(c);
+    if (seen.has(key2)) continue;
+    seen.add(key2);
     out.push(c.raw);
   }
   return out.join(", ");
+}
+
+// src/constraints/module.ts
+var VERSION = /^v?([0-9]+(?:\.[0-9]+)*?)(?:-([0-9]+[0-9A-Za-z~-]*(?:\.[0-9A-Za-z~-]+)*)|(?:-?([A-Za-z~-]+[0-9A-Za-z~-]*(?:\.[0-9A-Za-z~-]+)*)))?(?:\+([0-9A-Za-z~-]+(?:\.[0-9A-Za-z~-]+)*))?$/;
+var PIECE = /^[\t\n\f\r ]*(=|!=|>=|<=|>|<|~>)?[\t\n\f\r ]*(.*?)[\t\n\f\r ]*$/s;
+function parseModuleVersion(s) {
+  const m = VERSION.exec(s);
+  if (m === null) throw new ConstraintSyntaxError(`"${s}" is not a version go-version can read`, s);
+  const segments3 = m[1].split(".").map((d) => {
+    const n = Number(d);
+    if (!Number.isSafeInteger(n)) throw new ConstraintSyntaxError(`version number "${d}" is too large`, s);
+    return n;
+  });
+  const written = segments3.length;
+  while (segments3.length < 3) segments3.push(0);
+  return { segments: segments3, written, prerelease: m[2] ?? m[3] ?? "", metadata: m[4] ?? "", original: s };
+}
+function parseModuleConstraints(s) {
+  return s.split(",").map((piece) => {
+    const m = PIECE.exec(piece);
+    const text3 = m[2];
+    if (text3 === "" || !VERSION.test(text3) || /^[=!<>~]/.test(text3)) {
+      throw new ConstraintSyntaxError(`malformed module version constraint "${piece.trim()}"`, s);
+    }
+    return { op: m[1] ?? "=", version: parseModuleVersion(text3), raw: piece.trim() };
+  });
+}
+function validateModuleConstraints(s) {
+  try {
+    parseModuleConstraints(s);
+    return null;
+  } catch (err2) {
+    if (err2 instanceof ConstraintSyntaxError) return err2.message;
+    throw err2;
+  }
+}
+function allZero(xs) {
+  return xs.every((x2) => x2 === 0);
+}
+function comparePart(a, b) {
+  if (a === b) return 0;
+  const an = /^[+-]?[0-9]+$/.test(a);
+  const bn = /^[+-]?[0-9]+$/.test(b);
+  if (a === "") return bn ? -1 : 1;
+  if (b === "") return an ? 1 : -1;
+  if (an && !bn) return -1;
+  if (!an && bn) return 1;
+  if (!an && !bn) return a > b ? 1 : -1;
+  return Number(a) > Number(b) ? 1 : -1;
+}
+function comparePrereleases(a, b) {
+  if (a === b) return 0;
+  const pa = a.split(".");
+  const pb = b.split(".");
+  for (let i2 = 0; i2 < Math.max(pa.length, pb.length); i2++) {
+    const c = comparePart(pa[i2] ?? "", pb[i2] ?? "");
+    if (c !== 0) return c;
+  }
+  return 0;
+}
+function compareModuleVersions(a, b) {
+  const n = Math.max(a.segments.length, b.segments.length);
+  for (let i2 = 0; i2 < n; i2++) {
+    if (i2 >= a.segments.length) return allZero(b.segments.slice(i2)) ? 0 : -1;
+    if (i2 >= b.segments.length) return allZero(a.segments.slice(i2)) ? 0 : 1;
+    const x2 = a.segments[i2];
+    const y = b.segments[i2];
+    if (x2 !== y) return x2 < y ? -1 : 1;
+  }
+  if (a.prerelease === b.prerelease) return 0;
+  if (a.prerelease === "") return 1;
+  if (b.prerelease === "") return -1;
+  return comparePrereleases(a.prerelease, b.prerelease) < 0 ? -1 : 1;
+}
+function prereleaseCheck(v, c) {
+  const vPre = v.prerelease !== "";
+  const cPre = c.prerelease !== "";
+  if (cPre && vPre) {
+    return v.segments.length === c.segments.length && v.segments.every((s, i2) => s === c.segments[i2]);
+  }
+  return !(vPre && !cPre);
+}
+function check(v, c) {
+  const k = c.version;
+  const cmp = compareModuleVersions(v, k);
+  switch (c.op) {
+    case "=":
+      return cmp === 0;
+    case "!=":
+      return cmp !== 0;
+    case ">":
+      return prereleaseCheck(v, k) && cmp === 1;
+    case "<":
+      return prereleaseCheck(v, k) && cmp === -1;
+    case ">=":
+      return prereleaseCheck(v, k) && cmp >= 0;
+    case "<=":
+      return prereleaseCheck(v, k) && cmp <= 0;
+    case "~>": {
+      if (!prereleaseCheck(v, k) || k.prerelease !== "" && v.prerelease === "") return false;
+      if (cmp < 0) return false;
+      const cs = k.segments.length;
+      if (cs > v.segments.length) return false;
+      for (let i2 = 0; i2 < k.written - 1; i2++) if (v.segments[i2] !== k.segments[i2]) return false;
+      return k.segments[cs - 1] <= v.segments[cs - 1];
+    }
+  }
+}
+function toConstraints2(cs) {
+  return typeof cs === "string" ? cs.trim() === "" ? [] : parseModuleConstraints(cs) : cs;
+}
+function moduleVersionAllowed(version, constraint) {
+  let v;
+  try {
+    v = parseModuleVersion(version);
+  } catch {
+    return false;
+  }
+  const cs = toConstraints2(constraint);
+  if (v.prerelease !== "") {
+    const text3 = cs.map((c) => c.raw).join(",");
+    if (cs.some((c) => /^(?:=|!=|>=|<=|>|<|~>)\s/.test(c.raw))) return false;
+    try {
+      if (text3 === "" || !satisfies(version.replace(/^v/, ""), text3)) return false;
+    } catch {
+      return false;
+    }
+  }
+  return cs.every((c) => check(v, c));
+}
+function selectModuleRelease(published, constraint) {
+  const cs = toConstraints2(constraint);
+  let best = null;
+  for (const raw of published) {
+    if (!moduleVersionAllowed(raw, cs)) continue;
+    const v = parseModuleVersion(raw);
+    if (best === null || compareModuleVersions(v, best.v) > 0) best = { raw, v };
+  }
+  return best === null ? null : best.raw;
+}
+function moduleConstraintBounded(constraint) {
+  let cs;
+  try {
+    cs = parseModuleConstraints(constraint);
+  } catch {
+    return false;
+  }
+  return cs.some(
+    (c) => c.op === "<" || c.op === "<=" || c.op === "=" || c.op === "~>" && c.version.written > 1
+  );
 }
 
 // src/hcl/parser.ts
@@ -34475,9 +34630,9 @@ var K_NUMBER = 1;
 var K_BOOL = 2;
 var K_NULL = 3;
 var Verifier = class {
-  constructor(text3, tokens, lineStarts) {
+  constructor(text3, tokens, lineStarts2) {
     this.text = text3;
-    this.lineStarts = lineStarts;
+    this.lineStarts = lineStarts2;
     this.type = tokens.type;
     this.start = tokens.start;
     this.end = tokens.end;
@@ -34986,15 +35141,15 @@ function verifyHcl(text3, options2 = {}) {
     if (err2 instanceof GiveUp) return giveUp(text3, err2);
     throw err2;
   }
-  const lineStarts = lineIndex(text3);
+  const lineStarts2 = lineIndex(text3);
   const root = { attributes: [], blocks: [] };
   try {
-    new Verifier(text3, tokens, lineStarts).parseBody(T_EOF2, root);
+    new Verifier(text3, tokens, lineStarts2).parseBody(T_EOF2, root);
   } catch (err2) {
     if (err2 instanceof GiveUp) return giveUp(text3, err2);
     throw err2;
   }
-  return { ok: true, body: root, tokens, maxDepth, lines: lineStarts };
+  return { ok: true, body: root, tokens, maxDepth, lines: lineStarts2 };
 }
 function giveUp(text3, err2) {
   const offset = Math.min(Math.max(0, err2.offset), text3.length);
@@ -35049,12 +35204,12 @@ function objectItems(text3, tokens, from, to) {
     while (keyLast > keyFirst && isTrivia(type2[keyLast])) keyLast--;
     const keyStart = start[keyFirst];
     const keyEnd = tokenEnd(text3, tokens, keyLast);
-    let key = text3.slice(keyStart, keyEnd);
-    if (keyLast === keyFirst && type2[keyFirst] === T_IDENT2) key = text3.slice(keyStart, keyEnd);
+    let key2 = text3.slice(keyStart, keyEnd);
+    if (keyLast === keyFirst && type2[keyFirst] === T_IDENT2) key2 = text3.slice(keyStart, keyEnd);
     else if (type2[keyFirst] === T_OQUOTE2 && type2[keyLast] === T_CQUOTE2) {
-      if (keyLast === keyFirst + 1) key = "";
+      if (keyLast === keyFirst + 1) key2 = "";
       else if (keyLast === keyFirst + 2 && type2[keyFirst + 1] === T_QUOTED_LIT2) {
-        key = unescapeLiteral(text3.slice(start[keyFirst + 1], tokens.end[keyFirst + 1]));
+        key2 = unescapeLiteral(text3.slice(start[keyFirst + 1], tokens.end[keyFirst + 1]));
       }
     }
     i2++;
@@ -35072,7 +35227,7 @@ function objectItems(text3, tokens, from, to) {
     while (valueLast > valueFirst && isTrivia(type2[valueLast])) valueLast--;
     if (valueLast < valueFirst) return null;
     items.push({
-      key: detach(key),
+      key: detach(key2),
       keyStart,
       keyEnd,
       valueStart: start[valueFirst],
@@ -35212,16 +35367,16 @@ var Evaluator = class {
         for (; ; ) {
           if (m >= this.limit) return null;
           if (type2[m] === TOKEN.CBRACE) break;
-          let key;
+          let key2;
           if (type2[m] === TOKEN.IDENT) {
             const e = this.traversalEnd(m);
-            key = detach(text3.slice(start[m], end[e - 1]));
-            if (key === "for") return null;
+            key2 = detach(text3.slice(start[m], end[e - 1]));
+            if (key2 === "for") return null;
             m = e;
           } else if (type2[m] === TOKEN.OQUOTE) {
             const s = this.value(m, depth + 1);
             if (s === null || typeof s[0] !== "string") return null;
-            key = s[0];
+            key2 = s[0];
             m = s[1];
           } else {
             return null;
@@ -35229,8 +35384,8 @@ var Evaluator = class {
           if (m >= this.limit || type2[m] !== TOKEN.EQUAL && type2[m] !== TOKEN.COLON) return null;
           const item = this.value(m + 1, depth + 1);
           if (item === null) return null;
-          entries.delete(key);
-          entries.set(key, item[0]);
+          entries.delete(key2);
+          entries.set(key2, item[0]);
           m = item[1];
           if (m >= this.limit) return null;
           if (type2[m] === TOKEN.COMMA || type2[m] === TOKEN.NEWLINE || type2[m] === TOKEN.COMMENT_NL) {
@@ -35243,7 +35398,7 @@ var Evaluator = class {
         }
         const keys = [...entries.keys()].sort(compareBytes);
         const obj = {};
-        for (const key of keys) obj[key] = entries.get(key);
+        for (const key2 of keys) obj[key2] = entries.get(key2);
         return [obj, m + 1];
       }
       default:
@@ -35526,23 +35681,23 @@ function parseJsonWithPositions(text3, maxDepth) {
           const keyLine = line;
           const keyCol = column(i2);
           const keyStart = i2;
-          const key = parseString();
+          const key2 = parseString();
           const keyEnd = i2;
-          const first = seen.get(key);
+          const first = seen.get(key2);
           if (first !== void 0) {
             throw new JsonSyntaxError(
-              `duplicate key ${JSON.stringify(key)} in a JSON object (first defined at line ${first})`,
+              `duplicate key ${JSON.stringify(key2)} in a JSON object (first defined at line ${first})`,
               keyLine,
               keyCol
             );
           }
-          seen.set(key, keyLine);
+          seen.set(key2, keyLine);
           skipWs();
           if (text3[i2] !== ":")
             throw error(`invalid JSON: expected ":" after a property name, found ${describe4(i2)}`);
           i2++;
           const value = parseValue(depth + 1);
-          props.push({ key, line: keyLine, column: keyCol, keyStart, keyEnd, value });
+          props.push({ key: key2, line: keyLine, column: keyCol, keyStart, keyEnd, value });
           skipWs();
           if (text3[i2] === ",") {
             i2++;
@@ -35791,7 +35946,7 @@ function convertBody(node, schema2, depth, maxDepth, positions, type2 = "") {
   }
   return out;
 }
-function unpackBlock(node, type2, schema2, labels, key, out, depth, maxDepth, positions) {
+function unpackBlock(node, type2, schema2, labels, key2, out, depth, maxDepth, positions) {
   if (labels.length < schema2.labels) {
     const which = `to specify the labels of this "${type2}" block`;
     const props = bodyObjects(node, which).flatMap((obj) => obj.props);
@@ -35822,7 +35977,7 @@ function unpackBlock(node, type2, schema2, labels, key, out, depth, maxDepth, po
     case "null":
       return;
     case "object":
-      add2(node, key.line, key.start);
+      add2(node, key2.line, key2.start);
       return;
     case "array":
       for (const item of node.items) {
@@ -35951,8 +36106,8 @@ function specFingerprint(spec) {
 }
 
 // src/hcl/full/merge.ts
-function hasOwn(obj, key) {
-  return Object.prototype.hasOwnProperty.call(obj, key);
+function hasOwn(obj, key2) {
+  return Object.prototype.hasOwnProperty.call(obj, key2);
 }
 function isRecord(v) {
   return typeof v === "object" && v !== null && !Array.isArray(v);
@@ -36029,8 +36184,8 @@ function mergeBody(scanRoot, jsonRoot, text3, positions, withElements = false) {
       },
       block(b, _type, state) {
         let node = state.json;
-        for (const key of [b.type, ...b.labels]) {
-          node = isRecord(node) && hasOwn(node, key) ? node[key] : void 0;
+        for (const key2 of [b.type, ...b.labels]) {
+          node = isRecord(node) && hasOwn(node, key2) ? node[key2] : void 0;
         }
         const pathKey = [b.type, ...b.labels].join("\0");
         const index2 = state.used.get(pathKey) ?? 0;
@@ -36437,7 +36592,7 @@ function scanHcl(path5, text3, options2 = {}) {
   const { tokens, error: lexError } = lex(text3);
   const { type: type2, start, end } = tokens;
   const positions = new PositionMap(path5, text3, 0);
-  const lineOf = (offset) => positions.line(offset);
+  const lineOf2 = (offset) => positions.line(offset);
   const located = (message, offset) => {
     const { line, column } = positions.pos(offset);
     return { message, line, column };
@@ -36475,8 +36630,8 @@ function scanHcl(path5, text3, options2 = {}) {
   const finishAttribute = () => {
     currentBody().attributes.push({
       name,
-      line: lineOf(nameStart),
-      endLine: lineOf(lastStart),
+      line: lineOf2(nameStart),
+      endLine: lineOf2(lastStart),
       start: nameStart,
       end: lastEnd,
       exprStart,
@@ -36511,8 +36666,8 @@ function scanHcl(path5, text3, options2 = {}) {
   const recordComment = (list, s, e, body2) => {
     list.push({
       text: body2,
-      line: lineOf(s),
-      endLine: lineOf(Math.max(s, e - 1)),
+      line: lineOf2(s),
+      endLine: lineOf2(Math.max(s, e - 1)),
       start: s,
       end: e,
       beforeItems: stack.length === 0 && state === S_ITEM && root.attributes.length === 0 && root.blocks.length === 0
@@ -36610,8 +36765,8 @@ function scanHcl(path5, text3, options2 = {}) {
           const block2 = {
             type: name,
             labels,
-            line: lineOf(nameStart),
-            endLine: lineOf(nameStart),
+            line: lineOf2(nameStart),
+            endLine: lineOf2(nameStart),
             start: nameStart,
             end: e,
             body: { attributes: [], blocks: [] }
@@ -36648,7 +36803,7 @@ function scanHcl(path5, text3, options2 = {}) {
         if (kind === F_BLOCK) {
           if (state === S_EXPR) finishAttribute();
           const block2 = top.block;
-          block2.endLine = lineOf(s);
+          block2.endLine = lineOf2(s);
           block2.end = e;
           pop();
           state = S_ITEM;
@@ -37138,9 +37293,9 @@ function assembleModule(primary, overrides) {
   const callIndex = /* @__PURE__ */ new Map();
   const resourceIndex = /* @__PURE__ */ new Map();
   const addResource = (mode, b) => {
-    const key = resourceKey(mode, b);
-    if (resourceIndex.has(key)) return;
-    resourceIndex.set(key, m.resources.length);
+    const key2 = resourceKey(mode, b);
+    if (resourceIndex.has(key2)) return;
+    resourceIndex.set(key2, m.resources.length);
     m.resources.push({ mode, type: b.labels[0] ?? "", name: b.labels[1] ?? "", block: b });
   };
   for (const file of primary) {
@@ -37162,16 +37317,16 @@ function assembleModule(primary, overrides) {
           break;
         }
         case "provider": {
-          const key = providerKey(b);
-          if (providerIndex.has(key)) break;
-          providerIndex.set(key, m.providerConfigs.length);
+          const key2 = providerKey(b);
+          if (providerIndex.has(key2)) break;
+          providerIndex.set(key2, m.providerConfigs.length);
           m.providerConfigs.push(b);
           break;
         }
         case "module": {
-          const key = b.labels[0] ?? "";
-          if (callIndex.has(key)) break;
-          callIndex.set(key, m.moduleCalls.length);
+          const key2 = b.labels[0] ?? "";
+          if (callIndex.has(key2)) break;
+          callIndex.set(key2, m.moduleCalls.length);
           m.moduleCalls.push(b);
           break;
         }
@@ -37200,12 +37355,12 @@ function assembleModule(primary, overrides) {
           break;
         }
         case "provider": {
-          const key = providerKey(b);
-          const i2 = providerIndex.get(key);
+          const key2 = providerKey(b);
+          const i2 = providerIndex.get(key2);
           if (i2 !== void 0) {
             m.providerConfigs[i2] = mergeBlock(m.providerConfigs[i2], b);
           } else if (attr(b, "alias") === void 0) {
-            providerIndex.set(key, m.providerConfigs.length);
+            providerIndex.set(key2, m.providerConfigs.length);
             m.providerConfigs.push(b);
           }
           break;
@@ -37517,10 +37672,10 @@ var ArchiveBuilder = class {
    */
   claimCollisionKeys(path5, shown2) {
     for (let prefix = path5; prefix !== ""; prefix = dirname(prefix)) {
-      const key = collisionKey(prefix);
-      const owner = this.collisionKeys.get(key);
+      const key2 = collisionKey(prefix);
+      const owner = this.collisionKeys.get(key2);
       if (owner === void 0) {
-        this.collisionKeys.set(key, prefix);
+        this.collisionKeys.set(key2, prefix);
         continue;
       }
       if (owner === prefix) return;
@@ -38121,13 +38276,13 @@ var CONTAINER_OVERHEAD_PER_ENTRY = 4096;
 function resolveLimits(overrides) {
   const limits = { ...DEFAULT_LIMITS };
   if (overrides) {
-    for (const key of Object.keys(DEFAULT_LIMITS)) {
-      const value = overrides[key];
+    for (const key2 of Object.keys(DEFAULT_LIMITS)) {
+      const value = overrides[key2];
       if (value === void 0) continue;
       if (typeof value !== "number" || Number.isNaN(value) || value < 0) {
-        throw new RangeError(`archive limit ${key} must be a non-negative number, got ${String(value)}`);
+        throw new RangeError(`archive limit ${key2} must be a non-negative number, got ${String(value)}`);
       }
-      limits[key] = value;
+      limits[key2] = value;
     }
   }
   return limits;
@@ -39234,9 +39389,9 @@ var settings = {
       ["test", "tests", config2.tests],
       ["fragment", "fragments", config2.fragments]
     ];
-    for (const [kind, key, globs] of lists) {
+    for (const [kind, key2, globs] of lists) {
       const g = globs.find((x2) => matchGlob(x2, path5));
-      if (g !== void 0) return strong(kind, `matches the ${key} pattern "${g}" of the settings`);
+      if (g !== void 0) return strong(kind, `matches the ${key2} pattern "${g}" of the settings`);
     }
     return null;
   }
@@ -39798,9 +39953,9 @@ var Parser = class {
         e = { t: "index", e, key: String(name) };
       } else if (this.eat("[")) {
         if (this.peek("*")) this.fail();
-        const key = this.expr();
+        const key2 = this.expr();
         this.expect("]");
-        e = { t: "index", e, key };
+        e = { t: "index", e, key: key2 };
       } else return e;
     }
   }
@@ -39839,15 +39994,15 @@ var Parser = class {
         this.ws();
         const save = this.i;
         const name2 = this.ident();
-        let key;
+        let key2;
         if (name2 !== null && (this.peek("=") || this.peek(":")) && !this.peek("=="))
-          key = { t: "lit", v: name2 };
+          key2 = { t: "lit", v: name2 };
         else {
           this.i = save;
-          key = this.expr();
+          key2 = this.expr();
         }
         if (!this.eat("=") && !this.eat(":")) this.fail();
-        items.push([key, this.expr()]);
+        items.push([key2, this.expr()]);
         this.eat(",");
       }
       return { t: "obj", items };
@@ -40010,9 +40165,9 @@ function evalExpr(e, scope, depth) {
     case "obj": {
       const out = {};
       for (const [k, v] of e.items) {
-        const key = ev(k);
-        if (typeof key !== "string") return unknown("an object key that is not a known string");
-        out[key] = ev(v);
+        const key2 = ev(k);
+        if (typeof key2 !== "string") return unknown("an object key that is not a known string");
+        out[key2] = ev(v);
       }
       return out;
     }
@@ -40040,18 +40195,18 @@ function evalExpr(e, scope, depth) {
       return reference(e.root, scope);
     case "index": {
       const base = ev(e.e);
-      const key = typeof e.key === "string" ? e.key : ev(e.key);
+      const key2 = typeof e.key === "string" ? e.key : ev(e.key);
       if (base instanceof Unknown) return unknown("", base);
-      if (key instanceof Unknown) return unknown("", key);
-      if (Array.isArray(base) && typeof key === "number")
-        return base[key] ?? unknown(`index ${key} out of range`);
-      if (Array.isArray(base) && typeof key === "string" && /^[0-9]+$/.test(key))
-        return base[Number(key)] ?? unknown(`index ${key} out of range`);
-      if (base !== null && typeof base === "object" && !Array.isArray(base) && typeof key !== "object") {
-        const v = base[String(key)];
-        return v === void 0 ? unknown(`no attribute "${String(key)}"`) : v;
+      if (key2 instanceof Unknown) return unknown("", key2);
+      if (Array.isArray(base) && typeof key2 === "number")
+        return base[key2] ?? unknown(`index ${key2} out of range`);
+      if (Array.isArray(base) && typeof key2 === "string" && /^[0-9]+$/.test(key2))
+        return base[Number(key2)] ?? unknown(`index ${key2} out of range`);
+      if (base !== null && typeof base === "object" && !Array.isArray(base) && typeof key2 !== "object") {
+        const v = base[String(key2)];
+        return v === void 0 ? unknown(`no attribute "${String(key2)}"`) : v;
       }
-      return unknown(`an attribute "${String(key)}" of a value that has none`);
+      return unknown(`an attribute "${String(key2)}" of a value that has none`);
     }
     case "call":
       return call(e.name, e.args.map(ev), scope);
@@ -40634,8 +40789,8 @@ function requireCommon() {
     if (source) {
       const sourceKeys = Object.keys(source);
       for (let index2 = 0, length = sourceKeys.length; index2 < length; index2 += 1) {
-        const key = sourceKeys[index2];
-        target[key] = source[key];
+        const key2 = sourceKeys[index2];
+        target[key2] = source[key2];
       }
     }
     return target;
@@ -40731,18 +40886,18 @@ function requireSnippet() {
     if (typeof options2.linesBefore !== "number") options2.linesBefore = 3;
     if (typeof options2.linesAfter !== "number") options2.linesAfter = 2;
     const re = /\r?\n|\r|\0/g;
-    const lineStarts = [0];
+    const lineStarts2 = [0];
     const lineEnds = [];
     let match;
     let foundLineNo = -1;
     while (match = re.exec(mark.buffer)) {
       lineEnds.push(match.index);
-      lineStarts.push(match.index + match[0].length);
+      lineStarts2.push(match.index + match[0].length);
       if (mark.position <= match.index && foundLineNo < 0) {
-        foundLineNo = lineStarts.length - 2;
+        foundLineNo = lineStarts2.length - 2;
       }
     }
-    if (foundLineNo < 0) foundLineNo = lineStarts.length - 1;
+    if (foundLineNo < 0) foundLineNo = lineStarts2.length - 1;
     let result = "";
     const lineNoLength = Math.min(mark.line + options2.linesAfter, lineEnds.length).toString().length;
     const maxLineLength = options2.maxLength - (options2.indent + lineNoLength + 3);
@@ -40750,23 +40905,23 @@ function requireSnippet() {
       if (foundLineNo - i2 < 0) break;
       const line2 = getLine(
         mark.buffer,
-        lineStarts[foundLineNo - i2],
+        lineStarts2[foundLineNo - i2],
         lineEnds[foundLineNo - i2],
-        mark.position - (lineStarts[foundLineNo] - lineStarts[foundLineNo - i2]),
+        mark.position - (lineStarts2[foundLineNo] - lineStarts2[foundLineNo - i2]),
         maxLineLength
       );
       result = common2.repeat(" ", options2.indent) + padStart((mark.line - i2 + 1).toString(), lineNoLength) + " | " + line2.str + "\n" + result;
     }
-    const line = getLine(mark.buffer, lineStarts[foundLineNo], lineEnds[foundLineNo], mark.position, maxLineLength);
+    const line = getLine(mark.buffer, lineStarts2[foundLineNo], lineEnds[foundLineNo], mark.position, maxLineLength);
     result += common2.repeat(" ", options2.indent) + padStart((mark.line + 1).toString(), lineNoLength) + " | " + line.str + "\n";
     result += common2.repeat("-", options2.indent + lineNoLength + 3 + line.pos) + "^\n";
     for (let i2 = 1; i2 <= options2.linesAfter; i2++) {
       if (foundLineNo + i2 >= lineEnds.length) break;
       const line2 = getLine(
         mark.buffer,
-        lineStarts[foundLineNo + i2],
+        lineStarts2[foundLineNo + i2],
         lineEnds[foundLineNo + i2],
-        mark.position - (lineStarts[foundLineNo] - lineStarts[foundLineNo + i2]),
+        mark.position - (lineStarts2[foundLineNo] - lineStarts2[foundLineNo + i2]),
         maxLineLength
       );
       result += common2.repeat(" ", options2.indent) + padStart((mark.line + i2 + 1).toString(), lineNoLength) + " | " + line2.str + "\n";
@@ -41546,9 +41701,9 @@ function requireSet() {
   function resolveYamlSet(data) {
     if (data === null) return true;
     const object = data;
-    for (const key in object) {
-      if (_hasOwnProperty.call(object, key)) {
-        if (object[key] !== null) return false;
+    for (const key2 in object) {
+      if (_hasOwnProperty.call(object, key2)) {
+        if (object[key2] !== null) return false;
       }
     }
     return true;
@@ -41697,16 +41852,16 @@ function requireLoader() {
       (c - 65536 & 1023) + 56320
     );
   }
-  function setProperty(object, key, value) {
-    if (key === "__proto__") {
-      Object.defineProperty(object, key, {
+  function setProperty(object, key2, value) {
+    if (key2 === "__proto__") {
+      Object.defineProperty(object, key2, {
         configurable: true,
         enumerable: true,
         writable: true,
         value
       });
     } else {
-      object[key] = value;
+      object[key2] = value;
     }
   }
   const simpleEscapeCheck = new Array(256);
@@ -41899,11 +42054,11 @@ function requireLoader() {
     chargeMergeWork(state);
     const sourceKeys = Object.keys(source);
     for (let index2 = 0, quantity = sourceKeys.length; index2 < quantity; index2 += 1) {
-      const key = sourceKeys[index2];
+      const key2 = sourceKeys[index2];
       chargeMergeWork(state);
-      if (!_hasOwnProperty.call(destination, key)) {
-        setProperty(destination, key, source[key]);
-        overridableKeys[key] = true;
+      if (!_hasOwnProperty.call(destination, key2)) {
+        setProperty(destination, key2, source[key2]);
+        overridableKeys[key2] = true;
       }
     }
   }
@@ -43702,16 +43857,16 @@ function parseYaml(text3) {
     throw err2;
   }
   const textLines = text3.split(/\r?\n/);
-  const lineOf = (node) => node !== null && typeof node === "object" ? lines.get(node) ?? null : null;
-  const keyLine = (node, key, before) => {
-    const start = lineOf(node) ?? 1;
+  const lineOf2 = (node) => node !== null && typeof node === "object" ? lines.get(node) ?? null : null;
+  const keyLine = (node, key2, before) => {
+    const start = lineOf2(node) ?? 1;
     const end = Math.min(before ?? textLines.length + 1, textLines.length + 1);
-    const escaped = key.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    const escaped = key2.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
     const re = new RegExp(`^\\s*(?:-\\s+)?["']?${escaped}["']?\\s*:`);
     for (let l = start; l < end; l++) if (re.test(textLines[l - 1] ?? "")) return l;
     return start;
   };
-  return { ok: true, doc: { value, lineOf, keyLine } };
+  return { ok: true, doc: { value, lineOf: lineOf2, keyLine } };
 }
 function isRecord2(v) {
   return v !== null && typeof v === "object" && !Array.isArray(v);
@@ -43758,7 +43913,8 @@ function readAtlantis(file) {
   const roots = [];
   const problems = [];
   const doc = readYaml("Atlantis", file.path, file.text, problems);
-  if (doc === null || doc.value === null || doc.value === void 0) return { roots, problems, complete: false };
+  if (doc === null || doc.value === null || doc.value === void 0)
+    return { roots, problems, complete: false };
   if (!isRecord2(doc.value)) {
     problems.push(shapeProblem("Atlantis", file.path, 1, "the document is not a mapping"));
     return { roots, problems, complete: false };
@@ -44891,8 +45047,8 @@ function evaluateEntryValue(raw, engine, scope) {
 function expressionOf(e, location2) {
   return { text: e.text, status: e.status, detail: e.detail, references: e.references, location: location2 };
 }
-function itemLocation(entry, key) {
-  const item = entry.items?.find((it) => it.key === key);
+function itemLocation(entry, key2) {
+  const item = entry.items?.find((it) => it.key === key2);
   return item === void 0 ? loc(entry) : { file: entry.range.file, line: item.valueRange.start.line, range: item.valueRange };
 }
 function requirement(entry, engine, lines, scope) {
@@ -45373,31 +45529,13 @@ function parseChecksum(raw) {
   if (byLength !== type2) return { error: `the ${type2} checksum "${hex3}" has the wrong length` };
   return { type: type2, hex: hex3 };
 }
-function splitPackageSubdir2(raw) {
-  let rest = raw;
-  let forced = "";
-  const forcedMatch = /^([A-Za-z0-9]+)::/.exec(rest);
-  if (forcedMatch !== null) {
-    forced = forcedMatch[0];
-    rest = rest.slice(forced.length);
-  }
-  let start = 0;
-  const scheme = rest.indexOf("://");
-  if (scheme !== -1) start = scheme + 3;
-  const idx = rest.indexOf("//", start);
-  if (idx === -1) return { pkg: raw, subdir: "." };
-  let pkg = rest.slice(0, idx);
-  let subdir = rest.slice(idx + 2);
-  const q = subdir.indexOf("?");
-  if (q !== -1) {
-    pkg += subdir.slice(q);
-    subdir = subdir.slice(0, q);
-  }
-  return { pkg: forced + pkg, subdir: cleanRelativePath(subdir) };
+function packageAndDir(raw) {
+  const { pkg, subdir } = splitPackageSubdir(raw);
+  return { pkg, subdir: subdir === "" ? "." : subdir };
 }
 function parseRegistrySource(raw, engine) {
   if (classifyModuleSource(raw) !== "registry") return null;
-  const { pkg, subdir } = splitPackageSubdir2(raw);
+  const { pkg, subdir } = packageAndDir(raw);
   const parts = pkg.split("/");
   const host = parts.length === 4 ? parts.shift().toLowerCase() : defaultRegistryHost(engine);
   const [namespace, name, system] = parts;
@@ -45428,11 +45566,21 @@ function refOf(url) {
   }
   return { ref, other };
 }
+function validRefName(ref) {
+  if (ref === "" || ref.startsWith("/") || ref.endsWith("/") || ref.endsWith(".")) return false;
+  if (ref.includes("//") || ref.includes("..") || ref.includes("@{")) return false;
+  return ref.split("/").every((part) => !part.startsWith(".") && !part.endsWith(".lock"));
+}
 function gitHostArchive(host, repoPath, ref, subdir) {
   const clean2 = repoPath.replace(/^\/+/, "").replace(/\.git$/, "").replace(/\/+$/, "");
   const segments3 = clean2.split("/");
   if (segments3.some((s) => s === "" || s === "." || s === ".." || !/^[A-Za-z0-9._-]+$/.test(s))) {
     return unsupported(`"${repoPath}" is not a repository path tfguard can download`);
+  }
+  if (ref !== null && !validRefName(ref)) {
+    return unsupported(
+      `the ref "${ref}" is not a valid git ref name (git check-ref-format), so terraform init cannot check it out`
+    );
   }
   if (ref !== null && !/^[A-Za-z0-9._/+-]+$/.test(ref)) {
     return unsupported(`the ref "${ref}" cannot be downloaded as an archive`);
@@ -45467,7 +45615,7 @@ function gitHostArchive(host, repoPath, ref, subdir) {
   };
 }
 function parseRemotePackage(raw) {
-  const { pkg, subdir } = splitPackageSubdir2(raw.trim());
+  const { pkg, subdir } = packageAndDir(raw.trim());
   if (subdir.startsWith("..")) return unsupported(`the subdirectory "${subdir}" leaves the package`);
   const forced = /^([A-Za-z0-9]+)::(.*)$/.exec(pkg);
   const getter = forced?.[1]?.toLowerCase() ?? null;
@@ -45571,7 +45719,7 @@ function readModulesManifest(archive, root) {
   return out;
 }
 function normalizeRemote(raw) {
-  const { pkg, subdir } = splitPackageSubdir2(raw.trim());
+  const { pkg, subdir } = packageAndDir(raw.trim());
   let p = pkg;
   const gh = /^github\.com\/([^/?]+)\/([^/?]+?)(\.git)?(\?.*)?$/i.exec(p);
   if (gh !== null) p = `git::https://github.com/${gh[1]}/${gh[2]}.git${gh[4] ?? ""}`;
@@ -45935,8 +46083,8 @@ var ServiceDiscovery = class {
     return httpUrl(value.endsWith("/") ? value : `${value}/`, url, service);
   }
   document(host) {
-    const key = host.toLowerCase();
-    const hit = this.docs.get(key);
+    const key2 = host.toLowerCase();
+    const hit = this.docs.get(key2);
     if (hit !== void 0 && hit.expires > Date.now()) return hit.promise;
     const promise = (async () => {
       const base = this.hosts.baseUrl(host);
@@ -45961,7 +46109,7 @@ var ServiceDiscovery = class {
       }
     })();
     const entry = { promise, expires: Number.POSITIVE_INFINITY };
-    this.docs.set(key, entry);
+    this.docs.set(key2, entry);
     promise.catch(() => {
       entry.expires = Date.now() + this.negativeTtlMs;
     });
@@ -46162,18 +46310,18 @@ var RemoteNetwork = class {
     return v === void 0 || v === "" ? void 0 : v;
   }
   /** Memoized for the resolution's lifetime: one request per question, even when asked at once. */
-  once(key, make) {
-    let p = this.memo.get(key);
+  once(key2, make) {
+    let p = this.memo.get(key2);
     if (p === void 0) {
       p = make();
-      this.memo.set(key, p);
+      this.memo.set(key2, p);
     }
     return p;
   }
-  async cacheGet(key) {
+  async cacheGet(key2) {
     if (this.cache === void 0) return null;
     try {
-      const hit = await this.cache.get(`${this.cachePrefix}${key}`);
+      const hit = await this.cache.get(`${this.cachePrefix}${key2}`);
       if (hit === null) return null;
       const doc = JSON.parse(hit.body.toString("utf8"));
       return isObject2(doc) && doc.schema === CACHE_SCHEMA ? doc : null;
@@ -46181,10 +46329,10 @@ var RemoteNetwork = class {
       return null;
     }
   }
-  async cachePut(key, doc) {
+  async cachePut(key2, doc) {
     if (this.cache === void 0) return;
     try {
-      await this.cache.put(`${this.cachePrefix}${key}`, JSON.stringify({ schema: CACHE_SCHEMA, ...doc }), {
+      await this.cache.put(`${this.cachePrefix}${key2}`, JSON.stringify({ schema: CACHE_SCHEMA, ...doc }), {
         contentType: "application/json"
       });
     } catch {
@@ -46202,15 +46350,15 @@ tenant ${JSON.stringify(this.tenant)}` : identity;
    */
   cached(kind, identity, make, options2) {
     const scoped = this.scoped(identity, options2.mutable);
-    const key = `${kind}/${sha256(scoped)}.json`;
-    return this.once(key, async () => {
-      const hit = await this.cacheGet(key);
+    const key2 = `${kind}/${sha256(scoped)}.json`;
+    return this.once(key2, async () => {
+      const hit = await this.cacheGet(key2);
       if (hit !== null && hit.identity === scoped && "value" in hit && (!options2.mutable || typeof hit.fetchedAt === "number" && Date.now() - hit.fetchedAt < this.mutableTtlMs)) {
         return hit.value;
       }
       const value = await make();
       if (options2.keep === void 0 || options2.keep(value)) {
-        await this.cachePut(key, { identity: scoped, fetchedAt: Date.now(), value });
+        await this.cachePut(key2, { identity: scoped, fetchedAt: Date.now(), value });
       }
       return value;
     });
@@ -46243,16 +46391,16 @@ tenant ${JSON.stringify(this.tenant)}` : identity;
   /** Every version the registry publishes of a module, with its metadata. Throws `HttpRequestError`. */
   moduleVersions(a) {
     const identity = `${a.host}/${a.namespace}/${a.name}/${a.system}`;
-    const key = `versions/${sha256(identity)}.json`;
-    return this.once(key, async () => {
-      const hit = await this.cacheGet(key);
+    const key2 = `versions/${sha256(identity)}.json`;
+    return this.once(key2, async () => {
+      const hit = await this.cacheGet(key2);
       if (hit !== null && hit.identity === identity && typeof hit.fetchedAt === "number" && Date.now() - hit.fetchedAt < this.versionsTtlMs && Array.isArray(hit.versions)) {
         return hit.versions;
       }
       const url = new URL("versions", await this.modulesBase(a));
       const what = `the version list of ${identity}`;
       const versions = parseModuleVersions(await this.http.getJson(url, what), `${what} (${url.href})`);
-      await this.cachePut(key, { identity, fetchedAt: Date.now(), versions });
+      await this.cachePut(key2, { identity, fetchedAt: Date.now(), versions });
       return versions;
     });
   }
@@ -46371,22 +46519,22 @@ function localCall(dir, name, source, version) {
 function selectModuleVersion(versions, constraint) {
   const c = constraint === null ? "" : constraint.trim();
   if (c !== "") {
-    const invalid = validateConstraints(c);
+    const invalid = validateModuleConstraints(c);
     if (invalid !== null) return { error: `its version constraint "${c}" is invalid: ${invalid}` };
   }
   const valid2 = versions.filter((v) => {
     try {
-      parseVersion(v);
+      parseModuleVersion(v);
       return true;
     } catch {
       return false;
     }
   });
-  const best = maxSatisfying(valid2, c === "" ? [] : c);
+  const best = selectModuleRelease(valid2, c);
   if (best !== null) return { version: best };
   if (valid2.length === 0) return { error: "the registry publishes no valid version of it" };
   return {
-    error: `no published version matches "${c}" (newest: ${[...valid2].sort((a, b) => compareVersions(parseVersion(b), parseVersion(a))).slice(0, 3).join(", ")})`
+    error: `no published version matches "${c}" (newest: ${[...valid2].sort((a, b) => compareModuleVersions(parseModuleVersion(b), parseModuleVersion(a))).slice(0, 3).join(", ")})`
   };
 }
 var RemoteResolver = class {
@@ -46538,26 +46686,20 @@ var RemoteResolver = class {
       return `its installed copy is of another source ("${entry.source}"): terraform init has not run since the source changed`;
     }
     const c = n.version?.trim() ?? "";
-    if (entry.version !== null && c !== "" && validateConstraints(c) === null) {
-      let ok = false;
-      try {
-        ok = satisfies(entry.version, c);
-      } catch {
-        ok = false;
-      }
-      if (!ok) {
+    if (entry.version !== null && c !== "" && validateModuleConstraints(c) === null) {
+      if (!moduleVersionAllowed(entry.version, c)) {
         return `its installed copy is version ${entry.version}, which "${c}" does not allow: terraform init has not run since the constraint changed`;
       }
     }
     return null;
   }
   installedSummary(root, engine) {
-    const key = `${engine} ${root}`;
-    let p = this.installed.get(key);
+    const key2 = `${engine} ${root}`;
+    let p = this.installed.get(key2);
     if (p === void 0) {
       const pkg = installedPackage(this.input.archive, root);
       p = pkg === null ? Promise.resolve(null) : this.input.loadPackage(pkg, engine);
-      this.installed.set(key, p);
+      this.installed.set(key2, p);
     }
     return p;
   }
@@ -46621,11 +46763,11 @@ var RemoteResolver = class {
     const registryHost = base.host.toLowerCase();
     return this.archivePackage(network, p, engine, registryHost, p.subdir, pinned2);
   }
-  memo(map2, key, make) {
-    let p = map2.get(key);
+  memo(map2, key2, make) {
+    let p = map2.get(key2);
     if (p === void 0) {
       p = make();
-      map2.set(key, p);
+      map2.set(key2, p);
     }
     return p;
   }
@@ -46798,15 +46940,15 @@ function packageRoot(dir, subdir) {
   return dir.endsWith(`/${subdir}`) ? dir.slice(0, dir.length - subdir.length - 1) : dir;
 }
 function parseSubdir(source) {
-  return splitPackageSubdir2(source).subdir;
+  return packageAndDir(source).subdir;
 }
 function packageOf(source) {
   const p = parseRemotePackage(source);
   if (p.kind === "archive") return p.ref !== null ? p.address.replace(/\?ref=[^&]*$/, "") : p.address;
-  return splitPackageSubdir2(source).pkg.replace(/([?&])ref=[^&]*&?/, "$1").replace(/[?&]$/, "");
+  return packageAndDir(source).pkg.replace(/([?&])ref=[^&]*&?/, "$1").replace(/[?&]$/, "");
 }
 function parseRemoteRef(source) {
-  const m = /[?&]ref=([^&]+)/.exec(splitPackageSubdir2(source).pkg);
+  const m = /[?&]ref=([^&]+)/.exec(packageAndDir(source).pkg);
   return m === null ? null : decodeURIComponent(m[1]);
 }
 function providerSource(raw, engine) {
@@ -47489,9 +47631,9 @@ function sourceText(file, bytes2) {
   const known = TEXTS.get(bytes2);
   if (known !== void 0 && known.file === file) return known;
   const text3 = bytes2.toString("latin1");
-  const lineStarts = [0];
-  for (let i2 = text3.indexOf("\n"); i2 >= 0; i2 = text3.indexOf("\n", i2 + 1)) lineStarts.push(i2 + 1);
-  const out = { file, bytes: bytes2, text: text3, lineStarts };
+  const lineStarts2 = [0];
+  for (let i2 = text3.indexOf("\n"); i2 >= 0; i2 = text3.indexOf("\n", i2 + 1)) lineStarts2.push(i2 + 1);
+  const out = { file, bytes: bytes2, text: text3, lineStarts: lineStarts2 };
   TEXTS.set(bytes2, out);
   return out;
 }
@@ -47845,8 +47987,8 @@ function registryChecks(ctx) {
   for (const root of lockRoots(ctx)) {
     if (root.lock === null) continue;
     for (const entry of liveEntries(root)) {
-      const check = registryCheckFor(root, entry);
-      if (check !== void 0) out.push({ root, lockFile: root.lock.path, entry, check });
+      const check2 = registryCheckFor(root, entry);
+      if (check2 !== void 0) out.push({ root, lockFile: root.lock.path, entry, check: check2 });
     }
   }
   return out;
@@ -49173,17 +49315,17 @@ async function authenticateSums(document, signature, keys, anchors) {
     };
   }
   let signer = null;
-  for (const key of keys) {
+  for (const key2 of keys) {
     let parsed3;
     try {
-      parsed3 = await readKeys2(key.asciiArmor, "a signing key from the registry");
+      parsed3 = await readKeys2(key2.asciiArmor, "a signing key from the registry");
     } catch (err2) {
       return { ok: false, reason: err2.message };
     }
-    const check = await checkDetached(document, sig, parsed3);
-    if (!check.ok && check.unknownIssuer) continue;
-    if (!check.ok) return { ok: false, reason: `the SHA256SUMS signature does not verify: ${check.reason}` };
-    signer = { key, keyId: check.keyId };
+    const check2 = await checkDetached(document, sig, parsed3);
+    if (!check2.ok && check2.unknownIssuer) continue;
+    if (!check2.ok) return { ok: false, reason: `the SHA256SUMS signature does not verify: ${check2.reason}` };
+    signer = { key: key2, keyId: check2.keyId };
     break;
   }
   if (signer === null) {
@@ -49194,8 +49336,8 @@ async function authenticateSums(document, signature, keys, anchors) {
   }
   for (const armored of anchors.official) {
     const official = await readKeys2(armored, "an official key");
-    const check = await checkDetached(document, sig, official);
-    if (check.ok) return { ok: true, trust: "official", keyId: signer.keyId };
+    const check2 = await checkDetached(document, sig, official);
+    if (check2.ok) return { ok: true, trust: "official", keyId: signer.keyId };
   }
   if (signer.key.trustSignature !== void 0 && signer.key.trustSignature.trim() !== "") {
     let trustSig;
@@ -49210,11 +49352,11 @@ async function authenticateSums(document, signature, keys, anchors) {
       };
     }
     const partnerKeys = (await Promise.all(anchors.partners.map((a) => readKeys2(a, "a partners key")))).flat();
-    const check = await checkDetached(keyBytes, trustSig, partnerKeys);
-    if (!check.ok) {
+    const check2 = await checkDetached(keyBytes, trustSig, partnerKeys);
+    if (!check2.ok) {
       return {
         ok: false,
-        reason: `the signing key's trust signature does not verify with the partners key: ${check.reason}`
+        reason: `the signing key's trust signature does not verify with the partners key: ${check2.reason}`
       };
     }
     return { ok: true, trust: "partner", keyId: signer.keyId };
@@ -49302,8 +49444,8 @@ var RegistryClient = class {
    * "unavailable", which is asked again after `negativeTtlMs`.
    */
   checkRelease(query) {
-    const key = `${query.engine} ${query.source} ${query.version}`;
-    const hit = this.releases.get(key);
+    const key2 = `${query.engine} ${query.source} ${query.version}`;
+    const hit = this.releases.get(key2);
     if (hit !== void 0 && hit.expires > Date.now()) return hit.promise;
     const host = query.source.split("/")[0] ?? "";
     if (!this.allowsHost(host)) {
@@ -49314,7 +49456,7 @@ var RegistryClient = class {
       reason: `internal error while asking the registry: ${describeError(err2)}`
     }));
     const entry = { promise, expires: Number.POSITIVE_INFINITY };
-    this.releases.set(key, entry);
+    this.releases.set(key2, entry);
     void promise.then((o) => {
       if (o.status === "unavailable") entry.expires = Date.now() + this.negativeTtlMs;
     });
@@ -49671,18 +49813,18 @@ async function analyzeLocks(input) {
       }
     }
     const results = /* @__PURE__ */ new Map();
-    await mapLimit([...wanted.entries()], input.registryConcurrency ?? 8, async ([key, q]) => {
+    await mapLimit([...wanted.entries()], input.registryConcurrency ?? 8, async ([key2, q]) => {
       const outcome = await client.checkRelease({ ...q, engine, platforms: config2.platforms });
-      results.set(key, { ...q, outcome });
+      results.set(key2, { ...q, outcome });
     });
     for (const r of roots) {
       const seen = /* @__PURE__ */ new Set();
       for (const e of r.lock?.providers ?? []) {
-        const key = `${e.source} ${e.version}`;
-        const check = results.get(key);
-        if (check !== void 0 && !seen.has(key)) {
-          seen.add(key);
-          r.registry.push(check);
+        const key2 = `${e.source} ${e.version}`;
+        const check2 = results.get(key2);
+        if (check2 !== void 0 && !seen.has(key2)) {
+          seen.add(key2);
+          r.registry.push(check2);
         }
       }
     }
@@ -50062,25 +50204,25 @@ var lockHashUnknown = {
   summary: "Registry check: every zh: hash must be in the registry's signed SHA256SUMS for that version (and every h1: in its published package hashes, when it lists them).",
   check(ctx) {
     const out = [];
-    for (const { root: a, lockFile: lockFile2, entry: e, check } of registryChecks(ctx)) {
+    for (const { root: a, lockFile: lockFile2, entry: e, check: check2 } of registryChecks(ctx)) {
       const cli = cliName(a.engine);
-      const name = `${shortSource(check.source, a.engine)} ${check.version}`;
-      const host = check.source.split("/")[0];
-      if (check.outcome.status === "not-found") {
+      const name = `${shortSource(check2.source, a.engine)} ${check2.version}`;
+      const host = check2.source.split("/")[0];
+      if (check2.outcome.status === "not-found") {
         out.push({
           module: a.root,
           file: lockFile2,
           line: e.versionLine ?? e.line,
           range: e.versionRange ?? e.range,
-          message: `${check.outcome.reason}, so none of the hashes locked for ${name} can come from it`,
+          message: `${check2.outcome.reason}, so none of the hashes locked for ${name} can come from it`,
           note: `Run "${cli} init -upgrade", which locks the newest version the registry publishes within the constraints, and commit the lock file.`
         });
         continue;
       }
-      if (check.outcome.status !== "verified") continue;
-      const published = new Set(Object.values(check.outcome.sums).map((hex3) => `zh:${hex3}`));
-      const packageHashes = check.outcome.packages === null ? null : new Set(Object.values(check.outcome.packages).flat());
-      const signed = check.outcome.trust === "unsigned" ? "published" : "signed";
+      if (check2.outcome.status !== "verified") continue;
+      const published = new Set(Object.values(check2.outcome.sums).map((hex3) => `zh:${hex3}`));
+      const packageHashes = check2.outcome.packages === null ? null : new Set(Object.values(check2.outcome.packages).flat());
+      const signed = check2.outcome.trust === "unsigned" ? "published" : "signed";
       for (const h of e.hashes) {
         if (isWellFormedZh(h.value) && !published.has(h.value)) {
           out.push({
@@ -50211,10 +50353,10 @@ var lockPlatformCoverage = {
           line: e.hashesLine ?? e.line,
           range: e.hashesRange ?? e.range
         };
-        const check = registryCheckFor(a, e);
-        if (check !== void 0 && check.outcome.status === "verified") {
+        const check2 = registryCheckFor(a, e);
+        if (check2 !== void 0 && check2.outcome.status === "verified") {
           const recorded = new Set(e.hashes.map((h) => h.value));
-          const outcome = check.outcome;
+          const outcome = check2.outcome;
           const unpublished = platforms.filter((p) => outcome.platforms[p] === void 0);
           const absent = platforms.filter((p) => {
             const zh = outcome.platforms[p];
@@ -50321,14 +50463,14 @@ var lockRegistryUnavailable = {
   summary: "Registry check: the registry could not be asked about a locked provider version, so its hashes were not cross-checked.",
   check(ctx) {
     const out = [];
-    for (const { root: a, lockFile: lockFile2, entry: e, check } of registryChecks(ctx)) {
-      if (check.outcome.status !== "unavailable") continue;
+    for (const { root: a, lockFile: lockFile2, entry: e, check: check2 } of registryChecks(ctx)) {
+      if (check2.outcome.status !== "unavailable") continue;
       out.push({
         module: a.root,
         file: lockFile2,
         line: e.line,
         range: e.range,
-        message: `could not check ${shortSource(check.source, a.engine)} ${check.version} against its registry: ${check.outcome.reason}`,
+        message: `could not check ${shortSource(check2.source, a.engine)} ${check2.version} against its registry: ${check2.outcome.reason}`,
         note: "lock-hash-unknown and the registry part of lock-platform-coverage were skipped for this entry; the next scan tries again."
       });
     }
@@ -50343,14 +50485,14 @@ var lockRegistryUnsigned = {
   summary: "Registry check (OpenTofu): the registry returned no signing keys for a locked provider version, so its checksums are unauthenticated.",
   check(ctx) {
     const out = [];
-    for (const { root: a, lockFile: lockFile2, entry: e, check } of registryChecks(ctx)) {
-      if (check.outcome.status !== "verified" || check.outcome.trust !== "unsigned") continue;
+    for (const { root: a, lockFile: lockFile2, entry: e, check: check2 } of registryChecks(ctx)) {
+      if (check2.outcome.status !== "verified" || check2.outcome.trust !== "unsigned") continue;
       out.push({
         module: a.root,
         file: lockFile2,
         line: e.line,
         range: e.range,
-        message: `the registry returned no signing keys for ${shortSource(check.source, a.engine)} ${check.version}; as OpenTofu does, the signature check was skipped and the hashes were compared with unauthenticated checksums`
+        message: `the registry returned no signing keys for ${shortSource(check2.source, a.engine)} ${check2.version}; as OpenTofu does, the signature check was skipped and the hashes were compared with unauthenticated checksums`
       });
     }
     return out;
@@ -50364,14 +50506,14 @@ var lockSignatureInvalid = {
   summary: "Registry check: the registry's SHA256SUMS for a locked provider version must carry a valid signature.",
   check(ctx) {
     const out = [];
-    for (const { root: a, lockFile: lockFile2, entry: e, check } of registryChecks(ctx)) {
-      if (check.outcome.status !== "signature-invalid") continue;
+    for (const { root: a, lockFile: lockFile2, entry: e, check: check2 } of registryChecks(ctx)) {
+      if (check2.outcome.status !== "signature-invalid") continue;
       out.push({
         module: a.root,
         file: lockFile2,
         line: e.line,
         range: e.range,
-        message: `the registry's checksums for ${shortSource(check.source, a.engine)} ${check.version} cannot be authenticated: ${check.outcome.reason}`,
+        message: `the registry's checksums for ${shortSource(check2.source, a.engine)} ${check2.version} cannot be authenticated: ${check2.outcome.reason}`,
         note: "Do not install this version until the registry serves correctly signed checksums; the hashes were not compared."
       });
     }
@@ -50694,6 +50836,7 @@ var TAG_REFNAME = /^(?:refs\/)?tags\/./;
 var BRANCH_REFNAME = /^(?:refs\/)?heads\/./;
 function refKind(ref) {
   if (ref === "") return "none";
+  if (ref.includes("//")) return "subdir";
   if (FULL_SHA.test(ref)) return "sha";
   if (TAG_REFNAME.test(ref)) return "tag";
   if (BRANCH_REFNAME.test(ref)) return "branch";
@@ -50730,6 +50873,13 @@ function describe3(label, source, ref, kind, policy, shallow) {
         message: `${label} uses ${src} with ref "${ref}", a branch, so every init may check out a newer commit`,
         note: `Pin ${want} instead.${policy === "sha" ? noDepth : ""}`
       };
+    case "subdir": {
+      const [tag = "", ...rest] = ref.split("//");
+      return {
+        message: `${label} uses ${src} with ref "${ref}": a //subdirectory written after the query is part of the ref, which no tag or branch can be, so terraform init fails to check it out`,
+        note: `Write the subdirectory before the query: \u2026//${rest.join("/")}?ref=${tag}.`
+      };
+    }
     case "short-sha":
       return {
         message: `${label} uses ${src} with ref "${ref}", which may be a branch (an abbreviated commit SHA is checked out like any branch or tag of that name)`,
@@ -50826,11 +50976,11 @@ function installedVersions(ctx, m, call2) {
     if (installed2 === null)
       return { reason: `root "${t.root}" has no .terraform/modules/modules.json (terraform init's record)` };
     for (const path5 of callPaths(t, m.path)) {
-      const key = [...path5, call2.name].join(".");
-      const rec = installed2.find((r) => r.key === key);
+      const key2 = [...path5, call2.name].join(".");
+      const rec = installed2.find((r) => r.key === key2);
       if (rec === void 0 || rec.version === null)
         return {
-          reason: `the modules.json of root "${t.root}" has no version for module.${key.split(".").join(".module.")}`
+          reason: `the modules.json of root "${t.root}" has no version for module.${key2.split(".").join(".module.")}`
         };
       if (registryModuleKey(rec.source) !== registryModuleKey(call2.source ?? ""))
         return {
@@ -50900,23 +51050,26 @@ var moduleVersionMissing = {
 };
 
 // src/rules/module-version-style.ts
-var PIECE = /^\s*(=|!=|>=|<=|>|<|~>)?\s*v?(\d+(?:\.\d+)*)(?:-?[0-9A-Za-z~-]+(?:\.[0-9A-Za-z~-]+)*)?(?:\+[0-9A-Za-z~-]+(?:\.[0-9A-Za-z~-]+)*)?\s*$/;
 function pieces(constraint) {
-  const out = [];
-  for (const raw of constraint.split(",")) {
-    const m = PIECE.exec(raw);
-    if (m === null) return null;
-    out.push({ op: m[1] ?? "=", version: m[2] });
+  try {
+    return parseModuleConstraints(constraint).map((c) => ({
+      op: c.op,
+      version: c.version.segments.slice(0, Math.max(c.version.written, 1)).join("."),
+      written: c.version.written
+    }));
+  } catch {
+    return null;
   }
-  return out;
 }
-function shape(ps) {
+function shape(constraint, ps) {
   if (ps.length === 1 && ps[0]?.op === "=") return "exact";
-  if (ps.some((p) => p.op === "~>") && !ps.some((p) => p.op === "=")) return "pessimistic";
+  if (ps.some((p) => p.op === "~>") && !ps.some((p) => p.op === "=")) {
+    return moduleConstraintBounded(constraint) ? "pessimistic" : "unbounded-pessimistic";
+  }
   return "other";
 }
 function pessimisticHint(ps) {
-  const lower = ps.find((p) => p.op === ">=" || p.op === "=" || p.op === ">");
+  const lower = ps.find((p) => p.op === ">=" || p.op === "=" || p.op === ">" || p.op === "~>");
   if (lower === void 0) return null;
   const [major = "0", minor = "0"] = lower.version.split(".");
   return `~> ${major}.${minor}`;
@@ -50940,15 +51093,19 @@ var moduleVersionStyle = {
         if (call2.sourceKind !== "registry" || call2.version === null || call2.version.trim() === "") continue;
         const ps = pieces(call2.version);
         if (ps === null) continue;
-        const found = shape(ps);
+        const found = shape(call2.version, ps);
         if (found === style) continue;
-        const what = found === "exact" ? `exact version "${call2.version}"` : `version constraint "${call2.version}"`;
+        const loose = ps.find((p) => p.op === "~>" && p.written === 1);
+        const what = found === "exact" ? `exact version "${call2.version}"` : found === "unbounded-pessimistic" && loose !== void 0 ? `version constraint "${call2.version}", which admits every later major version (for a module version Terraform reads "~> ${loose.version}" as ">= ${loose.version}", hashicorp/go-version; init -upgrade installs the next major release)` : `version constraint "${call2.version}"`;
         let note;
         if (style === "exact") {
           note = 'Write the release you have tested, e.g. version = "1.2.3" (or "= 1.2.3"), and upgrade it on purpose (terraform init -upgrade then changes nothing).';
         } else if (found === "exact") {
           const [major = "0", minor = "0", patch = "0"] = ps[0].version.split(".");
           note = `Use "~> ${major}.${minor}.${patch}" (patch releases of ${major}.${minor}) or "~> ${major}.${minor}" (minor releases of ${major}).`;
+        } else if (found === "unbounded-pessimistic") {
+          const hint = pessimisticHint(ps);
+          note = `Write "${hint}" (releases of that major version) or "${hint}.0" (patch releases only); a single number after ~> holds nothing for modules, unlike provider versions.`;
         } else {
           const hint = pessimisticHint(ps);
           note = hint === null ? 'Use "~> MAJOR.MINOR" of the oldest release you support.' : `Use "${hint}" (the release line of its lower bound) or another ~> constraint.`;
@@ -50956,7 +51113,7 @@ var moduleVersionStyle = {
         out.push({
           module: m.path,
           ...at(call2.versionLocation ?? call2.location),
-          message: `module "${call2.name}" (registry source "${call2.source ?? ""}") has ${what}, but ${ASKS[style]}` + caveat.suffix,
+          message: `module "${call2.name}" (registry source "${call2.source ?? ""}") has ${what}, but ${ASKS[style]}` + (style === "pessimistic" && found === "unbounded-pessimistic" ? " that holds the major version" : "") + caveat.suffix,
           ...caveat.weak ? { confidence: "low" } : {},
           note
         });
@@ -51075,11 +51232,11 @@ var requiredVersionTooOldForFeature = {
       if (m.files.some((f) => f.endsWith(".tofu") || f.endsWith(".tofu.json"))) continue;
       const uses = [];
       for (const p of m.providers) {
-        for (const [key, e] of [
+        for (const [key2, e] of [
           ["source", p.sourceExpression],
           ["version", p.versionExpression]
         ]) {
-          if (e !== void 0 && e.status !== "rejected") uses.push({ what: `${key} of "${p.name}"`, e });
+          if (e !== void 0 && e.status !== "rejected") uses.push({ what: `${key2} of "${p.name}"`, e });
         }
       }
       const first = uses.sort(
@@ -51846,9 +52003,9 @@ function bySeverity(findings) {
 function rollUp(findings) {
   const rows = /* @__PURE__ */ new Map();
   for (const f of findings) {
-    const key = `${f.ruleId}\0${f.severity}`;
-    const entry = rows.get(key);
-    if (entry === void 0) rows.set(key, { ruleId: f.ruleId, severity: f.severity, count: 1 });
+    const key2 = `${f.ruleId}\0${f.severity}`;
+    const entry = rows.get(key2);
+    if (entry === void 0) rows.set(key2, { ruleId: f.ruleId, severity: f.severity, count: 1 });
     else entry.count += 1;
   }
   const sorted = [...rows.values()].sort(
@@ -52246,20 +52403,25 @@ function overlaps(a, b) {
 function sameEdit(a, b) {
   return a.range.file === b.range.file && a.range.start.byte === b.range.start.byte && a.range.end.byte === b.range.end.byte && a.text === b.text;
 }
-function planFixes(findings, rules, rewrites) {
+function planFixes(findings, rules, rewrites, place) {
   const files = /* @__PURE__ */ new Map();
   const created = /* @__PURE__ */ new Set();
   const fixed = [];
   const remaining = [];
   const skippedRewrite = new Map((rewrites?.skipped ?? []).map((s) => [s.finding, s.reason]));
   for (const [file, edit] of rewrites?.edits ?? []) {
-    files.set(file, [edit]);
+    const placed = rewrites?.created.has(file) || place === void 0 ? { ok: true, edits: [edit] } : place([edit]);
+    if (!placed.ok) {
+      for (const f of rewrites?.fixed.keys() ?? []) if (f.file === file) skippedRewrite.set(f, placed.reason);
+      continue;
+    }
+    for (const e of placed.edits) files.set(e.range.file, [e]);
     if (rewrites?.created.has(file)) created.add(file);
   }
   for (const f of findings) {
     if (f.suppressed !== void 0) continue;
     if (rules !== void 0 && !rules.has(f.ruleId)) continue;
-    if (rewrites?.fixed.has(f)) {
+    if (rewrites?.fixed.has(f) && !skippedRewrite.has(f)) {
       fixed.push(f);
       continue;
     }
@@ -52268,12 +52430,18 @@ function planFixes(findings, rules, rewrites) {
       remaining.push({ finding: f, reason });
       continue;
     }
-    const edits = f.fix?.edits;
-    if (edits === void 0 || edits.length === 0) {
+    const given = f.fix?.edits;
+    if (given === void 0 || given.length === 0) {
       const reason2 = f.confidence === "low" ? "the module kind is a guess, so no fix is applied" : f.fix !== void 0 ? "the fix cannot be applied mechanically here" : "no mechanical fix";
       remaining.push({ finding: f, reason: reason2 });
       continue;
     }
+    const placed = place === void 0 ? { ok: true, edits: given } : place(given);
+    if (!placed.ok) {
+      remaining.push({ finding: f, reason: placed.reason });
+      continue;
+    }
+    const edits = placed.edits;
     const planned = [...files.values()].flat();
     const fresh = edits.filter((e) => !planned.some((p) => sameEdit(e, p)));
     const clash = fresh.some((e) => planned.some((p) => overlaps(e, p)));
@@ -52423,6 +52591,15 @@ async function planCreate(w, input, plan) {
   const locked = entries.map((e) => `${shortSource(e.source, w.a.engine)} ${e.version}`).join(", ");
   for (const f of fixable) plan.fixed.set(f, `write the lock file (${locked || "no providers"})`);
 }
+function lockedSatisfies(version, constraints) {
+  if (version === null) return false;
+  if (constraints.trim() === "") return true;
+  try {
+    return satisfies(version, constraints);
+  } catch {
+    return false;
+  }
+}
 function entryAt(entries, line, at2) {
   return entries.find((e) => at2(e) === line);
 }
@@ -52494,7 +52671,13 @@ async function planRewrite(w, input, plan) {
             'remote modules add constraints tfguard cannot see: run "terraform providers lock" after "terraform init"'
           );
         } else if (e === void 0) skip(f, "no lock entry at that line");
-        else {
+        else if (!lockedSatisfies(e.version, current)) {
+          const cli = w.a.engine === "opentofu" ? "tofu" : "terraform";
+          skip(
+            f,
+            `the locked version ${e.version ?? "(none)"} does not satisfy "${current}" (lock-version-mismatch): run "${cli} init -upgrade" to select a version that does, and commit the lock file`
+          );
+        } else {
           const entry = entries.get(e.source);
           if (entry !== void 0) entries.set(entry.source, { ...entry, constraints: current });
           fixed.set(f, f.fix?.description ?? "record the current normalized constraints");
@@ -52690,6 +52873,190 @@ function unifiedDiff(path5, before, after, created = false) {
   }
   return out.join("\n") + "\n";
 }
+
+// src/fix/files.ts
+var MAX_LINK_HOPS2 = 40;
+var TWIN_CONTEXT_LINES = 3;
+var TWIN_EXTENSIONS = [
+  [".tofu.json", ".tf.json"],
+  [".tf.json", ".tofu.json"],
+  [".tofu", ".tf"],
+  [".tf", ".tofu"]
+];
+function twinPath(path5) {
+  const slash = path5.lastIndexOf("/");
+  const name = path5.slice(slash + 1);
+  if (name.startsWith(".") || name.endsWith("~") || name.startsWith("#") && name.endsWith("#")) return null;
+  for (const [ext, other] of TWIN_EXTENSIONS) {
+    if (name.endsWith(ext) && name.length > ext.length)
+      return path5.slice(0, path5.length - ext.length) + other;
+  }
+  return null;
+}
+function inToolState(path5) {
+  return path5.split("/").some((s) => s === ".terraform" || s === ".git");
+}
+function realFile(byPath, path5) {
+  let at2 = path5;
+  for (let hop = 0; hop <= MAX_LINK_HOPS2; hop++) {
+    const e = byPath.get(at2);
+    if (e === void 0) return hop === 0 ? { ok: true, file: at2 } : outside(path5);
+    if (e.type === "file") return { ok: true, file: at2 };
+    if (e.type !== "symlink" && e.type !== "hardlink" || e.linkTarget === void 0) return outside(path5);
+    at2 = e.linkTarget;
+  }
+  return outside(path5);
+}
+function outside(path5) {
+  return {
+    ok: false,
+    reason: `${path5} is a symlink to a file outside the scanned tree: edit the file it points to (tfguard never replaces a link with a copy)`
+  };
+}
+function lineStarts(content) {
+  const starts = [0];
+  for (let i2 = content.indexOf(10); i2 >= 0; i2 = content.indexOf(10, i2 + 1)) starts.push(i2 + 1);
+  return starts;
+}
+function lineOf(starts, at2) {
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = lo + hi + 1 >> 1;
+    if (starts[mid] <= at2) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+function posAt2(content, starts, byte) {
+  const line = lineOf(starts, byte);
+  const lineStart = starts[line];
+  return { line: line + 1, column: [...content.subarray(lineStart, byte).toString("utf8")].length + 1, byte };
+}
+function transfer(edit, from, to, twin) {
+  const { start, end } = edit.range;
+  const toStarts = lineStarts(to);
+  if (from.equals(to)) {
+    return { ...edit, range: { file: twin, start: { ...start }, end: { ...end } } };
+  }
+  const starts = lineStarts(from);
+  const first = Math.max(0, lineOf(starts, start.byte) - TWIN_CONTEXT_LINES);
+  const lastLine = lineOf(starts, end.byte) + TWIN_CONTEXT_LINES + 1;
+  const from0 = starts[first];
+  const to0 = lastLine < starts.length ? starts[lastLine] : from.length;
+  const context = from.subarray(from0, to0);
+  if (from.indexOf(context) !== from0 || from.indexOf(context, from0 + 1) >= 0) return null;
+  const at2 = to.indexOf(context);
+  if (at2 < 0 || to.indexOf(context, at2 + 1) >= 0) return null;
+  const shortBefore = lineOf(starts, start.byte) < TWIN_CONTEXT_LINES;
+  const shortAfter = lastLine >= starts.length;
+  if (shortBefore && at2 !== 0 || shortAfter && at2 + context.length !== to.length) return null;
+  const shift = at2 - from0;
+  return {
+    ...edit,
+    range: {
+      file: twin,
+      start: posAt2(to, toStarts, start.byte + shift),
+      end: posAt2(to, toStarts, end.byte + shift)
+    }
+  };
+}
+function key(e) {
+  return `${e.range.file}\0${e.range.start.byte}\0${e.range.end.byte}\0${e.text}`;
+}
+var EditPlacer = class {
+  constructor(view, earlier) {
+    this.view = view;
+    this.earlier = earlier;
+    this.byPath = new Map(view.entries.map((e) => [e.path, e]));
+  }
+  view;
+  earlier;
+  byPath;
+  conflicts = /* @__PURE__ */ new Map();
+  /** Notes which files this pass's edits (per finding) reach through several paths with different
+   * edits, or through a path other than an earlier pass's: those get no edit. */
+  prepare(editLists) {
+    const via = /* @__PURE__ */ new Map();
+    for (const edits of editLists) {
+      for (const e of edits) {
+        const real = realFile(this.byPath, e.range.file);
+        if (!real.ok) continue;
+        const paths = via.get(real.file) ?? /* @__PURE__ */ new Map();
+        const set2 = paths.get(e.range.file) ?? /* @__PURE__ */ new Set();
+        set2.add(key({ ...e, range: { ...e.range, file: real.file } }));
+        paths.set(e.range.file, set2);
+        via.set(real.file, paths);
+      }
+    }
+    const readers = /* @__PURE__ */ new Map();
+    for (const e of this.view.entries) {
+      if (twinPath(e.path) === null || inToolState(e.path)) continue;
+      const real = realFile(this.byPath, e.path);
+      if (real.ok) readers.set(real.file, [...readers.get(real.file) ?? [], e.path]);
+    }
+    for (const [file, paths] of via) {
+      for (const reader of readers.get(file) ?? []) {
+        const twin = twinPath(reader);
+        if (!paths.has(reader) && (twin === null || !paths.has(twin))) paths.set(reader, /* @__PURE__ */ new Set());
+      }
+      const names = [...paths.keys()].sort();
+      const sets = [...paths.values()].map((s) => [...s].sort().join("\n"));
+      const before = this.earlier.get(file);
+      const newPath = before !== void 0 && names.some((p) => !before.has(p));
+      if (new Set(sets).size > 1 || newPath) {
+        const all = [.../* @__PURE__ */ new Set([...before ?? [], ...names])].sort();
+        this.conflicts.set(
+          file,
+          `${file} is read as ${all.join(" and ")} (symlinks), by modules that need different fixes: a person decides what the one file says`
+        );
+      }
+    }
+  }
+  /** The edits `edits` stand for on disk, or why none can be made. */
+  place(edits) {
+    const out = /* @__PURE__ */ new Map();
+    const reached = [];
+    for (const e of edits) {
+      const real = realFile(this.byPath, e.range.file);
+      if (!real.ok) return real;
+      const file = real.file;
+      if (inToolState(file)) {
+        return {
+          ok: false,
+          reason: `${file} is under .terraform/ (what terraform init installed) or .git/, which a fix never edits: change the module's source or version instead`
+        };
+      }
+      const conflict = this.conflicts.get(file);
+      if (conflict !== void 0) return { ok: false, reason: conflict };
+      const placed = { ...e, range: { ...e.range, file } };
+      out.set(key(placed), placed);
+      reached.push([file, e.range.file]);
+      const twin = twinPath(file);
+      if (twin === null || !this.byPath.has(twin)) continue;
+      const twinReal = realFile(this.byPath, twin);
+      if (!twinReal.ok) return { ok: false, reason: `its twin ${twinReal.reason}` };
+      if (twinReal.file === file) continue;
+      if (inToolState(twinReal.file)) continue;
+      const from = this.view.read(file);
+      const to = this.view.read(twinReal.file);
+      const moved = from === void 0 || to === void 0 ? null : transfer(placed, from, to, twinReal.file);
+      if (moved === null) {
+        return {
+          ok: false,
+          reason: `${twin} is the twin of ${file} (Terraform reads ${file.endsWith(".tofu") || file.endsWith(".tofu.json") ? twin : file}, OpenTofu ${file.endsWith(".tofu") || file.endsWith(".tofu.json") ? file : twin}) and reads differently around the edit: edit both alike so Terraform and OpenTofu read one setting`
+        };
+      }
+      out.set(key(moved), moved);
+    }
+    for (const [file, path5] of reached) {
+      const set2 = this.earlier.get(file) ?? /* @__PURE__ */ new Set();
+      set2.add(path5);
+      this.earlier.set(file, set2);
+    }
+    return { ok: true, edits: [...out.values()] };
+  }
+};
 
 // src/report/build.ts
 var CONFIG_SUFFIXES = [".tf", ".tf.json", ".tofu", ".tofu.json"];
@@ -53012,12 +53379,12 @@ function decodeBody(file, raw, rawRanges) {
       if (a.length === 5) {
         if (!Array.isArray(keys)) return null;
         const items = [];
-        for (const key of keys) {
-          if (typeof key !== "string") return null;
+        for (const key2 of keys) {
+          if (typeof key2 !== "string") return null;
           const keyRange = ranges.range();
           const valueRange = keyRange === null ? null : ranges.range();
           if (keyRange === null || valueRange === null) return null;
-          items.push({ key, keyRange, valueRange });
+          items.push({ key: key2, keyRange, valueRange });
         }
         attr3.items = items;
       }
@@ -53117,11 +53484,11 @@ var ExtractionCache = class _ExtractionCache {
   lineageKey() {
     return `${this.prefix()}lineage/${sha256Hex2(this.options.lineage ?? "")}.json.gz`;
   }
-  async read(key, source) {
+  async read(key2, source) {
     let body2;
     try {
       this.stats.gets++;
-      const object = await this.options.store.get(key);
+      const object = await this.options.store.get(key2);
       if (object === null) return false;
       body2 = object.body;
     } catch {
@@ -53176,7 +53543,7 @@ var ExtractionCache = class _ExtractionCache {
     const writeLineage = this.options.lineage !== void 0 && (this.dirty || this.loadedArchive !== this.archiveSha256);
     if (!writeArchive && !writeLineage) return;
     const files = {};
-    for (const key of [...this.current.keys()].sort()) files[key] = this.current.get(key);
+    for (const key2 of [...this.current.keys()].sort()) files[key2] = this.current.get(key2);
     const manifest = {
       format: FORMAT,
       version: EXTRACTOR_VERSION,
@@ -53187,10 +53554,10 @@ var ExtractionCache = class _ExtractionCache {
     const body2 = (0, import_node_zlib3.gzipSync)(JSON.stringify(manifest), { level: 6 });
     const keys = [...writeArchive ? [this.archiveKey()] : [], ...writeLineage ? [this.lineageKey()] : []];
     await Promise.all(
-      keys.map(async (key) => {
+      keys.map(async (key2) => {
         try {
           this.stats.puts++;
-          await this.options.store.put(key, body2, { contentType: "application/gzip" });
+          await this.options.store.put(key2, body2, { contentType: "application/gzip" });
           this.stats.bytesWritten += body2.length;
         } catch {
           this.stats.failures++;
@@ -53449,8 +53816,8 @@ function credentialsBlock(file, block2, origin2, into) {
       'a credentials block needs one label, the registry hostname: credentials "HOST" { token = "..." }'
     );
   }
-  const key = normalizeRegistryHost(host);
-  if (into[key] !== void 0) fail(file, block2.line, `credentials for "${host}" are given twice`);
+  const key2 = normalizeRegistryHost(host);
+  if (into[key2] !== void 0) fail(file, block2.line, `credentials for "${host}" are given twice`);
   let token;
   for (const attr3 of block2.body.attributes) {
     if (attr3.name !== "token") {
@@ -53465,7 +53832,7 @@ function credentialsBlock(file, block2, origin2, into) {
     fail(file, block2.line, `unexpected block in credentials "${host}" (only token = "..." is allowed)`);
   }
   if (token === void 0) fail(file, block2.line, `credentials "${host}" has no token`);
-  into[key] = token;
+  into[key2] = token;
 }
 function mergeConfig(base, layers) {
   const out = { ...base, rules: { ...base.rules }, configFiles: [...base.configFiles] };
@@ -53657,6 +54024,14 @@ var MAX_PASSES = 4;
 function withFiles(archive, changed) {
   const files = new Map(archive.files);
   for (const [path5, bytes2] of changed) files.set(path5, bytes2);
+  const byPath = new Map(archive.entries.map((e) => [e.path, e]));
+  for (const e of archive.entries) {
+    if (e.type !== "symlink" && e.type !== "hardlink") continue;
+    if (!files.has(e.path)) continue;
+    const real = realFile(byPath, e.path);
+    const bytes2 = real.ok ? changed.get(real.file) : void 0;
+    if (bytes2 !== void 0) files.set(e.path, bytes2);
+  }
   const entries = archive.entries.map((e) => {
     const bytes2 = changed.get(e.path);
     if (bytes2 === void 0 || e.type !== "file") return e;
@@ -53673,6 +54048,18 @@ function withFiles(archive, changed) {
     });
   }
   return { ...archive, files, entries };
+}
+function linkedBytes(archive, file) {
+  const byPath = new Map(archive.entries.map((e) => [e.path, e]));
+  for (const e of archive.entries) {
+    if (e.type !== "symlink" && e.type !== "hardlink") continue;
+    const real = realFile(byPath, e.path);
+    if (real.ok && real.file === file) {
+      const bytes2 = archive.files.get(e.path);
+      if (bytes2 !== void 0) return bytes2;
+    }
+  }
+  return void 0;
 }
 async function fixArchive(archive, options2 = {}) {
   const { rules, lockRegistry, ...scanOptions } = options2;
@@ -53695,6 +54082,13 @@ async function fixArchive(archive, options2 = {}) {
   let after = null;
   let last = report;
   let registry;
+  const editedVia = /* @__PURE__ */ new Map();
+  const byPath = new Map(archive.entries.map((e) => [e.path, e]));
+  const bytesNow = (file) => {
+    const real = realFile(byPath, file);
+    const at2 = real.ok ? real.file : file;
+    return current.get(at2) ?? archive.files.get(at2) ?? archive.files.get(file) ?? linkedBytes(archive, at2);
+  };
   for (let pass = 1; pass <= MAX_PASSES; pass++) {
     const seen = analysed;
     const lockPlan = lockFixes && seen !== null ? await planLockFixes({
@@ -53704,15 +54098,25 @@ async function fixArchive(archive, options2 = {}) {
       platforms: seen.config.platforms.length > 0 ? seen.config.platforms : [currentPlatform()],
       ...rules === void 0 ? {} : { rules },
       registry: registry ??= lockRegistry?.(seen.config) ?? null,
-      read: (file) => Promise.resolve(current.get(file) ?? archive.files.get(file) ?? null)
+      read: (file) => Promise.resolve(bytesNow(file) ?? null)
     }) : void 0;
-    const plan = planFixes(last.findings, rules, lockPlan);
+    const placer = new EditPlacer(
+      {
+        entries: archive.entries,
+        read: bytesNow
+      },
+      editedVia
+    );
+    placer.prepare(
+      last.findings.filter((f) => f.suppressed === void 0 && (rules === void 0 || rules.has(f.ruleId))).map((f) => f.fix?.edits ?? [])
+    );
+    const plan = planFixes(last.findings, rules, lockPlan, (edits) => placer.place(edits));
     skipped = plan.remaining;
     if (plan.files.size === 0) break;
     let configChanged = false;
     for (const [path5, edits] of plan.files) {
       const isNew = plan.created.has(path5) && !current.has(path5) && !archive.files.has(path5);
-      const before = current.get(path5) ?? archive.files.get(path5) ?? (isNew ? Buffer.alloc(0) : void 0);
+      const before = current.get(path5) ?? archive.files.get(path5) ?? linkedBytes(archive, path5) ?? (isNew ? Buffer.alloc(0) : void 0);
       if (before === void 0) throw new Error(`fix: ${path5} is not among the scanned files`);
       if (!originals.has(path5)) {
         originals.set(path5, before);
@@ -53784,10 +54188,10 @@ async function fixBytes(name, bytes2, options2 = {}) {
 var KNOWN_RULES = new Set(RULES.map((r) => r.id));
 var sharedParser = null;
 function sharedHclParser(settings2 = {}) {
-  const key = JSON.stringify(settings2);
-  if (sharedParser === null || sharedParser.settings !== key) {
+  const key2 = JSON.stringify(settings2);
+  if (sharedParser === null || sharedParser.settings !== key2) {
     const old = sharedParser?.parser;
-    sharedParser = { settings: key, parser: new HclParser(settings2) };
+    sharedParser = { settings: key2, parser: new HclParser(settings2) };
     if (old) void old.close();
   }
   return sharedParser.parser;
@@ -54157,10 +54561,10 @@ var ReportLayout = class {
     return `${this.repositoriesPrefix}${repositoryKey(repository)}/${LATEST_FILE}`;
   }
   /** The repository a `latest` key belongs to, or null for any other key. */
-  repositoryOfLatest(key) {
+  repositoryOfLatest(key2) {
     const suffix = `/${LATEST_FILE}`;
-    if (!key.startsWith(this.repositoriesPrefix) || !key.endsWith(suffix)) return null;
-    const repoKey = key.slice(this.repositoriesPrefix.length, -suffix.length);
+    if (!key2.startsWith(this.repositoriesPrefix) || !key2.endsWith(suffix)) return null;
+    const repoKey = key2.slice(this.repositoriesPrefix.length, -suffix.length);
     try {
       return repoKey === "" ? null : repositoryFromKey(repoKey);
     } catch {
@@ -54201,11 +54605,11 @@ var AuditRunLayout = class {
     return `${this.donePrefix(shard)}${repositoryKey(repository)}/@done`;
   }
   /** The repository a `done` marker key stands for. */
-  repositoryOfDone(shard, key) {
+  repositoryOfDone(shard, key2) {
     const prefix = this.donePrefix(shard);
-    if (!key.startsWith(prefix) || !key.endsWith("/@done")) return null;
+    if (!key2.startsWith(prefix) || !key2.endsWith("/@done")) return null;
     try {
-      return repositoryFromKey(key.slice(prefix.length, -"/@done".length));
+      return repositoryFromKey(key2.slice(prefix.length, -"/@done".length));
     } catch {
       return null;
     }
@@ -54249,36 +54653,36 @@ var DEFAULTS = {
 var StorageKeyError = class extends Error {
   name = "StorageKeyError";
   key;
-  constructor(key, reason) {
-    super(`invalid storage key ${JSON.stringify(key)}: ${reason}`);
-    this.key = key;
+  constructor(key2, reason) {
+    super(`invalid storage key ${JSON.stringify(key2)}: ${reason}`);
+    this.key = key2;
   }
 };
 var MAX_KEY_BYTES = 1024;
 var LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 var FORBIDDEN = /[\u0000-\u001f\u007f-\u009f\\]/;
-function checkSegments(key, segments3) {
+function checkSegments(key2, segments3) {
   for (const segment of segments3) {
-    if (segment === "") throw new StorageKeyError(key, "empty path segment");
-    if (segment === "." || segment === "..") throw new StorageKeyError(key, `"${segment}" segment`);
+    if (segment === "") throw new StorageKeyError(key2, "empty path segment");
+    if (segment === "." || segment === "..") throw new StorageKeyError(key2, `"${segment}" segment`);
   }
 }
-function checkCharacters(key) {
-  const bad = FORBIDDEN.exec(key);
+function checkCharacters(key2) {
+  const bad = FORBIDDEN.exec(key2);
   if (bad) {
     const what = bad[0] === "\\" ? "a backslash" : `control character U+${bad[0].charCodeAt(0).toString(16).padStart(4, "0")}`;
-    throw new StorageKeyError(key, `contains ${what}`);
+    throw new StorageKeyError(key2, `contains ${what}`);
   }
-  if (Buffer.byteLength(key, "utf8") > MAX_KEY_BYTES)
-    throw new StorageKeyError(key, `longer than ${MAX_KEY_BYTES} bytes`);
-  if (LONE_SURROGATE.test(key)) throw new StorageKeyError(key, "not well-formed Unicode (lone surrogate)");
+  if (Buffer.byteLength(key2, "utf8") > MAX_KEY_BYTES)
+    throw new StorageKeyError(key2, `longer than ${MAX_KEY_BYTES} bytes`);
+  if (LONE_SURROGATE.test(key2)) throw new StorageKeyError(key2, "not well-formed Unicode (lone surrogate)");
 }
-function assertValidKey(key) {
-  if (typeof key !== "string" || key === "") throw new StorageKeyError(String(key), "empty key");
-  checkCharacters(key);
-  if (key.startsWith("/")) throw new StorageKeyError(key, 'starts with "/"');
-  if (key.endsWith("/")) throw new StorageKeyError(key, 'ends with "/"');
-  checkSegments(key, key.split("/"));
+function assertValidKey(key2) {
+  if (typeof key2 !== "string" || key2 === "") throw new StorageKeyError(String(key2), "empty key");
+  checkCharacters(key2);
+  if (key2.startsWith("/")) throw new StorageKeyError(key2, 'starts with "/"');
+  if (key2.endsWith("/")) throw new StorageKeyError(key2, 'ends with "/"');
+  checkSegments(key2, key2.split("/"));
 }
 function assertValidPrefix(prefix) {
   if (prefix === "") return;
@@ -54303,17 +54707,17 @@ var PrefixedObjectStore = class {
   }
   inner;
   prefix;
-  put(key, body2, options2) {
-    return this.inner.put(this.prefix + key, body2, options2);
+  put(key2, body2, options2) {
+    return this.inner.put(this.prefix + key2, body2, options2);
   }
-  get(key) {
-    return this.inner.get(this.prefix + key);
+  get(key2) {
+    return this.inner.get(this.prefix + key2);
   }
   async *list(prefix) {
-    for await (const key of this.inner.list(this.prefix + prefix)) yield key.slice(this.prefix.length);
+    for await (const key2 of this.inner.list(this.prefix + prefix)) yield key2.slice(this.prefix.length);
   }
-  delete(key) {
-    return this.inner.delete(this.prefix + key);
+  delete(key2) {
+    return this.inner.delete(this.prefix + key2);
   }
 };
 
@@ -54403,7 +54807,7 @@ async function scanAndStore(ctx, input) {
       throw err2;
     }
     const record = rejection(input, err2.code, err2.message, err2.entry ?? null);
-    const key = await storeRejection(ctx, record);
+    const key2 = await storeRejection(ctx, record);
     ctx.metrics.addMetric(METRIC.rejected, "Count", 1);
     ctx.logger.warn("archive rejected", {
       scanId: input.scanId,
@@ -54411,7 +54815,7 @@ async function scanAndStore(ctx, input) {
       code: err2.code,
       reason: err2.message
     });
-    return { status: "rejected", scanId: input.scanId, record, key };
+    return { status: "rejected", scanId: input.scanId, record, key: key2 };
   }
   const keys = await storeReport(
     ctx,
@@ -54441,12 +54845,12 @@ async function scanAndStore(ctx, input) {
   };
 }
 async function storeRejection(ctx, record) {
-  const key = ctx.layout.rejected(record.scanId);
-  await ctx.reports.put(key, JSON.stringify(record, null, 2) + "\n", {
+  const key2 = ctx.layout.rejected(record.scanId);
+  await ctx.reports.put(key2, JSON.stringify(record, null, 2) + "\n", {
     contentType: "application/json",
     metadata: objectMetadata(record.scanId, record.repository, uploaderOf(record.source))
   });
-  return key;
+  return key2;
 }
 function objectMetadata(scanId, repository, uploadedBy) {
   return {
@@ -54517,9 +54921,9 @@ function minus(a, b) {
   for (const f of b) remaining.set(fingerprint2(f), (remaining.get(fingerprint2(f)) ?? 0) + 1);
   const out = [];
   for (const f of a) {
-    const key = fingerprint2(f);
-    const n = remaining.get(key) ?? 0;
-    if (n > 0) remaining.set(key, n - 1);
+    const key2 = fingerprint2(f);
+    const n = remaining.get(key2) ?? 0;
+    if (n > 0) remaining.set(key2, n - 1);
     else out.push(f);
   }
   return out;
@@ -54763,16 +55167,16 @@ function shardSizeFor(repositories, configured) {
 function json2(value) {
   return JSON.stringify(value, null, 2) + "\n";
 }
-async function readJson(store, key) {
-  const stored = await store.get(key);
+async function readJson(store, key2) {
+  const stored = await store.get(key2);
   return stored === null ? null : JSON.parse(stored.body.toString("utf8"));
 }
-async function putJson(store, key, value) {
-  await store.put(key, json2(value), { contentType: "application/json" });
+async function putJson(store, key2, value) {
+  await store.put(key2, json2(value), { contentType: "application/json" });
 }
 async function collect(iterable) {
   const out = [];
-  for await (const key of iterable) out.push(key);
+  for await (const key2 of iterable) out.push(key2);
   return out;
 }
 async function planRun(deps, run, repositories) {
@@ -54880,8 +55284,8 @@ async function completeShardIfDone(deps, message, run) {
   if (members === null)
     throw new Error(`audit run ${message.runId} has no member list for shard ${message.shard}`);
   const done = /* @__PURE__ */ new Set();
-  for (const key of await collect(deps.reports.list(run.donePrefix(message.shard)))) {
-    const repository = run.repositoryOfDone(message.shard, key);
+  for (const key2 of await collect(deps.reports.list(run.donePrefix(message.shard)))) {
+    const repository = run.repositoryOfDone(message.shard, key2);
     if (repository !== null) done.add(repository);
   }
   if (!members.every((m) => done.has(m))) return;
@@ -55002,9 +55406,9 @@ var LOCAL_STORE_RESERVED = ".tfguard";
 var StorageConflictError = class extends Error {
   name = "StorageConflictError";
   key;
-  constructor(key, reason, options2) {
-    super(`cannot store ${JSON.stringify(key)}: ${reason}`, options2);
-    this.key = key;
+  constructor(key2, reason, options2) {
+    super(`cannot store ${JSON.stringify(key2)}: ${reason}`, options2);
+    this.key = key2;
   }
 };
 function sha2564(body2) {
@@ -55023,11 +55427,11 @@ var LocalObjectStore = class {
     this.metaRoot = nodePath5.join(this.root, LOCAL_STORE_RESERVED, "meta");
     this.tmpRoot = nodePath5.join(this.root, LOCAL_STORE_RESERVED, "tmp");
   }
-  checkKey(key) {
-    assertValidKey(key);
-    const segments3 = key.split("/");
+  checkKey(key2) {
+    assertValidKey(key2);
+    const segments3 = key2.split("/");
     if (segments3[0] === LOCAL_STORE_RESERVED)
-      throw new StorageKeyError(key, `"${LOCAL_STORE_RESERVED}/" is reserved`);
+      throw new StorageKeyError(key2, `"${LOCAL_STORE_RESERVED}/" is reserved`);
     return segments3;
   }
   /**
@@ -55035,7 +55439,7 @@ var LocalObjectStore = class {
    * (it could lead outside the root); `missing` when one does not exist (so nothing is stored
    * there); `object` with the offending key prefix when one is a regular file.
    */
-  async ancestors(base, key, segments3) {
+  async ancestors(base, key2, segments3) {
     let current = base;
     for (const [i2, segment] of segments3.slice(0, -1).entries()) {
       current = nodePath5.join(current, segment);
@@ -55047,7 +55451,7 @@ var LocalObjectStore = class {
         throw err2;
       }
       const path5 = segments3.slice(0, i2 + 1).join("/");
-      if (stat.isSymbolicLink()) throw new StorageKeyError(key, `"${path5}" is a symbolic link in the store`);
+      if (stat.isSymbolicLink()) throw new StorageKeyError(key2, `"${path5}" is a symbolic link in the store`);
       if (!stat.isDirectory()) return { object: path5 };
     }
     return "ok";
@@ -55065,13 +55469,13 @@ var LocalObjectStore = class {
     return tmp;
   }
   /** Renames `tmp` to `target` (creating directories), retrying if a concurrent delete prunes them. */
-  async place(key, segments3, base, tmp, suffix) {
+  async place(key2, segments3, base, tmp, suffix) {
     const target = nodePath5.join(base, ...segments3) + suffix;
     for (let attempt = 0; ; attempt++) {
-      const state = await this.ancestors(base, key, segments3);
+      const state = await this.ancestors(base, key2, segments3);
       if (typeof state === "object") {
         await import_node_fs7.promises.rm(tmp, { force: true });
-        throw new StorageConflictError(key, `"${state.object}" is an object, not a prefix`);
+        throw new StorageConflictError(key2, `"${state.object}" is an object, not a prefix`);
       }
       try {
         await import_node_fs7.promises.mkdir(nodePath5.dirname(target), { recursive: true });
@@ -55080,7 +55484,7 @@ var LocalObjectStore = class {
           throw err2;
         });
         if (existing?.isDirectory())
-          throw new StorageConflictError(key, "it is a prefix of other stored objects");
+          throw new StorageConflictError(key2, "it is a prefix of other stored objects");
         await import_node_fs7.promises.rename(tmp, target);
         return;
       } catch (err2) {
@@ -55089,16 +55493,16 @@ var LocalObjectStore = class {
         await import_node_fs7.promises.rm(tmp, { force: true });
         if (err2 instanceof StorageConflictError) throw err2;
         if (code3 === "EEXIST" || code3 === "ENOTDIR") {
-          throw new StorageConflictError(key, "a prefix of it is an object", { cause: err2 });
+          throw new StorageConflictError(key2, "a prefix of it is an object", { cause: err2 });
         }
         if (code3 === "EISDIR")
-          throw new StorageConflictError(key, "it is a prefix of other stored objects", { cause: err2 });
+          throw new StorageConflictError(key2, "it is a prefix of other stored objects", { cause: err2 });
         throw err2;
       }
     }
   }
-  async put(key, body2, options2 = {}) {
-    const segments3 = this.checkKey(key);
+  async put(key2, body2, options2 = {}) {
+    const segments3 = this.checkKey(key2);
     const bytes2 = typeof body2 === "string" ? Buffer.from(body2, "utf8") : body2;
     const sidecar = {
       sha256: sha2564(bytes2),
@@ -55107,9 +55511,9 @@ var LocalObjectStore = class {
     };
     await import_node_fs7.promises.mkdir(this.root, { recursive: true });
     const dataTmp = await this.writeTemp(bytes2);
-    await this.place(key, segments3, this.root, dataTmp, "");
+    await this.place(key2, segments3, this.root, dataTmp, "");
     const metaTmp = await this.writeTemp(Buffer.from(JSON.stringify(sidecar), "utf8"));
-    await this.place(key, segments3, this.metaRoot, metaTmp, ".json");
+    await this.place(key2, segments3, this.metaRoot, metaTmp, ".json");
   }
   async readFileOrNull(path5) {
     try {
@@ -55134,9 +55538,9 @@ var LocalObjectStore = class {
       return null;
     }
   }
-  async get(key) {
-    const segments3 = this.checkKey(key);
-    if (await this.ancestors(this.root, key, segments3) !== "ok") return null;
+  async get(key2) {
+    const segments3 = this.checkKey(key2);
+    if (await this.ancestors(this.root, key2, segments3) !== "ok") return null;
     for (let attempt = 0; ; attempt++) {
       const body2 = await this.readFileOrNull(nodePath5.join(this.root, ...segments3));
       if (body2 === null) return null;
@@ -55172,16 +55576,16 @@ var LocalObjectStore = class {
         throw err2;
       }
       for (const entry of entries) {
-        const key = keyPrefix + entry.name;
+        const key2 = keyPrefix + entry.name;
         if (keyPrefix === "" && entry.name === LOCAL_STORE_RESERVED) continue;
         if (entry.isDirectory()) {
-          const asPrefix = key + "/";
+          const asPrefix = key2 + "/";
           if (asPrefix.startsWith(prefix) || prefix.startsWith(asPrefix))
             await walk3(nodePath5.join(dir, entry.name), asPrefix);
-        } else if (entry.isFile() && key.startsWith(prefix)) {
+        } else if (entry.isFile() && key2.startsWith(prefix)) {
           try {
-            assertValidKey(key);
-            keys.push(key);
+            assertValidKey(key2);
+            keys.push(key2);
           } catch {
           }
         }
@@ -55191,9 +55595,9 @@ var LocalObjectStore = class {
     keys.sort(compareKeys);
     yield* keys;
   }
-  async delete(key) {
-    const segments3 = this.checkKey(key);
-    if (await this.ancestors(this.root, key, segments3) !== "ok") return;
+  async delete(key2) {
+    const segments3 = this.checkKey(key2);
+    if (await this.ancestors(this.root, key2, segments3) !== "ok") return;
     const dataPath = nodePath5.join(this.root, ...segments3);
     const stat = await import_node_fs7.promises.lstat(dataPath).catch(() => null);
     if (stat?.isDirectory()) return;
@@ -55267,7 +55671,7 @@ async function initConfigText(existing, modules, parser) {
       await parser.parse(CONFIG_FILE_NAME, Buffer.from(existing, "utf8")),
       KNOWN_RULES2
     );
-    for (const [, key] of KIND_KEYS) globs.push(...layer[key] ?? []);
+    for (const [, key2] of KIND_KEYS) globs.push(...layer[key2] ?? []);
   }
   const fresh = modules.filter((m) => !installed(m.path) && !globs.some((g) => matchGlob(g, m.path))).sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
   const byKind = /* @__PURE__ */ new Map();
@@ -55275,12 +55679,12 @@ async function initConfigText(existing, modules, parser) {
   let text3;
   if (existing === null) {
     text3 = FILE_HEADER;
-    for (const [kind, key] of KIND_KEYS) {
+    for (const [kind, key2] of KIND_KEYS) {
       const list = byKind.get(kind);
       if (list === void 0) continue;
       text3 += `
 ${KIND_HEADERS[kind]}
-${key} = [
+${key2} = [
 ${entryLines(list, "  ")}]
 `;
     }
@@ -55288,12 +55692,12 @@ ${entryLines(list, "  ")}]
     text3 = addToExisting(existing, byKind);
   }
   const added = KIND_KEYS.flatMap(([kind]) => byKind.get(kind) ?? []);
-  const check = parseConfigFile(
+  const check2 = parseConfigFile(
     CONFIG_FILE_NAME,
     await parser.parse(CONFIG_FILE_NAME, Buffer.from(text3)),
     KNOWN_RULES2
   );
-  const all = KIND_KEYS.flatMap(([, key]) => check[key] ?? []);
+  const all = KIND_KEYS.flatMap(([, key2]) => check2[key2] ?? []);
   const missed = modules.filter((m) => !installed(m.path) && !all.some((g) => matchGlob(g, m.path)));
   if (missed.length > 0) throw new Error(`tfguard init: the settings written miss ${missed[0]?.path ?? ""}`);
   return { text: text3, added };
@@ -55305,21 +55709,21 @@ function addToExisting(existing, byKind) {
   const edits = [];
   const order = (a, b, ia, ib) => b.at - a.at || ib - ia;
   let appended = "";
-  for (const [kind, key] of KIND_KEYS) {
+  for (const [kind, key2] of KIND_KEYS) {
     const list = byKind.get(kind);
     if (list === void 0) continue;
-    const attr3 = scanned.body.attributes.find((a) => a.name === key);
+    const attr3 = scanned.body.attributes.find((a) => a.name === key2);
     if (attr3 === void 0) {
       appended += `
 ${KIND_HEADERS[kind]}
-${key} = [
+${key2} = [
 ${entryLines(list, "  ")}]
 `;
       continue;
     }
     const close = attr3.end - 1;
     if (existing[close] !== "]") {
-      throw new Error(`tfguard init: "${key}" in ${CONFIG_FILE_NAME} does not end with "]"`);
+      throw new Error(`tfguard init: "${key2}" in ${CONFIG_FILE_NAME} does not end with "]"`);
     }
     let i2 = close - 1;
     for (; ; ) {
@@ -55371,7 +55775,7 @@ async function initCommand(values, positionals, io, scanOptions) {
 `);
     return 0;
   }
-  const counts = KIND_KEYS.map(([kind, key]) => [key, added.filter((m) => m.kind === kind).length]).filter(([, n]) => n > 0).map(([key, n]) => `${key} ${n}`).join(", ");
+  const counts = KIND_KEYS.map(([kind, key2]) => [key2, added.filter((m) => m.kind === kind).length]).filter(([, n]) => n > 0).map(([key2, n]) => `${key2} ${n}`).join(", ");
   if (values["dry-run"] === true) {
     io.stdout(text3);
     return 0;
@@ -55727,10 +56131,16 @@ async function readConfigOption(file) {
   }
 }
 async function replaceFile(file, content) {
-  const { mode } = await import_node_fs9.promises.stat(file);
+  const stats = await import_node_fs9.promises.lstat(file);
+  if (!stats.isFile()) throw new Error(`${file} is no longer a regular file; nothing was written to it`);
+  if (stats.nlink > 1) {
+    await import_node_fs9.promises.writeFile(file, content);
+    return;
+  }
   const tmp = path4.join(path4.dirname(file), `.${path4.basename(file)}.${process.pid}.tfguard-fix`);
   try {
-    await import_node_fs9.promises.writeFile(tmp, content, { mode: mode & 4095 });
+    await import_node_fs9.promises.writeFile(tmp, content, { mode: 384 });
+    await import_node_fs9.promises.chmod(tmp, stats.mode & 4095);
     await import_node_fs9.promises.rename(tmp, file);
   } catch (err2) {
     await import_node_fs9.promises.rm(tmp, { force: true });

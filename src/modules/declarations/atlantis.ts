@@ -26,7 +26,8 @@ export function readAtlantis(file: DeclarationFile): {
   const roots: DeclaredRoot[] = [];
   const problems: DeclarationProblem[] = [];
   const doc = readYaml('Atlantis', file.path, file.text, problems);
-  if (doc === null || doc.value === null || doc.value === undefined) return { roots, problems, complete: false };
+  if (doc === null || doc.value === null || doc.value === undefined)
+    return { roots, problems, complete: false };
   if (!isRecord(doc.value)) {
     problems.push(shapeProblem('Atlantis', file.path, 1, 'the document is not a mapping'));
     return { roots, problems, complete: false };
