@@ -130,7 +130,10 @@ export async function fixArchive(archive: LoadedArchive, options: FixOptions = {
     if (plan.files.size === 0) break;
     let configChanged = false;
     for (const [path, edits] of plan.files) {
-      const isNew = plan.created.has(path) && !current.has(path) && !archive.files.has(path);
+      // A file a fix creates: a lock file, or a new `versions.tf` a root's bound goes into (edits
+      // that insert at byte 0 of a file the archive does not hold).
+      const creates = plan.created.has(path) || edits.every((e) => e.range.end.byte === 0);
+      const isNew = creates && !current.has(path) && !archive.files.has(path);
       const before = current.get(path) ?? archive.files.get(path) ?? (isNew ? Buffer.alloc(0) : undefined);
       if (before === undefined) throw new Error(`fix: ${path} is not among the scanned files`);
       if (!originals.has(path)) {
