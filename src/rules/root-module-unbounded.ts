@@ -197,7 +197,10 @@ function throughModules(ctx: RuleContext, m: ModuleInfo): RuleFinding[] {
         : '';
     // Without a lock entry the root takes the release line of the combined minimum; the modules keep
     // their minimums, so the root needs only the cap (`~> 0.9`, not `~> 0.9, >= 0.9.1`).
-    const cap = suggestUpperBound(c)?.split(', ')[0] ?? null;
+    const cap =
+      suggestUpperBound(c)
+        ?.split(', ')
+        .find((x) => x.startsWith('~>')) ?? null;
     const b = guess ? null : rootBound(ctx, tree, rp, localName, cap);
     const fixable = b !== null && !('reason' in b);
     out.push({
