@@ -122,7 +122,7 @@ function boundsMovedUp(
   }
   const note =
     blocked.length > 0
-      ? ` No fix: removing the cap would leave ${blocked.join('; ')}; bound the provider there first.`
+      ? ` No fix: without the cap, ${blocked.join('; ')}; bound the provider there first.`
       : roots.length > 0
         ? ` The fix moves the bound to the root module${roots.length > 1 ? 's' : ''} ${roots.join(', ')}.`
         : '';
