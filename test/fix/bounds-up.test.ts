@@ -176,6 +176,31 @@ describe('moving a shared cap up to the roots', () => {
     expect(await tree(tmp)).toEqual(files);
   });
 
+  it('a root whose kind is a guess blocks the shared edit; its own finding is a notice', async () => {
+    // A landing-zone stage nothing calls, with no backend or lock anywhere: a root, but a guess.
+    const files = {
+      '0-bootstrap/main.tf': L('module "net" {', '  source = "../modules/net"', '}'),
+      'modules/net/versions.tf': NET,
+    };
+    await writeTree(tmp, files);
+    const report = await scanPath(tmp);
+    expect(report.modules.find((m) => m.path === '0-bootstrap')).toMatchObject({
+      kind: 'root',
+      kindEvidence: 'weak',
+    });
+    const first = await cli(['fix', tmp, ...RULES]);
+    expect(first.stdout).toMatch(/^tfguard fix: fixed 0 finding\(s\) in 0 file\(s\)/);
+    expect(first.stdout).toContain('root "0-bootstrap" would lose its bound (its kind is a guess');
+    expect(await tree(tmp)).toEqual(files);
+    // With the cap gone by hand, the root is reported, as a notice without a fix.
+    await writeTree(tmp, { 'modules/net/versions.tf': NET_FIXED });
+    const left = (await scanPath(tmp)).findings.filter((f) => f.ruleId === 'root-module-unbounded');
+    expect(left).toEqual([
+      expect.objectContaining({ module: '0-bootstrap', severity: 'notice', confidence: 'low', line: 1 }),
+    ]);
+    expect(left[0]?.fix).toBeUndefined();
+  });
+
   it('a module no root of the archive uses keeps its cap: its roots are elsewhere', async () => {
     const files = { 'modules/net/versions.tf': NET };
     await writeTree(tmp, files);
