@@ -10,7 +10,14 @@ import { hasUpperBound, suggestMinimumOnly, suggestUpperBound, suggestUpperBound
 import type { TextEdit } from '../model';
 import type { ModuleInfo, RootProvider, RootTree } from '../modules';
 import { sourceText, type SourceText } from './fix-helpers';
-import { checkableConstraint, isDeployable, lockedVersion, releaseLine, requirementEdits } from './helpers';
+import {
+  checkableConstraint,
+  isDeployable,
+  lockedVersion,
+  releaseLine,
+  requirementEdits,
+  safelySatisfies,
+} from './helpers';
 import type { RuleContext } from './types';
 
 export function capsSafely(c: string): boolean {
@@ -44,7 +51,9 @@ export function boundedWithoutSharedCaps(ctx: RuleContext, rp: RootProvider): bo
 }
 
 /** A root the bound would go to, or why it cannot take one. */
-export type RootBound = { edits: TextEdit[]; bound: string } | { reason: string };
+export type RootBound =
+  /** `module`: where the bound goes (the root, or the source module of a Terragrunt unit). */
+  { edits: TextEdit[]; bound: string; module: string } | { reason: string };
 
 /** The source as an entry of a root's `required_providers` writes it. */
 function sourceText_(source: string, tree: RootTree): string {
@@ -64,38 +73,53 @@ export function rootBound(
   localName: string,
   fallback: string | null,
 ): RootBound {
-  const r = ctx.moduleByPath.get(tree.root);
-  if (r === undefined) return { reason: 'it is not in the archive' };
-  if (r.kindEvidence === 'weak') return { reason: `its kind is a guess (${r.kindReason})` };
-  if (r.terragrunt !== undefined || r.unitSourceOf !== undefined)
-    return {
-      reason:
-        'it is a Terragrunt unit: bound the provider in the unit’s generated files or its source module',
-    };
-  const locked = lockedVersion(ctx, tree.root, rp.source);
-  if (locked.status === 'unreadable')
-    return { reason: `tfguard could not read its entry in ${locked.lockFile}` };
+  const root = ctx.moduleByPath.get(tree.root);
+  if (root === undefined) return { reason: 'it is not in the archive' };
+  if (root.kindEvidence === 'weak') return { reason: `its kind is a guess (${root.kindReason})` };
+  // A Terragrunt unit runs its source module: the bound goes there (it is the units' configuration,
+  // docs/classification.md), agreeing with every unit's lock, unless the units generate its
+  // required_providers (a second block, or a file of the same name, would break them).
+  let r = root;
+  let lockRoots = [tree.root];
+  if (root.terragrunt !== undefined) {
+    const s = unitSourceOf(ctx, root);
+    if (s === undefined)
+      return { reason: 'it is a Terragrunt unit whose source module is not in the archive' };
+    if ((s.generatedDeclarations ?? []).length > 0)
+      return {
+        reason: `its Terragrunt units generate the required_providers of ${s.path}: bound the provider there`,
+      };
+    r = s;
+    lockRoots = s.unitSourceOf ?? [tree.root];
+  }
+  const locks = lockRoots.map((l) => lockedVersion(ctx, l, rp.source));
+  for (const l of locks)
+    if (l.status === 'unreadable') return { reason: `tfguard could not read its entry in ${l.lockFile}` };
+  const versions = locks.flatMap((l) => (l.status === 'locked' ? [l] : []));
+  const lines = new Set(versions.map((v) => releaseLine(v.version)));
+  // One release line locked everywhere: that line; none locked: the fallback, which must then admit
+  // every locked version (a pre-release, or units locking different lines).
+  const locked = versions.length > 0 && lines.size === 1 && !lines.has(null) ? versions[0] : undefined;
+  if (locked === undefined && versions.length > 0) {
+    if (fallback === null || !versions.every((v) => safelySatisfies(v.version, fallback)))
+      return {
+        reason: `no one release line admits what its lock files record (${versions.map((v) => `${v.version} in ${v.lockFile}`).join(', ')})`,
+      };
+  }
   const own = r.providers.find((q) => q.source === rp.source && !q.implicit);
   const ownC = own === undefined ? null : checkableConstraint(own);
   if (own !== undefined && ownC !== null) {
     // The root declares a minimum only: bound it as root-module-unbounded's fix does (same edit).
-    const s =
-      locked.status === 'locked' ? suggestUpperBoundAt(ownC, locked.version) : suggestUpperBound(ownC);
+    const s = locked !== undefined ? suggestUpperBoundAt(ownC, locked.version) : suggestUpperBound(ownC);
     const edits = s === null ? undefined : requirementEdits(own, s);
-    if (s === null || edits === undefined)
+    if (s === null || edits === undefined || !versions.every((v) => safelySatisfies(v.version, s)))
       return { reason: `its constraint "${ownC}" cannot be bounded mechanically` };
-    return { edits, bound: s };
+    return { edits, bound: s, module: r.path };
   }
   if (own !== undefined && (own.constraints !== null || own.versionExpression !== undefined))
     return { reason: 'its version constraint is an expression or invalid' };
-  const bound = locked.status === 'locked' ? releaseLine(locked.version) : fallback;
-  if (bound === null)
-    return {
-      reason:
-        locked.status === 'locked'
-          ? `${locked.lockFile} locks the pre-release ${locked.version}`
-          : 'there is no lock entry and no cap to carry over',
-    };
+  const bound = locked !== undefined ? releaseLine(locked.version) : fallback;
+  if (bound === null) return { reason: 'there is no lock entry and no cap to carry over' };
   if (own !== undefined) {
     // An entry without a version: the version goes in as its last item.
     const src = sourceOf(ctx, own.entry?.valueRange.file);
@@ -103,14 +127,21 @@ export function rootBound(
       src === undefined || own.entry === undefined
         ? undefined
         : insertVersion(src, own.entry.valueRange.start.byte, own.entry.valueRange.end.byte, bound);
-    return edits === undefined ? { reason: 'its entry has a shape tfguard does not edit' } : { edits, bound };
+    return edits === undefined
+      ? { reason: 'its entry has a shape tfguard does not edit' }
+      : { edits, bound, module: r.path };
   }
   const name = r.providers.find((q) => q.source === rp.source)?.name ?? localName;
   if (r.providers.some((q) => q.name === name && q.source !== rp.source))
     return { reason: `the local name "${name}" means another provider there` };
   const entry = { name, source: sourceText_(rp.source, tree), version: bound };
-  const edits = entryEdits(ctx, r, entry);
-  return typeof edits === 'string' ? { reason: edits } : { edits, bound };
+  const generated = new Set(
+    lockRoots
+      .flatMap((u) => ctx.moduleByPath.get(u)?.terragrunt?.generated ?? [])
+      .map((g) => g.split('/').pop()),
+  );
+  const edits = entryEdits(ctx, r, entry, generated);
+  return typeof edits === 'string' ? { reason: edits } : { edits, bound, module: r.path };
 }
 
 function sourceOf(ctx: RuleContext, file: string | undefined): SourceText | undefined {
@@ -190,6 +221,7 @@ function entryEdits(
   ctx: RuleContext,
   r: ModuleInfo,
   e: { name: string; source: string; version: string },
+  generated: ReadonlySet<string | undefined>,
 ): TextEdit[] | string {
   if (!/^[A-Za-z][\w-]*$/.test(e.name)) return `the local name "${e.name}" cannot be written as a key`;
   const blocks = r.requiredProvidersBlocks;
@@ -214,7 +246,10 @@ function entryEdits(
   const tofu = r.files.length > 0 && r.files.every((f) => f.endsWith('.tofu') || f.endsWith('.tofu.json'));
   const ext = tofu ? '.tofu' : '.tf';
   const taken = (f: string): boolean =>
-    ctx.sources?.has(f) === true || r.files.includes(f) || r.ignoredFiles.includes(f);
+    ctx.sources?.has(f) === true ||
+    r.files.includes(f) ||
+    r.ignoredFiles.includes(f) ||
+    generated.has(f.split('/').pop());
   const name = NEW_FILE_NAMES.map((n) => `${dir}${n}${ext}`).find((f) => !taken(f) && !taken(`${f}.json`));
   if (name === undefined) return 'no free file name for a new terraform block';
   const text = `terraform {\n  required_providers {\n${entryLines(e, '    ', '\n')}  }\n}\n`;
@@ -228,4 +263,15 @@ export function rootTreesWith(ctx: RuleContext, path: string): RootTree[] {
     const r = ctx.moduleByPath.get(t.root);
     return r !== undefined && t.modules.includes(path) && isDeployable(r, ctx);
   });
+}
+
+/** The module a Terragrunt unit runs, when only units run it (`unitSourceOf`). */
+export function unitSourceOf(ctx: RuleContext, m: ModuleInfo): ModuleInfo | undefined {
+  if (m.terragrunt === undefined) return undefined;
+  for (const call of m.moduleCalls) {
+    if (call.name !== 'terragrunt' || call.target === null) continue;
+    const t = ctx.moduleByPath.get(call.target);
+    if (t?.unitSourceOf?.includes(m.path) === true) return t;
+  }
+  return undefined;
 }

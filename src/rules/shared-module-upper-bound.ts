@@ -116,8 +116,10 @@ function boundsMovedUp(
     const b = rootBound(ctx, t, rp, localName, caps.length === 0 ? null : caps.join(', '));
     if ('reason' in b) blocked.push(`root "${t.root}" would lose its bound (${b.reason})`);
     else {
-      roots.push(`"${t.root}" (${b.bound})`);
-      edits.push(...b.edits);
+      // Units of one source module share its edit: once.
+      const where = `"${b.module}" (${b.bound})`;
+      if (!roots.includes(where)) roots.push(where);
+      for (const e of b.edits) if (!edits.some((x) => sameEdit(x, e))) edits.push(e);
     }
   }
   const note =
@@ -127,4 +129,13 @@ function boundsMovedUp(
         ? ` The fix moves the bound to the root module${roots.length > 1 ? 's' : ''} ${roots.join(', ')}.`
         : '';
   return { edits, roots, blocked, note };
+}
+
+function sameEdit(a: TextEdit, b: TextEdit): boolean {
+  return (
+    a.range.file === b.range.file &&
+    a.range.start.byte === b.range.start.byte &&
+    a.range.end.byte === b.range.end.byte &&
+    a.text === b.text
+  );
 }

@@ -201,6 +201,28 @@ describe('moving a shared cap up to the roots', () => {
     expect(left[0]?.fix).toBeUndefined();
   });
 
+  it('Terragrunt units: the bound goes into the module the units run, agreeing with their locks', async () => {
+    const unit = L('terraform {', '  source = "../../../units//app"', '}');
+    const files = {
+      'live/dev/app/terragrunt.hcl': unit,
+      'live/dev/app/.terraform.lock.hcl': lock('hashicorp/random', '3.6.2', '~> 3.4'),
+      'live/prod/app/terragrunt.hcl': unit,
+      'units/app/main.tf': L('module "net" {', '  source = "../../modules/net"', '}'),
+      'modules/net/versions.tf': NET,
+    };
+    await writeTree(tmp, files);
+    const first = await cli(['fix', tmp, ...RULES]);
+    expect(first.stdout).toContain('bound it in "units/app" (~> 3.6)');
+    expect(await tree(tmp)).toEqual({
+      ...files,
+      'modules/net/versions.tf': NET_FIXED,
+      'units/app/versions.tf': CHANGED['live/b/versions.tf']?.replace('~> 3.4', '~> 3.6'),
+    });
+    expect(await unboundedRoots(tmp)).toEqual([]);
+    const second = await cli(['fix', tmp, ...RULES]);
+    expect(second.stdout).toMatch(/^tfguard fix: fixed 0 finding\(s\) in 0 file\(s\)/);
+  });
+
   it('a module no root of the archive uses keeps its cap: its roots are elsewhere', async () => {
     const files = { 'modules/net/versions.tf': NET };
     await writeTree(tmp, files);
