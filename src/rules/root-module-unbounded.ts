@@ -15,7 +15,7 @@ import type { Rule, RuleContext } from './types';
 import type { ModuleInfo, ProviderRequirement } from '../modules';
 import { shortSource } from '../addrs';
 import { callPaths } from './helpers';
-import { capsSafely, rootBound } from './root-bounds';
+import { capsSafely, rootBound, unitSourceOf as unitSourceModule } from './root-bounds';
 
 /**
  * Root modules (where `apply` runs) should also set a maximum provider version so an upgrade never
@@ -87,17 +87,6 @@ export const rootModuleUnbounded: Rule = {
     return out;
   },
 };
-
-/** The module a Terragrunt unit runs, when only units run it (`unitSourceOf`). */
-function unitSourceModule(ctx: RuleContext, m: ModuleInfo): ModuleInfo | undefined {
-  if (m.terragrunt === undefined) return undefined;
-  for (const call of m.moduleCalls) {
-    if (call.name !== 'terragrunt' || call.target === null) continue;
-    const t = ctx.moduleByPath.get(call.target);
-    if (t?.unitSourceOf?.includes(m.path) === true) return t;
-  }
-  return undefined;
-}
 
 function unbounded(
   ctx: RuleContext,
