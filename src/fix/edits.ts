@@ -103,7 +103,9 @@ export function planFixes(
     if (given === undefined || given.length === 0) {
       const reason =
         f.confidence === 'low'
-          ? 'the module kind is a guess, so no fix is applied'
+          ? f.message.includes("tfguard's guess")
+            ? 'the module kind is a guess, so no fix is applied'
+            : 'the finding rests on what tfguard could not read, so no fix is applied'
           : f.fix !== undefined
             ? 'the fix cannot be applied mechanically here'
             : 'no mechanical fix';

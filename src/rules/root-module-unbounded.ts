@@ -13,6 +13,9 @@ import {
 } from './helpers';
 import type { Rule, RuleContext } from './types';
 import type { ModuleInfo, ProviderRequirement } from '../modules';
+import { shortSource } from '../addrs';
+import { callPaths } from './helpers';
+import { capsSafely, rootBound, unitSourceOf as unitSourceModule } from './root-bounds';
 
 /**
  * Root modules (where `apply` runs) should also set a maximum provider version so an upgrade never
@@ -51,6 +54,7 @@ export const rootModuleUnbounded: Rule = {
             continue;
           out.push(unbounded(ctx, m, p, c, m.path, ''));
         }
+        out.push(...throughModules(ctx, m));
       } else if (m.unitSourceOf !== undefined) {
         // A module only Terragrunt units run is their roots' configuration: its constraint must be
         // bounded unless each unit's generated files bound it (docs/classification.md, "Terragrunt").
@@ -83,17 +87,6 @@ export const rootModuleUnbounded: Rule = {
     return out;
   },
 };
-
-/** The module a Terragrunt unit runs, when only units run it (`unitSourceOf`). */
-function unitSourceModule(ctx: RuleContext, m: ModuleInfo): ModuleInfo | undefined {
-  if (m.terragrunt === undefined) return undefined;
-  for (const call of m.moduleCalls) {
-    if (call.name !== 'terragrunt' || call.target === null) continue;
-    const t = ctx.moduleByPath.get(call.target);
-    if (t?.unitSourceOf?.includes(m.path) === true) return t;
-  }
-  return undefined;
-}
 
 function unbounded(
   ctx: RuleContext,
@@ -139,4 +132,84 @@ function unbounded(
       : {}),
     note,
   };
+}
+
+/**
+ * Providers root `m` gets only through the modules it calls, none of which bounds the version (they
+ * say `>=`, as shared modules should) while the root bounds it nowhere: the combined constraints of
+ * the root's tree have no maximum (issue 21). Reported on the root's `required_providers` block, or
+ * on the module call that brings the provider in when it has none, naming the modules. The fix adds
+ * the entry to the root with `~> MAJOR.MINOR` of the locked version (else of the combined minimum).
+ */
+function throughModules(ctx: RuleContext, m: ModuleInfo): RuleFinding[] {
+  const tree = ctx.roots.find((t) => t.root === m.path);
+  if (tree === undefined) return [];
+  const unitSource = unitSourceModule(ctx, m);
+  const out: RuleFinding[] = [];
+  const unresolved = tree.remoteCalls.filter((c) => c.origin === undefined || c.origin === null);
+  for (const rp of tree.providers) {
+    const c = rp.constraints;
+    if (c === null || c === '' || (rp.unknownContributions?.length ?? 0) > 0 || capsSafely(c)) continue;
+    // The root's own constraint (reported above) and a unit source module's (reported there).
+    const declares = (x: ModuleInfo | undefined): boolean =>
+      x?.providers.some((q) => q.source === rp.source && checkableConstraint(q) !== null) === true;
+    if (declares(m) || declares(unitSource)) continue;
+    const via = rp.contributions.filter((k) => k.module !== m.path);
+    // A root or a unit's source module among them has its own finding, whose fix bounds this root too.
+    const judged = (k: (typeof via)[number]): boolean => {
+      const x = k.remote === undefined ? ctx.moduleByPath.get(k.module) : undefined;
+      return x !== undefined && (isDeployable(x, ctx) || x.unitSourceOf !== undefined);
+    };
+    if (via.length === 0 || via.some(judged)) continue;
+    const named = via.slice(0, 3).map((k) => `${k.module} ("${k.constraints}")`);
+    if (via.length > 3) named.push(`${via.length - 3} more`);
+    const first = via[0] as (typeof via)[number];
+    const localName =
+      ctx.moduleByPath.get(first.module)?.providers.find((q) => q.source === rp.source)?.name ??
+      (rp.source.split('/').pop() as string);
+    // Where: the root's required_providers block, else the call that leads to the first module.
+    const callName = first.remote === undefined ? callPaths(tree, first.module)[0]?.[0] : undefined;
+    const where =
+      m.requiredProvidersBlocks[0] ??
+      (first.remote !== undefined
+        ? first.location
+        : m.moduleCalls.find((k) => k.name === callName)?.location) ??
+      null;
+    const caveat = kindCaveat(m);
+    const guess = caveat.weak || unresolved.length > 0;
+    const unresolvedNote =
+      unresolved.length > 0
+        ? ` (unless remote module${unresolved.length > 1 ? 's' : ''} ${unresolved
+            .slice(0, 3)
+            .map((u) => `"${u.name}"`)
+            .join(', ')}, which tfguard did not read, bound${unresolved.length > 1 ? '' : 's'} it)`
+        : '';
+    // Without a lock entry the root takes the release line of the combined minimum; the modules keep
+    // their minimums, so the root needs only the cap (`~> 0.9`, not `~> 0.9, >= 0.9.1`).
+    const cap =
+      suggestUpperBound(c)
+        ?.split(', ')
+        .find((x) => x.startsWith('~>')) ?? null;
+    const b = guess ? null : rootBound(ctx, tree, rp, localName, cap);
+    const fixable = b !== null && !('reason' in b);
+    out.push({
+      module: m.path,
+      ...at(where),
+      message:
+        `root module gets provider "${localName}" (${shortSource(rp.source, tree.engine)}) only through ` +
+        `module${via.length > 1 ? 's' : ''} ${named.join(', ')} and bounds it nowhere: the combined constraint ` +
+        `"${c}" has no upper bound, so a future (possibly incompatible) major version can be installed on the next init -upgrade` +
+        unresolvedNote +
+        caveat.suffix,
+      ...(guess ? { confidence: 'low' as const } : {}),
+      ...(fixable
+        ? { fix: fixWith(`declare the provider in the root with "${b.bound}"`, b.bound, b.edits) }
+        : {}),
+      note:
+        `Declare it in the root's required_providers with a maximum, for example "${cap ?? '~> MAJOR.MINOR'}"` +
+        ' (the release line the root runs); shared modules keep their minimums.' +
+        (b !== null && 'reason' in b ? ` No fix: ${b.reason}.` : ''),
+    });
+  }
+  return out;
 }

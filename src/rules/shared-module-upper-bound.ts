@@ -9,7 +9,10 @@ import {
   kindCaveat,
   requirementEdits,
 } from './helpers';
-import type { Rule } from './types';
+import type { Rule, RuleContext } from './types';
+import type { ModuleInfo } from '../modules';
+import type { TextEdit } from '../model';
+import { boundedWithoutSharedCaps, removableCap, rootBound, rootTreesWith } from './root-bounds';
 
 /**
  * Shared modules declare a minimum provider version only. Terraform's provider-requirements guide:
@@ -33,6 +36,7 @@ export const sharedModuleUpperBound: Rule = {
         const caps = upperBounding(c);
         if (caps.length === 0) continue;
         const minimumOnly = suggestMinimumOnly(c);
+        const moved = minimumOnly === null || caveat.weak ? null : boundsMovedUp(ctx, m, p.name, p.source);
         out.push({
           module: m.path,
           ...at(p.constraintLocation ?? p.declared),
@@ -43,16 +47,97 @@ export const sharedModuleUpperBound: Rule = {
           ...(caveat.weak ? { confidence: 'low' as const } : {}),
           ...(minimumOnly !== null && !caveat.weak
             ? {
-                fix: fixWith('keep only the minimum version', minimumOnly, requirementEdits(p, minimumOnly)),
+                fix: fixWith(
+                  moved?.edits.length
+                    ? `keep only the minimum version; bound it in ${moved.roots.join(', ')}`
+                    : 'keep only the minimum version',
+                  minimumOnly,
+                  moved === null || moved.blocked.length > 0
+                    ? undefined
+                    : withRootEdits(requirementEdits(p, minimumOnly), moved.edits),
+                ),
               }
             : {}),
           note:
-            minimumOnly !== null
+            (minimumOnly !== null
               ? 'Document known incompatibilities with newer versions instead, and let the root module set the maximum.'
-              : 'Declare the oldest version the module is known to work with as ">= X.Y", and let the root module set the maximum.',
+              : 'Declare the oldest version the module is known to work with as ">= X.Y", and let the root module set the maximum.') +
+            (moved === null ? '' : moved.note),
         });
       }
     }
     return out;
   },
 };
+
+/** The shared edit and the roots' bounds, applied together or not at all. */
+function withRootEdits(shared: TextEdit[] | undefined, roots: TextEdit[]): TextEdit[] | undefined {
+  return shared === undefined ? undefined : [...shared, ...roots];
+}
+
+/**
+ * What removing the cap does to the roots that use module `m` (issue 21, "move bounds up"): every
+ * root whose combined constraints for `source` would have no upper bound once the shared modules'
+ * caps are gone gets one in the same fix (`~> MAJOR.MINOR` of its locked version, else the caps
+ * removed). A root that cannot be edited (its kind a guess, a Terragrunt unit, a shape tfguard does
+ * not edit) blocks the fix. A module no root of the archive uses (published for other
+ * repositories) loses its cap alone: its callers' roots are elsewhere, and bounding the provider is
+ * their job (`root-module-unbounded` reports a root that does not, where it is scanned).
+ */
+function boundsMovedUp(
+  ctx: RuleContext,
+  m: ModuleInfo,
+  localName: string,
+  source: string,
+): { edits: TextEdit[]; roots: string[]; blocked: string[]; note: string } {
+  const trees = rootTreesWith(ctx, m.path);
+  if (trees.length === 0) {
+    return {
+      edits: [],
+      roots: [],
+      blocked: [],
+      note:
+        ' No root module in the archive uses this module: the roots that call it from elsewhere must bound ' +
+        'the provider in their own required_providers (root-module-unbounded reports one that does not).',
+    };
+  }
+  const edits: TextEdit[] = [];
+  const roots: string[] = [];
+  const blocked: string[] = [];
+  for (const t of trees) {
+    const rp = t.providers.find((x) => x.source === source);
+    if (rp === undefined || rp.constraints === null || boundedWithoutSharedCaps(ctx, rp)) continue;
+    // The caps every shared module of the tree loses, deduplicated: what the root keeps without a lock.
+    const caps = [
+      ...new Set(
+        rp.contributions
+          .map((k) => removableCap(ctx, k.module, source))
+          .filter((c): c is string => c !== null),
+      ),
+    ].sort();
+    const b = rootBound(ctx, t, rp, localName, caps.length === 0 ? null : caps.join(', '));
+    if ('reason' in b) blocked.push(`root "${t.root}" would lose its bound (${b.reason})`);
+    else {
+      // Units of one source module share its edit: once.
+      const where = `"${b.module}" (${b.bound})`;
+      if (!roots.includes(where)) roots.push(where);
+      for (const e of b.edits) if (!edits.some((x) => sameEdit(x, e))) edits.push(e);
+    }
+  }
+  const note =
+    blocked.length > 0
+      ? ` No fix: without the cap, ${blocked.join('; ')}; bound the provider there first.`
+      : roots.length > 0
+        ? ` The fix moves the bound to the root module${roots.length > 1 ? 's' : ''} ${roots.join(', ')}.`
+        : '';
+  return { edits, roots, blocked, note };
+}
+
+function sameEdit(a: TextEdit, b: TextEdit): boolean {
+  return (
+    a.range.file === b.range.file &&
+    a.range.start.byte === b.range.start.byte &&
+    a.range.end.byte === b.range.end.byte &&
+    a.text === b.text
+  );
+}

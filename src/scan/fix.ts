@@ -176,12 +176,12 @@ export async function fixArchive(archive: LoadedArchive, options: FixOptions = {
     if (plan.files.size === 0) break;
     let configChanged = false;
     for (const [path, edits] of plan.files) {
-      const isNew = plan.created.has(path) && !current.has(path) && !archive.files.has(path);
-      const before =
-        current.get(path) ??
-        archive.files.get(path) ??
-        linkedBytes(archive, path) ??
-        (isNew ? Buffer.alloc(0) : undefined);
+      // A file a fix creates: a lock file, or a new `versions.tf` a root's bound goes into (edits
+      // that insert at byte 0 of a file the archive does not hold, not even through a link).
+      const held = current.get(path) ?? archive.files.get(path) ?? linkedBytes(archive, path);
+      const creates = plan.created.has(path) || edits.every((e) => e.range.end.byte === 0);
+      const isNew = held === undefined && creates;
+      const before = held ?? (isNew ? Buffer.alloc(0) : undefined);
       if (before === undefined) throw new Error(`fix: ${path} is not among the scanned files`);
       if (!originals.has(path)) {
         originals.set(path, before);

@@ -42,19 +42,27 @@ describeWithCorpus('tfguard fix converges on every corpus archive', () => {
     // Only files that a fixed finding's edits point at changed, each in that finding's module, and
     // the lock files whose findings a rewrite fixed.
     const targets = new Set<string>();
+    // A shared module's cap moves to the roots that use it (issue 21): that fix also edits (or
+    // creates a versions.tf in) those roots.
+    const rootsOf = (module: string): string[] =>
+      outcome.report.roots.filter((t) => t.modules.includes(module)).map((t) => t.path);
     for (const f of outcome.fixed) {
       if (f.ruleId.startsWith('lock-') && f.file !== null) targets.add(f.file);
       for (const e of f.fix?.edits ?? []) {
-        expect([e.range.file, dirOf(e.range.file)]).toEqual([e.range.file, f.module]);
+        const allowed =
+          f.ruleId === 'shared-module-upper-bound' ? [f.module, ...rootsOf(f.module)] : [f.module];
+        expect(allowed).toContain(dirOf(e.range.file));
         targets.add(e.range.file);
       }
     }
     const changed = [...after.keys()].filter(
-      (p) => !(before.get(p) as Buffer).equals(after.get(p) as Buffer),
+      (p) => !before.has(p) || !(before.get(p) as Buffer).equals(after.get(p) as Buffer),
     );
     expect(changed.sort()).toEqual(outcome.changes.map((c) => c.path).sort());
     for (const p of changed) expect(targets).toContain(p);
-    expect([...after.keys()].sort()).toEqual([...before.keys()].sort());
+    const created = outcome.changes.filter((c) => c.created).map((c) => c.path);
+    expect([...after.keys()].sort()).toEqual([...before.keys(), ...created].sort());
+    for (const p of created) expect(p).toMatch(/(^|\/)(versions|terraform|providers_versions)\.(tf|tofu)$/);
 
     // The fixed findings are gone.
     const rescan = await scanPath(tmp);

@@ -142,7 +142,10 @@ describe('tfguard fix', () => {
     expect(res.stdout).toMatch(/fixed 1 finding/);
     expect(res.stdout).toContain('modules/net/versions.tf.json:3  shared-module-upper-bound');
     expect(res.stdout).not.toContain('root-module-unbounded');
-    expect((await tree(tmp))['main.tf']).toBe(ROOT_TF);
+    // Removing the shared cap would leave the root unbounded: the same fix bounds the root's own
+    // `>= 5.1` (the edit root-module-unbounded makes), so even this --rule run leaves no root
+    // unbounded (issue 21).
+    expect((await tree(tmp))['main.tf']).toBe(ROOT_TF.replace('">= 5.1"', '"~> 5.1"'));
     expect(res.code).toBe(0);
     const bad = await cli(['fix', tmp, '--rule', 'no-such-rule']);
     expect([bad.code, bad.stderr]).toEqual([2, expect.stringContaining('unknown rule id "no-such-rule"')]);

@@ -15,6 +15,7 @@ const NOT_RULES = new Set([
   'index.ts',
   'types.ts',
   'helpers.ts',
+  'root-bounds.ts',
   'lock-helpers.ts',
   'fix-helpers.ts',
   'context.ts',

@@ -165,3 +165,126 @@ describe('root-module-unbounded fix for an evaluated constraint', () => {
     expect(f?.fix).toEqual({ description: 'bound the version with ~>', replacement: '~> 2.1' });
   });
 });
+
+// Issue 21: a root that gets a provider only through modules that say `>=` and bounds it nowhere.
+const netWith = (version: string) =>
+  lines(
+    'terraform {',
+    '  required_providers {',
+    '    random = {',
+    '      source  = "hashicorp/random"',
+    `      version = "${version}"`,
+    '    }',
+    '  }',
+    '}',
+  );
+const rootWithAws = lines(
+  'terraform {',
+  '  required_providers {',
+  '    aws = { source = "hashicorp/aws", version = "~> 5.0" }',
+  '  }',
+  '}',
+  'module "net" {',
+  '  source = "./modules/net"',
+  '}',
+);
+
+ruleTable('root-module-unbounded', [
+  {
+    name: 'through modules: reported on the root’s required_providers block, naming the module',
+    files: { 'main.tf': rootWithAws, 'modules/net/versions.tf': netWith('>= 3.1') },
+    expected: [
+      {
+        module: '.',
+        file: 'main.tf',
+        line: 2,
+        message:
+          'root module gets provider "random" (hashicorp/random) only through module modules/net (">= 3.1") and bounds it nowhere: the combined constraint ">= 3.1.0" has no upper bound',
+        fix: '~> 3.1',
+      },
+    ],
+  },
+  {
+    name: 'through modules: without required_providers, on the module call; two modules named',
+    files: {
+      'main.tf': callsTo('modules/a', 'modules/b'),
+      'modules/a/versions.tf': netWith('>= 3.1'),
+      'modules/b/versions.tf': netWith('>= 3.4.2'),
+    },
+    expected: [
+      {
+        module: '.',
+        file: 'main.tf',
+        line: 1,
+        message: 'only through modules modules/a (">= 3.1"), modules/b (">= 3.4.2") and bounds it nowhere',
+        fix: '~> 3.4',
+      },
+    ],
+  },
+  {
+    name: 'through modules: the root’s lock sets the release line',
+    files: {
+      'main.tf': rootWithAws,
+      'modules/net/versions.tf': netWith('>= 3.1'),
+      '.terraform.lock.hcl': lines(
+        'provider "registry.terraform.io/hashicorp/random" {',
+        '  version     = "3.6.2"',
+        '  constraints = ">= 3.1.0"',
+        '}',
+      ),
+    },
+    expected: [{ module: '.', file: 'main.tf', line: 2, message: '"random"', fix: '~> 3.6' }],
+  },
+  {
+    name: 'through modules, passing: a module caps it, or the root bounds it',
+    files: {
+      'main.tf': callsTo('modules/a', 'modules/b'),
+      'modules/a/versions.tf': netWith('>= 3.1'),
+      'modules/b/versions.tf': netWith('~> 3.4'),
+      'live/x/main.tf': lines(
+        'terraform {',
+        '  required_providers {',
+        '    random = { source = "hashicorp/random", version = "~> 3.6" }',
+        '  }',
+        '}',
+        'module "a" {',
+        '  source = "../../modules/a"',
+        '}',
+      ),
+    },
+    expected: [],
+  },
+  {
+    name: 'through modules: an unread remote module may bound it, so a low-confidence notice, no fix',
+    files: {
+      'main.tf': lines(
+        ...rootWithAws.trimEnd().split('\n'),
+        'module "vpc" {',
+        '  source  = "terraform-aws-modules/vpc/aws"',
+        '  version = "5.8.1"',
+        '}',
+      ),
+      'modules/net/versions.tf': netWith('>= 3.1'),
+    },
+    expected: [
+      {
+        module: '.',
+        file: 'main.tf',
+        line: 2,
+        message: '(unless remote module "vpc", which tfguard did not read, bounds it)',
+        severity: 'notice',
+      },
+    ],
+  },
+  {
+    name: 'through modules: a called root’s own finding covers it (reported once)',
+    files: {
+      'main.tf': callsTo('stacks/app'),
+      'stacks/app/versions.tf': netWith('>= 3.1'),
+    },
+    config: lines('roots = ["stacks/*"]'),
+    expected: [
+      { module: 'stacks/app', file: 'stacks/app/versions.tf', line: 5, message: '">= 3.1"', fix: '~> 3.1' },
+    ],
+  },
+]);

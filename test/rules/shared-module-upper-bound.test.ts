@@ -200,4 +200,30 @@ ruleTable('shared-module-upper-bound', [
       },
     ],
   },
+  {
+    // Issue 21: the cap moves to the root that would lose it; the note says so.
+    name: 'the bound moves to a root that declares nothing for the provider',
+    files: { 'main.tf': root, 'modules/net/versions.tf': sharedWith('~> 5.0') },
+    expected: [
+      {
+        ...at5('with "~> 5.0"', '>= 5.0'),
+        note: 'The fix moves the bound to the root module "." (~> 5.0).',
+      },
+    ],
+  },
+  {
+    name: 'no root in the archive uses the module: the cap goes, the note says its roots must bound it',
+    files: { 'lib/net/versions.tf': sharedWith('~> 5.0') },
+    config: 'shared = ["lib/**"]\n',
+    expected: [
+      {
+        module: 'lib/net',
+        file: 'lib/net/versions.tf',
+        line: 5,
+        message: 'with "~> 5.0"',
+        fix: '>= 5.0',
+        note: 'No root module in the archive uses this module: the roots that call it from elsewhere must bound',
+      },
+    ],
+  },
 ]);
