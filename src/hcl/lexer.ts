@@ -20,6 +20,7 @@
  *   its offset and ends the token stream. Unclosed constructs at the end of the text are left open
  *   (the caller's bracket stack reports them).
  */
+import { CHECK_EVERY } from '../util/deadline';
 // Token types.
 const T_EOF = 0;
 const T_NEWLINE = 1;
@@ -296,6 +297,8 @@ export interface LexOptions {
   /** Read the whole text as the content of a template (as in a heredoc that never closes): literal
    * text and `${ }` / `%{ }` sequences, as hcl2json renders expressions. Tolerant mode only. */
   template?: boolean;
+  /** Called every `CHECK_EVERY` steps (e.g. a deadline's `checkpoint`); what it throws ends the lexing. */
+  checkpoint?: (() => void) | undefined;
 }
 
 let shared = { type: new Uint8Array(1 << 16), start: new Int32Array(1 << 16), end: new Int32Array(1 << 16) };
@@ -324,6 +327,7 @@ class Lexer {
     private readonly text: string,
     private readonly strict: boolean,
     private readonly depthLimit: number,
+    private readonly checkpoint?: (() => void) | undefined,
   ) {
     if (strict) {
       // The token arrays are shared by every strict call (a verification is synchronous): no
@@ -414,8 +418,14 @@ class Lexer {
   run(): Tokens {
     const text = this.text;
     const n = text.length;
+    const checkpoint = this.checkpoint;
+    let steps = 0;
     let i = 0;
     while (i < n) {
+      if (checkpoint !== undefined && ++steps === CHECK_EVERY) {
+        steps = 0;
+        checkpoint();
+      }
       const mode = this.modes[this.modes.length - 1] as number;
 
       if (mode === M_QUOTE) {
@@ -839,7 +849,7 @@ class Lexer {
  */
 export function lex(text: string, options: LexOptions = {}): LexResult {
   const strict = options.strict === true;
-  const lexer = new Lexer(text, strict, options.depthLimit ?? Infinity);
+  const lexer = new Lexer(text, strict, options.depthLimit ?? Infinity, options.checkpoint);
   if (options.template === true && !strict) lexer.startInTemplate();
   const tokens = lexer.run();
   return { tokens, maxDepth: lexer.maxDepth, error: lexer.error };

@@ -25,6 +25,7 @@ import { hcl2jsonMain } from './full/locate';
 import { buildTree, EMPTY_BODY, FULL_SPEC, projectBody } from './projection';
 import type { BlockSpec } from './projection';
 import { scanHcl } from './full/scanner';
+import { checkpoint } from '../util/deadline';
 import { elementRanges, itemRanges, PositionMap } from './positions';
 import { expressionOffset, objectItems, tupleElements, verifyHcl } from './fast/verify';
 import type { Tokens } from './fast/verify';
@@ -56,7 +57,9 @@ export const DEFAULT_MAX_NESTING_DEPTH = 128;
 export interface ParseCallOptions {
   /**
    * Abandons the parse when aborted: a full hcl2json parse in flight is terminated (its worker is
-   * replaced), and the call rejects with the signal's reason instead of resolving.
+   * replaced), and the call rejects with the signal's reason instead of resolving. The signal is
+   * also polled inside the synchronous passes over the text (src/util/deadline.ts), so a time limit
+   * that passes while a large file is lexed stops the parse there, not after the pass.
    */
   signal?: AbortSignal | undefined;
 }
@@ -156,10 +159,10 @@ export class HclParser {
   ): Promise<ParseResult> {
     const signal = options.signal;
     try {
-      signal?.throwIfAborted();
-      const result = await this.parseUnsafe(path, content, spec, signal);
-      signal?.throwIfAborted();
-      return result;
+      checkpoint(signal);
+      // A parse that finished stands even if the signal fires meanwhile: the caller checks its
+      // deadline before using it, and the timeout then names the file whose parse it cut short.
+      return await this.parseUnsafe(path, content, spec, signal);
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
       return failure(path, `internal parser error: ${describe(err)}`, 1, 1);
@@ -169,6 +172,11 @@ export class HclParser {
   /** True once a hcl2json worker (and so the WebAssembly module) has been started. */
   get wasmStarted(): boolean {
     return this.pool.everStarted;
+  }
+
+  /** hcl2json parses running in a worker right now (tests and diagnostics). */
+  get busyWorkers(): number {
+    return this.pool.busyCount;
   }
 
   /** Terminates the workers (parses in progress end with an error). Safe to call twice; a later
@@ -195,7 +203,8 @@ export class HclParser {
         : { ok: true, file: { ...result.file, body: projectBody(result.file.body, spec) } };
     }
 
-    const fast = this.fastPath ? fastParse(path, text, spec, this.maxNestingDepth, positions) : null;
+    const check = signal === undefined ? undefined : (): void => checkpoint(signal);
+    const fast = this.fastPath ? fastParse(path, text, spec, this.maxNestingDepth, positions, check) : null;
     if (fast !== null && 'result' in fast) {
       this.stats.verified++;
       return fast.result;
@@ -215,6 +224,7 @@ export class HclParser {
       }
     }
     this.stats.fullParses++;
+    checkpoint(signal);
     const result = await this.fullParse(path, text, content.length, positions, signal);
     return full || !result.ok
       ? result
@@ -272,7 +282,10 @@ export class HclParser {
     positions: PositionMap,
     signal: AbortSignal | undefined,
   ): Promise<ParseResult> {
-    const scan = scanHcl(path, text, { depthLimit: this.maxNestingDepth });
+    const scan = scanHcl(path, text, {
+      depthLimit: this.maxNestingDepth,
+      ...(signal !== undefined ? { checkpoint: () => checkpoint(signal) } : {}),
+    });
     if (scan.depthLimitExceeded !== null) {
       const { line, column } = scan.depthLimitExceeded;
       return failure(
@@ -290,6 +303,7 @@ export class HclParser {
     }
 
     const budget = this.timeoutMs ?? defaultTimeoutMs(bytes);
+    checkpoint(signal);
     const outcome = await this.pool.run(HCL2JSON_FILENAME, text, budget, signal);
     switch (outcome.kind) {
       case 'aborted':
@@ -342,6 +356,7 @@ function blockBody(json: unknown, type: string): Record<string, unknown> | null 
  * The fast path alone, synchronously: the result for a native-syntax file the verifier proves
  * well-formed (`{ result }`), or its body with the values the evaluator could not read still
  * missing (`{ body, pending }`), or null when the verifier gives up (only hcl2json can decide).
+ * `check` is called now and then during the verification (see `VerifyOptions.checkpoint`).
  */
 export function fastParse(
   path: string,
@@ -349,10 +364,11 @@ export function fastParse(
   spec: BlockSpec,
   maxNestingDepth: number = DEFAULT_MAX_NESTING_DEPTH,
   positions: PositionMap = new PositionMap(path, text, 0),
+  check?: () => void,
 ): { result: ParseResult } | { body: HclBody; pending: PendingValue[] } | null {
   // A proven file is accepted by hcl2json and passes the full path's structure checks too (the
   // verifier gives up on a structure problem, so its message comes from the full path).
-  const verified = verifyHcl(text, { depthLimit: maxNestingDepth });
+  const verified = verifyHcl(text, { depthLimit: maxNestingDepth, checkpoint: check });
   if (!verified.ok) return null;
   positions.borrowLineStarts(verified.lines.starts, verified.lines.count);
   let built: ReturnType<typeof buildBody>;

@@ -1,67 +1,39 @@
 /**
  * Deadlines of one scan: its own time limit (`ScanOptions.timeoutMs`) and the caller's signal
- * (`ScanOptions.signal`, e.g. a Lambda invocation's deadline), checked between stages and files,
- * and the `scan-timeout` error that says where the scan was when time ran out.
+ * (`ScanOptions.signal`, e.g. a Lambda invocation's deadline), checked between stages and files
+ * and, through the signal the scan hands down, inside the parser's passes over large files; and the
+ * `scan-timeout` error that says where the scan was when time ran out. Time comes from
+ * `ScanOptions.clock` (src/util/deadline.ts), so tests move it by hand.
  */
 import { displayName } from '../archive';
 import { InputError, isInputError } from '../errors';
 import type { ConfigFileReader } from '../modules';
 import type { Report } from '../report/types';
+import {
+  deriveInstant,
+  duration,
+  expired,
+  pollable,
+  remainingMs,
+  systemClock,
+  timeLimit,
+  TimeLimitReached,
+  type Clock,
+} from '../util/deadline';
 import type { ScanOptions } from './types';
 
-/** The reason a `timeLimit` signal fires with; its message ends the scan-timeout message. */
-export class TimeLimitReached extends Error {
-  override readonly name = 'TimeLimitReached';
-}
-
-const timeLimits = new WeakMap<AbortSignal, { at: number; abort: () => void }>();
-
-export interface TimeLimit {
-  signal: AbortSignal;
-  /** When it fires (milliseconds since the epoch). */
-  at: number;
-  /** Stops its timer (a scan calls this for its own limit; the signal keeps its state). */
-  dispose(): void;
-}
-
-/**
- * A signal that fires `ms` from now with a `TimeLimitReached(description)` reason, e.g. "the scan
- * time limit is 30 s". Unlike `AbortSignal.timeout`, a scan given this signal also compares the
- * clock itself at every checkpoint, so the limit holds even when long synchronous work (or a run of
- * files that need no I/O) keeps its timer from running.
- */
-export function timeLimit(ms: number, description: string): TimeLimit {
-  if (typeof ms !== 'number' || Number.isNaN(ms))
-    throw new RangeError(`time limit must be a number, got ${ms}`);
-  const controller = new AbortController();
-  const wait = Math.max(0, ms);
-  const at = Date.now() + wait;
-  const abort = (): void => {
-    if (!controller.signal.aborted) controller.abort(new TimeLimitReached(description));
-  };
-  timeLimits.set(controller.signal, { at, abort });
-  if (wait === 0) {
-    abort();
-    return { signal: controller.signal, at, dispose: () => undefined };
-  }
-  const timer = setTimeout(abort, Math.min(wait, 2 ** 31 - 1));
-  timer.unref();
-  return { signal: controller.signal, at, dispose: () => clearTimeout(timer) };
-}
-
-/** `850 ms`, `1.5 s`: for messages. */
-export function duration(ms: number): string {
-  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
-}
+export { duration, timeLimit, TimeLimitReached, type Clock, type TimeLimit } from '../util/deadline';
 
 /**
  * One scan's deadline: its own `timeoutMs` and the caller's `signal`, whichever fires first, and
  * where the scan was (for the message of the `scan-timeout` error).
  */
 export class ScanDeadline {
-  /** Fires when either source does; undefined when the scan has no deadline. */
+  /** Fires when either source does; undefined when the scan has no deadline. Pollable
+   * (`expired`/`checkpoint` of src/util/deadline.ts poll both sources). */
   readonly signal: AbortSignal | undefined;
-  private readonly started = Date.now();
+  private readonly clock: Clock;
+  private readonly started: number;
   private readonly controller = new AbortController();
   private readonly sources: AbortSignal[] = [];
   private readonly cleanups: (() => void)[] = [];
@@ -72,12 +44,14 @@ export class ScanDeadline {
   private lastParsed: string | null = null;
 
   constructor(options: ScanOptions) {
+    this.clock = options.clock ?? systemClock;
+    this.started = this.clock.now();
     if (options.timeoutMs !== undefined) {
       const ms = options.timeoutMs;
       if (typeof ms !== 'number' || !(ms > 0)) {
         throw new RangeError(`ScanOptions.timeoutMs must be a positive number, got ${String(ms)}`);
       }
-      const own = timeLimit(ms, `the scan time limit is ${duration(ms)}`);
+      const own = timeLimit(ms, `the scan time limit is ${duration(ms)}`, this.clock);
       this.cleanups.push(() => own.dispose());
       this.sources.push(own.signal);
     }
@@ -92,6 +66,11 @@ export class ScanDeadline {
         this.cleanups.push(() => source.removeEventListener('abort', forward));
       }
     }
+    // Polling the scan's signal polls its sources (an abort of one is forwarded synchronously).
+    pollable(this.controller.signal, () => {
+      for (const source of this.sources) if (expired(source)) break;
+    });
+    deriveInstant(this.controller.signal, this.sources);
     this.signal = this.sources.length > 0 ? this.controller.signal : undefined;
     this.expired = new Promise<never>((_, reject) => {
       const fire = (): void => reject(this.controller.signal.reason);
@@ -103,15 +82,7 @@ export class ScanDeadline {
 
   /** True once the deadline passed (also noticing a `timeLimit` whose timer could not run yet). */
   get aborted(): boolean {
-    if (this.signal === undefined) return false;
-    if (!this.controller.signal.aborted) {
-      const now = Date.now();
-      for (const source of this.sources) {
-        const limit = timeLimits.get(source);
-        if (limit !== undefined && now >= limit.at) limit.abort();
-      }
-    }
-    return this.controller.signal.aborted;
+    return this.signal !== undefined && expired(this.controller.signal);
   }
 
   /**
@@ -119,12 +90,7 @@ export class ScanDeadline {
    * `timeoutMs` are; a plain `AbortSignal` is not); undefined when no known limit applies.
    */
   remainingMs(): number | undefined {
-    let at: number | undefined;
-    for (const source of this.sources) {
-      const limit = timeLimits.get(source);
-      if (limit !== undefined) at = at === undefined ? limit.at : Math.min(at, limit.at);
-    }
-    return at === undefined ? undefined : Math.max(0, at - Date.now());
+    return remainingMs(this.signal);
   }
 
   /** Throws the scan-timeout error when the deadline passed. */
@@ -182,7 +148,7 @@ export class ScanDeadline {
       where = `${PARSING} (after "${displayName(this.lastParsed)}")`;
     return new InputError(
       'scan-timeout',
-      `scan timed out after ${duration(Date.now() - this.started)} while ${where}: ${why}`,
+      `scan timed out after ${duration(this.clock.now() - this.started)} while ${where}: ${why}`,
       { ...(entry !== undefined ? { entry: displayName(entry) } : {}), cause: reason },
     );
   }

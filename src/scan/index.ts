@@ -189,6 +189,7 @@ async function resolveRemote(
       ms,
       `remote module resolution's time budget of ${duration(ms)} ran out (the scan's deadline left ` +
         `${duration(remaining)})`,
+      options.clock,
     );
   }
   const cache = options.remoteModuleCache ?? options.store;
@@ -290,6 +291,7 @@ async function scanLoaded(
       ms,
       `the registry check's time budget of ${duration(ms)} ran out (the scan's deadline left ` +
         `${duration(remaining)}, ${duration(remaining - ms)} of it kept for the rules and the report)`,
+      options.clock,
     );
   }
   const registry = config.registry

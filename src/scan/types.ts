@@ -3,6 +3,7 @@ import type { ArchiveLimits, ScanConfig } from '../model';
 import type { RemoteNetworkOptions } from '../modules';
 import type { ObjectStore } from '../storage/types';
 import type { CacheStats } from './cache';
+import type { Clock } from '../util/deadline';
 
 export interface HclParserSettings {
   workers?: number | undefined;
@@ -90,4 +91,9 @@ export interface ScanOptions {
    * before the signal fired: nothing partial is ever returned as complete.
    */
   signal?: AbortSignal | undefined;
+  /**
+   * Where the scan's own time limit (`timeoutMs`) and its elapsed time come from; default the
+   * process's monotonic clock. Tests pass a clock they move by hand (test/support/clock.ts).
+   */
+  clock?: Clock | undefined;
 }

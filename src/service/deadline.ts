@@ -8,8 +8,7 @@
  * invocation starts): the 120 s upload scan stops scanning after 110 s, the 29 s API after ~21.75 s.
  */
 import { InputError } from '../errors';
-import { timeLimit, type TimeLimit } from '../scan';
-import { duration } from '../scan';
+import { duration, systemClock, timeLimit, type Clock, type TimeLimit } from '../util/deadline';
 
 /** At most this share of the invocation's time is kept back as the margin. */
 export const MAX_MARGIN_SHARE = 0.25;
@@ -22,14 +21,19 @@ export function deadlineMargin(remainingMs: number, marginMs: number): number {
 /**
  * A time limit that fires a margin before Lambda ends the invocation. `remainingMs` is
  * `context.getRemainingTimeInMillis()` at the start of the invocation; undefined (no Lambda
- * context, e.g. a direct call) gives no deadline.
+ * context, e.g. a direct call) gives no deadline. `clock`: see src/util/deadline.ts (tests).
  */
-export function invocationDeadline(remainingMs: number | undefined, marginMs: number): TimeLimit | undefined {
+export function invocationDeadline(
+  remainingMs: number | undefined,
+  marginMs: number,
+  clock: Clock = systemClock,
+): TimeLimit | undefined {
   if (remainingMs === undefined || !Number.isFinite(remainingMs)) return undefined;
   const margin = deadlineMargin(remainingMs, marginMs);
   return timeLimit(
     remainingMs - margin,
     `the Lambda invocation's deadline was reached (${duration(margin)} before its timeout, kept for storing the outcome)`,
+    clock,
   );
 }
 

@@ -7,7 +7,7 @@
  * Findings are compared without their line numbers (edits above a finding move it) as a multiset
  * of (rule, module, file, message).
  */
-import * as semver from 'semver';
+import { compareVersions as compareTerraformVersions, parseVersion, type Version } from '../constraints';
 import type { Finding } from '../rules';
 import type { Severity } from '../model';
 import { SEVERITIES } from '../model';
@@ -134,10 +134,25 @@ function countFindings(findings: FindingRef[]): SeverityCounts {
   return counts;
 }
 
+function terraformVersion(s: string): Version | null {
+  try {
+    return parseVersion(s);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Newest first in Terraform's own order (src/constraints/version.ts, after apparentlymart/go-versions,
+ * which `terraform init` uses to pick provider versions) — not npm semver's, which orders
+ * pre-releases differently (`1.5.0-beta` is older than `1.5.0-alpha.1` for Terraform) and rejects
+ * versions Terraform reads (`1.2` is 1.2.0). What Terraform cannot read comes last, by key; equal
+ * precedence (e.g. different build metadata) falls back to the key, so the order is total.
+ */
 function compareVersions(a: string, b: string): number {
-  const va = semver.valid(a);
-  const vb = semver.valid(b);
-  if (va && vb) return semver.rcompare(va, vb);
+  const va = terraformVersion(a);
+  const vb = terraformVersion(b);
+  if (va && vb) return compareTerraformVersions(vb, va) || compareKeys(a, b);
   if (va) return -1;
   if (vb) return 1;
   return compareKeys(a, b);

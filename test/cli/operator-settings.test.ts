@@ -83,15 +83,15 @@ afterAll(async () => {
 });
 
 describe('--timeout and TFGUARD_SCAN_TIMEOUT_MS', () => {
+  // The wiring of the setting, not its timing (src/util/deadline.ts is tested on a manual clock):
+  // the slow file takes seconds, so an 800 ms limit always falls inside it.
   test('--timeout: a scan over it exits 2 with scan-timeout on stderr and nothing on stdout', async () => {
-    const started = Date.now();
     const r = await withEnv({}, () => cli(['scan', archives['slow.tar.gz']!, '--timeout', '0.8']));
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(
       /^tfguard: scan timed out after \S+ m?s while parsing "slow\/main\.tf": the scan time limit is 800 ms\n$/,
     );
-    expect(Date.now() - started).toBeLessThan(3000);
   }, 30_000);
 
   test('TFGUARD_SCAN_TIMEOUT_MS sets the limit; --timeout overrides it', async () => {

@@ -2,8 +2,9 @@
  * The overall per-scan deadline (`ScanOptions.timeoutMs` / `signal`, docs/security.md §4 and §8):
  * a scan either returns its report before the deadline or throws `InputError('scan-timeout')`
  * naming how long it ran and where it was; an hcl2json parse in flight is terminated, not waited
- * for. Deterministic: each deadline falls inside work that takes far longer (a hostile file the
- * fast path hands to hcl2json, a registry that never answers), or is passed before the scan starts.
+ * for. Deterministic and without wall-clock assertions: time comes from a clock the test moves
+ * (test/support/clock.ts), and it is moved once the scan is inside the work the deadline must cut
+ * short (a hostile file in an hcl2json worker, a registry that never answers).
  */
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
@@ -12,7 +13,8 @@ import { InputError } from '../../src/errors';
 import { HclParser } from '../../src/hcl';
 import { Hcl2JsonPool } from '../../src/hcl/full/pool';
 import { loadModules, LOADER_PROJECTION } from '../../src/modules';
-import { scanBytes, shouldLoad, timeLimit, TimeLimitReached } from '../../src/scan';
+import { scanBytes, sharedHclParser, shouldLoad, timeLimit, TimeLimitReached } from '../../src/scan';
+import { ManualClock } from '../support/clock';
 import { DEFAULT_CONFIG } from '../../src/scan/config-file';
 import { makeTarGz } from '../support/archive';
 import { generateTestKey, startRegistry, type RegistryServer } from '../support/registry-server';
@@ -31,6 +33,11 @@ function hostileFile(): string {
   return slowToParse(MAIN_TF, 3_000_000);
 }
 
+/** Waits (on real time, without asserting any) until `condition` holds. */
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((r) => setTimeout(r, 10));
+}
+
 async function rejection(work: Promise<unknown>): Promise<InputError> {
   const err = await work.then(
     () => {
@@ -46,22 +53,20 @@ async function rejection(work: Promise<unknown>): Promise<InputError> {
 test('an already aborted signal: scan-timeout before anything is read, with the signal reason', async () => {
   const controller = new AbortController();
   controller.abort(new Error('the operator cancelled the scan'));
-  const err = await rejection(scanBytes('sample.tar.gz', SAMPLE, { signal: controller.signal }));
-  expect(err.message).toMatch(
-    /^scan timed out after \d+ ms while starting: the operator cancelled the scan$/,
+  const err = await rejection(
+    scanBytes('sample.tar.gz', SAMPLE, { signal: controller.signal, clock: new ManualClock() }),
   );
+  expect(err.message).toBe('scan timed out after 0 ms while starting: the operator cancelled the scan');
   expect(err.entry).toBeUndefined();
 });
 
 test('a time limit that passed while timers could not run still stops the scan (the clock is checked)', async () => {
-  const limit = timeLimit(20, 'the test limit of 20 ms');
-  const until = Date.now() + 60;
-  while (Date.now() < until) {
-    // busy: the limit's timer cannot fire, so its signal is not aborted yet
-  }
+  const clock = new ManualClock();
+  const limit = timeLimit(20, 'the test limit of 20 ms', clock);
+  clock.jump(60); // busy: the limit's timer cannot fire, so its signal is not aborted yet
   expect(limit.signal.aborted).toBe(false);
-  const err = await rejection(scanBytes('sample.tar.gz', SAMPLE, { signal: limit.signal }));
-  expect(err.message).toMatch(/while starting: the test limit of 20 ms$/);
+  const err = await rejection(scanBytes('sample.tar.gz', SAMPLE, { signal: limit.signal, clock }));
+  expect(err.message).toBe('scan timed out after 0 ms while starting: the test limit of 20 ms');
   expect(limit.signal.reason).toBeInstanceOf(TimeLimitReached);
   limit.dispose();
 });
@@ -85,15 +90,19 @@ test('invalid timeoutMs is a RangeError', async () => {
 
 test('timeoutMs over a file hcl2json needs seconds for: scan-timeout naming the file, the parse terminated', async () => {
   const archive = await makeTarGz({ 'main.tf': MAIN_TF, 'slow/main.tf': hostileFile() });
-  const started = Date.now();
-  const err = await rejection(scanBytes('slow.tar.gz', archive, { timeoutMs: 1000 }));
-  const elapsed = Date.now() - started;
-  expect(err.message).toMatch(
-    /^scan timed out after 1\.\d s while parsing "slow\/main\.tf": the scan time limit is 1\.0 s$/,
+  const parser = sharedHclParser();
+  const clock = new ManualClock();
+  const scan = rejection(scanBytes('slow.tar.gz', archive, { timeoutMs: 1000, clock }));
+  // Once the hostile file is in a worker, the limit's second passes.
+  await until(() => parser.busyWorkers > 0);
+  clock.advance(1000);
+  const err = await scan;
+  expect(err.message).toBe(
+    'scan timed out after 1.0 s while parsing "slow/main.tf": the scan time limit is 1.0 s',
   );
   expect(err.entry).toBe('slow/main.tf');
-  // Stopped at the limit, not after the parse (which takes several seconds).
-  expect(elapsed).toBeLessThan(2500);
+  // Stopped at the limit, not after the parse: its worker was terminated.
+  expect(parser.busyWorkers).toBe(0);
   // The terminated worker was replaced: the same archive scans completely without the limit, and
   // the syntax error is reported from hcl2json's full parse.
   const report = await scanBytes('slow.tar.gz', archive);
@@ -108,17 +117,16 @@ test('an hcl2json parse in flight is terminated when its signal fires; a later p
     const text = hostileFile();
     const controller = new AbortController();
     const queuedController = new AbortController();
+    // A started worker takes the long parse at once (a worker still starting up would hold it in
+    // the queue, and aborting it there proves nothing about termination).
+    expect(await pool.run('warm.tf', 'a = 1\n', 120_000)).toEqual({ kind: 'ok', json: { a: 1 } });
     const running = pool.run('main.tf', text, 120_000, controller.signal);
     const queued = pool.run('other.tf', 'a = 1\n', 120_000, queuedController.signal);
-    // Wait until the worker is busy with the long parse, then abort both.
-    while (pool.workerCount === 0) await new Promise((r) => setTimeout(r, 20));
-    await new Promise((r) => setTimeout(r, 700));
-    const abortedAt = Date.now();
+    expect([pool.workerCount, pool.busyCount]).toEqual([1, 1]);
     queuedController.abort();
     controller.abort();
     expect(await queued).toEqual({ kind: 'aborted' });
     expect(await running).toEqual({ kind: 'aborted' });
-    expect(Date.now() - abortedAt).toBeLessThan(200);
     expect(pool.workerCount).toBe(0); // terminated, not left running
     // An already aborted signal never reaches a worker.
     expect(await pool.run('x.tf', 'a = 1\n', 10_000, controller.signal)).toEqual({ kind: 'aborted' });
@@ -188,37 +196,43 @@ describe('a registry that never answers', () => {
   test('with a known deadline the registry check gets a budget inside it: a complete report with the notice (the client alone waits ~31 s)', async () => {
     const archive = await lockedArchive();
     const requestsBefore = reg.requests.length;
-    const started = Date.now();
-    const report = await scanBytes('registry.tar.gz', archive, {
+    const clock = new ManualClock();
+    const scan = scanBytes('registry.tar.gz', archive, {
       registry: true,
       config: { registryHosts: { [HOST]: reg.url } },
       timeoutMs: 2500,
+      clock,
     });
-    expect(Date.now() - started).toBeLessThan(2500);
-    expect(reg.requests.length).toBeGreaterThan(requestsBefore); // it really was waiting for the registry
+    // The registry is being asked (and never answers): the budget's 1.5 s pass, the scan's do not.
+    await until(() => reg.requests.length > requestsBefore);
+    clock.advance(1500);
+    const report = await scan;
     const notices = report.findings.filter((f) => f.ruleId === 'lock-registry-unavailable');
     expect(notices.map((f) => [f.file, f.line, f.severity])).toEqual([['.terraform.lock.hcl', 4, 'notice']]);
     expect(notices[0]!.message).toMatch(
-      /the registry check's time budget of 1\.\d s ran out \(the scan's deadline left 2\.\d s, 1\.0 s of it kept for the rules and the report\)$/,
+      /the registry check's time budget of 1\.5 s ran out \(the scan's deadline left 2\.5 s, 1\.0 s of it kept for the rules and the report\)$/,
     );
   }, 30_000);
 
   test('a deadline of unknown time (a plain signal) still bounds the lock-file stage: scan-timeout', async () => {
     const archive = await lockedArchive();
+    const requestsBefore = reg.requests.length;
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(new Error('the caller gave up')), 1500);
-    const started = Date.now();
-    const err = await rejection(
+    const clock = new ManualClock();
+    const scan = rejection(
       scanBytes('registry.tar.gz', archive, {
         registry: true,
         config: { registryHosts: { [HOST]: reg.url } },
         signal: controller.signal,
+        clock,
       }),
     );
-    clearTimeout(timer);
-    expect(Date.now() - started).toBeLessThan(5000);
-    expect(err.message).toMatch(
-      /^scan timed out after 1\.\d s while checking the lock files \(with the registry\): the caller gave up$/,
+    await until(() => reg.requests.length > requestsBefore);
+    clock.jump(1500);
+    controller.abort(new Error('the caller gave up'));
+    const err = await scan;
+    expect(err.message).toBe(
+      'scan timed out after 1.5 s while checking the lock files (with the registry): the caller gave up',
     );
   }, 30_000);
 });

@@ -8,6 +8,10 @@
  *   before it complete, records after it are not started, and the invocation fails at once with
  *   `UploadBatchError` (so Lambda retries, then the DLQ); a retry with enough time completes.
  * - `POST /scans`: 504 `scan-timeout`, nothing stored, never a partial report.
+ *
+ * What is asserted is the behaviour (the error, what is stored, the retry), not how long anything
+ * took: the deadline's timing is tested on a manual clock (test/util/deadline.test.ts), and the
+ * slow file takes far longer than these invocations' time, loaded machine or not.
  */
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { createScan, getScan } from '../../handlers/api';
@@ -66,10 +70,7 @@ test('upload scan near the deadline: stops early, stores nothing for the scan, f
 
   // 3 s left: margin min(1 s, 750 ms) = 750 ms, so scanning stops 2.25 s in, in the middle of the
   // slow file's hcl2json parse.
-  const started = Date.now();
   const batch = await failure(handler(event, lambdaContext('scanUpload', 3000)));
-  const elapsed = Date.now() - started;
-  expect(elapsed).toBeLessThan(3000); // ended by itself, before Lambda would have killed it
   expect(batch.message).toBe(
     `2 upload(s) failed and will be retried: s3://${UPLOADS_BUCKET}/${late.key}, s3://${UPLOADS_BUCKET}/${after.key}`,
   );
@@ -77,7 +78,7 @@ test('upload scan near the deadline: stops early, stores nothing for the scan, f
   expect(timedOut).toBeInstanceOf(InputError);
   expect(timedOut!.code).toBe('scan-timeout');
   expect(timedOut!.message).toMatch(
-    /^scan timed out after \d\.\d s while parsing "slow\/main\.tf": the Lambda invocation's deadline was reached \(7[45]\d ms before its timeout, kept for storing the outcome\)$/,
+    /^scan timed out after \d+(\.\d)? m?s while parsing "slow\/main\.tf": the Lambda invocation's deadline was reached \(\d+ ms before its timeout, kept for storing the outcome\)$/,
   );
   expect(notStarted!.code).toBe('scan-timeout');
   expect(notStarted!.message).toBe(
@@ -177,10 +178,8 @@ test('POST /scans near the deadline: 504 scan-timeout, nothing stored, no report
     body: slow.toString('base64'),
     isBase64Encoded: true,
   };
-  const started = Date.now();
   // 2 s left: margin 500 ms, so the scan stops 1.5 s in.
   const result = (await createScan(event, lambdaContext('createScan', 2000))) as Result;
-  expect(Date.now() - started).toBeLessThan(2000);
   const scanId = apiScanId('deadline/api', createHash('sha256').update(slow).digest('hex'));
   expect(result.statusCode).toBe(504);
   expect(result.headers['x-tfguard-scan-id']).toBe(scanId);
@@ -190,7 +189,7 @@ test('POST /scans near the deadline: 504 scan-timeout, nothing stored, no report
     status: 'timed-out',
     error: 'scan-timeout',
     message: expect.stringMatching(
-      /^scan timed out after 1\.\d s while parsing "slow\/main\.tf": the Lambda invocation's deadline was reached \([45]\d\d ms before its timeout, kept for storing the outcome\)\. Nothing was stored; retry, or use POST \/uploads, whose scans have more time\.$/,
+      /^scan timed out after \d+(\.\d)? m?s while parsing "slow\/main\.tf": the Lambda invocation's deadline was reached \(\d+ ms before its timeout, kept for storing the outcome\)\. Nothing was stored; retry, or use POST \/uploads, whose scans have more time\.$/,
     ) as string,
   });
   expect(body).not.toHaveProperty('report');

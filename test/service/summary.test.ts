@@ -102,6 +102,25 @@ test('locked versions are collected over every root and sorted newest first', ()
   expect(lockedVersions({ roots: [{ lock: null }] } as unknown as Report)).toEqual({});
 });
 
+test("locked versions in Terraform's order, not npm semver's: pre-releases, and what Terraform cannot read last", () => {
+  // go-versions (Terraform's provider versions, src/constraints/version.ts): a pre-release that runs
+  // out of identifiers first is the older one without comparing its last identifier, so
+  // 1.5.0-beta < 1.5.0-alpha.1; npm semver orders them the other way round.
+  const r = report(
+    [],
+    [
+      { 'example.com/acme/cloud': '1.5.0-alpha.1' },
+      { 'example.com/acme/cloud': '1.5.0-beta' },
+      { 'example.com/acme/cloud': 'not-a-version' },
+      { 'example.com/acme/cloud': '1.10.0' },
+      { 'example.com/acme/cloud': '1.5.0' },
+    ],
+  );
+  expect(lockedVersions(r)).toEqual({
+    'example.com/acme/cloud': ['1.10.0', '1.5.0', '1.5.0-alpha.1', '1.5.0-beta', 'not-a-version'],
+  });
+});
+
 test('the summary totals, skew and top violations', () => {
   const entries: RepositoryEntry[] = [];
   for (let i = 0; i < 12; i++) {

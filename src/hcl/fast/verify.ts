@@ -29,6 +29,7 @@
  * binary operators are read as a flat chain.
  */
 import { codePointColumn } from '../decode';
+import { CHECK_EVERY } from '../../util/deadline';
 import {
   GiveUp,
   isGoSpace,
@@ -99,6 +100,9 @@ export type VerifyResult =
 export interface VerifyOptions {
   /** Give up when bracket nesting (block bodies included) exceeds this. Default 128. */
   depthLimit?: number;
+  /** Called every `CHECK_EVERY` steps (e.g. a deadline's `checkpoint`); what it throws ends the
+   * verification (it is not a give-up). */
+  checkpoint?: (() => void) | undefined;
 }
 
 /** Expression recursion (unary chains, nested conditionals) beyond which the verifier gives up. */
@@ -177,10 +181,14 @@ class Verifier {
   private readonly start: Int32Array;
   private readonly end: Int32Array;
 
+  /** Items read since the last checkpoint. */
+  private steps = 0;
+
   constructor(
     private readonly text: string,
     tokens: Tokens,
     private readonly lineStarts: LineIndex,
+    private readonly checkpoint?: (() => void) | undefined,
   ) {
     this.type = tokens.type;
     this.start = tokens.start;
@@ -607,6 +615,10 @@ class Verifier {
   parseBody(closer: number, into: VerifiedBody): void {
     const { type } = this;
     for (;;) {
+      if (this.checkpoint !== undefined && ++this.steps === CHECK_EVERY) {
+        this.steps = 0;
+        this.checkpoint();
+      }
       const k = this.peekIndex();
       const t = type[k] === T_COMMENT_NL ? T_NEWLINE : type[k];
       if (t === closer) {
@@ -694,7 +706,7 @@ export function verifyHcl(text: string, options: VerifyOptions = {}): VerifyResu
   let tokens: Tokens;
   let maxDepth: number;
   try {
-    ({ tokens, maxDepth } = lex(text, { strict: true, depthLimit }));
+    ({ tokens, maxDepth } = lex(text, { strict: true, depthLimit, checkpoint: options.checkpoint }));
   } catch (err) {
     if (err instanceof GiveUp) return giveUp(text, err);
     throw err;
@@ -702,7 +714,7 @@ export function verifyHcl(text: string, options: VerifyOptions = {}): VerifyResu
   const lineStarts = lineIndex(text);
   const root: VerifiedBody = { attributes: [], blocks: [] };
   try {
-    new Verifier(text, tokens, lineStarts).parseBody(T_EOF, root);
+    new Verifier(text, tokens, lineStarts, options.checkpoint).parseBody(T_EOF, root);
   } catch (err) {
     if (err instanceof GiveUp) return giveUp(text, err);
     throw err;

@@ -13,6 +13,7 @@
  * itself stays an external, unbundled package: it reads `main.wasm.gz` next to its own files).
  */
 import { Worker } from 'node:worker_threads';
+import { expired } from '../../util/deadline';
 
 export type PoolOutcome =
   | { kind: 'ok'; json: unknown }
@@ -99,6 +100,7 @@ interface Task {
   name: string;
   text: string;
   timeoutMs: number;
+  signal: AbortSignal | undefined;
   resolve: (outcome: PoolOutcome) => void;
 }
 
@@ -142,11 +144,15 @@ export class Hcl2JsonPool {
     this.keepPoisonedWorkers = options.keepPoisonedWorkers ?? false;
   }
 
-  /** Parses `text` with hcl2json in a worker. Never rejects. `signal`: see `{ kind: 'aborted' }`. */
+  /**
+   * Parses `text` with hcl2json in a worker. Never rejects. `signal`: see `{ kind: 'aborted' }`;
+   * it is polled before the parse is queued (a time limit that passed while the caller's
+   * synchronous work kept its timer from running never reaches a worker).
+   */
   run(name: string, text: string, timeoutMs: number, signal?: AbortSignal): Promise<PoolOutcome> {
-    if (signal?.aborted) return Promise.resolve({ kind: 'aborted' });
+    if (expired(signal)) return Promise.resolve({ kind: 'aborted' });
     return new Promise<PoolOutcome>((resolve) => {
-      const task: Task = { id: this.nextId++, name, text, timeoutMs, resolve };
+      const task: Task = { id: this.nextId++, name, text, timeoutMs, signal, resolve };
       if (signal !== undefined) {
         const onAbort = (): void => this.abort(task);
         signal.addEventListener('abort', onAbort, { once: true });
@@ -185,6 +191,11 @@ export class Hcl2JsonPool {
     return this.slots.length;
   }
 
+  /** Number of workers running a parse (for tests and diagnostics). */
+  get busyCount(): number {
+    return this.slots.filter((s) => s.task !== null).length;
+  }
+
   /** Terminates every worker; queued and running parses end with a crash outcome. */
   async close(): Promise<void> {
     const slots = this.slots.splice(0);
@@ -204,7 +215,10 @@ export class Hcl2JsonPool {
     while (this.queue.length > 0) {
       const idle = this.slots.find((s) => s.ready && s.task === null);
       if (idle !== undefined) {
-        this.dispatch(idle, this.queue.shift() as Task);
+        const task = this.queue.shift() as Task;
+        // A deadline that passed while the task waited is noticed here even if its timer is late.
+        if (expired(task.signal)) task.resolve({ kind: 'aborted' });
+        else this.dispatch(idle, task);
         continue;
       }
       const starting = this.slots.filter((s) => !s.ready).length;

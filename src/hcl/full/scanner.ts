@@ -15,6 +15,7 @@
  */
 import { lex, TOKEN, tokenEnd, unescapeQuoted } from '../lexer';
 import { PositionMap } from '../positions';
+import { CHECK_EVERY } from '../../util/deadline';
 import type { SyntaxBlock, SyntaxBody } from '../syntax';
 
 /** The scanner's syntax tree (`exprStart`/`exprEnd` index the tolerant lexer's tokens). */
@@ -32,6 +33,8 @@ export interface ScannerOptions {
   depthLimit?: number;
   /** Collect the file's comments (`ScanResult.comments`), e.g. for inline annotations. */
   comments?: boolean;
+  /** Called every `CHECK_EVERY` tokens (e.g. a deadline's `checkpoint`); what it throws ends the scan. */
+  checkpoint?: (() => void) | undefined;
 }
 
 /** A comment (`#`, `//` or `/* *\/`), as the lexer found it: never text inside a string or heredoc. */
@@ -134,7 +137,8 @@ export function scanHcl(path: string, text: string, options: ScannerOptions = {}
   const stack: Frame[] = [];
   const errors: ScanError[] = [];
   const comments: ScanComment[] | null = options.comments === true ? [] : null;
-  const { tokens, error: lexError } = lex(text);
+  const checkpoint = options.checkpoint;
+  const { tokens, error: lexError } = lex(text, { checkpoint });
   const { type, start, end } = tokens;
 
   // Lines are looked up by offset (binary search over line starts) only where a result needs one.
@@ -259,6 +263,7 @@ export function scanHcl(path: string, text: string, options: ScannerOptions = {}
 
   const count = tokens.count;
   for (let k = 0; k < count && errors.length === 0; k++) {
+    if (checkpoint !== undefined && k % CHECK_EVERY === 0) checkpoint();
     const t = type[k] as number;
     const s = start[k] as number;
     const e = end[k] as number;
