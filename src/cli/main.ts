@@ -37,6 +37,7 @@ import type { ScanOptions } from '../scan/types';
 import { renderSummaryMarkdown, runLocalAudit } from '../service';
 import type { LocalArchive } from '../service';
 import { LocalObjectStore } from '../storage/local';
+import { count } from '../util/words';
 import { TOOL_VERSION } from '../version';
 import { initCommand } from './init';
 
@@ -575,7 +576,7 @@ async function fixCommand(args: string[], io: CliIo): Promise<number> {
       else await replaceFile(onDisk(c.path), c.after);
     }
   const verb = dryRun ? 'would fix' : 'fixed';
-  say(`tfguard fix: ${verb} ${fixed.length} finding(s) in ${changes.length} file(s)\n`);
+  say(`tfguard fix: ${verb} ${count(fixed.length, 'finding')} in ${count(changes.length, 'file')}\n`);
   for (const f of fixed) say(`  ${where(f)}  ${f.ruleId}: ${visible(outcome.descriptions.get(f) ?? '')}\n`);
   // What remains: after a real fix, a fresh scan of the written files says; a dry run assumes the
   // planned fixes apply (to the last scan it made).
@@ -588,7 +589,7 @@ async function fixCommand(args: string[], io: CliIo): Promise<number> {
   );
   const reasons = new Map(outcome.skipped.map((r) => [`${r.finding.ruleId}\0${where(r.finding)}`, r.reason]));
   if (open.length > 0) {
-    say(`still needs a person: ${open.length} finding(s)\n`);
+    say(`still needs a person: ${count(open.length, 'finding')}\n`);
     for (const f of open) {
       const reason = reasons.get(`${f.ruleId}\0${where(f)}`) ?? 'no mechanical fix';
       say(`  ${where(f)}  ${f.ruleId} (${f.severity}): ${visible(reason)}\n`);
