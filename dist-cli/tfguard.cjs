@@ -5041,12 +5041,12 @@ function getHashByteLength(algo) {
 }
 function getPKCS1Padding(length) {
   const result = new Uint8Array(length);
-  let count = 0;
-  while (count < length) {
-    const randomBytes3 = getRandomBytes(length - count);
+  let count2 = 0;
+  while (count2 < length) {
+    const randomBytes3 = getRandomBytes(length - count2);
     for (let i2 = 0; i2 < randomBytes3.length; i2++) {
       if (randomBytes3[i2] !== 0) {
-        result[count++] = randomBytes3[i2];
+        result[count2++] = randomBytes3[i2];
       }
     }
   }
@@ -17515,8 +17515,8 @@ function requireBzip2() {
       this.mtfSymbol[i2] = i2;
       this.byteCount[i2] = 0;
     }
-    var runPos, count, symCount, selector;
-    runPos = count = symCount = selector = 0;
+    var runPos, count2, symCount, selector;
+    runPos = count2 = symCount = selector = 0;
     while (true) {
       if (!symCount--) {
         symCount = GROUP_SIZE - 1;
@@ -17548,13 +17548,13 @@ function requireBzip2() {
       }
       if (runPos) {
         runPos = 0;
-        if (count + t > bufsize) message.Error("Invalid bzip data");
+        if (count2 + t > bufsize) message.Error("Invalid bzip data");
         uc = this.symToByte[this.mtfSymbol[0]];
         this.byteCount[uc] += t;
-        while (t--) buf[count++] = uc;
+        while (t--) buf[count2++] = uc;
       }
       if (nextSym > symTotal) break;
-      if (count >= bufsize) message.Error("Invalid bzip data");
+      if (count2 >= bufsize) message.Error("Invalid bzip data");
       i2 = nextSym - 1;
       uc = this.mtfSymbol[i2];
       for (var k = i2 - 1; k >= 0; k--) {
@@ -17563,31 +17563,31 @@ function requireBzip2() {
       this.mtfSymbol[0] = uc;
       uc = this.symToByte[uc];
       this.byteCount[uc]++;
-      buf[count++] = uc;
+      buf[count2++] = uc;
     }
-    if (origPtr < 0 || origPtr >= count) message.Error("Invalid bzip data");
+    if (origPtr < 0 || origPtr >= count2) message.Error("Invalid bzip data");
     var j = 0;
     for (var i2 = 0; i2 < 256; i2++) {
       k = j + this.byteCount[i2];
       this.byteCount[i2] = j;
       j = k;
     }
-    for (var i2 = 0; i2 < count; i2++) {
+    for (var i2 = 0; i2 < count2; i2++) {
       uc = buf[i2] & 255;
       buf[this.byteCount[uc]] |= i2 << 8;
       this.byteCount[uc]++;
     }
     var pos = 0, current = 0, run = 0;
-    if (count) {
+    if (count2) {
       pos = buf[origPtr];
       current = pos & 255;
       pos >>= 8;
       run = -1;
     }
-    count = count;
+    count2 = count2;
     var copies, previous, outbyte;
-    while (count) {
-      count--;
+    while (count2) {
+      count2--;
       previous = current;
       pos = buf[pos];
       current = pos & 255;
@@ -21595,10 +21595,10 @@ var init_openpgp = __esm({
             case "iterated": {
               const data = util.concatUint8Array([this.salt, passphrase]);
               let datalen = data.length;
-              const count = Math.max(this.getCount(), datalen);
-              toHash = new Uint8Array(prefixlen + count);
+              const count2 = Math.max(this.getCount(), datalen);
+              toHash = new Uint8Array(prefixlen + count2);
               toHash.set(data, prefixlen);
-              for (let pos = prefixlen + datalen; pos < count; pos += datalen, datalen *= 2) {
+              for (let pos = prefixlen + datalen; pos < count2; pos += datalen, datalen *= 2) {
                 toHash.copyWithin(pos, prefixlen, pos);
               }
               break;
@@ -33785,18 +33785,18 @@ var M_HEREDOC = 2;
 var sharedLines = new Int32Array(1 << 14);
 function lineIndex(text3) {
   let starts = sharedLines;
-  let count = 1;
+  let count2 = 1;
   starts[0] = 0;
   for (let nl = text3.indexOf("\n"); nl !== -1; nl = text3.indexOf("\n", nl + 1)) {
-    if (count === starts.length) {
+    if (count2 === starts.length) {
       const grown = new Int32Array(starts.length * 2);
       grown.set(starts);
       starts = grown;
       sharedLines = grown;
     }
-    starts[count++] = nl + 1;
+    starts[count2++] = nl + 1;
   }
-  return { starts, count };
+  return { starts, count: count2 };
 }
 var ID_START = /[\p{ID_Start}_]/u;
 var ID_CONTINUE = /[\p{ID_Continue}-]/u;
@@ -34463,9 +34463,9 @@ function hasStructureIssue(body2) {
   const labelCounts = /* @__PURE__ */ new Map();
   for (const b of blocks) {
     if (names.has(b.type)) return true;
-    const count = labelCounts.get(b.type);
-    if (count === void 0) labelCounts.set(b.type, b.labels.length);
-    else if (count !== b.labels.length) return true;
+    const count2 = labelCounts.get(b.type);
+    if (count2 === void 0) labelCounts.set(b.type, b.labels.length);
+    else if (count2 !== b.labels.length) return true;
   }
   return false;
 }
@@ -34499,10 +34499,10 @@ var Verifier = class {
    * offset, so most lookups move the cursor forward by a line or two. */
   lineCursor = 0;
   lineOf(offset) {
-    const { starts, count } = this.lineStarts;
+    const { starts, count: count2 } = this.lineStarts;
     let c = this.lineCursor;
     if (starts[c] <= offset) {
-      while (c + 1 < count && starts[c + 1] <= offset) c++;
+      while (c + 1 < count2 && starts[c + 1] <= offset) c++;
       this.lineCursor = c;
       return c + 1;
     }
@@ -35295,10 +35295,10 @@ var PositionMap = class {
    * `releaseLineStarts`: they are not searched for twice. The lexer reuses its array, so the caller
    * releases them before the next lexer run; lookups after that find their own again.
    */
-  borrowLineStarts(starts, count) {
+  borrowLineStarts(starts, count2) {
     if (this.starts !== null) return;
     this.starts = starts;
-    this.lineCount = count;
+    this.lineCount = count2;
     this.borrowed = true;
   }
   releaseLineStarts() {
@@ -35314,15 +35314,15 @@ var PositionMap = class {
    * line the caller expects (checked, never trusted), spares the search when right. */
   lineIndexOf(at2, hint = 0) {
     const starts = this.lineStarts();
-    const count = this.lineCount;
-    if (hint > 0 && hint <= count) {
+    const count2 = this.lineCount;
+    if (hint > 0 && hint <= count2) {
       const h = hint - 1;
-      if (starts[h] <= at2 && (h + 1 >= count || starts[h + 1] > at2)) return h;
+      if (starts[h] <= at2 && (h + 1 >= count2 || starts[h + 1] > at2)) return h;
     }
     let lo = this.lastLine;
-    if (!(starts[lo] <= at2 && (lo + 1 >= count || starts[lo + 1] > at2))) {
+    if (!(starts[lo] <= at2 && (lo + 1 >= count2 || starts[lo + 1] > at2))) {
       lo = 0;
-      let hi = count - 1;
+      let hi = count2 - 1;
       while (lo < hi) {
         const mid = lo + hi + 1 >> 1;
         if (starts[mid] <= at2) lo = mid;
@@ -36534,8 +36534,8 @@ function scanHcl(path5, text3, options2 = {}) {
         return `unbalanced brackets: "${OPENERS2[frame.kind]}" is never closed`;
     }
   };
-  const count = tokens.count;
-  for (let k = 0; k < count && errors.length === 0; k++) {
+  const count2 = tokens.count;
+  for (let k = 0; k < count2 && errors.length === 0; k++) {
     const t = type2[k];
     const s = start[k];
     const e = end[k];
@@ -38971,6 +38971,9 @@ async function readDirectory(dir, options2 = {}) {
   const entries = builder.sortedEntries();
   return builder.build(name, directoryListingSha256({ entries }), "directory");
 }
+function inputKind(archive) {
+  return archive.format === "directory" ? "directory" : "archive";
+}
 async function readInput(pathOnDisk, options2 = {}) {
   let stats;
   try {
@@ -39493,17 +39496,21 @@ var deploymentPlace = {
 // src/modules/classification/signals/top-directory.ts
 var topDirectory = {
   id: "top-directory",
-  decide({ path: path5 }) {
-    return path5 === "." ? strong("root", "the archive's top directory, and nothing in the archive calls it") : null;
+  decide({ path: path5 }, ctx) {
+    if (path5 !== ".") return null;
+    return ctx.input === "directory" ? strong("root", "the scanned directory itself, and nothing in it calls it") : strong("root", "the archive's top directory, and nothing in the archive calls it");
   }
 };
 
 // src/modules/classification/signals/provider-configuration.ts
 var providerConfiguration = {
   id: "provider-configuration",
-  decide({ configured }) {
+  decide({ configured }, ctx) {
     if (configured.length === 0) return null;
-    return weak("root", `configures provider "${configured[0]}" and nothing in the archive calls it`);
+    return weak(
+      "root",
+      `configures provider "${configured[0]}" and nothing in the ${ctx.input ?? "archive"} calls it`
+    );
   }
 };
 
@@ -39527,8 +39534,8 @@ var modulesPlace = {
 // src/modules/classification/signals/uncalled.ts
 var uncalled = {
   id: "uncalled",
-  decide() {
-    return weak("root", "not called by any module in the archive");
+  decide(_subject, ctx) {
+    return weak("root", `not called by any module in the ${ctx.input ?? "archive"}`);
   }
 };
 
@@ -40627,9 +40634,9 @@ function requireCommon() {
     }
     return target;
   }
-  function repeat(string, count) {
+  function repeat(string, count2) {
     let result = "";
-    for (let cycle = 0; cycle < count; cycle += 1) {
+    for (let cycle = 0; cycle < count2; cycle += 1) {
       result += string;
     }
     return result;
@@ -41997,11 +42004,11 @@ function requireLoader() {
     }
     return false;
   }
-  function writeFoldedLines(state, count) {
-    if (count === 1) {
+  function writeFoldedLines(state, count2) {
+    if (count2 === 1) {
       state.result += " ";
-    } else if (count > 1) {
-      state.result += common2.repeat("\n", count - 1);
+    } else if (count2 > 1) {
+      state.result += common2.repeat("\n", count2 - 1);
     }
   }
   function readPlainScalar(state, nodeIndent, withinFlowCollection) {
@@ -44288,7 +44295,7 @@ async function readDeclarations(archive, parser, signal) {
     }
     stacks.push(stack);
     const first = stack.files.map((f) => ({ f, b: f.body.blocks.find((b) => b.type === "component") })).find((x2) => x2.b !== void 0);
-    const count = stack.files.reduce(
+    const count2 = stack.files.reduce(
       (n, f) => n + f.body.blocks.filter((b) => b.type === "component").length,
       0
     );
@@ -44297,7 +44304,7 @@ async function readDeclarations(archive, parser, signal) {
       dir,
       written: dir,
       location: first === void 0 ? { file: files[0], line: 1 } : { file: first.f.path, line: first.b.line },
-      label: `Stack component configuration (${count} component${count === 1 ? "" : "s"})`
+      label: `Stack component configuration (${count2} component${count2 === 1 ? "" : "s"})`
     });
   }
   const byLocation = (a, b) => compareUtf8(a.location.file, b.location.file) || a.location.line - b.location.line;
@@ -47260,7 +47267,14 @@ async function loadModules(input) {
   }
   diagnostics.push(...stackNotices(signals));
   const callers = localCallers(modules);
-  const decisions = classifyModules({ modules, callers, signals, config: config2, templateFiles: templateFiles2 });
+  const decisions = classifyModules({
+    modules,
+    callers,
+    signals,
+    config: config2,
+    templateFiles: templateFiles2,
+    input: inputKind(archive)
+  });
   for (const m of modules.values()) {
     const from = installedCopies.get(m.path);
     const d = from === void 0 ? decisions.get(m.path) : { kind: "shared", reason: `installed copy of the remote module ${from}`, evidence: "strong" };
@@ -47892,6 +47906,9 @@ function compareLocations(a, b) {
 function plural(n, one2, many = `${one2}s`) {
   return `${n} ${n === 1 ? one2 : many}`;
 }
+function inputNoun(ctx) {
+  return ctx.input ?? "archive";
+}
 function engineName(ctx) {
   return ctx.engine === "opentofu" ? "OpenTofu" : "Terraform";
 }
@@ -48035,7 +48052,7 @@ var declaredRootMissing = {
           note: "Fix the glob, or remove it if the directories it meant are gone."
         };
       }
-      const what = d.exists ? `directory "${d.dir}", which holds no Terraform configuration` : `directory "${d.dir}", which is not in the archive`;
+      const what = d.exists ? `directory "${d.dir}", which holds no Terraform configuration` : `directory "${d.dir}", which is not in the ${inputNoun(ctx)}`;
       const finding2 = {
         module: d.module,
         ...at(d.location),
@@ -48189,10 +48206,10 @@ var invalidVersionConstraint = {
 
 // src/rules/lock-constraints-drift.ts
 var quoted = (pieces2) => pieces2.map((c) => `"${c}"`).join(", ");
-function difference(name, recorded, current, missing, unseen) {
+function difference(name, recorded, current, missing, unseen, input) {
   const entry = `the lock entry for ${name}`;
   if (missing !== null) {
-    return recorded === "" ? `${entry} records no constraints, but the archive's modules declare ${quoted(missing)} ${unseen}` : `${entry} records constraints "${recorded}", which lack ${quoted(missing)} from the archive's modules ${unseen}`;
+    return recorded === "" ? `${entry} records no constraints, but the ${input}'s modules declare ${quoted(missing)} ${unseen}` : `${entry} records constraints "${recorded}", which lack ${quoted(missing)} from the ${input}'s modules ${unseen}`;
   }
   if (current === "") {
     return `${entry} records constraints "${recorded}", but the configuration sets no version constraint for it`;
@@ -48235,7 +48252,7 @@ var lockConstraintsDrift = {
           file: a.lock.path,
           line: e.constraintsLine ?? e.line,
           range: e.constraintsRange ?? e.range,
-          message: difference(name, recorded, current, incomplete ? missing : null, unseen),
+          message: difference(name, recorded, current, incomplete ? missing : null, unseen, inputNoun(ctx)),
           ...incomplete ? {} : {
             fix: {
               description: current === "" ? "remove the constraints argument" : "record the current normalized constraints",
@@ -50489,7 +50506,7 @@ var missingConfigurationAlias = {
 // src/rules/missing-provider-source.ts
 function lockEvidence(ctx, m, p) {
   const roots = isDeployable(m, ctx) ? [m.path] : treesWith(ctx, m.path).filter((t) => isDeployable(t, ctx)).map((t) => t.root);
-  if (roots.length === 0) return { reason: "no root module that uses it is in the archive" };
+  if (roots.length === 0) return { reason: `no root module that uses it is in the ${inputNoun(ctx)}` };
   for (const root of roots) {
     const locked = lockedVersion(ctx, root, p.source);
     if (locked.status === "locked") return { lockFile: locked.lockFile };
@@ -50568,7 +50585,9 @@ function forShared(ctx, m, p) {
   const trees = treesWith(ctx, m.path);
   const deployable = trees.filter((t) => isDeployable(t, ctx));
   if (deployable.length === 0)
-    return { reason: "no root module that uses it is in the archive to take the tested version from" };
+    return {
+      reason: `no root module that uses it is in the ${inputNoun(ctx)} to take the tested version from`
+    };
   const versions = [];
   for (const t of deployable) {
     const locked = lockedVersion(ctx, t.root, p.source);
@@ -50753,7 +50772,7 @@ var moduleRefUnpinned = {
 var moduleSourceMissing = {
   id: "module-source-missing",
   defaultSeverity: "error",
-  summary: "A local module call must point to a directory that is present in the archive.",
+  summary: "A local module call must point to a directory that is present in the scanned directory or archive.",
   check(ctx) {
     return diagnosticsOf(ctx, "module-missing").map((d) => {
       const call2 = ctx.moduleByPath.get(d.module)?.moduleCalls.find((c) => c.name === d.call);
@@ -50761,7 +50780,7 @@ var moduleSourceMissing = {
       return {
         module: d.module,
         ...at(d.location),
-        message: `module "${d.call}"${source} points to directory "${d.target}", which is not in the archive`
+        message: `module "${d.call}"${source} points to directory "${d.target}", which is not in the ${inputNoun(ctx)}`
       };
     });
   }
@@ -50771,8 +50790,9 @@ var moduleSourceMissing = {
 var moduleUnresolved = {
   id: "module-unresolved",
   defaultSeverity: "notice",
-  summary: "A module whose code tfguard could not read (a remote module not resolved, an installed copy missing from the archive) is named, with what was therefore not checked.",
+  summary: "A module whose code tfguard could not read (a remote module not resolved, an installed copy missing from the scanned directory or archive) is named, with what was therefore not checked.",
   check(ctx) {
+    const input = inputNoun(ctx);
     return diagnosticsOf(ctx, "module-unresolved").map((d) => {
       if (d.remote !== void 0) {
         const version = d.remote.version === null ? "" : `, version "${d.remote.version}"`;
@@ -50780,14 +50800,14 @@ var moduleUnresolved = {
           module: d.module,
           ...at(d.location),
           message: `remote module "${d.call}" (source "${d.source}"${version}) was not resolved: ${d.reason}; its provider requirements (and those of the modules it calls) were not checked, and lock entries it may need are not called stale`,
-          note: "Scan with --remote-modules (registry modules, and git or HTTP packages on hosts allowed with module_hosts), or scan the archive after terraform init with .terraform/modules included."
+          note: `Scan with --remote-modules (registry modules, and git or HTTP packages on hosts allowed with module_hosts), or scan the ${input} after terraform init with .terraform/modules included.`
         };
       }
       return {
         module: d.module,
         ...at(d.location),
-        message: `module "${d.call}" (source "${d.source}") is not in the archive: ${d.reason}; its provider requirements were not checked, and lock entries it may need are not called stale`,
-        note: "Scan the archive after terraform init with .terraform/modules included, or keep the module sources in the archive, to check them too."
+        message: `module "${d.call}" (source "${d.source}") is not in the ${input}: ${d.reason}; its provider requirements were not checked, and lock entries it may need are not called stale`,
+        note: `Scan the ${input} after terraform init with .terraform/modules included, or keep the module sources in the ${input}, to check them too.`
       };
     });
   }
@@ -50796,7 +50816,7 @@ var moduleUnresolved = {
 // src/rules/module-version-missing.ts
 function installedVersions(ctx, m, call2) {
   const trees = treesWith(ctx, m.path).filter((t) => isDeployable(t, ctx));
-  if (trees.length === 0) return { reason: "no root module that uses it is in the archive" };
+  if (trees.length === 0) return { reason: `no root module that uses it is in the ${inputNoun(ctx)}` };
   const versions = [];
   for (const t of trees) {
     const installed2 = installedModules(ctx, t.root);
@@ -51515,7 +51535,7 @@ var terragruntUnresolved = {
       module: d.module,
       ...at(d.location),
       message: `Terragrunt ${d.what} could not be resolved statically: ${d.reasons.join("; ")}` + (d.partial ? "; the unit may need providers tfguard cannot see, so lock entries they may explain are not called stale" : ""),
-      note: d.partial ? "tfguard never runs Terragrunt, run_cmd or a shell. Write the value as a literal, a local, or a path from get_repo_root()/find_in_parent_folders(), or accept that this part is unchecked." : "tfguard checks what the archive holds; run Terragrunt to generate the rest and scan that if it must be checked too."
+      note: d.partial ? "tfguard never runs Terragrunt, run_cmd or a shell. Write the value as a literal, a local, or a path from get_repo_root()/find_in_parent_folders(), or accept that this part is unchecked." : `tfguard checks what the ${inputNoun(ctx)} holds; run Terragrunt to generate the rest and scan that if it must be checked too.`
     }));
   }
 };
@@ -51566,7 +51586,7 @@ function unitSource(ctx, m) {
 }
 
 // src/rules/context.ts
-function ruleContext(loaded, config2, lock, annotations, sources) {
+function ruleContext(loaded, config2, lock, annotations, sources, input) {
   const byPath = new Map(loaded.modules.map((m) => [m.path, m]));
   const modules = loaded.modules.filter((m) => m.kind !== "fragment" && m.installedCopy === void 0);
   return {
@@ -51587,7 +51607,8 @@ function ruleContext(loaded, config2, lock, annotations, sources) {
     engine: loaded.engine,
     ...lock === void 0 ? {} : { lock },
     ...annotations === void 0 ? {} : { annotations },
-    ...sources === void 0 ? {} : { sources }
+    ...sources === void 0 ? {} : { sources },
+    ...input === void 0 ? {} : { input }
   };
 }
 
@@ -52901,8 +52922,8 @@ var RangeReader = class {
     return this.at === this.n.length;
   }
   /** True when `count` more numbers are left. */
-  has(count) {
-    return this.at + count <= this.n.length;
+  has(count2) {
+    return this.at + count2 <= this.n.length;
   }
   /** A full range: line, column, byte of its start and end. */
   range() {
@@ -52935,13 +52956,13 @@ var RangeReader = class {
   /** An attribute's `range` and `valueRange` (6 or 12 numbers after their count). */
   attribute(line, endLine) {
     if (!this.has(1)) return null;
-    const count = this.n[this.at++];
-    if (count === 12) {
+    const count2 = this.n[this.at++];
+    if (count2 === 12) {
       const r = this.range();
       const v2 = r === null ? null : this.range();
       return r === null || v2 === null ? null : [r, v2];
     }
-    if (count !== 6) return null;
+    if (count2 !== 6) return null;
     const s = this.position(line);
     const e = s === null ? null : this.position(endLine);
     const v = e === null ? null : this.position(line);
@@ -52954,9 +52975,9 @@ var RangeReader = class {
   /** A block's `range` (4 or 6 numbers after their count). */
   block(line, endLine) {
     if (!this.has(1)) return null;
-    const count = this.n[this.at++];
-    if (count === 6) return this.range();
-    if (count !== 4) return null;
+    const count2 = this.n[this.at++];
+    if (count2 === 6) return this.range();
+    if (count2 !== 4) return null;
     const s = this.position(line);
     const e = s === null ? null : this.position(endLine);
     if (s === null || e === null || e.byte < s.byte) return null;
@@ -53866,7 +53887,7 @@ async function resolveRemote(loaded, archive, config2, parser, read, options2, d
         readConfigFile: read,
         signal: deadline.signal,
         network,
-        offlineReason: options2.remoteModulesOffReason ?? OFFLINE_REASON,
+        offlineReason: options2.remoteModulesOffReason ?? offlineReason(archive),
         ...options2.limits !== void 0 ? { limits: options2.limits } : {}
       })
     );
@@ -53877,6 +53898,9 @@ async function resolveRemote(loaded, archive, config2, parser, read, options2, d
   } finally {
     budget?.dispose();
   }
+}
+function offlineReason(archive) {
+  return `remote modules are fetched only with --remote-modules, and the ${inputKind(archive)} has no installed copy (.terraform/modules)`;
 }
 async function scanArchive2(archive, options2 = {}) {
   return withDeadline(options2, (deadline) => scanLoaded(archive, options2, deadline));
@@ -53964,7 +53988,7 @@ async function scanLoaded(archive, options2, deadline) {
   deadline.enter("reading inline annotations");
   const annotations = readAnnotations(annotatedFiles(archive, loaded.modules, lock), KNOWN_RULES);
   deadline.enter("running the rules");
-  const ctx = ruleContext(loaded, config2, lock, annotations, archive.files);
+  const ctx = ruleContext(loaded, config2, lock, annotations, archive.files, inputKind(archive));
   const findings = runRules(ctx);
   deadline.enter("building the report");
   return buildReport({
@@ -54463,6 +54487,11 @@ async function storeReport(ctx, scanId, repository, report, uploadedBy = null, p
   return keys;
 }
 
+// src/util/words.ts
+function count(n, one2, many = `${one2}s`) {
+  return `${n} ${n === 1 ? one2 : many}`;
+}
+
 // src/service/deadline.ts
 function deadlinePassed(what) {
   return new InputError(
@@ -54613,9 +54642,9 @@ function buildSummary(run, entries) {
         byVersion.set(version, [...byVersion.get(version) ?? [], entry.repository]);
       providers.set(source, byVersion);
     }
-    for (const [ruleId, { severity, count }] of Object.entries(entry.rules)) {
+    for (const [ruleId, { severity, count: count2 }] of Object.entries(entry.rules)) {
       const tally = rules.get(ruleId) ?? { ruleId, severity, findings: 0, repositories: 0 };
-      tally.findings += count;
+      tally.findings += count2;
       tally.repositories += 1;
       if (SEVERITIES.indexOf(severity) < SEVERITIES.indexOf(tally.severity)) tally.severity = severity;
       rules.set(ruleId, tally);
@@ -54661,7 +54690,7 @@ function renderSummaryMarkdown(summary) {
   );
   lines.push("");
   lines.push(
-    `${t.repositories} repositories: ${t.scanned} scanned, ${t.rejected} rejected, ${t.missing} missing, ${t.failed} failed. Findings: ${t.findings.error} errors, ${t.findings.warning} warnings, ${t.findings.notice} notices; ${t.new} new, ${t.fixed} fixed since the previous audit.`
+    `${count(t.repositories, "repository", "repositories")}: ${t.scanned} scanned, ${t.rejected} rejected, ${t.missing} missing, ${t.failed} failed. Findings: ${count(t.findings.error, "error")}, ${count(t.findings.warning, "warning")}, ${count(t.findings.notice, "notice")}; ${t.new} new, ${t.fixed} fixed since the previous audit.`
   );
   lines.push("");
   lines.push("## Most common violations");
@@ -55783,7 +55812,7 @@ async function fixCommand(args, io) {
       else await replaceFile(onDisk(c.path), c.after);
     }
   const verb = dryRun ? "would fix" : "fixed";
-  say(`tfguard fix: ${verb} ${fixed.length} finding(s) in ${changes.length} file(s)
+  say(`tfguard fix: ${verb} ${count(fixed.length, "finding")} in ${count(changes.length, "file")}
 `);
   for (const f of fixed) say(`  ${where3(f)}  ${f.ruleId}: ${visible(outcome.descriptions.get(f) ?? "")}
 `);
@@ -55794,7 +55823,7 @@ async function fixCommand(args, io) {
   );
   const reasons = new Map(outcome.skipped.map((r) => [`${r.finding.ruleId}\0${where3(r.finding)}`, r.reason]));
   if (open.length > 0) {
-    say(`still needs a person: ${open.length} finding(s)
+    say(`still needs a person: ${count(open.length, "finding")}
 `);
     for (const f of open) {
       const reason = reasons.get(`${f.ruleId}\0${where3(f)}`) ?? "no mechanical fix";
