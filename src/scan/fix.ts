@@ -27,6 +27,7 @@ import type { LoadedArchive } from '../archive';
 import type { Report } from '../report/types';
 import type { ScanOptions } from './types';
 import { scanArchive, shouldLoad } from './index';
+import { insideSubtree } from './subtree';
 
 /** At most this many scans: each further pass exists only for fixes an overlap deferred. */
 const MAX_PASSES = 4;
@@ -38,6 +39,9 @@ export interface FixOptions extends ScanOptions {
    * scan's settings; null or absent: only what needs no registry (stale entries, drifted
    * constraints). */
   lockRegistry?: (config: ScanConfig) => LockFixSource | null;
+  /** Only the findings in this directory (`/`-separated, from the input's top) and only fixes
+   * whose edits stay inside it (`tfguard fix live/prod` in a repository); all when absent. */
+  within?: string;
 }
 
 export interface FileChange {
@@ -90,7 +94,10 @@ function withFiles(archive: LoadedArchive, changed: ReadonlyMap<string, Buffer>)
 
 /** Applies every safe fix the scan of `archive` finds, in memory. */
 export async function fixArchive(archive: LoadedArchive, options: FixOptions = {}): Promise<FixOutcome> {
-  const { rules, lockRegistry, ...scanOptions } = options;
+  const { rules, lockRegistry, within, ...scanOptions } = options;
+  const inside = (path: string): boolean => within === undefined || insideSubtree(path, within);
+  const inScope = (f: Finding): boolean =>
+    inside(f.file ?? f.module) && (f.fix?.edits ?? []).every((e) => inside(e.range.file));
   const lockFixes = rules === undefined || [...rules].some((r) => LOCK_FIX_RULES.has(r));
   let analysed: { lock: LockAnalysis; config: ScanConfig } | null = null;
   const scan = (a: LoadedArchive): Promise<Report> =>
@@ -116,8 +123,8 @@ export async function fixArchive(archive: LoadedArchive, options: FixOptions = {
     const lockPlan =
       lockFixes && seen !== null
         ? await planLockFixes({
-            findings: last.findings,
-            roots: last.roots,
+            findings: last.findings.filter(inScope),
+            roots: last.roots.filter((r) => inside(r.path)),
             lock: seen.lock,
             platforms: seen.config.platforms.length > 0 ? seen.config.platforms : [currentPlatform()],
             ...(rules === undefined ? {} : { rules }),
@@ -125,11 +132,12 @@ export async function fixArchive(archive: LoadedArchive, options: FixOptions = {
             read: (file) => Promise.resolve(current.get(file) ?? archive.files.get(file) ?? null),
           })
         : undefined;
-    const plan = planFixes(last.findings, rules, lockPlan);
+    const plan = planFixes(last.findings.filter(inScope), rules, lockPlan);
     skipped = plan.remaining;
     if (plan.files.size === 0) break;
     let configChanged = false;
     for (const [path, edits] of plan.files) {
+      if (!inside(path)) throw new Error(`fix: ${path} is outside ${within ?? '.'}, which the fix may edit`);
       const isNew = plan.created.has(path) && !current.has(path) && !archive.files.has(path);
       const before = current.get(path) ?? archive.files.get(path) ?? (isNew ? Buffer.alloc(0) : undefined);
       if (before === undefined) throw new Error(`fix: ${path} is not among the scanned files`);
@@ -216,7 +224,11 @@ export function fixPatch(changes: readonly FileChange[]): string {
 
 /** `fixArchive` over a directory (or archive file) on disk. */
 export async function fixPath(path: string, options: FixOptions = {}): Promise<FixOutcome> {
-  const archive = await readInput(path, { limits: options.limits, shouldLoad });
+  const archive = await readInput(path, {
+    limits: options.limits,
+    shouldLoad,
+    ...(options.directories !== undefined ? { directories: options.directories } : {}),
+  });
   return fixArchive(archive, options);
 }
 
