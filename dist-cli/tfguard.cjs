@@ -52849,7 +52849,7 @@ function verdict(report, failOn) {
 
 // src/scan/index.ts
 var import_node_crypto12 = require("node:crypto");
-var import_node_fs5 = require("node:fs");
+var import_node_fs6 = require("node:fs");
 
 // src/scan/cache.ts
 var import_node_crypto10 = require("node:crypto");
@@ -53651,6 +53651,90 @@ async function withDeadline(options2, work) {
 
 // src/scan/fix.ts
 var import_node_crypto11 = require("node:crypto");
+
+// src/scan/subtree.ts
+var import_node_fs5 = require("node:fs");
+var nodePath4 = __toESM(require("node:path"));
+async function exists(file) {
+  return import_node_fs5.promises.lstat(file).then(
+    () => true,
+    () => false
+  );
+}
+function ancestors(dir) {
+  const out = [dir];
+  for (let d = dir; nodePath4.dirname(d) !== d; d = nodePath4.dirname(d)) out.push(nodePath4.dirname(d));
+  return out;
+}
+async function locateRepository(dir) {
+  const start = await import_node_fs5.promises.realpath(dir);
+  const chain = ancestors(start);
+  let root;
+  let reason = "directory";
+  for (const d of chain) {
+    if (await exists(nodePath4.join(d, ".git"))) {
+      root = d;
+      reason = "git";
+      break;
+    }
+  }
+  if (root === void 0) {
+    for (const d of chain) {
+      if (await exists(nodePath4.join(d, CONFIG_FILE_NAME))) {
+        root = d;
+        reason = "config";
+        break;
+      }
+    }
+  }
+  if (root === void 0 || root === start) return { root: dir, subtree: null, reason };
+  return { root, subtree: nodePath4.relative(root, start).split(nodePath4.sep).join("/"), reason };
+}
+function restrictReport(report, subtree) {
+  const inside = (path5) => insideSubtree(path5, subtree);
+  const findings = report.findings.filter((f) => inside(f.file ?? f.module));
+  const modules = report.modules.filter((m) => inside(m.path));
+  const roots = report.roots.filter((r) => inside(r.path));
+  return {
+    ...report,
+    modules,
+    roots,
+    findings,
+    summary: summarize(findings, modules.length, roots.filter((r) => r.kind === "root").length)
+  };
+}
+var MAX_ROUNDS = 8;
+async function scanSubtree(root, subtree, options2, scan) {
+  const { report } = await subtreeDirectories(root, subtree, options2, scan);
+  return restrictReport(report, subtree);
+}
+function insideSubtree(path5, subtree) {
+  return path5 === subtree || path5.startsWith(`${subtree}/`);
+}
+async function subtreeDirectories(root, subtree, options2, scan) {
+  const directories = [subtree];
+  const covered = (dir) => directories.some((d) => dir === d || dir.startsWith(`${d}/`));
+  let report = await scan(root, { ...options2, directories });
+  for (let round = 1; round < MAX_ROUNDS; round++) {
+    const wanted = /* @__PURE__ */ new Set();
+    for (const m of report.modules) {
+      for (const call2 of m.moduleCalls) {
+        if (call2.target !== null && call2.target !== "" && !covered(call2.target)) wanted.add(call2.target);
+      }
+      const unit = m.terragrunt?.source;
+      if (unit !== void 0 && unit !== null && /^\.\.?\//.test(unit)) {
+        const target = nodePath4.posix.normalize(nodePath4.posix.join(m.path, unit.split("//")[0] ?? ""));
+        if (!target.startsWith("..") && !covered(target)) wanted.add(target);
+      }
+    }
+    if (wanted.size === 0) break;
+    directories.push(...wanted);
+    report = await scan(root, { ...options2, directories: [...directories] });
+  }
+  return { directories, report };
+}
+
+// src/scan/fix.ts
 var MAX_PASSES = 4;
 function withFiles(archive, changed) {
   const files = new Map(archive.files);
@@ -53673,7 +53757,9 @@ function withFiles(archive, changed) {
   return { ...archive, files, entries };
 }
 async function fixArchive(archive, options2 = {}) {
-  const { rules, lockRegistry, ...scanOptions } = options2;
+  const { rules, lockRegistry, within, ...scanOptions } = options2;
+  const inside = (path5) => within === void 0 || insideSubtree(path5, within);
+  const inScope = (f) => inside(f.file ?? f.module) && (f.fix?.edits ?? []).every((e) => inside(e.range.file));
   const lockFixes = rules === void 0 || [...rules].some((r) => LOCK_FIX_RULES.has(r));
   let analysed = null;
   const scan = (a) => scanArchive2(a, {
@@ -53696,19 +53782,20 @@ async function fixArchive(archive, options2 = {}) {
   for (let pass = 1; pass <= MAX_PASSES; pass++) {
     const seen = analysed;
     const lockPlan = lockFixes && seen !== null ? await planLockFixes({
-      findings: last.findings,
-      roots: last.roots,
+      findings: last.findings.filter(inScope),
+      roots: last.roots.filter((r) => inside(r.path)),
       lock: seen.lock,
       platforms: seen.config.platforms.length > 0 ? seen.config.platforms : [currentPlatform()],
       ...rules === void 0 ? {} : { rules },
       registry: registry ??= lockRegistry?.(seen.config) ?? null,
       read: (file) => Promise.resolve(current.get(file) ?? archive.files.get(file) ?? null)
     }) : void 0;
-    const plan = planFixes(last.findings, rules, lockPlan);
+    const plan = planFixes(last.findings.filter(inScope), rules, lockPlan);
     skipped = plan.remaining;
     if (plan.files.size === 0) break;
     let configChanged = false;
     for (const [path5, edits] of plan.files) {
+      if (!inside(path5)) throw new Error(`fix: ${path5} is outside ${within ?? "."}, which the fix may edit`);
       const isNew = plan.created.has(path5) && !current.has(path5) && !archive.files.has(path5);
       const before = current.get(path5) ?? archive.files.get(path5) ?? (isNew ? Buffer.alloc(0) : void 0);
       if (before === void 0) throw new Error(`fix: ${path5} is not among the scanned files`);
@@ -53770,7 +53857,11 @@ function fixPatch(changes) {
   return notes.join("") + patch;
 }
 async function fixPath(path5, options2 = {}) {
-  const archive = await readInput(path5, { limits: options2.limits, shouldLoad });
+  const archive = await readInput(path5, {
+    limits: options2.limits,
+    shouldLoad,
+    ...options2.directories !== void 0 ? { directories: options2.directories } : {}
+  });
   return fixArchive(archive, options2);
 }
 async function fixBytes(name, bytes2, options2 = {}) {
@@ -53821,7 +53912,7 @@ var hcl2jsonVersion = null;
 function cacheFingerprint() {
   if (hcl2jsonVersion === null) {
     try {
-      const pkg = JSON.parse((0, import_node_fs5.readFileSync)(hcl2jsonPackageJson(), "utf8"));
+      const pkg = JSON.parse((0, import_node_fs6.readFileSync)(hcl2jsonPackageJson(), "utf8"));
       hcl2jsonVersion = String(pkg.version);
     } catch {
       hcl2jsonVersion = "unknown";
@@ -54022,81 +54113,6 @@ async function scanPath(path5, options2 = {}) {
     );
     return scanLoaded(archive, options2, deadline);
   });
-}
-
-// src/scan/subtree.ts
-var import_node_fs6 = require("node:fs");
-var nodePath4 = __toESM(require("node:path"));
-async function exists(file) {
-  return import_node_fs6.promises.lstat(file).then(
-    () => true,
-    () => false
-  );
-}
-function ancestors(dir) {
-  const out = [dir];
-  for (let d = dir; nodePath4.dirname(d) !== d; d = nodePath4.dirname(d)) out.push(nodePath4.dirname(d));
-  return out;
-}
-async function locateRepository(dir) {
-  const start = await import_node_fs6.promises.realpath(dir);
-  const chain = ancestors(start);
-  let root;
-  let reason = "directory";
-  for (const d of chain) {
-    if (await exists(nodePath4.join(d, ".git"))) {
-      root = d;
-      reason = "git";
-      break;
-    }
-  }
-  if (root === void 0) {
-    for (const d of chain) {
-      if (await exists(nodePath4.join(d, CONFIG_FILE_NAME))) {
-        root = d;
-        reason = "config";
-        break;
-      }
-    }
-  }
-  if (root === void 0 || root === start) return { root: dir, subtree: null, reason };
-  return { root, subtree: nodePath4.relative(root, start).split(nodePath4.sep).join("/"), reason };
-}
-function restrictReport(report, subtree) {
-  const inside = (path5) => path5 === subtree || path5.startsWith(`${subtree}/`);
-  const findings = report.findings.filter((f) => inside(f.file ?? f.module));
-  const modules = report.modules.filter((m) => inside(m.path));
-  const roots = report.roots.filter((r) => inside(r.path));
-  return {
-    ...report,
-    modules,
-    roots,
-    findings,
-    summary: summarize(findings, modules.length, roots.filter((r) => r.kind === "root").length)
-  };
-}
-var MAX_ROUNDS = 8;
-async function scanSubtree(root, subtree, options2, scan) {
-  const directories = [subtree];
-  const covered = (dir) => directories.some((d) => dir === d || dir.startsWith(`${d}/`));
-  let report = await scan(root, { ...options2, directories });
-  for (let round = 1; round < MAX_ROUNDS; round++) {
-    const wanted = /* @__PURE__ */ new Set();
-    for (const m of report.modules) {
-      for (const call2 of m.moduleCalls) {
-        if (call2.target !== null && call2.target !== "" && !covered(call2.target)) wanted.add(call2.target);
-      }
-      const unit = m.terragrunt?.source;
-      if (unit !== void 0 && unit !== null && /^\.\.?\//.test(unit)) {
-        const target = nodePath4.posix.normalize(nodePath4.posix.join(m.path, unit.split("//")[0] ?? ""));
-        if (!target.startsWith("..") && !covered(target)) wanted.add(target);
-      }
-    }
-    if (wanted.size === 0) break;
-    directories.push(...wanted);
-    report = await scan(root, { ...options2, directories: [...directories] });
-  }
-  return restrictReport(report, subtree);
 }
 
 // src/service/keys.ts
@@ -55793,14 +55809,36 @@ async function fixCommand(args, io) {
     ...values.registry ? { registry: true } : {}
   };
   const dryRun = values["dry-run"] === true;
-  const outcome = await fixPath(dir, {
+  const repo = await locateRepository(dir);
+  const subtree = repo.subtree;
+  const top = subtree === null ? dir : repo.root;
+  const scope = subtree === null ? {} : {
+    within: subtree,
+    directories: (await subtreeDirectories(repo.root, subtree, options2, scanPath)).directories
+  };
+  const outcome = await fixPath(top, {
     ...options2,
+    ...scope,
     ...rules !== void 0 ? { rules } : {},
     lockRegistry: (config2) => config2.registry ? lockFixRegistry(config2) : null
   });
-  const { report, changes, fixed } = outcome;
+  const inScope = (f) => subtree === null || insideSubtree(f.file ?? f.module, subtree);
+  const { changes, fixed } = outcome;
+  const report = { ...outcome.report, findings: outcome.report.findings.filter(inScope) };
   const say = (text3) => (dryRun ? io.stderr : io.stdout)(ciSafeLines(text3));
-  const onDisk = (file) => path4.join(dir, ...file.split("/"));
+  const onDisk = (file) => path4.join(top, ...file.split("/"));
+  if (subtree !== null) {
+    say(`tfguard fix: ${dir} is ${subtree} of the repository at ${repo.root}; paths are from there
+`);
+    const outside = outcome.report.findings.filter(
+      (f) => !inScope(f) && f.suppressed === void 0 && f.fix?.edits !== void 0
+    );
+    if (outside.length > 0)
+      say(
+        `tfguard fix: not edited: ${count(outside.length, "fixable finding")} outside ${subtree} (in modules it calls); run tfguard fix on the directory that holds them
+`
+      );
+  }
   if (dryRun) {
     io.stdout(fixPatch(changes));
     for (const l of fixPatchParts(changes).leftOut)
@@ -55817,9 +55855,9 @@ async function fixCommand(args, io) {
   for (const f of fixed) say(`  ${where3(f)}  ${f.ruleId}: ${visible(outcome.descriptions.get(f) ?? "")}
 `);
   const fixedKeys = new Set(fixed.map((f) => `${f.ruleId}\0${where3(f)}`));
-  const remaining = dryRun ? (outcome.after ?? report).findings.filter((f) => !fixedKeys.has(`${f.ruleId}\0${where3(f)}`)) : (await scanPath(dir, options2)).findings;
+  const remaining = dryRun ? (outcome.after ?? report).findings.filter((f) => !fixedKeys.has(`${f.ruleId}\0${where3(f)}`)) : subtree === null ? (await scanPath(dir, options2)).findings : (await scanSubtree(repo.root, subtree, options2, scanPath)).findings;
   const open = remaining.filter(
-    (f) => f.suppressed === void 0 && (rules === void 0 || rules.has(f.ruleId))
+    (f) => f.suppressed === void 0 && inScope(f) && (rules === void 0 || rules.has(f.ruleId))
   );
   const reasons = new Map(outcome.skipped.map((r) => [`${r.finding.ruleId}\0${where3(r.finding)}`, r.reason]));
   if (open.length > 0) {
@@ -55833,7 +55871,7 @@ async function fixCommand(args, io) {
 `);
     }
   }
-  const judged = rules === void 0 ? remaining : remaining.filter((f) => rules.has(f.ruleId));
+  const judged = remaining.filter((f) => inScope(f) && (rules === void 0 || rules.has(f.ruleId)));
   return verdict({ ...report, findings: judged }, failOn) === "fail" ? EXIT_FINDINGS : EXIT_OK;
 }
 var ARCHIVE_SUFFIXES2 = [".tar.gz", ".tgz", ".tar", ".zip"];
