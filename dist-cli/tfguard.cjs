@@ -5041,12 +5041,12 @@ function getHashByteLength(algo) {
 }
 function getPKCS1Padding(length) {
   const result = new Uint8Array(length);
-  let count = 0;
-  while (count < length) {
-    const randomBytes3 = getRandomBytes(length - count);
+  let count2 = 0;
+  while (count2 < length) {
+    const randomBytes3 = getRandomBytes(length - count2);
     for (let i2 = 0; i2 < randomBytes3.length; i2++) {
       if (randomBytes3[i2] !== 0) {
-        result[count++] = randomBytes3[i2];
+        result[count2++] = randomBytes3[i2];
       }
     }
   }
@@ -17515,8 +17515,8 @@ function requireBzip2() {
       this.mtfSymbol[i2] = i2;
       this.byteCount[i2] = 0;
     }
-    var runPos, count, symCount, selector;
-    runPos = count = symCount = selector = 0;
+    var runPos, count2, symCount, selector;
+    runPos = count2 = symCount = selector = 0;
     while (true) {
       if (!symCount--) {
         symCount = GROUP_SIZE - 1;
@@ -17548,13 +17548,13 @@ function requireBzip2() {
       }
       if (runPos) {
         runPos = 0;
-        if (count + t > bufsize) message.Error("Invalid bzip data");
+        if (count2 + t > bufsize) message.Error("Invalid bzip data");
         uc = this.symToByte[this.mtfSymbol[0]];
         this.byteCount[uc] += t;
-        while (t--) buf[count++] = uc;
+        while (t--) buf[count2++] = uc;
       }
       if (nextSym > symTotal) break;
-      if (count >= bufsize) message.Error("Invalid bzip data");
+      if (count2 >= bufsize) message.Error("Invalid bzip data");
       i2 = nextSym - 1;
       uc = this.mtfSymbol[i2];
       for (var k = i2 - 1; k >= 0; k--) {
@@ -17563,31 +17563,31 @@ function requireBzip2() {
       this.mtfSymbol[0] = uc;
       uc = this.symToByte[uc];
       this.byteCount[uc]++;
-      buf[count++] = uc;
+      buf[count2++] = uc;
     }
-    if (origPtr < 0 || origPtr >= count) message.Error("Invalid bzip data");
+    if (origPtr < 0 || origPtr >= count2) message.Error("Invalid bzip data");
     var j = 0;
     for (var i2 = 0; i2 < 256; i2++) {
       k = j + this.byteCount[i2];
       this.byteCount[i2] = j;
       j = k;
     }
-    for (var i2 = 0; i2 < count; i2++) {
+    for (var i2 = 0; i2 < count2; i2++) {
       uc = buf[i2] & 255;
       buf[this.byteCount[uc]] |= i2 << 8;
       this.byteCount[uc]++;
     }
     var pos = 0, current = 0, run = 0;
-    if (count) {
+    if (count2) {
       pos = buf[origPtr];
       current = pos & 255;
       pos >>= 8;
       run = -1;
     }
-    count = count;
+    count2 = count2;
     var copies, previous, outbyte;
-    while (count) {
-      count--;
+    while (count2) {
+      count2--;
       previous = current;
       pos = buf[pos];
       current = pos & 255;
@@ -21595,10 +21595,10 @@ var init_openpgp = __esm({
             case "iterated": {
               const data = util.concatUint8Array([this.salt, passphrase]);
               let datalen = data.length;
-              const count = Math.max(this.getCount(), datalen);
-              toHash = new Uint8Array(prefixlen + count);
+              const count2 = Math.max(this.getCount(), datalen);
+              toHash = new Uint8Array(prefixlen + count2);
               toHash.set(data, prefixlen);
-              for (let pos = prefixlen + datalen; pos < count; pos += datalen, datalen *= 2) {
+              for (let pos = prefixlen + datalen; pos < count2; pos += datalen, datalen *= 2) {
                 toHash.copyWithin(pos, prefixlen, pos);
               }
               break;
@@ -30328,2219 +30328,6 @@ var init_openpgp = __esm({
   }
 });
 
-// node_modules/semver/internal/constants.js
-var require_constants2 = __commonJS({
-  "node_modules/semver/internal/constants.js"(exports2, module2) {
-    "use strict";
-    var SEMVER_SPEC_VERSION = "2.0.0";
-    var MAX_LENGTH = 256;
-    var MAX_SAFE_INTEGER = Number.MAX_SAFE_INTEGER || /* istanbul ignore next */
-    9007199254740991;
-    var MAX_SAFE_COMPONENT_LENGTH = 16;
-    var MAX_SAFE_BUILD_LENGTH = MAX_LENGTH - 6;
-    var WHITESPACE_CHARACTERS = [
-      "	",
-      "\n",
-      "\v",
-      "\f",
-      "\r",
-      " ",
-      "\xA0",
-      "\u1680",
-      "\u2000",
-      "\u2001",
-      "\u2002",
-      "\u2003",
-      "\u2004",
-      "\u2005",
-      "\u2006",
-      "\u2007",
-      "\u2008",
-      "\u2009",
-      "\u200A",
-      "\u2028",
-      "\u2029",
-      "\u202F",
-      "\u205F",
-      "\u3000",
-      "\uFEFF"
-    ];
-    var RELEASE_TYPES = [
-      "major",
-      "premajor",
-      "minor",
-      "preminor",
-      "patch",
-      "prepatch",
-      "prerelease"
-    ];
-    module2.exports = {
-      MAX_LENGTH,
-      MAX_SAFE_COMPONENT_LENGTH,
-      MAX_SAFE_BUILD_LENGTH,
-      MAX_SAFE_INTEGER,
-      WHITESPACE_CHARACTERS,
-      RELEASE_TYPES,
-      SEMVER_SPEC_VERSION,
-      FLAG_INCLUDE_PRERELEASE: 1,
-      FLAG_LOOSE: 2
-    };
-  }
-});
-
-// node_modules/semver/internal/debug.js
-var require_debug = __commonJS({
-  "node_modules/semver/internal/debug.js"(exports2, module2) {
-    "use strict";
-    var debug = typeof process === "object" && process.env && process.env.NODE_DEBUG && /\bsemver\b/i.test(process.env.NODE_DEBUG) ? (...args) => console.error("SEMVER", ...args) : () => {
-    };
-    module2.exports = debug;
-  }
-});
-
-// node_modules/semver/internal/re.js
-var require_re = __commonJS({
-  "node_modules/semver/internal/re.js"(exports2, module2) {
-    "use strict";
-    var {
-      MAX_SAFE_COMPONENT_LENGTH,
-      MAX_SAFE_BUILD_LENGTH,
-      MAX_LENGTH
-    } = require_constants2();
-    var debug = require_debug();
-    exports2 = module2.exports = {};
-    var re = exports2.re = [];
-    var safeRe = exports2.safeRe = [];
-    var src = exports2.src = [];
-    var safeSrc = exports2.safeSrc = [];
-    var t = exports2.t = {};
-    var R = 0;
-    var LETTERDASHNUMBER = "[a-zA-Z0-9-]";
-    var safeRegexReplacements = [
-      ["\\s", 1],
-      ["\\d", MAX_LENGTH],
-      [LETTERDASHNUMBER, MAX_SAFE_BUILD_LENGTH]
-    ];
-    var makeSafeRegex = (value) => {
-      for (const [token, max2] of safeRegexReplacements) {
-        value = value.split(`${token}*`).join(`${token}{0,${max2}}`).split(`${token}+`).join(`${token}{1,${max2}}`);
-      }
-      return value;
-    };
-    var createToken = (name, value, isGlobal) => {
-      const safe = makeSafeRegex(value);
-      const index2 = R++;
-      debug(name, index2, value);
-      t[name] = index2;
-      src[index2] = value;
-      safeSrc[index2] = safe;
-      re[index2] = new RegExp(value, isGlobal ? "g" : void 0);
-      safeRe[index2] = new RegExp(safe, isGlobal ? "g" : void 0);
-    };
-    createToken("NUMERICIDENTIFIER", "0|[1-9]\\d*");
-    createToken("NUMERICIDENTIFIERLOOSE", "\\d+");
-    createToken("NONNUMERICIDENTIFIER", `\\d*[a-zA-Z-]${LETTERDASHNUMBER}*`);
-    createToken("MAINVERSION", `(${src[t.NUMERICIDENTIFIER]})\\.(${src[t.NUMERICIDENTIFIER]})\\.(${src[t.NUMERICIDENTIFIER]})`);
-    createToken("MAINVERSIONLOOSE", `(${src[t.NUMERICIDENTIFIERLOOSE]})\\.(${src[t.NUMERICIDENTIFIERLOOSE]})\\.(${src[t.NUMERICIDENTIFIERLOOSE]})`);
-    createToken("PRERELEASEIDENTIFIER", `(?:${src[t.NONNUMERICIDENTIFIER]}|${src[t.NUMERICIDENTIFIER]})`);
-    createToken("PRERELEASEIDENTIFIERLOOSE", `(?:${src[t.NONNUMERICIDENTIFIER]}|${src[t.NUMERICIDENTIFIERLOOSE]})`);
-    createToken("PRERELEASE", `(?:-(${src[t.PRERELEASEIDENTIFIER]}(?:\\.${src[t.PRERELEASEIDENTIFIER]})*))`);
-    createToken("PRERELEASELOOSE", `(?:-?(${src[t.PRERELEASEIDENTIFIERLOOSE]}(?:\\.${src[t.PRERELEASEIDENTIFIERLOOSE]})*))`);
-    createToken("BUILDIDENTIFIER", `${LETTERDASHNUMBER}+`);
-    createToken("BUILD", `(?:\\+(${src[t.BUILDIDENTIFIER]}(?:\\.${src[t.BUILDIDENTIFIER]})*))`);
-    createToken("FULLPLAIN", `v?${src[t.MAINVERSION]}${src[t.PRERELEASE]}?${src[t.BUILD]}?`);
-    createToken("FULL", `^${src[t.FULLPLAIN]}$`);
-    createToken("LOOSEPLAIN", `[v=\\s]*${src[t.MAINVERSIONLOOSE]}${src[t.PRERELEASELOOSE]}?${src[t.BUILD]}?`);
-    createToken("LOOSE", `^${src[t.LOOSEPLAIN]}$`);
-    createToken("GTLT", "((?:<|>)?=?)");
-    createToken("XRANGEIDENTIFIERLOOSE", `${src[t.NUMERICIDENTIFIERLOOSE]}|x|X|\\*`);
-    createToken("XRANGEIDENTIFIER", `${src[t.NUMERICIDENTIFIER]}|x|X|\\*`);
-    createToken("XRANGEPLAIN", `[v=\\s]*(${src[t.XRANGEIDENTIFIER]})(?:\\.(${src[t.XRANGEIDENTIFIER]})(?:\\.(${src[t.XRANGEIDENTIFIER]})(?:${src[t.PRERELEASE]})?${src[t.BUILD]}?)?)?`);
-    createToken("XRANGEPLAINLOOSE", `[v=\\s]*(${src[t.XRANGEIDENTIFIERLOOSE]})(?:\\.(${src[t.XRANGEIDENTIFIERLOOSE]})(?:\\.(${src[t.XRANGEIDENTIFIERLOOSE]})(?:${src[t.PRERELEASELOOSE]})?${src[t.BUILD]}?)?)?`);
-    createToken("XRANGE", `^${src[t.GTLT]}\\s*${src[t.XRANGEPLAIN]}$`);
-    createToken("XRANGELOOSE", `^${src[t.GTLT]}\\s*${src[t.XRANGEPLAINLOOSE]}$`);
-    createToken("COERCEPLAIN", `${"(^|[^\\d])(\\d{1,"}${MAX_SAFE_COMPONENT_LENGTH}})(?:\\.(\\d{1,${MAX_SAFE_COMPONENT_LENGTH}}))?(?:\\.(\\d{1,${MAX_SAFE_COMPONENT_LENGTH}}))?`);
-    createToken("COERCE", `${src[t.COERCEPLAIN]}(?:$|[^\\d])`);
-    createToken("COERCEFULL", src[t.COERCEPLAIN] + `(?:${src[t.PRERELEASE]})?(?:${src[t.BUILD]})?(?:$|[^\\d])`);
-    createToken("COERCERTL", src[t.COERCE], true);
-    createToken("COERCERTLFULL", src[t.COERCEFULL], true);
-    createToken("LONETILDE", "(?:~>?)");
-    createToken("TILDETRIM", `(\\s*)${src[t.LONETILDE]}\\s+`, true);
-    exports2.tildeTrimReplace = "$1~";
-    createToken("TILDE", `^${src[t.LONETILDE]}${src[t.XRANGEPLAIN]}$`);
-    createToken("TILDELOOSE", `^${src[t.LONETILDE]}${src[t.XRANGEPLAINLOOSE]}$`);
-    createToken("LONECARET", "(?:\\^)");
-    createToken("CARETTRIM", `(\\s*)${src[t.LONECARET]}\\s+`, true);
-    exports2.caretTrimReplace = "$1^";
-    createToken("CARET", `^${src[t.LONECARET]}${src[t.XRANGEPLAIN]}$`);
-    createToken("CARETLOOSE", `^${src[t.LONECARET]}${src[t.XRANGEPLAINLOOSE]}$`);
-    createToken("COMPARATORLOOSE", `^${src[t.GTLT]}\\s*(${src[t.LOOSEPLAIN]})$|^$`);
-    createToken("COMPARATOR", `^${src[t.GTLT]}\\s*(${src[t.FULLPLAIN]})$|^$`);
-    createToken("COMPARATORTRIM", `(\\s*)${src[t.GTLT]}\\s*(${src[t.LOOSEPLAIN]}|${src[t.XRANGEPLAIN]})`, true);
-    exports2.comparatorTrimReplace = "$1$2$3";
-    createToken("HYPHENRANGE", `^\\s*(${src[t.XRANGEPLAIN]})\\s+-\\s+(${src[t.XRANGEPLAIN]})\\s*$`);
-    createToken("HYPHENRANGELOOSE", `^\\s*(${src[t.XRANGEPLAINLOOSE]})\\s+-\\s+(${src[t.XRANGEPLAINLOOSE]})\\s*$`);
-    createToken("STAR", "(<|>)?=?\\s*\\*");
-    createToken("GTE0", "^\\s*>=\\s*0\\.0\\.0\\s*$");
-    createToken("GTE0PRE", "^\\s*>=\\s*0\\.0\\.0-0\\s*$");
-  }
-});
-
-// node_modules/semver/internal/parse-options.js
-var require_parse_options = __commonJS({
-  "node_modules/semver/internal/parse-options.js"(exports2, module2) {
-    "use strict";
-    var looseOption = Object.freeze({ loose: true });
-    var emptyOpts = Object.freeze({});
-    var parseOptions = (options2) => {
-      if (!options2) {
-        return emptyOpts;
-      }
-      if (typeof options2 !== "object") {
-        return looseOption;
-      }
-      return options2;
-    };
-    module2.exports = parseOptions;
-  }
-});
-
-// node_modules/semver/internal/identifiers.js
-var require_identifiers = __commonJS({
-  "node_modules/semver/internal/identifiers.js"(exports2, module2) {
-    "use strict";
-    var numeric = /^[0-9]+$/;
-    var compareIdentifiers = (a, b) => {
-      if (typeof a === "number" && typeof b === "number") {
-        return a === b ? 0 : a < b ? -1 : 1;
-      }
-      const anum = numeric.test(a);
-      const bnum = numeric.test(b);
-      if (anum && bnum) {
-        a = +a;
-        b = +b;
-      }
-      return a === b ? 0 : anum && !bnum ? -1 : bnum && !anum ? 1 : a < b ? -1 : 1;
-    };
-    var rcompareIdentifiers = (a, b) => compareIdentifiers(b, a);
-    module2.exports = {
-      compareIdentifiers,
-      rcompareIdentifiers
-    };
-  }
-});
-
-// node_modules/semver/classes/semver.js
-var require_semver = __commonJS({
-  "node_modules/semver/classes/semver.js"(exports2, module2) {
-    "use strict";
-    var debug = require_debug();
-    var { MAX_LENGTH, MAX_SAFE_INTEGER } = require_constants2();
-    var { safeRe: re, t } = require_re();
-    var parseOptions = require_parse_options();
-    var { compareIdentifiers } = require_identifiers();
-    var isPrereleaseIdentifier = (prerelease, identifier) => {
-      const identifiers = identifier.split(".");
-      if (identifiers.length > prerelease.length) {
-        return false;
-      }
-      for (let i2 = 0; i2 < identifiers.length; i2++) {
-        if (compareIdentifiers(prerelease[i2], identifiers[i2]) !== 0) {
-          return false;
-        }
-      }
-      return true;
-    };
-    var SemVer = class _SemVer {
-      constructor(version, options2) {
-        options2 = parseOptions(options2);
-        if (version instanceof _SemVer) {
-          if (version.loose === !!options2.loose && version.includePrerelease === !!options2.includePrerelease) {
-            return version;
-          } else {
-            version = version.version;
-          }
-        } else if (typeof version !== "string") {
-          throw new TypeError(`Invalid version. Must be a string. Got type "${typeof version}".`);
-        }
-        if (version.length > MAX_LENGTH) {
-          throw new TypeError(
-            `version is longer than ${MAX_LENGTH} characters`
-          );
-        }
-        debug("SemVer", version, options2);
-        this.options = options2;
-        this.loose = !!options2.loose;
-        this.includePrerelease = !!options2.includePrerelease;
-        const m = version.trim().match(options2.loose ? re[t.LOOSE] : re[t.FULL]);
-        if (!m) {
-          throw new TypeError(`Invalid Version: ${version}`);
-        }
-        this.raw = version;
-        this.major = +m[1];
-        this.minor = +m[2];
-        this.patch = +m[3];
-        if (this.major > MAX_SAFE_INTEGER || this.major < 0) {
-          throw new TypeError("Invalid major version");
-        }
-        if (this.minor > MAX_SAFE_INTEGER || this.minor < 0) {
-          throw new TypeError("Invalid minor version");
-        }
-        if (this.patch > MAX_SAFE_INTEGER || this.patch < 0) {
-          throw new TypeError("Invalid patch version");
-        }
-        if (!m[4]) {
-          this.prerelease = [];
-        } else {
-          this.prerelease = m[4].split(".").map((id) => {
-            if (/^[0-9]+$/.test(id)) {
-              const num = +id;
-              if (num >= 0 && num < MAX_SAFE_INTEGER) {
-                return num;
-              }
-            }
-            return id;
-          });
-        }
-        this.build = m[5] ? m[5].split(".") : [];
-        this.format();
-      }
-      format() {
-        this.version = `${this.major}.${this.minor}.${this.patch}`;
-        if (this.prerelease.length) {
-          this.version += `-${this.prerelease.join(".")}`;
-        }
-        return this.version;
-      }
-      toString() {
-        return this.version;
-      }
-      compare(other) {
-        debug("SemVer.compare", this.version, this.options, other);
-        if (!(other instanceof _SemVer)) {
-          if (typeof other === "string" && other === this.version) {
-            return 0;
-          }
-          other = new _SemVer(other, this.options);
-        }
-        if (other.version === this.version) {
-          return 0;
-        }
-        return this.compareMain(other) || this.comparePre(other);
-      }
-      compareMain(other) {
-        if (!(other instanceof _SemVer)) {
-          other = new _SemVer(other, this.options);
-        }
-        if (this.major < other.major) {
-          return -1;
-        }
-        if (this.major > other.major) {
-          return 1;
-        }
-        if (this.minor < other.minor) {
-          return -1;
-        }
-        if (this.minor > other.minor) {
-          return 1;
-        }
-        if (this.patch < other.patch) {
-          return -1;
-        }
-        if (this.patch > other.patch) {
-          return 1;
-        }
-        return 0;
-      }
-      comparePre(other) {
-        if (!(other instanceof _SemVer)) {
-          other = new _SemVer(other, this.options);
-        }
-        if (this.prerelease.length && !other.prerelease.length) {
-          return -1;
-        } else if (!this.prerelease.length && other.prerelease.length) {
-          return 1;
-        } else if (!this.prerelease.length && !other.prerelease.length) {
-          return 0;
-        }
-        let i2 = 0;
-        do {
-          const a = this.prerelease[i2];
-          const b = other.prerelease[i2];
-          debug("prerelease compare", i2, a, b);
-          if (a === void 0 && b === void 0) {
-            return 0;
-          } else if (b === void 0) {
-            return 1;
-          } else if (a === void 0) {
-            return -1;
-          } else if (a === b) {
-            continue;
-          } else {
-            return compareIdentifiers(a, b);
-          }
-        } while (++i2);
-      }
-      compareBuild(other) {
-        if (!(other instanceof _SemVer)) {
-          other = new _SemVer(other, this.options);
-        }
-        let i2 = 0;
-        do {
-          const a = this.build[i2];
-          const b = other.build[i2];
-          debug("build compare", i2, a, b);
-          if (a === void 0 && b === void 0) {
-            return 0;
-          } else if (b === void 0) {
-            return 1;
-          } else if (a === void 0) {
-            return -1;
-          } else if (a === b) {
-            continue;
-          } else {
-            return compareIdentifiers(a, b);
-          }
-        } while (++i2);
-      }
-      // preminor will bump the version up to the next minor release, and immediately
-      // down to pre-release. premajor and prepatch work the same way.
-      inc(release2, identifier, identifierBase) {
-        if (release2.startsWith("pre")) {
-          if (!identifier && identifierBase === false) {
-            throw new Error("invalid increment argument: identifier is empty");
-          }
-          if (identifier) {
-            const match = `-${identifier}`.match(this.options.loose ? re[t.PRERELEASELOOSE] : re[t.PRERELEASE]);
-            if (!match || match[1] !== identifier) {
-              throw new Error(`invalid identifier: ${identifier}`);
-            }
-          }
-        }
-        switch (release2) {
-          case "premajor":
-            this.prerelease.length = 0;
-            this.patch = 0;
-            this.minor = 0;
-            this.major++;
-            this.inc("pre", identifier, identifierBase);
-            break;
-          case "preminor":
-            this.prerelease.length = 0;
-            this.patch = 0;
-            this.minor++;
-            this.inc("pre", identifier, identifierBase);
-            break;
-          case "prepatch":
-            this.prerelease.length = 0;
-            this.inc("patch", identifier, identifierBase);
-            this.inc("pre", identifier, identifierBase);
-            break;
-          // If the input is a non-prerelease version, this acts the same as
-          // prepatch.
-          case "prerelease":
-            if (this.prerelease.length === 0) {
-              this.inc("patch", identifier, identifierBase);
-            }
-            this.inc("pre", identifier, identifierBase);
-            break;
-          case "release":
-            if (this.prerelease.length === 0) {
-              throw new Error(`version ${this.raw} is not a prerelease`);
-            }
-            this.prerelease.length = 0;
-            break;
-          case "major":
-            if (this.minor !== 0 || this.patch !== 0 || this.prerelease.length === 0) {
-              this.major++;
-            }
-            this.minor = 0;
-            this.patch = 0;
-            this.prerelease = [];
-            break;
-          case "minor":
-            if (this.patch !== 0 || this.prerelease.length === 0) {
-              this.minor++;
-            }
-            this.patch = 0;
-            this.prerelease = [];
-            break;
-          case "patch":
-            if (this.prerelease.length === 0) {
-              this.patch++;
-            }
-            this.prerelease = [];
-            break;
-          // This probably shouldn't be used publicly.
-          // 1.0.0 'pre' would become 1.0.0-0 which is the wrong direction.
-          case "pre": {
-            const base = Number(identifierBase) ? 1 : 0;
-            if (this.prerelease.length === 0) {
-              this.prerelease = [base];
-            } else {
-              let i2 = this.prerelease.length;
-              while (--i2 >= 0) {
-                if (typeof this.prerelease[i2] === "number") {
-                  this.prerelease[i2]++;
-                  i2 = -2;
-                }
-              }
-              if (i2 === -1) {
-                if (identifier === this.prerelease.join(".") && identifierBase === false) {
-                  throw new Error("invalid increment argument: identifier already exists");
-                }
-                this.prerelease.push(base);
-              }
-            }
-            if (identifier) {
-              let prerelease = [identifier, base];
-              if (identifierBase === false) {
-                prerelease = [identifier];
-              }
-              if (isPrereleaseIdentifier(this.prerelease, identifier)) {
-                const prereleaseBase = this.prerelease[identifier.split(".").length];
-                if (isNaN(prereleaseBase)) {
-                  this.prerelease = prerelease;
-                }
-              } else {
-                this.prerelease = prerelease;
-              }
-            }
-            break;
-          }
-          default:
-            throw new Error(`invalid increment argument: ${release2}`);
-        }
-        this.raw = this.format();
-        if (this.build.length) {
-          this.raw += `+${this.build.join(".")}`;
-        }
-        return this;
-      }
-    };
-    module2.exports = SemVer;
-  }
-});
-
-// node_modules/semver/functions/parse.js
-var require_parse = __commonJS({
-  "node_modules/semver/functions/parse.js"(exports2, module2) {
-    "use strict";
-    var SemVer = require_semver();
-    var parse2 = (version, options2, throwErrors = false) => {
-      if (version instanceof SemVer) {
-        return version;
-      }
-      try {
-        return new SemVer(version, options2);
-      } catch (er) {
-        if (!throwErrors) {
-          return null;
-        }
-        throw er;
-      }
-    };
-    module2.exports = parse2;
-  }
-});
-
-// node_modules/semver/functions/valid.js
-var require_valid = __commonJS({
-  "node_modules/semver/functions/valid.js"(exports2, module2) {
-    "use strict";
-    var parse2 = require_parse();
-    var valid2 = (version, options2) => {
-      const v = parse2(version, options2);
-      return v ? v.version : null;
-    };
-    module2.exports = valid2;
-  }
-});
-
-// node_modules/semver/functions/clean.js
-var require_clean = __commonJS({
-  "node_modules/semver/functions/clean.js"(exports2, module2) {
-    "use strict";
-    var parse2 = require_parse();
-    var clean2 = (version, options2) => {
-      const s = parse2(version.trim().replace(/^[=v]+/, ""), options2);
-      return s ? s.version : null;
-    };
-    module2.exports = clean2;
-  }
-});
-
-// node_modules/semver/functions/inc.js
-var require_inc = __commonJS({
-  "node_modules/semver/functions/inc.js"(exports2, module2) {
-    "use strict";
-    var SemVer = require_semver();
-    var inc = (version, release2, options2, identifier, identifierBase) => {
-      if (typeof options2 === "string") {
-        identifierBase = identifier;
-        identifier = options2;
-        options2 = void 0;
-      }
-      try {
-        return new SemVer(
-          version instanceof SemVer ? version.version : version,
-          options2
-        ).inc(release2, identifier, identifierBase).version;
-      } catch (er) {
-        return null;
-      }
-    };
-    module2.exports = inc;
-  }
-});
-
-// node_modules/semver/functions/diff.js
-var require_diff = __commonJS({
-  "node_modules/semver/functions/diff.js"(exports2, module2) {
-    "use strict";
-    var parse2 = require_parse();
-    var diff = (version1, version2) => {
-      const v1 = parse2(version1, null, true);
-      const v2 = parse2(version2, null, true);
-      const comparison = v1.compare(v2);
-      if (comparison === 0) {
-        return null;
-      }
-      const v1Higher = comparison > 0;
-      const highVersion = v1Higher ? v1 : v2;
-      const lowVersion = v1Higher ? v2 : v1;
-      const highHasPre = !!highVersion.prerelease.length;
-      const lowHasPre = !!lowVersion.prerelease.length;
-      if (lowHasPre && !highHasPre) {
-        if (!lowVersion.patch && !lowVersion.minor) {
-          return "major";
-        }
-        if (lowVersion.compareMain(highVersion) === 0) {
-          if (lowVersion.minor && !lowVersion.patch) {
-            return "minor";
-          }
-          return "patch";
-        }
-      }
-      const prefix = highHasPre ? "pre" : "";
-      if (v1.major !== v2.major) {
-        return prefix + "major";
-      }
-      if (v1.minor !== v2.minor) {
-        return prefix + "minor";
-      }
-      if (v1.patch !== v2.patch) {
-        return prefix + "patch";
-      }
-      return "prerelease";
-    };
-    module2.exports = diff;
-  }
-});
-
-// node_modules/semver/functions/major.js
-var require_major = __commonJS({
-  "node_modules/semver/functions/major.js"(exports2, module2) {
-    "use strict";
-    var SemVer = require_semver();
-    var major = (a, loose) => new SemVer(a, loose).major;
-    module2.exports = major;
-  }
-});
-
-// node_modules/semver/functions/minor.js
-var require_minor = __commonJS({
-  "node_modules/semver/functions/minor.js"(exports2, module2) {
-    "use strict";
-    var SemVer = require_semver();
-    var minor = (a, loose) => new SemVer(a, loose).minor;
-    module2.exports = minor;
-  }
-});
-
-// node_modules/semver/functions/patch.js
-var require_patch = __commonJS({
-  "node_modules/semver/functions/patch.js"(exports2, module2) {
-    "use strict";
-    var SemVer = require_semver();
-    var patch = (a, loose) => new SemVer(a, loose).patch;
-    module2.exports = patch;
-  }
-});
-
-// node_modules/semver/functions/prerelease.js
-var require_prerelease = __commonJS({
-  "node_modules/semver/functions/prerelease.js"(exports2, module2) {
-    "use strict";
-    var parse2 = require_parse();
-    var prerelease = (version, options2) => {
-      const parsed3 = parse2(version, options2);
-      return parsed3 && parsed3.prerelease.length ? parsed3.prerelease : null;
-    };
-    module2.exports = prerelease;
-  }
-});
-
-// node_modules/semver/functions/compare.js
-var require_compare = __commonJS({
-  "node_modules/semver/functions/compare.js"(exports2, module2) {
-    "use strict";
-    var SemVer = require_semver();
-    var compare = (a, b, loose) => new SemVer(a, loose).compare(new SemVer(b, loose));
-    module2.exports = compare;
-  }
-});
-
-// node_modules/semver/functions/rcompare.js
-var require_rcompare = __commonJS({
-  "node_modules/semver/functions/rcompare.js"(exports2, module2) {
-    "use strict";
-    var compare = require_compare();
-    var rcompare2 = (a, b, loose) => compare(b, a, loose);
-    module2.exports = rcompare2;
-  }
-});
-
-// node_modules/semver/functions/compare-loose.js
-var require_compare_loose = __commonJS({
-  "node_modules/semver/functions/compare-loose.js"(exports2, module2) {
-    "use strict";
-    var compare = require_compare();
-    var compareLoose = (a, b) => compare(a, b, true);
-    module2.exports = compareLoose;
-  }
-});
-
-// node_modules/semver/functions/compare-build.js
-var require_compare_build = __commonJS({
-  "node_modules/semver/functions/compare-build.js"(exports2, module2) {
-    "use strict";
-    var SemVer = require_semver();
-    var compareBuild = (a, b, loose) => {
-      const versionA = new SemVer(a, loose);
-      const versionB = new SemVer(b, loose);
-      return versionA.compare(versionB) || versionA.compareBuild(versionB);
-    };
-    module2.exports = compareBuild;
-  }
-});
-
-// node_modules/semver/functions/sort.js
-var require_sort = __commonJS({
-  "node_modules/semver/functions/sort.js"(exports2, module2) {
-    "use strict";
-    var compareBuild = require_compare_build();
-    var sort = (list, loose) => list.sort((a, b) => compareBuild(a, b, loose));
-    module2.exports = sort;
-  }
-});
-
-// node_modules/semver/functions/rsort.js
-var require_rsort = __commonJS({
-  "node_modules/semver/functions/rsort.js"(exports2, module2) {
-    "use strict";
-    var compareBuild = require_compare_build();
-    var rsort = (list, loose) => list.sort((a, b) => compareBuild(b, a, loose));
-    module2.exports = rsort;
-  }
-});
-
-// node_modules/semver/functions/gt.js
-var require_gt = __commonJS({
-  "node_modules/semver/functions/gt.js"(exports2, module2) {
-    "use strict";
-    var compare = require_compare();
-    var gt = (a, b, loose) => compare(a, b, loose) > 0;
-    module2.exports = gt;
-  }
-});
-
-// node_modules/semver/functions/lt.js
-var require_lt = __commonJS({
-  "node_modules/semver/functions/lt.js"(exports2, module2) {
-    "use strict";
-    var compare = require_compare();
-    var lt = (a, b, loose) => compare(a, b, loose) < 0;
-    module2.exports = lt;
-  }
-});
-
-// node_modules/semver/functions/eq.js
-var require_eq = __commonJS({
-  "node_modules/semver/functions/eq.js"(exports2, module2) {
-    "use strict";
-    var compare = require_compare();
-    var eq = (a, b, loose) => compare(a, b, loose) === 0;
-    module2.exports = eq;
-  }
-});
-
-// node_modules/semver/functions/neq.js
-var require_neq = __commonJS({
-  "node_modules/semver/functions/neq.js"(exports2, module2) {
-    "use strict";
-    var compare = require_compare();
-    var neq = (a, b, loose) => compare(a, b, loose) !== 0;
-    module2.exports = neq;
-  }
-});
-
-// node_modules/semver/functions/gte.js
-var require_gte = __commonJS({
-  "node_modules/semver/functions/gte.js"(exports2, module2) {
-    "use strict";
-    var compare = require_compare();
-    var gte = (a, b, loose) => compare(a, b, loose) >= 0;
-    module2.exports = gte;
-  }
-});
-
-// node_modules/semver/functions/lte.js
-var require_lte = __commonJS({
-  "node_modules/semver/functions/lte.js"(exports2, module2) {
-    "use strict";
-    var compare = require_compare();
-    var lte = (a, b, loose) => compare(a, b, loose) <= 0;
-    module2.exports = lte;
-  }
-});
-
-// node_modules/semver/functions/cmp.js
-var require_cmp = __commonJS({
-  "node_modules/semver/functions/cmp.js"(exports2, module2) {
-    "use strict";
-    var eq = require_eq();
-    var neq = require_neq();
-    var gt = require_gt();
-    var gte = require_gte();
-    var lt = require_lt();
-    var lte = require_lte();
-    var cmp = (a, op, b, loose) => {
-      switch (op) {
-        case "===":
-          if (typeof a === "object") {
-            a = a.version;
-          }
-          if (typeof b === "object") {
-            b = b.version;
-          }
-          return a === b;
-        case "!==":
-          if (typeof a === "object") {
-            a = a.version;
-          }
-          if (typeof b === "object") {
-            b = b.version;
-          }
-          return a !== b;
-        case "":
-        case "=":
-        case "==":
-          return eq(a, b, loose);
-        case "!=":
-          return neq(a, b, loose);
-        case ">":
-          return gt(a, b, loose);
-        case ">=":
-          return gte(a, b, loose);
-        case "<":
-          return lt(a, b, loose);
-        case "<=":
-          return lte(a, b, loose);
-        default:
-          throw new TypeError(`Invalid operator: ${op}`);
-      }
-    };
-    module2.exports = cmp;
-  }
-});
-
-// node_modules/semver/functions/coerce.js
-var require_coerce = __commonJS({
-  "node_modules/semver/functions/coerce.js"(exports2, module2) {
-    "use strict";
-    var SemVer = require_semver();
-    var parse2 = require_parse();
-    var { safeRe: re, t } = require_re();
-    var coerce = (version, options2) => {
-      if (version instanceof SemVer) {
-        return version;
-      }
-      if (typeof version === "number") {
-        version = String(version);
-      }
-      if (typeof version !== "string") {
-        return null;
-      }
-      options2 = options2 || {};
-      let match = null;
-      if (!options2.rtl) {
-        match = version.match(options2.includePrerelease ? re[t.COERCEFULL] : re[t.COERCE]);
-      } else {
-        const coerceRtlRegex = options2.includePrerelease ? re[t.COERCERTLFULL] : re[t.COERCERTL];
-        let next;
-        while ((next = coerceRtlRegex.exec(version)) && (!match || match.index + match[0].length !== version.length)) {
-          if (!match || next.index + next[0].length !== match.index + match[0].length) {
-            match = next;
-          }
-          coerceRtlRegex.lastIndex = next.index + next[1].length + next[2].length;
-        }
-        coerceRtlRegex.lastIndex = -1;
-      }
-      if (match === null) {
-        return null;
-      }
-      const major = match[2];
-      const minor = match[3] || "0";
-      const patch = match[4] || "0";
-      const prerelease = options2.includePrerelease && match[5] ? `-${match[5]}` : "";
-      const build = options2.includePrerelease && match[6] ? `+${match[6]}` : "";
-      return parse2(`${major}.${minor}.${patch}${prerelease}${build}`, options2);
-    };
-    module2.exports = coerce;
-  }
-});
-
-// node_modules/semver/functions/truncate.js
-var require_truncate = __commonJS({
-  "node_modules/semver/functions/truncate.js"(exports2, module2) {
-    "use strict";
-    var parse2 = require_parse();
-    var constants2 = require_constants2();
-    var SemVer = require_semver();
-    var truncate = (version, truncation, options2) => {
-      if (!constants2.RELEASE_TYPES.includes(truncation)) {
-        return null;
-      }
-      const clonedVersion = cloneInputVersion(version, options2);
-      return clonedVersion && doTruncation(clonedVersion, truncation);
-    };
-    var cloneInputVersion = (version, options2) => {
-      const versionStringToParse = version instanceof SemVer ? version.version : version;
-      return parse2(versionStringToParse, options2);
-    };
-    var doTruncation = (version, truncation) => {
-      if (isPrerelease(truncation)) {
-        return version.version;
-      }
-      version.prerelease = [];
-      switch (truncation) {
-        case "major":
-          version.minor = 0;
-          version.patch = 0;
-          break;
-        case "minor":
-          version.patch = 0;
-          break;
-      }
-      return version.format();
-    };
-    var isPrerelease = (type2) => {
-      return type2.startsWith("pre");
-    };
-    module2.exports = truncate;
-  }
-});
-
-// node_modules/semver/internal/lrucache.js
-var require_lrucache = __commonJS({
-  "node_modules/semver/internal/lrucache.js"(exports2, module2) {
-    "use strict";
-    var LRUCache = class {
-      constructor() {
-        this.max = 1e3;
-        this.map = /* @__PURE__ */ new Map();
-      }
-      get(key2) {
-        const value = this.map.get(key2);
-        if (value === void 0) {
-          return void 0;
-        } else {
-          this.map.delete(key2);
-          this.map.set(key2, value);
-          return value;
-        }
-      }
-      delete(key2) {
-        return this.map.delete(key2);
-      }
-      set(key2, value) {
-        const deleted = this.delete(key2);
-        if (!deleted && value !== void 0) {
-          if (this.map.size >= this.max) {
-            const firstKey = this.map.keys().next().value;
-            this.delete(firstKey);
-          }
-          this.map.set(key2, value);
-        }
-        return this;
-      }
-    };
-    module2.exports = LRUCache;
-  }
-});
-
-// node_modules/semver/internal/trim-comparator-whitespace.js
-var require_trim_comparator_whitespace = __commonJS({
-  "node_modules/semver/internal/trim-comparator-whitespace.js"(exports2, module2) {
-    "use strict";
-    var {
-      MAX_LENGTH,
-      MAX_SAFE_BUILD_LENGTH,
-      WHITESPACE_CHARACTERS
-    } = require_constants2();
-    var whitespace = new Uint8Array(65536);
-    for (const char of WHITESPACE_CHARACTERS) {
-      whitespace[char.charCodeAt(0)] = 1;
-    }
-    var isWhitespace = (char) => char !== void 0 && whitespace[char.charCodeAt(0)] === 1;
-    var isVersionPrefix = (char) => char === "v" || char === "=" || isWhitespace(char);
-    var isDigit2 = (char) => char !== void 0 && char >= "0" && char <= "9";
-    var isLetter = (char) => char !== void 0 && (char >= "a" && char <= "z" || char >= "A" && char <= "Z");
-    var isIdentifierCharacter = (char) => isDigit2(char) || isLetter(char) || char === "-";
-    var isVersionStart = (char) => isDigit2(char) || char === "x" || char === "X" || char === "*";
-    var findDigitsEndIndex = (range, start, limit, digitRuns) => {
-      if (!isDigit2(range[start])) {
-        return start;
-      }
-      if (start >= digitRuns.start && start < digitRuns.end) {
-        return Math.min(start + limit, digitRuns.end);
-      }
-      if (start >= digitRuns.previousStart && start < digitRuns.previousEnd) {
-        return Math.min(start + limit, digitRuns.previousEnd);
-      }
-      let end = start + 1;
-      while (isDigit2(range[end])) {
-        end++;
-      }
-      digitRuns.previousStart = digitRuns.start;
-      digitRuns.previousEnd = digitRuns.end;
-      digitRuns.start = start;
-      digitRuns.end = end;
-      return Math.min(start + limit, end);
-    };
-    var findVersionNumberEndIndex = (range, start, loose, digitRuns) => {
-      if (!loose && range[start] === "0") {
-        return start + 1;
-      }
-      return findDigitsEndIndex(range, start, loose ? MAX_LENGTH : MAX_LENGTH + 1, digitRuns);
-    };
-    var findPrereleaseIdentifierEndIndex = (range, start, loose, digitRuns) => {
-      const digitsEnd = findDigitsEndIndex(range, start, MAX_LENGTH, digitRuns);
-      if (isLetter(range[digitsEnd]) || range[digitsEnd] === "-") {
-        let end = digitsEnd + 1;
-        const limit = end + MAX_SAFE_BUILD_LENGTH;
-        while (end < limit && isIdentifierCharacter(range[end])) {
-          end++;
-        }
-        return end;
-      }
-      return findVersionNumberEndIndex(range, start, loose, digitRuns);
-    };
-    var findPrereleaseEndIndex = (range, start, loose, digitRuns) => {
-      const hyphen = range[start] === "-";
-      if (!loose && !hyphen) {
-        return start;
-      }
-      const identifierStart = start + (hyphen ? 1 : 0);
-      let end = findPrereleaseIdentifierEndIndex(range, identifierStart, loose, digitRuns);
-      if (end === identifierStart) {
-        if (!loose || !hyphen) {
-          return start;
-        }
-        end = findPrereleaseIdentifierEndIndex(range, start, loose, digitRuns);
-      }
-      while (range[end] === ".") {
-        const next = findPrereleaseIdentifierEndIndex(range, end + 1, loose, digitRuns);
-        if (next === end + 1) {
-          break;
-        }
-        end = next;
-      }
-      return end;
-    };
-    var findBuildIdentifierEndIndex = (range, start) => {
-      let end = start;
-      while (end - start < MAX_SAFE_BUILD_LENGTH && isIdentifierCharacter(range[end])) {
-        end++;
-      }
-      return end;
-    };
-    var findBuildEndIndex = (range, start) => {
-      if (range[start] !== "+") {
-        return start;
-      }
-      let end = findBuildIdentifierEndIndex(range, start + 1);
-      if (end === start + 1) {
-        return start;
-      }
-      while (range[end] === ".") {
-        const next = findBuildIdentifierEndIndex(range, end + 1);
-        if (next === end + 1) {
-          break;
-        }
-        end = next;
-      }
-      return end;
-    };
-    var findLooseFullVersionEndIndex = (range, start, digitRuns) => {
-      let end = start;
-      for (let component = 0; component < 3; component++) {
-        const next = findVersionNumberEndIndex(range, end, true, digitRuns);
-        if (next === end) {
-          return start;
-        }
-        end = next;
-        if (component < 2) {
-          if (range[end] !== ".") {
-            return start;
-          }
-          end++;
-        }
-      }
-      const prereleaseEnd = findPrereleaseEndIndex(range, end, true, digitRuns);
-      return findBuildEndIndex(range, prereleaseEnd);
-    };
-    var findPartialVersionComponentEndIndex = (range, start, digitRuns) => {
-      if (isDigit2(range[start])) {
-        return findVersionNumberEndIndex(range, start, false, digitRuns);
-      }
-      return isVersionStart(range[start]) ? start + 1 : start;
-    };
-    var findPartialVersionEndIndex = (range, start, digitRuns) => {
-      let end = findPartialVersionComponentEndIndex(range, start, digitRuns);
-      for (let component = 0; component < 2; component++) {
-        if (range[end] !== ".") {
-          return end;
-        }
-        const next = findPartialVersionComponentEndIndex(range, end + 1, digitRuns);
-        if (next === end + 1) {
-          return end;
-        }
-        end = next;
-      }
-      const prereleaseEnd = findPrereleaseEndIndex(range, end, false, digitRuns);
-      return findBuildEndIndex(range, prereleaseEnd);
-    };
-    var findVersionEndIndex = (range, start, digitRuns) => {
-      const fullVersionEnd = findLooseFullVersionEndIndex(range, start, digitRuns);
-      return fullVersionEnd !== start ? fullVersionEnd : findPartialVersionEndIndex(range, start, digitRuns);
-    };
-    var findRemovableWhitespaceIndex = (range, matchStart) => {
-      let position = matchStart;
-      if (isWhitespace(range[position])) {
-        position++;
-      }
-      if (range[position] === "<" || range[position] === ">") {
-        position++;
-      }
-      if (range[position] === "=") {
-        position++;
-      }
-      return isWhitespace(range[position]) ? position : -1;
-    };
-    var trimComparatorWhitespace = (range) => {
-      let result = "";
-      let copyFrom = 0;
-      let cursor = 0;
-      const digitRuns = { start: -1, end: -1, previousStart: -1, previousEnd: -1 };
-      while (cursor < range.length) {
-        const matchStart = cursor;
-        if (range[cursor] === "<" || range[cursor] === ">") {
-          cursor++;
-        } else if (!isVersionPrefix(range[cursor]) && !isVersionStart(range[cursor])) {
-          cursor++;
-          continue;
-        }
-        while (cursor < range.length && isVersionPrefix(range[cursor])) {
-          cursor++;
-        }
-        if (!isVersionStart(range[cursor])) {
-          continue;
-        }
-        const whitespacePosition = findRemovableWhitespaceIndex(range, matchStart);
-        if (whitespacePosition !== -1) {
-          result += range.slice(copyFrom, whitespacePosition);
-          copyFrom = whitespacePosition + 1;
-        }
-        cursor = findVersionEndIndex(range, cursor, digitRuns);
-      }
-      return result + range.slice(copyFrom);
-    };
-    module2.exports = trimComparatorWhitespace;
-  }
-});
-
-// node_modules/semver/classes/range.js
-var require_range = __commonJS({
-  "node_modules/semver/classes/range.js"(exports2, module2) {
-    "use strict";
-    var SPACE_CHARACTERS = /\s+/g;
-    var Range = class _Range {
-      constructor(range, options2) {
-        options2 = parseOptions(options2);
-        if (range instanceof _Range) {
-          if (range.loose === !!options2.loose && range.includePrerelease === !!options2.includePrerelease) {
-            return range;
-          } else {
-            return new _Range(range.raw, options2);
-          }
-        }
-        if (range instanceof Comparator) {
-          this.raw = range.value;
-          this.set = [[range]];
-          this.formatted = void 0;
-          return this;
-        }
-        this.options = options2;
-        this.loose = !!options2.loose;
-        this.includePrerelease = !!options2.includePrerelease;
-        this.raw = range.trim().replace(SPACE_CHARACTERS, " ");
-        this.set = this.raw.split("||").map((r) => this.parseRange(r.trim())).filter((c) => c.length);
-        if (!this.set.length) {
-          throw new TypeError(`Invalid SemVer Range: ${this.raw}`);
-        }
-        if (this.set.length > 1) {
-          const first = this.set[0];
-          this.set = this.set.filter((c) => !isNullSet(c[0]));
-          if (this.set.length === 0) {
-            this.set = [first];
-          } else if (this.set.length > 1) {
-            for (const c of this.set) {
-              if (c.length === 1 && isAny(c[0])) {
-                this.set = [c];
-                break;
-              }
-            }
-          }
-        }
-        this.formatted = void 0;
-      }
-      get range() {
-        if (this.formatted === void 0) {
-          this.formatted = "";
-          for (let i2 = 0; i2 < this.set.length; i2++) {
-            if (i2 > 0) {
-              this.formatted += "||";
-            }
-            const comps = this.set[i2];
-            for (let k = 0; k < comps.length; k++) {
-              if (k > 0) {
-                this.formatted += " ";
-              }
-              this.formatted += comps[k].toString().trim();
-            }
-          }
-        }
-        return this.formatted;
-      }
-      format() {
-        return this.range;
-      }
-      toString() {
-        return this.range;
-      }
-      parseRange(range) {
-        range = range.replace(BUILDSTRIPRE, "");
-        const memoOpts = (this.options.includePrerelease && FLAG_INCLUDE_PRERELEASE) | (this.options.loose && FLAG_LOOSE);
-        const memoKey = memoOpts + ":" + range;
-        const cached = cache.get(memoKey);
-        if (cached) {
-          return cached;
-        }
-        const loose = this.options.loose;
-        const hr = loose ? re[t.HYPHENRANGELOOSE] : re[t.HYPHENRANGE];
-        range = range.replace(hr, hyphenReplace(this.options.includePrerelease));
-        debug("hyphen replace", range);
-        range = trimComparatorWhitespace(range);
-        debug("comparator trim", range);
-        range = range.replace(re[t.TILDETRIM], tildeTrimReplace);
-        debug("tilde trim", range);
-        range = range.replace(re[t.CARETTRIM], caretTrimReplace);
-        debug("caret trim", range);
-        let rangeList = range.split(" ").map((comp) => parseComparator(comp, this.options)).join(" ").split(/\s+/).map((comp) => replaceGTE0(comp, this.options));
-        if (loose) {
-          rangeList = rangeList.filter((comp) => {
-            debug("loose invalid filter", comp, this.options);
-            return !!comp.match(re[t.COMPARATORLOOSE]);
-          });
-        }
-        debug("range list", rangeList);
-        const rangeMap = /* @__PURE__ */ new Map();
-        const comparators = rangeList.map((comp) => new Comparator(comp, this.options));
-        for (const comp of comparators) {
-          if (isNullSet(comp)) {
-            return [comp];
-          }
-          rangeMap.set(comp.value, comp);
-        }
-        if (rangeMap.size > 1 && rangeMap.has("")) {
-          rangeMap.delete("");
-        }
-        const result = [...rangeMap.values()];
-        cache.set(memoKey, result);
-        return result;
-      }
-      intersects(range, options2) {
-        if (!(range instanceof _Range)) {
-          throw new TypeError("a Range is required");
-        }
-        return this.set.some((thisComparators) => {
-          return isSatisfiable2(thisComparators, options2) && range.set.some((rangeComparators) => {
-            return isSatisfiable2(rangeComparators, options2) && thisComparators.every((thisComparator) => {
-              return rangeComparators.every((rangeComparator) => {
-                return thisComparator.intersects(rangeComparator, options2);
-              });
-            });
-          });
-        });
-      }
-      // if ANY of the sets match ALL of its comparators, then pass
-      test(version) {
-        if (!version) {
-          return false;
-        }
-        if (typeof version === "string") {
-          try {
-            version = new SemVer(version, this.options);
-          } catch (er) {
-            return false;
-          }
-        }
-        for (let i2 = 0; i2 < this.set.length; i2++) {
-          if (testSet(this.set[i2], version, this.options)) {
-            return true;
-          }
-        }
-        return false;
-      }
-    };
-    module2.exports = Range;
-    var LRU = require_lrucache();
-    var cache = new LRU();
-    var parseOptions = require_parse_options();
-    var Comparator = require_comparator();
-    var debug = require_debug();
-    var SemVer = require_semver();
-    var trimComparatorWhitespace = require_trim_comparator_whitespace();
-    var {
-      safeRe: re,
-      src,
-      t,
-      tildeTrimReplace,
-      caretTrimReplace
-    } = require_re();
-    var { FLAG_INCLUDE_PRERELEASE, FLAG_LOOSE } = require_constants2();
-    var BUILDSTRIPRE = new RegExp(src[t.BUILD], "g");
-    var isNullSet = (c) => c.value === "<0.0.0-0";
-    var isAny = (c) => c.value === "";
-    var isSatisfiable2 = (comparators, options2) => {
-      let result = true;
-      const remainingComparators = comparators.slice();
-      let testComparator = remainingComparators.pop();
-      while (result && remainingComparators.length) {
-        result = remainingComparators.every((otherComparator) => {
-          return testComparator.intersects(otherComparator, options2);
-        });
-        testComparator = remainingComparators.pop();
-      }
-      return result;
-    };
-    var parseComparator = (comp, options2) => {
-      comp = comp.replace(re[t.BUILD], "");
-      debug("comp", comp, options2);
-      comp = replaceCarets(comp, options2);
-      debug("caret", comp);
-      comp = replaceTildes(comp, options2);
-      debug("tildes", comp);
-      comp = replaceXRanges(comp, options2);
-      debug("xrange", comp);
-      comp = replaceStars(comp, options2);
-      debug("stars", comp);
-      return comp;
-    };
-    var isX = (id) => !id || id.toLowerCase() === "x" || id === "*";
-    var invalidXRangeOrder = (M2, m, p) => isX(M2) && !isX(m) || isX(m) && p && !isX(p);
-    var replaceTildes = (comp, options2) => {
-      return comp.trim().split(/\s+/).map((c) => replaceTilde(c, options2)).join(" ");
-    };
-    var replaceTilde = (comp, options2) => {
-      const r = options2.loose ? re[t.TILDELOOSE] : re[t.TILDE];
-      const z = options2.includePrerelease ? "-0" : "";
-      return comp.replace(r, (_, M2, m, p, pr) => {
-        debug("tilde", comp, _, M2, m, p, pr);
-        let ret;
-        if (isX(M2)) {
-          ret = "";
-        } else if (isX(m)) {
-          ret = `>=${M2}.0.0${z} <${+M2 + 1}.0.0-0`;
-        } else if (isX(p)) {
-          ret = `>=${M2}.${m}.0${z} <${M2}.${+m + 1}.0-0`;
-        } else if (pr) {
-          debug("replaceTilde pr", pr);
-          ret = `>=${M2}.${m}.${p}-${pr} <${M2}.${+m + 1}.0-0`;
-        } else {
-          ret = `>=${M2}.${m}.${p} <${M2}.${+m + 1}.0-0`;
-        }
-        debug("tilde return", ret);
-        return ret;
-      });
-    };
-    var replaceCarets = (comp, options2) => {
-      return comp.trim().split(/\s+/).map((c) => replaceCaret(c, options2)).join(" ");
-    };
-    var replaceCaret = (comp, options2) => {
-      debug("caret", comp, options2);
-      const r = options2.loose ? re[t.CARETLOOSE] : re[t.CARET];
-      const z = options2.includePrerelease ? "-0" : "";
-      return comp.replace(r, (_, M2, m, p, pr) => {
-        debug("caret", comp, _, M2, m, p, pr);
-        let ret;
-        if (isX(M2)) {
-          ret = "";
-        } else if (isX(m)) {
-          ret = `>=${M2}.0.0${z} <${+M2 + 1}.0.0-0`;
-        } else if (isX(p)) {
-          if (M2 === "0") {
-            ret = `>=${M2}.${m}.0${z} <${M2}.${+m + 1}.0-0`;
-          } else {
-            ret = `>=${M2}.${m}.0${z} <${+M2 + 1}.0.0-0`;
-          }
-        } else if (pr) {
-          debug("replaceCaret pr", pr);
-          if (M2 === "0") {
-            if (m === "0") {
-              ret = `>=${M2}.${m}.${p}-${pr} <${M2}.${m}.${+p + 1}-0`;
-            } else {
-              ret = `>=${M2}.${m}.${p}-${pr} <${M2}.${+m + 1}.0-0`;
-            }
-          } else {
-            ret = `>=${M2}.${m}.${p}-${pr} <${+M2 + 1}.0.0-0`;
-          }
-        } else {
-          debug("no pr");
-          if (M2 === "0") {
-            if (m === "0") {
-              ret = `>=${M2}.${m}.${p} <${M2}.${m}.${+p + 1}-0`;
-            } else {
-              ret = `>=${M2}.${m}.${p} <${M2}.${+m + 1}.0-0`;
-            }
-          } else {
-            ret = `>=${M2}.${m}.${p} <${+M2 + 1}.0.0-0`;
-          }
-        }
-        debug("caret return", ret);
-        return ret;
-      });
-    };
-    var replaceXRanges = (comp, options2) => {
-      debug("replaceXRanges", comp, options2);
-      return comp.split(/\s+/).map((c) => replaceXRange(c, options2)).join(" ");
-    };
-    var replaceXRange = (comp, options2) => {
-      comp = comp.trim();
-      const r = options2.loose ? re[t.XRANGELOOSE] : re[t.XRANGE];
-      return comp.replace(r, (ret, gtlt, M2, m, p, pr) => {
-        debug("xRange", comp, ret, gtlt, M2, m, p, pr);
-        if (invalidXRangeOrder(M2, m, p)) {
-          return comp;
-        }
-        const xM = isX(M2);
-        const xm = xM || isX(m);
-        const xp = xm || isX(p);
-        const anyX = xp;
-        if (gtlt === "=" && anyX) {
-          gtlt = "";
-        }
-        pr = options2.includePrerelease ? "-0" : "";
-        if (xM) {
-          if (gtlt === ">" || gtlt === "<") {
-            ret = "<0.0.0-0";
-          } else {
-            ret = "*";
-          }
-        } else if (gtlt && anyX) {
-          if (xm) {
-            m = 0;
-          }
-          p = 0;
-          if (gtlt === ">") {
-            gtlt = ">=";
-            if (xm) {
-              M2 = +M2 + 1;
-              m = 0;
-              p = 0;
-            } else {
-              m = +m + 1;
-              p = 0;
-            }
-          } else if (gtlt === "<=") {
-            gtlt = "<";
-            if (xm) {
-              M2 = +M2 + 1;
-            } else {
-              m = +m + 1;
-            }
-          }
-          if (gtlt === "<") {
-            pr = "-0";
-          }
-          ret = `${gtlt + M2}.${m}.${p}${pr}`;
-        } else if (xm) {
-          ret = `>=${M2}.0.0${pr} <${+M2 + 1}.0.0-0`;
-        } else if (xp) {
-          ret = `>=${M2}.${m}.0${pr} <${M2}.${+m + 1}.0-0`;
-        }
-        debug("xRange return", ret);
-        return ret;
-      });
-    };
-    var replaceStars = (comp, options2) => {
-      debug("replaceStars", comp, options2);
-      return comp.trim().replace(re[t.STAR], "");
-    };
-    var replaceGTE0 = (comp, options2) => {
-      debug("replaceGTE0", comp, options2);
-      return comp.trim().replace(re[options2.includePrerelease ? t.GTE0PRE : t.GTE0], "");
-    };
-    var hyphenReplace = (incPr) => ($0, from, fM, fm, fp, fpr, fb, to, tM, tm, tp, tpr) => {
-      if (isX(fM)) {
-        from = "";
-      } else if (isX(fm)) {
-        from = `>=${fM}.0.0${incPr ? "-0" : ""}`;
-      } else if (isX(fp)) {
-        from = `>=${fM}.${fm}.0${incPr ? "-0" : ""}`;
-      } else if (fpr) {
-        from = `>=${from}`;
-      } else {
-        from = `>=${from}${incPr ? "-0" : ""}`;
-      }
-      if (isX(tM)) {
-        to = "";
-      } else if (isX(tm)) {
-        to = `<${+tM + 1}.0.0-0`;
-      } else if (isX(tp)) {
-        to = `<${tM}.${+tm + 1}.0-0`;
-      } else if (tpr) {
-        to = `<=${tM}.${tm}.${tp}-${tpr}`;
-      } else if (incPr) {
-        to = `<${tM}.${tm}.${+tp + 1}-0`;
-      } else {
-        to = `<=${to}`;
-      }
-      return `${from} ${to}`.trim();
-    };
-    var testSet = (set2, version, options2) => {
-      for (let i2 = 0; i2 < set2.length; i2++) {
-        if (!set2[i2].test(version)) {
-          return false;
-        }
-      }
-      if (version.prerelease.length && !options2.includePrerelease) {
-        for (let i2 = 0; i2 < set2.length; i2++) {
-          debug(set2[i2].semver);
-          if (set2[i2].semver === Comparator.ANY) {
-            continue;
-          }
-          if (set2[i2].semver.prerelease.length > 0) {
-            const allowed = set2[i2].semver;
-            if (allowed.major === version.major && allowed.minor === version.minor && allowed.patch === version.patch) {
-              return true;
-            }
-          }
-        }
-        return false;
-      }
-      return true;
-    };
-  }
-});
-
-// node_modules/semver/classes/comparator.js
-var require_comparator = __commonJS({
-  "node_modules/semver/classes/comparator.js"(exports2, module2) {
-    "use strict";
-    var ANY = /* @__PURE__ */ Symbol("SemVer ANY");
-    var Comparator = class _Comparator {
-      static get ANY() {
-        return ANY;
-      }
-      constructor(comp, options2) {
-        options2 = parseOptions(options2);
-        if (comp instanceof _Comparator) {
-          if (comp.loose === !!options2.loose) {
-            return comp;
-          } else {
-            comp = comp.value;
-          }
-        }
-        comp = comp.trim().split(/\s+/).join(" ");
-        debug("comparator", comp, options2);
-        this.options = options2;
-        this.loose = !!options2.loose;
-        this.parse(comp);
-        if (this.semver === ANY) {
-          this.value = "";
-        } else {
-          this.value = this.operator + this.semver.version;
-        }
-        debug("comp", this);
-      }
-      parse(comp) {
-        const r = this.options.loose ? re[t.COMPARATORLOOSE] : re[t.COMPARATOR];
-        const m = comp.match(r);
-        if (!m) {
-          throw new TypeError(`Invalid comparator: ${comp}`);
-        }
-        this.operator = m[1] !== void 0 ? m[1] : "";
-        if (this.operator === "=") {
-          this.operator = "";
-        }
-        if (!m[2]) {
-          this.semver = ANY;
-        } else {
-          this.semver = new SemVer(m[2], this.options.loose);
-        }
-      }
-      toString() {
-        return this.value;
-      }
-      test(version) {
-        debug("Comparator.test", version, this.options.loose);
-        if (this.semver === ANY || version === ANY) {
-          return true;
-        }
-        if (typeof version === "string") {
-          try {
-            version = new SemVer(version, this.options);
-          } catch (er) {
-            return false;
-          }
-        }
-        return cmp(version, this.operator, this.semver, this.options);
-      }
-      intersects(comp, options2) {
-        if (!(comp instanceof _Comparator)) {
-          throw new TypeError("a Comparator is required");
-        }
-        if (this.operator === "") {
-          if (this.value === "") {
-            return true;
-          }
-          return new Range(comp.value, options2).test(this.value);
-        } else if (comp.operator === "") {
-          if (comp.value === "") {
-            return true;
-          }
-          return new Range(this.value, options2).test(comp.semver);
-        }
-        options2 = parseOptions(options2);
-        if (options2.includePrerelease && (this.value === "<0.0.0-0" || comp.value === "<0.0.0-0")) {
-          return false;
-        }
-        if (!options2.includePrerelease && (this.value.startsWith("<0.0.0") || comp.value.startsWith("<0.0.0"))) {
-          return false;
-        }
-        if (this.operator.startsWith(">") && comp.operator.startsWith(">")) {
-          return true;
-        }
-        if (this.operator.startsWith("<") && comp.operator.startsWith("<")) {
-          return true;
-        }
-        if (this.semver.version === comp.semver.version && this.operator.includes("=") && comp.operator.includes("=")) {
-          return true;
-        }
-        if (cmp(this.semver, "<", comp.semver, options2) && this.operator.startsWith(">") && comp.operator.startsWith("<")) {
-          return true;
-        }
-        if (cmp(this.semver, ">", comp.semver, options2) && this.operator.startsWith("<") && comp.operator.startsWith(">")) {
-          return true;
-        }
-        return false;
-      }
-    };
-    module2.exports = Comparator;
-    var parseOptions = require_parse_options();
-    var { safeRe: re, t } = require_re();
-    var cmp = require_cmp();
-    var debug = require_debug();
-    var SemVer = require_semver();
-    var Range = require_range();
-  }
-});
-
-// node_modules/semver/functions/satisfies.js
-var require_satisfies = __commonJS({
-  "node_modules/semver/functions/satisfies.js"(exports2, module2) {
-    "use strict";
-    var Range = require_range();
-    var satisfies2 = (version, range, options2) => {
-      try {
-        range = new Range(range, options2);
-      } catch (er) {
-        return false;
-      }
-      return range.test(version);
-    };
-    module2.exports = satisfies2;
-  }
-});
-
-// node_modules/semver/ranges/to-comparators.js
-var require_to_comparators = __commonJS({
-  "node_modules/semver/ranges/to-comparators.js"(exports2, module2) {
-    "use strict";
-    var Range = require_range();
-    var toComparators = (range, options2) => new Range(range, options2).set.map((comp) => comp.map((c) => c.value).join(" ").trim().split(" "));
-    module2.exports = toComparators;
-  }
-});
-
-// node_modules/semver/ranges/max-satisfying.js
-var require_max_satisfying = __commonJS({
-  "node_modules/semver/ranges/max-satisfying.js"(exports2, module2) {
-    "use strict";
-    var SemVer = require_semver();
-    var Range = require_range();
-    var maxSatisfying2 = (versions, range, options2) => {
-      let max2 = null;
-      let maxSV = null;
-      let rangeObj = null;
-      try {
-        rangeObj = new Range(range, options2);
-      } catch (er) {
-        return null;
-      }
-      versions.forEach((v) => {
-        if (rangeObj.test(v)) {
-          if (!max2 || maxSV.compare(v) === -1) {
-            max2 = v;
-            maxSV = new SemVer(max2, options2);
-          }
-        }
-      });
-      return max2;
-    };
-    module2.exports = maxSatisfying2;
-  }
-});
-
-// node_modules/semver/ranges/min-satisfying.js
-var require_min_satisfying = __commonJS({
-  "node_modules/semver/ranges/min-satisfying.js"(exports2, module2) {
-    "use strict";
-    var SemVer = require_semver();
-    var Range = require_range();
-    var minSatisfying = (versions, range, options2) => {
-      let min = null;
-      let minSV = null;
-      let rangeObj = null;
-      try {
-        rangeObj = new Range(range, options2);
-      } catch (er) {
-        return null;
-      }
-      versions.forEach((v) => {
-        if (rangeObj.test(v)) {
-          if (!min || minSV.compare(v) === 1) {
-            min = v;
-            minSV = new SemVer(min, options2);
-          }
-        }
-      });
-      return min;
-    };
-    module2.exports = minSatisfying;
-  }
-});
-
-// node_modules/semver/ranges/min-version.js
-var require_min_version = __commonJS({
-  "node_modules/semver/ranges/min-version.js"(exports2, module2) {
-    "use strict";
-    var SemVer = require_semver();
-    var Range = require_range();
-    var gt = require_gt();
-    var minVersion = (range, loose) => {
-      range = new Range(range, loose);
-      let minver = new SemVer("0.0.0");
-      if (range.test(minver)) {
-        return minver;
-      }
-      minver = new SemVer("0.0.0-0");
-      if (range.test(minver)) {
-        return minver;
-      }
-      minver = null;
-      for (let i2 = 0; i2 < range.set.length; ++i2) {
-        const comparators = range.set[i2];
-        let setMin = null;
-        comparators.forEach((comparator) => {
-          const compver = new SemVer(comparator.semver.version);
-          switch (comparator.operator) {
-            case ">":
-              if (compver.prerelease.length === 0) {
-                compver.patch++;
-              } else {
-                compver.prerelease.push(0);
-              }
-              compver.raw = compver.format();
-            /* fallthrough */
-            case "":
-            case ">=":
-              if (!setMin || gt(compver, setMin)) {
-                setMin = compver;
-              }
-              break;
-            case "<":
-            case "<=":
-              break;
-            /* istanbul ignore next */
-            default:
-              throw new Error(`Unexpected operation: ${comparator.operator}`);
-          }
-        });
-        if (setMin && (!minver || gt(minver, setMin))) {
-          minver = setMin;
-        }
-      }
-      if (minver && range.test(minver)) {
-        return minver;
-      }
-      return null;
-    };
-    module2.exports = minVersion;
-  }
-});
-
-// node_modules/semver/ranges/valid.js
-var require_valid2 = __commonJS({
-  "node_modules/semver/ranges/valid.js"(exports2, module2) {
-    "use strict";
-    var Range = require_range();
-    var validRange = (range, options2) => {
-      try {
-        return new Range(range, options2).range || "*";
-      } catch (er) {
-        return null;
-      }
-    };
-    module2.exports = validRange;
-  }
-});
-
-// node_modules/semver/ranges/outside.js
-var require_outside = __commonJS({
-  "node_modules/semver/ranges/outside.js"(exports2, module2) {
-    "use strict";
-    var SemVer = require_semver();
-    var Comparator = require_comparator();
-    var { ANY } = Comparator;
-    var Range = require_range();
-    var satisfies2 = require_satisfies();
-    var gt = require_gt();
-    var lt = require_lt();
-    var lte = require_lte();
-    var gte = require_gte();
-    var outside2 = (version, range, hilo, options2) => {
-      version = new SemVer(version, options2);
-      range = new Range(range, options2);
-      let gtfn, ltefn, ltfn, comp, ecomp;
-      switch (hilo) {
-        case ">":
-          gtfn = gt;
-          ltefn = lte;
-          ltfn = lt;
-          comp = ">";
-          ecomp = ">=";
-          break;
-        case "<":
-          gtfn = lt;
-          ltefn = gte;
-          ltfn = gt;
-          comp = "<";
-          ecomp = "<=";
-          break;
-        default:
-          throw new TypeError('Must provide a hilo val of "<" or ">"');
-      }
-      if (satisfies2(version, range, options2)) {
-        return false;
-      }
-      for (let i2 = 0; i2 < range.set.length; ++i2) {
-        const comparators = range.set[i2];
-        let high = null;
-        let low = null;
-        comparators.forEach((comparator) => {
-          if (comparator.semver === ANY) {
-            comparator = new Comparator(">=0.0.0");
-          }
-          high = high || comparator;
-          low = low || comparator;
-          if (gtfn(comparator.semver, high.semver, options2)) {
-            high = comparator;
-          } else if (ltfn(comparator.semver, low.semver, options2)) {
-            low = comparator;
-          }
-        });
-        if (high.operator === comp || high.operator === ecomp) {
-          return false;
-        }
-        if ((!low.operator || low.operator === comp) && ltefn(version, low.semver)) {
-          return false;
-        } else if (low.operator === ecomp && ltfn(version, low.semver)) {
-          return false;
-        }
-      }
-      return true;
-    };
-    module2.exports = outside2;
-  }
-});
-
-// node_modules/semver/ranges/gtr.js
-var require_gtr = __commonJS({
-  "node_modules/semver/ranges/gtr.js"(exports2, module2) {
-    "use strict";
-    var outside2 = require_outside();
-    var gtr = (version, range, options2) => outside2(version, range, ">", options2);
-    module2.exports = gtr;
-  }
-});
-
-// node_modules/semver/ranges/ltr.js
-var require_ltr = __commonJS({
-  "node_modules/semver/ranges/ltr.js"(exports2, module2) {
-    "use strict";
-    var outside2 = require_outside();
-    var ltr = (version, range, options2) => outside2(version, range, "<", options2);
-    module2.exports = ltr;
-  }
-});
-
-// node_modules/semver/ranges/intersects.js
-var require_intersects = __commonJS({
-  "node_modules/semver/ranges/intersects.js"(exports2, module2) {
-    "use strict";
-    var Range = require_range();
-    var intersects = (r1, r2, options2) => {
-      r1 = new Range(r1, options2);
-      r2 = new Range(r2, options2);
-      return r1.intersects(r2, options2);
-    };
-    module2.exports = intersects;
-  }
-});
-
-// node_modules/semver/ranges/simplify.js
-var require_simplify = __commonJS({
-  "node_modules/semver/ranges/simplify.js"(exports2, module2) {
-    "use strict";
-    var satisfies2 = require_satisfies();
-    var compare = require_compare();
-    module2.exports = (versions, range, options2) => {
-      const set2 = [];
-      let first = null;
-      let prev = null;
-      const v = versions.sort((a, b) => compare(a, b, options2));
-      for (const version of v) {
-        const included = satisfies2(version, range, options2);
-        if (included) {
-          prev = version;
-          if (!first) {
-            first = version;
-          }
-        } else {
-          if (prev) {
-            set2.push([first, prev]);
-          }
-          prev = null;
-          first = null;
-        }
-      }
-      if (first) {
-        set2.push([first, null]);
-      }
-      const ranges = [];
-      for (const [min, max2] of set2) {
-        if (min === max2) {
-          ranges.push(min);
-        } else if (!max2 && min === v[0]) {
-          ranges.push("*");
-        } else if (!max2) {
-          ranges.push(`>=${min}`);
-        } else if (min === v[0]) {
-          ranges.push(`<=${max2}`);
-        } else {
-          ranges.push(`${min} - ${max2}`);
-        }
-      }
-      const simplified = ranges.join(" || ");
-      const original = typeof range.raw === "string" ? range.raw : String(range);
-      return simplified.length < original.length ? simplified : range;
-    };
-  }
-});
-
-// node_modules/semver/ranges/subset.js
-var require_subset = __commonJS({
-  "node_modules/semver/ranges/subset.js"(exports2, module2) {
-    "use strict";
-    var Range = require_range();
-    var Comparator = require_comparator();
-    var { ANY } = Comparator;
-    var satisfies2 = require_satisfies();
-    var compare = require_compare();
-    var subset = (sub, dom, options2 = {}) => {
-      if (sub === dom) {
-        return true;
-      }
-      sub = new Range(sub, options2);
-      dom = new Range(dom, options2);
-      let sawNonNull = false;
-      OUTER: for (const simpleSub of sub.set) {
-        for (const simpleDom of dom.set) {
-          const isSub = simpleSubset(simpleSub, simpleDom, options2);
-          sawNonNull = sawNonNull || isSub !== null;
-          if (isSub) {
-            continue OUTER;
-          }
-        }
-        if (sawNonNull) {
-          return false;
-        }
-      }
-      return true;
-    };
-    var minimumVersionWithPreRelease = [new Comparator(">=0.0.0-0")];
-    var minimumVersion = [new Comparator(">=0.0.0")];
-    var simpleSubset = (sub, dom, options2) => {
-      if (sub === dom) {
-        return true;
-      }
-      if (sub.length === 1 && sub[0].semver === ANY) {
-        if (dom.length === 1 && dom[0].semver === ANY) {
-          return true;
-        } else if (options2.includePrerelease) {
-          sub = minimumVersionWithPreRelease;
-        } else {
-          sub = minimumVersion;
-        }
-      }
-      if (dom.length === 1 && dom[0].semver === ANY) {
-        if (options2.includePrerelease) {
-          return true;
-        } else {
-          dom = minimumVersion;
-        }
-      }
-      const eqSet = /* @__PURE__ */ new Set();
-      let gt, lt;
-      for (const c of sub) {
-        if (c.operator === ">" || c.operator === ">=") {
-          gt = higherGT(gt, c, options2);
-        } else if (c.operator === "<" || c.operator === "<=") {
-          lt = lowerLT(lt, c, options2);
-        } else {
-          eqSet.add(c.semver);
-        }
-      }
-      if (eqSet.size > 1) {
-        return null;
-      }
-      let gtltComp;
-      if (gt && lt) {
-        gtltComp = compare(gt.semver, lt.semver, options2);
-        if (gtltComp > 0) {
-          return null;
-        } else if (gtltComp === 0 && (gt.operator !== ">=" || lt.operator !== "<=")) {
-          return null;
-        }
-      }
-      for (const eq of eqSet) {
-        if (gt && !satisfies2(eq, String(gt), options2)) {
-          return null;
-        }
-        if (lt && !satisfies2(eq, String(lt), options2)) {
-          return null;
-        }
-        for (const c of dom) {
-          if (!satisfies2(eq, String(c), options2)) {
-            return false;
-          }
-        }
-        return true;
-      }
-      let higher, lower;
-      let hasDomLT, hasDomGT;
-      let needDomLTPre = lt && !options2.includePrerelease && lt.semver.prerelease.length ? lt.semver : false;
-      let needDomGTPre = gt && !options2.includePrerelease && gt.semver.prerelease.length ? gt.semver : false;
-      if (needDomLTPre && needDomLTPre.prerelease.length === 1 && lt.operator === "<" && needDomLTPre.prerelease[0] === 0) {
-        needDomLTPre = false;
-      }
-      for (const c of dom) {
-        hasDomGT = hasDomGT || c.operator === ">" || c.operator === ">=";
-        hasDomLT = hasDomLT || c.operator === "<" || c.operator === "<=";
-        if (gt) {
-          if (needDomGTPre) {
-            if (c.semver.prerelease && c.semver.prerelease.length && c.semver.major === needDomGTPre.major && c.semver.minor === needDomGTPre.minor && c.semver.patch === needDomGTPre.patch) {
-              needDomGTPre = false;
-            }
-          }
-          if (c.operator === ">" || c.operator === ">=") {
-            higher = higherGT(gt, c, options2);
-            if (higher === c && higher !== gt) {
-              return false;
-            }
-          } else if (gt.operator === ">=" && !c.test(gt.semver)) {
-            return false;
-          }
-        }
-        if (lt) {
-          if (needDomLTPre) {
-            if (c.semver.prerelease && c.semver.prerelease.length && c.semver.major === needDomLTPre.major && c.semver.minor === needDomLTPre.minor && c.semver.patch === needDomLTPre.patch) {
-              needDomLTPre = false;
-            }
-          }
-          if (c.operator === "<" || c.operator === "<=") {
-            lower = lowerLT(lt, c, options2);
-            if (lower === c && lower !== lt) {
-              return false;
-            }
-          } else if (lt.operator === "<=" && !c.test(lt.semver)) {
-            return false;
-          }
-        }
-        if (!c.operator && (lt || gt) && gtltComp !== 0) {
-          return false;
-        }
-      }
-      if (gt && hasDomLT && !lt && gtltComp !== 0) {
-        return false;
-      }
-      if (lt && hasDomGT && !gt && gtltComp !== 0) {
-        return false;
-      }
-      if (needDomGTPre || needDomLTPre) {
-        return false;
-      }
-      return true;
-    };
-    var higherGT = (a, b, options2) => {
-      if (!a) {
-        return b;
-      }
-      const comp = compare(a.semver, b.semver, options2);
-      return comp > 0 ? a : comp < 0 ? b : b.operator === ">" && a.operator === ">=" ? b : a;
-    };
-    var lowerLT = (a, b, options2) => {
-      if (!a) {
-        return b;
-      }
-      const comp = compare(a.semver, b.semver, options2);
-      return comp < 0 ? a : comp > 0 ? b : b.operator === "<" && a.operator === "<=" ? b : a;
-    };
-    module2.exports = subset;
-  }
-});
-
-// node_modules/semver/index.js
-var require_semver2 = __commonJS({
-  "node_modules/semver/index.js"(exports2, module2) {
-    "use strict";
-    var internalRe = require_re();
-    var constants2 = require_constants2();
-    var SemVer = require_semver();
-    var identifiers = require_identifiers();
-    var parse2 = require_parse();
-    var valid2 = require_valid();
-    var clean2 = require_clean();
-    var inc = require_inc();
-    var diff = require_diff();
-    var major = require_major();
-    var minor = require_minor();
-    var patch = require_patch();
-    var prerelease = require_prerelease();
-    var compare = require_compare();
-    var rcompare2 = require_rcompare();
-    var compareLoose = require_compare_loose();
-    var compareBuild = require_compare_build();
-    var sort = require_sort();
-    var rsort = require_rsort();
-    var gt = require_gt();
-    var lt = require_lt();
-    var eq = require_eq();
-    var neq = require_neq();
-    var gte = require_gte();
-    var lte = require_lte();
-    var cmp = require_cmp();
-    var coerce = require_coerce();
-    var truncate = require_truncate();
-    var Comparator = require_comparator();
-    var Range = require_range();
-    var satisfies2 = require_satisfies();
-    var toComparators = require_to_comparators();
-    var maxSatisfying2 = require_max_satisfying();
-    var minSatisfying = require_min_satisfying();
-    var minVersion = require_min_version();
-    var validRange = require_valid2();
-    var outside2 = require_outside();
-    var gtr = require_gtr();
-    var ltr = require_ltr();
-    var intersects = require_intersects();
-    var simplifyRange = require_simplify();
-    var subset = require_subset();
-    module2.exports = {
-      parse: parse2,
-      valid: valid2,
-      clean: clean2,
-      inc,
-      diff,
-      major,
-      minor,
-      patch,
-      prerelease,
-      compare,
-      rcompare: rcompare2,
-      compareLoose,
-      compareBuild,
-      sort,
-      rsort,
-      gt,
-      lt,
-      eq,
-      neq,
-      gte,
-      lte,
-      cmp,
-      coerce,
-      truncate,
-      Comparator,
-      Range,
-      satisfies: satisfies2,
-      toComparators,
-      maxSatisfying: maxSatisfying2,
-      minSatisfying,
-      minVersion,
-      validRange,
-      outside: outside2,
-      gtr,
-      ltr,
-      intersects,
-      simplifyRange,
-      subset,
-      SemVer,
-      re: internalRe.re,
-      src: internalRe.src,
-      tokens: internalRe.t,
-      SEMVER_SPEC_VERSION: constants2.SEMVER_SPEC_VERSION,
-      RELEASE_TYPES: constants2.RELEASE_TYPES,
-      compareIdentifiers: identifiers.compareIdentifiers,
-      rcompareIdentifiers: identifiers.rcompareIdentifiers
-    };
-  }
-});
-
 // src/cli/main.ts
 var import_node_fs9 = require("node:fs");
 var path4 = __toESM(require("node:path"));
@@ -33793,8 +31580,8 @@ function hex(b) {
 function decodeSource(path5, content) {
   let start = 0;
   if (content.length >= 3 && content[0] === 239 && content[1] === 187 && content[2] === 191) start = 3;
-  const valid2 = (0, import_node_buffer.isUtf8)(content);
-  for (let i2 = valid2 ? content.length : start; i2 < content.length; ) {
+  const valid = (0, import_node_buffer.isUtf8)(content);
+  for (let i2 = valid ? content.length : start; i2 < content.length; ) {
     if (content[i2] < 128) {
       i2++;
       continue;
@@ -33830,6 +31617,79 @@ function decodeSource(path5, content) {
     };
   }
   return { ok: true, text: text3, bomBytes: start };
+}
+
+// src/util/deadline.ts
+var systemClock = {
+  now: () => performance.now(),
+  schedule(fire, ms) {
+    const timer = setTimeout(fire, Math.min(Math.max(0, ms), 2 ** 31 - 1));
+    timer.unref();
+    return () => clearTimeout(timer);
+  }
+};
+var TimeLimitReached = class extends Error {
+  name = "TimeLimitReached";
+};
+var polls = /* @__PURE__ */ new WeakMap();
+var instants = /* @__PURE__ */ new WeakMap();
+function pollable(signal, poll) {
+  polls.set(signal, poll);
+}
+function expired(signal) {
+  if (signal === void 0) return false;
+  if (!signal.aborted) polls.get(signal)?.();
+  return signal.aborted;
+}
+function checkpoint(signal) {
+  if (expired(signal)) throw signal.reason;
+}
+function remainingMs(signal) {
+  if (signal === void 0) return void 0;
+  const instant = instants.get(signal);
+  return instant === void 0 ? void 0 : Math.max(0, instant.at - instant.clock.now());
+}
+function deriveInstant(derived, sources) {
+  let earliest;
+  for (const source of sources) {
+    const instant = instants.get(source);
+    if (instant === void 0) continue;
+    if (earliest === void 0 || instant.at - instant.clock.now() < earliest.at - earliest.clock.now()) {
+      earliest = instant;
+    }
+  }
+  if (earliest !== void 0) instants.set(derived, earliest);
+}
+function timeLimit(ms, description, clock = systemClock) {
+  if (typeof ms !== "number" || Number.isNaN(ms))
+    throw new RangeError(`time limit must be a number, got ${ms}`);
+  const controller = new AbortController();
+  const signal = controller.signal;
+  const wait = Math.max(0, ms);
+  const at2 = clock.now() + wait;
+  const abort = () => {
+    if (!signal.aborted) controller.abort(new TimeLimitReached(description));
+  };
+  instants.set(signal, { at: at2, clock });
+  pollable(signal, () => {
+    if (clock.now() >= at2) abort();
+  });
+  const limit = (dispose) => ({
+    signal,
+    at: at2,
+    clock,
+    remainingMs: () => Math.max(0, at2 - clock.now()),
+    dispose
+  });
+  if (wait === 0) {
+    abort();
+    return limit(() => void 0);
+  }
+  return limit(clock.schedule(abort, wait));
+}
+var CHECK_EVERY = 4096;
+function duration(ms) {
+  return ms < 1e3 ? `${Math.round(ms)} ms` : `${(ms / 1e3).toFixed(1)} s`;
 }
 
 // src/hcl/lexer.ts
@@ -33940,18 +31800,18 @@ var M_HEREDOC = 2;
 var sharedLines = new Int32Array(1 << 14);
 function lineIndex(text3) {
   let starts = sharedLines;
-  let count = 1;
+  let count2 = 1;
   starts[0] = 0;
   for (let nl = text3.indexOf("\n"); nl !== -1; nl = text3.indexOf("\n", nl + 1)) {
-    if (count === starts.length) {
+    if (count2 === starts.length) {
       const grown = new Int32Array(starts.length * 2);
       grown.set(starts);
       starts = grown;
       sharedLines = grown;
     }
-    starts[count++] = nl + 1;
+    starts[count2++] = nl + 1;
   }
-  return { starts, count };
+  return { starts, count: count2 };
 }
 var ID_START = /[\p{ID_Start}_]/u;
 var ID_CONTINUE = /[\p{ID_Continue}-]/u;
@@ -34035,10 +31895,11 @@ function tokenEnd(text3, tokens, k) {
 }
 var shared = { type: new Uint8Array(1 << 16), start: new Int32Array(1 << 16), end: new Int32Array(1 << 16) };
 var Lexer = class {
-  constructor(text3, strict, depthLimit) {
+  constructor(text3, strict, depthLimit, checkpoint2) {
     this.text = text3;
     this.strict = strict;
     this.depthLimit = depthLimit;
+    this.checkpoint = checkpoint2;
     if (strict) {
       this.type = shared.type;
       this.start = shared.start;
@@ -34053,6 +31914,7 @@ var Lexer = class {
   text;
   strict;
   depthLimit;
+  checkpoint;
   type;
   /** Offsets of the opening quotes of the quoted strings being read (innermost last). */
   quotes = [];
@@ -34134,8 +31996,14 @@ var Lexer = class {
   run() {
     const text3 = this.text;
     const n = text3.length;
+    const checkpoint2 = this.checkpoint;
+    let steps = 0;
     let i2 = 0;
     while (i2 < n) {
+      if (checkpoint2 !== void 0 && ++steps === CHECK_EVERY) {
+        steps = 0;
+        checkpoint2();
+      }
       const mode = this.modes[this.modes.length - 1];
       if (mode === M_QUOTE) {
         const litStart = i2;
@@ -34541,7 +32409,7 @@ var Lexer = class {
 };
 function lex(text3, options2 = {}) {
   const strict = options2.strict === true;
-  const lexer = new Lexer(text3, strict, options2.depthLimit ?? Infinity);
+  const lexer = new Lexer(text3, strict, options2.depthLimit ?? Infinity, options2.checkpoint);
   if (options2.template === true && !strict) lexer.startInTemplate();
   const tokens = lexer.run();
   return { tokens, maxDepth: lexer.maxDepth, error: lexer.error };
@@ -34618,9 +32486,9 @@ function hasStructureIssue(body2) {
   const labelCounts = /* @__PURE__ */ new Map();
   for (const b of blocks) {
     if (names.has(b.type)) return true;
-    const count = labelCounts.get(b.type);
-    if (count === void 0) labelCounts.set(b.type, b.labels.length);
-    else if (count !== b.labels.length) return true;
+    const count2 = labelCounts.get(b.type);
+    if (count2 === void 0) labelCounts.set(b.type, b.labels.length);
+    else if (count2 !== b.labels.length) return true;
   }
   return false;
 }
@@ -34630,9 +32498,10 @@ var K_NUMBER = 1;
 var K_BOOL = 2;
 var K_NULL = 3;
 var Verifier = class {
-  constructor(text3, tokens, lineStarts2) {
+  constructor(text3, tokens, lineStarts2, checkpoint2) {
     this.text = text3;
     this.lineStarts = lineStarts2;
+    this.checkpoint = checkpoint2;
     this.type = tokens.type;
     this.start = tokens.start;
     this.end = tokens.end;
@@ -34640,6 +32509,7 @@ var Verifier = class {
   }
   text;
   lineStarts;
+  checkpoint;
   pos = 0;
   includeNL = true;
   nlStack = [true];
@@ -34650,14 +32520,16 @@ var Verifier = class {
   type;
   start;
   end;
+  /** Items read since the last checkpoint. */
+  steps = 0;
   /** Index (0-based) of the line `lineOf` found last: the parser asks in nearly increasing order of
    * offset, so most lookups move the cursor forward by a line or two. */
   lineCursor = 0;
   lineOf(offset) {
-    const { starts, count } = this.lineStarts;
+    const { starts, count: count2 } = this.lineStarts;
     let c = this.lineCursor;
     if (starts[c] <= offset) {
-      while (c + 1 < count && starts[c + 1] <= offset) c++;
+      while (c + 1 < count2 && starts[c + 1] <= offset) c++;
       this.lineCursor = c;
       return c + 1;
     }
@@ -35052,6 +32924,10 @@ var Verifier = class {
   parseBody(closer, into) {
     const { type: type2 } = this;
     for (; ; ) {
+      if (this.checkpoint !== void 0 && ++this.steps === CHECK_EVERY) {
+        this.steps = 0;
+        this.checkpoint();
+      }
       const k = this.peekIndex();
       const t = type2[k] === T_COMMENT_NL2 ? T_NEWLINE2 : type2[k];
       if (t === closer) {
@@ -35136,7 +33012,7 @@ function verifyHcl(text3, options2 = {}) {
   let tokens;
   let maxDepth;
   try {
-    ({ tokens, maxDepth } = lex(text3, { strict: true, depthLimit }));
+    ({ tokens, maxDepth } = lex(text3, { strict: true, depthLimit, checkpoint: options2.checkpoint }));
   } catch (err2) {
     if (err2 instanceof GiveUp) return giveUp(text3, err2);
     throw err2;
@@ -35144,7 +33020,7 @@ function verifyHcl(text3, options2 = {}) {
   const lineStarts2 = lineIndex(text3);
   const root = { attributes: [], blocks: [] };
   try {
-    new Verifier(text3, tokens, lineStarts2).parseBody(T_EOF2, root);
+    new Verifier(text3, tokens, lineStarts2, options2.checkpoint).parseBody(T_EOF2, root);
   } catch (err2) {
     if (err2 instanceof GiveUp) return giveUp(text3, err2);
     throw err2;
@@ -35450,10 +33326,10 @@ var PositionMap = class {
    * `releaseLineStarts`: they are not searched for twice. The lexer reuses its array, so the caller
    * releases them before the next lexer run; lookups after that find their own again.
    */
-  borrowLineStarts(starts, count) {
+  borrowLineStarts(starts, count2) {
     if (this.starts !== null) return;
     this.starts = starts;
-    this.lineCount = count;
+    this.lineCount = count2;
     this.borrowed = true;
   }
   releaseLineStarts() {
@@ -35469,15 +33345,15 @@ var PositionMap = class {
    * line the caller expects (checked, never trusted), spares the search when right. */
   lineIndexOf(at2, hint = 0) {
     const starts = this.lineStarts();
-    const count = this.lineCount;
-    if (hint > 0 && hint <= count) {
+    const count2 = this.lineCount;
+    if (hint > 0 && hint <= count2) {
       const h = hint - 1;
-      if (starts[h] <= at2 && (h + 1 >= count || starts[h + 1] > at2)) return h;
+      if (starts[h] <= at2 && (h + 1 >= count2 || starts[h + 1] > at2)) return h;
     }
     let lo = this.lastLine;
-    if (!(starts[lo] <= at2 && (lo + 1 >= count || starts[lo + 1] > at2))) {
+    if (!(starts[lo] <= at2 && (lo + 1 >= count2 || starts[lo + 1] > at2))) {
       lo = 0;
-      let hi = count - 1;
+      let hi = count2 - 1;
       while (lo < hi) {
         const mid = lo + hi + 1 >> 1;
         if (starts[mid] <= at2) lo = mid;
@@ -36355,11 +34231,15 @@ var Hcl2JsonPool = class {
     this.startupTimeoutMs = options2.startupTimeoutMs ?? 6e4;
     this.keepPoisonedWorkers = options2.keepPoisonedWorkers ?? false;
   }
-  /** Parses `text` with hcl2json in a worker. Never rejects. `signal`: see `{ kind: 'aborted' }`. */
+  /**
+   * Parses `text` with hcl2json in a worker. Never rejects. `signal`: see `{ kind: 'aborted' }`;
+   * it is polled before the parse is queued (a time limit that passed while the caller's
+   * synchronous work kept its timer from running never reaches a worker).
+   */
   run(name, text3, timeoutMs, signal) {
-    if (signal?.aborted) return Promise.resolve({ kind: "aborted" });
+    if (expired(signal)) return Promise.resolve({ kind: "aborted" });
     return new Promise((resolve5) => {
-      const task = { id: this.nextId++, name, text: text3, timeoutMs, resolve: resolve5 };
+      const task = { id: this.nextId++, name, text: text3, timeoutMs, signal, resolve: resolve5 };
       if (signal !== void 0) {
         const onAbort = () => this.abort(task);
         signal.addEventListener("abort", onAbort, { once: true });
@@ -36394,6 +34274,10 @@ var Hcl2JsonPool = class {
   get workerCount() {
     return this.slots.length;
   }
+  /** Number of workers running a parse (for tests and diagnostics). */
+  get busyCount() {
+    return this.slots.filter((s) => s.task !== null).length;
+  }
   /** Terminates every worker; queued and running parses end with a crash outcome. */
   async close() {
     const slots = this.slots.splice(0);
@@ -36412,7 +34296,9 @@ var Hcl2JsonPool = class {
     while (this.queue.length > 0) {
       const idle = this.slots.find((s) => s.ready && s.task === null);
       if (idle !== void 0) {
-        this.dispatch(idle, this.queue.shift());
+        const task = this.queue.shift();
+        if (expired(task.signal)) task.resolve({ kind: "aborted" });
+        else this.dispatch(idle, task);
         continue;
       }
       const starting = this.slots.filter((s) => !s.ready).length;
@@ -36589,7 +34475,8 @@ function scanHcl(path5, text3, options2 = {}) {
   const stack = [];
   const errors = [];
   const comments = options2.comments === true ? [] : null;
-  const { tokens, error: lexError } = lex(text3);
+  const checkpoint2 = options2.checkpoint;
+  const { tokens, error: lexError } = lex(text3, { checkpoint: checkpoint2 });
   const { type: type2, start, end } = tokens;
   const positions = new PositionMap(path5, text3, 0);
   const lineOf2 = (offset) => positions.line(offset);
@@ -36689,8 +34576,9 @@ function scanHcl(path5, text3, options2 = {}) {
         return `unbalanced brackets: "${OPENERS2[frame.kind]}" is never closed`;
     }
   };
-  const count = tokens.count;
-  for (let k = 0; k < count && errors.length === 0; k++) {
+  const count2 = tokens.count;
+  for (let k = 0; k < count2 && errors.length === 0; k++) {
+    if (checkpoint2 !== void 0 && k % CHECK_EVERY === 0) checkpoint2();
     const t = type2[k];
     const s = start[k];
     const e = end[k];
@@ -36918,10 +34806,8 @@ var HclParser = class {
   async extract(path5, content, spec, options2 = {}) {
     const signal = options2.signal;
     try {
-      signal?.throwIfAborted();
-      const result = await this.parseUnsafe(path5, content, spec, signal);
-      signal?.throwIfAborted();
-      return result;
+      checkpoint(signal);
+      return await this.parseUnsafe(path5, content, spec, signal);
     } catch (err2) {
       if (signal?.aborted) throw signal.reason;
       return failure(path5, `internal parser error: ${describe(err2)}`, 1, 1);
@@ -36930,6 +34816,10 @@ var HclParser = class {
   /** True once a hcl2json worker (and so the WebAssembly module) has been started. */
   get wasmStarted() {
     return this.pool.everStarted;
+  }
+  /** hcl2json parses running in a worker right now (tests and diagnostics). */
+  get busyWorkers() {
+    return this.pool.busyCount;
   }
   /** Terminates the workers (parses in progress end with an error). Safe to call twice; a later
    * `parse` starts new workers. */
@@ -36946,7 +34836,8 @@ var HclParser = class {
       const result2 = parseJsonConfig(path5, text3, { maxNestingDepth: this.maxNestingDepth, positions });
       return full || !result2.ok ? result2 : { ok: true, file: { ...result2.file, body: projectBody(result2.file.body, spec) } };
     }
-    const fast = this.fastPath ? fastParse(path5, text3, spec, this.maxNestingDepth, positions) : null;
+    const check2 = signal === void 0 ? void 0 : () => checkpoint(signal);
+    const fast = this.fastPath ? fastParse(path5, text3, spec, this.maxNestingDepth, positions, check2) : null;
     if (fast !== null && "result" in fast) {
       this.stats.verified++;
       return fast.result;
@@ -36966,6 +34857,7 @@ var HclParser = class {
       }
     }
     this.stats.fullParses++;
+    checkpoint(signal);
     const result = await this.fullParse(path5, text3, content.length, positions, signal);
     return full || !result.ok ? result : { ok: true, file: { ...result.file, body: projectBody(result.file.body, spec) } };
   }
@@ -37015,7 +34907,10 @@ ${s.text}
     }
   }
   async fullParse(path5, text3, bytes2, positions, signal) {
-    const scan = scanHcl(path5, text3, { depthLimit: this.maxNestingDepth });
+    const scan = scanHcl(path5, text3, {
+      depthLimit: this.maxNestingDepth,
+      ...signal !== void 0 ? { checkpoint: () => checkpoint(signal) } : {}
+    });
     if (scan.depthLimitExceeded !== null) {
       const { line, column } = scan.depthLimitExceeded;
       return failure(
@@ -37030,6 +34925,7 @@ ${s.text}
       return failure(path5, structureIssue.message, structureIssue.line, 1);
     }
     const budget = this.timeoutMs ?? defaultTimeoutMs(bytes2);
+    checkpoint(signal);
     const outcome = await this.pool.run(HCL2JSON_FILENAME, text3, budget, signal);
     switch (outcome.kind) {
       case "aborted":
@@ -37074,8 +34970,8 @@ function blockBody(json3, type2) {
   const body2 = Array.isArray(list) ? list[0] : void 0;
   return typeof body2 === "object" && body2 !== null && !Array.isArray(body2) ? body2 : null;
 }
-function fastParse(path5, text3, spec, maxNestingDepth = DEFAULT_MAX_NESTING_DEPTH, positions = new PositionMap(path5, text3, 0)) {
-  const verified2 = verifyHcl(text3, { depthLimit: maxNestingDepth });
+function fastParse(path5, text3, spec, maxNestingDepth = DEFAULT_MAX_NESTING_DEPTH, positions = new PositionMap(path5, text3, 0), check2) {
+  const verified2 = verifyHcl(text3, { depthLimit: maxNestingDepth, checkpoint: check2 });
   if (!verified2.ok) return null;
   positions.borrowLineStarts(verified2.lines.starts, verified2.lines.count);
   let built;
@@ -39126,6 +37022,9 @@ async function readDirectory(dir, options2 = {}) {
   const entries = builder.sortedEntries();
   return builder.build(name, directoryListingSha256({ entries }), "directory");
 }
+function inputKind(archive) {
+  return archive.format === "directory" ? "directory" : "archive";
+}
 async function readInput(pathOnDisk, options2 = {}) {
   let stats;
   try {
@@ -39660,17 +37559,21 @@ var deploymentPlace = {
 // src/modules/classification/signals/top-directory.ts
 var topDirectory = {
   id: "top-directory",
-  decide({ path: path5 }) {
-    return path5 === "." ? strong("root", "the archive's top directory, and nothing in the archive calls it") : null;
+  decide({ path: path5 }, ctx) {
+    if (path5 !== ".") return null;
+    return ctx.input === "directory" ? strong("root", "the scanned directory itself, and nothing in it calls it") : strong("root", "the archive's top directory, and nothing in the archive calls it");
   }
 };
 
 // src/modules/classification/signals/provider-configuration.ts
 var providerConfiguration = {
   id: "provider-configuration",
-  decide({ configured }) {
+  decide({ configured }, ctx) {
     if (configured.length === 0) return null;
-    return weak("root", `configures provider "${configured[0]}" and nothing in the archive calls it`);
+    return weak(
+      "root",
+      `configures provider "${configured[0]}" and nothing in the ${ctx.input ?? "archive"} calls it`
+    );
   }
 };
 
@@ -39694,8 +37597,8 @@ var modulesPlace = {
 // src/modules/classification/signals/uncalled.ts
 var uncalled = {
   id: "uncalled",
-  decide() {
-    return weak("root", "not called by any module in the archive");
+  decide(_subject, ctx) {
+    return weak("root", `not called by any module in the ${ctx.input ?? "archive"}`);
   }
 };
 
@@ -40795,9 +38698,9 @@ function requireCommon() {
     }
     return target;
   }
-  function repeat(string, count) {
+  function repeat(string, count2) {
     let result = "";
-    for (let cycle = 0; cycle < count; cycle += 1) {
+    for (let cycle = 0; cycle < count2; cycle += 1) {
       result += string;
     }
     return result;
@@ -42165,11 +40068,11 @@ function requireLoader() {
     }
     return false;
   }
-  function writeFoldedLines(state, count) {
-    if (count === 1) {
+  function writeFoldedLines(state, count2) {
+    if (count2 === 1) {
       state.result += " ";
-    } else if (count > 1) {
-      state.result += common2.repeat("\n", count - 1);
+    } else if (count2 > 1) {
+      state.result += common2.repeat("\n", count2 - 1);
     }
   }
   function readPlainScalar(state, nodeIndent, withinFlowCollection) {
@@ -44462,7 +42365,7 @@ async function readDeclarations(archive, parser, signal) {
     }
     stacks.push(stack);
     const first = stack.files.map((f) => ({ f, b: f.body.blocks.find((b) => b.type === "component") })).find((x2) => x2.b !== void 0);
-    const count = stack.files.reduce(
+    const count2 = stack.files.reduce(
       (n, f) => n + f.body.blocks.filter((b) => b.type === "component").length,
       0
     );
@@ -44471,7 +42374,7 @@ async function readDeclarations(archive, parser, signal) {
       dir,
       written: dir,
       location: first === void 0 ? { file: files[0], line: 1 } : { file: first.f.path, line: first.b.line },
-      label: `Stack component configuration (${count} component${count === 1 ? "" : "s"})`
+      label: `Stack component configuration (${count2} component${count2 === 1 ? "" : "s"})`
     });
   }
   const byLocation = (a, b) => compareUtf8(a.location.file, b.location.file) || a.location.line - b.location.line;
@@ -46522,7 +44425,7 @@ function selectModuleVersion(versions, constraint) {
     const invalid = validateModuleConstraints(c);
     if (invalid !== null) return { error: `its version constraint "${c}" is invalid: ${invalid}` };
   }
-  const valid2 = versions.filter((v) => {
+  const valid = versions.filter((v) => {
     try {
       parseModuleVersion(v);
       return true;
@@ -46530,11 +44433,11 @@ function selectModuleVersion(versions, constraint) {
       return false;
     }
   });
-  const best = selectModuleRelease(valid2, c);
+  const best = selectModuleRelease(valid, c);
   if (best !== null) return { version: best };
-  if (valid2.length === 0) return { error: "the registry publishes no valid version of it" };
+  if (valid.length === 0) return { error: "the registry publishes no valid version of it" };
   return {
-    error: `no published version matches "${c}" (newest: ${[...valid2].sort((a, b) => compareModuleVersions(parseModuleVersion(b), parseModuleVersion(a))).slice(0, 3).join(", ")})`
+    error: `no published version matches "${c}" (newest: ${[...valid].sort((a, b) => compareModuleVersions(parseModuleVersion(b), parseModuleVersion(a))).slice(0, 3).join(", ")})`
   };
 }
 var RemoteResolver = class {
@@ -47425,7 +45328,14 @@ async function loadModules(input) {
   }
   diagnostics.push(...stackNotices(signals));
   const callers = localCallers(modules);
-  const decisions = classifyModules({ modules, callers, signals, config: config2, templateFiles: templateFiles2 });
+  const decisions = classifyModules({
+    modules,
+    callers,
+    signals,
+    config: config2,
+    templateFiles: templateFiles2,
+    input: inputKind(archive)
+  });
   for (const m of modules.values()) {
     const from = installedCopies.get(m.path);
     const d = from === void 0 ? decisions.get(m.path) : { kind: "shared", reason: `installed copy of the remote module ${from}`, evidence: "strong" };
@@ -48057,6 +45967,9 @@ function compareLocations(a, b) {
 function plural(n, one2, many = `${one2}s`) {
   return `${n} ${n === 1 ? one2 : many}`;
 }
+function inputNoun(ctx) {
+  return ctx.input ?? "archive";
+}
 function engineName(ctx) {
   return ctx.engine === "opentofu" ? "OpenTofu" : "Terraform";
 }
@@ -48200,7 +46113,7 @@ var declaredRootMissing = {
           note: "Fix the glob, or remove it if the directories it meant are gone."
         };
       }
-      const what = d.exists ? `directory "${d.dir}", which holds no Terraform configuration` : `directory "${d.dir}", which is not in the archive`;
+      const what = d.exists ? `directory "${d.dir}", which holds no Terraform configuration` : `directory "${d.dir}", which is not in the ${inputNoun(ctx)}`;
       const finding2 = {
         module: d.module,
         ...at(d.location),
@@ -48243,12 +46156,12 @@ var incompatibleConstraints = {
         const shown2 = shortSource(rp.source);
         const lower = shown2.toLowerCase();
         if (lower === "hashicorp/terraform" || lower.startsWith("terraform.io/builtin/")) continue;
-        const valid2 = rp.contributions.filter(
+        const valid = rp.contributions.filter(
           (c) => c.constraints.trim() !== "" && validateConstraints(c.constraints) === null
         );
-        if (valid2.length === 0) continue;
+        if (valid.length === 0) continue;
         const byId = /* @__PURE__ */ new Map();
-        for (const c of valid2) {
+        for (const c of valid) {
           const base = c.remote === void 0 ? c.module : `${c.module} [${c.remote.key}]`;
           let id = base;
           for (let n = 2; byId.has(id); n++) id = `${base} (${n})`;
@@ -48354,10 +46267,10 @@ var invalidVersionConstraint = {
 
 // src/rules/lock-constraints-drift.ts
 var quoted = (pieces2) => pieces2.map((c) => `"${c}"`).join(", ");
-function difference(name, recorded, current, missing, unseen) {
+function difference(name, recorded, current, missing, unseen, input) {
   const entry = `the lock entry for ${name}`;
   if (missing !== null) {
-    return recorded === "" ? `${entry} records no constraints, but the archive's modules declare ${quoted(missing)} ${unseen}` : `${entry} records constraints "${recorded}", which lack ${quoted(missing)} from the archive's modules ${unseen}`;
+    return recorded === "" ? `${entry} records no constraints, but the ${input}'s modules declare ${quoted(missing)} ${unseen}` : `${entry} records constraints "${recorded}", which lack ${quoted(missing)} from the ${input}'s modules ${unseen}`;
   }
   if (current === "") {
     return `${entry} records constraints "${recorded}", but the configuration sets no version constraint for it`;
@@ -48400,7 +46313,7 @@ var lockConstraintsDrift = {
           file: a.lock.path,
           line: e.constraintsLine ?? e.line,
           range: e.constraintsRange ?? e.range,
-          message: difference(name, recorded, current, incomplete ? missing : null, unseen),
+          message: difference(name, recorded, current, incomplete ? missing : null, unseen, inputNoun(ctx)),
           ...incomplete ? {} : {
             fix: {
               description: current === "" ? "remove the constraints argument" : "record the current normalized constraints",
@@ -50654,7 +48567,7 @@ var missingConfigurationAlias = {
 // src/rules/missing-provider-source.ts
 function lockEvidence(ctx, m, p) {
   const roots = isDeployable(m, ctx) ? [m.path] : treesWith(ctx, m.path).filter((t) => isDeployable(t, ctx)).map((t) => t.root);
-  if (roots.length === 0) return { reason: "no root module that uses it is in the archive" };
+  if (roots.length === 0) return { reason: `no root module that uses it is in the ${inputNoun(ctx)}` };
   for (const root of roots) {
     const locked = lockedVersion(ctx, root, p.source);
     if (locked.status === "locked") return { lockFile: locked.lockFile };
@@ -50733,7 +48646,9 @@ function forShared(ctx, m, p) {
   const trees = treesWith(ctx, m.path);
   const deployable = trees.filter((t) => isDeployable(t, ctx));
   if (deployable.length === 0)
-    return { reason: "no root module that uses it is in the archive to take the tested version from" };
+    return {
+      reason: `no root module that uses it is in the ${inputNoun(ctx)} to take the tested version from`
+    };
   const versions = [];
   for (const t of deployable) {
     const locked = lockedVersion(ctx, t.root, p.source);
@@ -50926,7 +48841,7 @@ var moduleRefUnpinned = {
 var moduleSourceMissing = {
   id: "module-source-missing",
   defaultSeverity: "error",
-  summary: "A local module call must point to a directory that is present in the archive.",
+  summary: "A local module call must point to a directory that is present in the scanned directory or archive.",
   check(ctx) {
     return diagnosticsOf(ctx, "module-missing").map((d) => {
       const call2 = ctx.moduleByPath.get(d.module)?.moduleCalls.find((c) => c.name === d.call);
@@ -50934,7 +48849,7 @@ var moduleSourceMissing = {
       return {
         module: d.module,
         ...at(d.location),
-        message: `module "${d.call}"${source} points to directory "${d.target}", which is not in the archive`
+        message: `module "${d.call}"${source} points to directory "${d.target}", which is not in the ${inputNoun(ctx)}`
       };
     });
   }
@@ -50944,8 +48859,9 @@ var moduleSourceMissing = {
 var moduleUnresolved = {
   id: "module-unresolved",
   defaultSeverity: "notice",
-  summary: "A module whose code tfguard could not read (a remote module not resolved, an installed copy missing from the archive) is named, with what was therefore not checked.",
+  summary: "A module whose code tfguard could not read (a remote module not resolved, an installed copy missing from the scanned directory or archive) is named, with what was therefore not checked.",
   check(ctx) {
+    const input = inputNoun(ctx);
     return diagnosticsOf(ctx, "module-unresolved").map((d) => {
       if (d.remote !== void 0) {
         const version = d.remote.version === null ? "" : `, version "${d.remote.version}"`;
@@ -50953,14 +48869,14 @@ var moduleUnresolved = {
           module: d.module,
           ...at(d.location),
           message: `remote module "${d.call}" (source "${d.source}"${version}) was not resolved: ${d.reason}; its provider requirements (and those of the modules it calls) were not checked, and lock entries it may need are not called stale`,
-          note: "Scan with --remote-modules (registry modules, and git or HTTP packages on hosts allowed with module_hosts), or scan the archive after terraform init with .terraform/modules included."
+          note: `Scan with --remote-modules (registry modules, and git or HTTP packages on hosts allowed with module_hosts), or scan the ${input} after terraform init with .terraform/modules included.`
         };
       }
       return {
         module: d.module,
         ...at(d.location),
-        message: `module "${d.call}" (source "${d.source}") is not in the archive: ${d.reason}; its provider requirements were not checked, and lock entries it may need are not called stale`,
-        note: "Scan the archive after terraform init with .terraform/modules included, or keep the module sources in the archive, to check them too."
+        message: `module "${d.call}" (source "${d.source}") is not in the ${input}: ${d.reason}; its provider requirements were not checked, and lock entries it may need are not called stale`,
+        note: `Scan the ${input} after terraform init with .terraform/modules included, or keep the module sources in the ${input}, to check them too.`
       };
     });
   }
@@ -50969,7 +48885,7 @@ var moduleUnresolved = {
 // src/rules/module-version-missing.ts
 function installedVersions(ctx, m, call2) {
   const trees = treesWith(ctx, m.path).filter((t) => isDeployable(t, ctx));
-  if (trees.length === 0) return { reason: "no root module that uses it is in the archive" };
+  if (trees.length === 0) return { reason: `no root module that uses it is in the ${inputNoun(ctx)}` };
   const versions = [];
   for (const t of trees) {
     const installed2 = installedModules(ctx, t.root);
@@ -51266,6 +49182,193 @@ var requiredVersionTooOldForFeature = {
   }
 };
 
+// src/rules/root-bounds.ts
+function capsSafely(c) {
+  try {
+    return hasUpperBound(c);
+  } catch {
+    return false;
+  }
+}
+function removableCap(ctx, path5, source) {
+  const m = ctx.moduleByPath.get(path5);
+  if (m === void 0 || m.kind !== "shared" || m.unitSourceOf !== void 0 || m.kindEvidence === "weak")
+    return null;
+  const p = m.providers.find((q) => q.source === source);
+  const c = p === void 0 ? null : checkableConstraint(p);
+  if (c === null || !capsSafely(c) || suggestMinimumOnly(c) === null) return null;
+  return c;
+}
+function boundedWithoutSharedCaps(ctx, rp) {
+  return rp.contributions.some(
+    (k) => capsSafely(k.constraints) && (k.remote !== void 0 || removableCap(ctx, k.module, rp.source) !== k.constraints)
+  );
+}
+function sourceText_(source, tree) {
+  return shortSource(source, tree.engine);
+}
+function rootBound(ctx, tree, rp, localName, fallback) {
+  const root = ctx.moduleByPath.get(tree.root);
+  if (root === void 0) return { reason: "it is not in the archive" };
+  if (root.kindEvidence === "weak") return { reason: `its kind is a guess (${root.kindReason})` };
+  let r = root;
+  let lockRoots2 = [tree.root];
+  if (root.terragrunt !== void 0) {
+    const s = unitSourceOf(ctx, root);
+    if (s === void 0)
+      return { reason: "it is a Terragrunt unit whose source module is not in the archive" };
+    if ((s.generatedDeclarations ?? []).length > 0)
+      return {
+        reason: `its Terragrunt units generate the required_providers of ${s.path}: bound the provider there`
+      };
+    r = s;
+    lockRoots2 = s.unitSourceOf ?? [tree.root];
+  }
+  const locks = lockRoots2.map((l) => lockedVersion(ctx, l, rp.source));
+  for (const l of locks)
+    if (l.status === "unreadable") return { reason: `tfguard could not read its entry in ${l.lockFile}` };
+  const versions = locks.flatMap((l) => l.status === "locked" ? [l] : []);
+  const lines = new Set(versions.map((v) => releaseLine(v.version)));
+  const locked = versions.length > 0 && lines.size === 1 && !lines.has(null) ? versions[0] : void 0;
+  if (locked === void 0 && versions.length > 0) {
+    if (fallback === null || !versions.every((v) => safelySatisfies(v.version, fallback)))
+      return {
+        reason: `no one release line admits what its lock files record (${versions.map((v) => `${v.version} in ${v.lockFile}`).join(", ")})`
+      };
+  }
+  const own = r.providers.find((q) => q.source === rp.source && !q.implicit);
+  const ownC = own === void 0 ? null : checkableConstraint(own);
+  if (own !== void 0 && ownC !== null) {
+    const s = locked !== void 0 ? suggestUpperBoundAt(ownC, locked.version) : suggestUpperBound(ownC);
+    const edits2 = s === null ? void 0 : requirementEdits(own, s);
+    if (s === null || edits2 === void 0 || !versions.every((v) => safelySatisfies(v.version, s)))
+      return { reason: `its constraint "${ownC}" cannot be bounded mechanically` };
+    return { edits: edits2, bound: s, module: r.path };
+  }
+  if (own !== void 0 && (own.constraints !== null || own.versionExpression !== void 0))
+    return { reason: "its version constraint is an expression or invalid" };
+  const bound = locked !== void 0 ? releaseLine(locked.version) : fallback;
+  if (bound === null) return { reason: "there is no lock entry and no cap to carry over" };
+  if (own !== void 0) {
+    const src = sourceOf(ctx, own.entry?.valueRange.file);
+    const edits2 = src === void 0 || own.entry === void 0 ? void 0 : insertVersion(src, own.entry.valueRange.start.byte, own.entry.valueRange.end.byte, bound);
+    return edits2 === void 0 ? { reason: "its entry has a shape tfguard does not edit" } : { edits: edits2, bound, module: r.path };
+  }
+  const name = r.providers.find((q) => q.source === rp.source)?.name ?? localName;
+  if (r.providers.some((q) => q.name === name && q.source !== rp.source))
+    return { reason: `the local name "${name}" means another provider there` };
+  const entry = { name, source: sourceText_(rp.source, tree), version: bound };
+  const generated = new Set(
+    lockRoots2.flatMap((u) => ctx.moduleByPath.get(u)?.terragrunt?.generated ?? []).map((g) => g.split("/").pop())
+  );
+  const edits = entryEdits(ctx, r, entry, generated);
+  return typeof edits === "string" ? { reason: edits } : { edits, bound, module: r.path };
+}
+function sourceOf(ctx, file) {
+  if (file === void 0) return void 0;
+  const bytes2 = ctx.sources?.get(file);
+  return bytes2 === void 0 ? void 0 : sourceText(file, bytes2);
+}
+function eolOf2(src) {
+  const i2 = src.text.indexOf("\n");
+  return i2 > 0 && src.text[i2 - 1] === "\r" ? "\r\n" : "\n";
+}
+function insertVersion(src, open, end, bound) {
+  if (src.file.endsWith(".json")) return void 0;
+  const close = end - 1;
+  if (src.text[open] !== "{" || src.text[close] !== "}") return void 0;
+  const lineStart = src.text.lastIndexOf("\n", close - 1) + 1;
+  const closeIndent = src.text.slice(lineStart, close);
+  if (!/^[ \t]*$/.test(closeIndent) || lineStart <= open) return void 0;
+  const body2 = src.text.slice(open + 1, lineStart);
+  const itemLines = body2.split(/\r?\n/).filter((l) => l.trim() !== "");
+  const items = itemLines.map((l) => /^([ \t]*)([A-Za-z_][\w-]*)([ \t]*)=/.exec(l));
+  if (items.some((x2) => x2 === null) || items.length === 0) return void 0;
+  const indent = items[0][1];
+  const width = Math.max(7, ...items.map((x2) => x2[2].length));
+  const edits = [];
+  let at2 = open + 1;
+  for (const l of itemLines) {
+    const i2 = src.text.indexOf(l, at2);
+    const x2 = /^([ \t]*)([A-Za-z_][\w-]*)([ \t]*)=/.exec(l);
+    const gapAt = i2 + x2[1].length + x2[2].length;
+    const gap = " ".repeat(width - x2[2].length + 1);
+    if (gap !== x2[3]) edits.push(replace(src, gapAt, gapAt + x2[3].length, gap));
+    at2 = i2 + l.length;
+  }
+  const eol = eolOf2(src);
+  edits.push(
+    replace(src, lineStart, lineStart, `${indent}version${" ".repeat(width - 6)}= "${bound}"${eol}`)
+  );
+  return edits;
+}
+function replace(src, start, end, text3) {
+  const pos = (b) => {
+    const before = src.text.slice(0, b);
+    const line = before.split("\n").length;
+    const ls = before.lastIndexOf("\n") + 1;
+    return { line, column: [...src.bytes.subarray(ls, b).toString("utf8")].length + 1, byte: b };
+  };
+  return { range: { file: src.file, start: pos(start), end: pos(end) }, text: text3 };
+}
+function entryLines(e, indent, eol) {
+  return [
+    `${indent}${e.name} = {`,
+    `${indent}  source  = "${e.source}"`,
+    `${indent}  version = "${e.version}"`,
+    `${indent}}`
+  ].map((l) => l + eol).join("");
+}
+var NEW_FILE_NAMES = ["versions", "terraform", "providers_versions"];
+function entryEdits(ctx, r, e, generated) {
+  if (!/^[A-Za-z][\w-]*$/.test(e.name)) return `the local name "${e.name}" cannot be written as a key`;
+  const blocks = r.requiredProvidersBlocks;
+  if (blocks.length > 1) return "it has more than one required_providers block";
+  if (blocks.length === 1) {
+    const range = blocks[0].range;
+    const src = sourceOf(ctx, range?.file);
+    if (range === void 0 || src === void 0)
+      return "tfguard could not read its required_providers block";
+    if (src.file.endsWith(".json"))
+      return "its required_providers block is JSON, which tfguard does not extend";
+    const close = range.end.byte - 1;
+    if (src.text[close] !== "}") return "its required_providers block has a shape tfguard does not edit";
+    const lineStart = src.text.lastIndexOf("\n", close - 1) + 1;
+    const closeIndent = src.text.slice(lineStart, close);
+    if (!/^[ \t]*$/.test(closeIndent) || lineStart <= range.start.byte)
+      return "its required_providers block is written on one line";
+    return [replace(src, lineStart, lineStart, entryLines(e, `${closeIndent}  `, eolOf2(src)))];
+  }
+  const dir = r.path === "." ? "" : `${r.path}/`;
+  const tofu = r.files.length > 0 && r.files.every((f) => f.endsWith(".tofu") || f.endsWith(".tofu.json"));
+  const ext = tofu ? ".tofu" : ".tf";
+  const taken = (f) => ctx.sources?.has(f) === true || r.files.includes(f) || r.ignoredFiles.includes(f) || generated.has(f.split("/").pop());
+  const name = NEW_FILE_NAMES.map((n) => `${dir}${n}${ext}`).find((f) => !taken(f) && !taken(`${f}.json`));
+  if (name === void 0) return "no free file name for a new terraform block";
+  const text3 = `terraform {
+  required_providers {
+${entryLines(e, "    ", "\n")}  }
+}
+`;
+  const zero2 = { line: 1, column: 1, byte: 0 };
+  return [{ range: { file: name, start: zero2, end: zero2 }, text: text3 }];
+}
+function rootTreesWith(ctx, path5) {
+  return ctx.roots.filter((t) => {
+    const r = ctx.moduleByPath.get(t.root);
+    return r !== void 0 && t.modules.includes(path5) && isDeployable(r, ctx);
+  });
+}
+function unitSourceOf(ctx, m) {
+  if (m.terragrunt === void 0) return void 0;
+  for (const call2 of m.moduleCalls) {
+    if (call2.name !== "terragrunt" || call2.target === null) continue;
+    const t = ctx.moduleByPath.get(call2.target);
+    if (t?.unitSourceOf?.includes(m.path) === true) return t;
+  }
+  return void 0;
+}
+
 // src/rules/root-module-unbounded.ts
 var rootModuleUnbounded = {
   id: "root-module-unbounded",
@@ -51275,7 +49378,7 @@ var rootModuleUnbounded = {
     const out = [];
     for (const m of ctx.modules) {
       if (isDeployable(m, ctx)) {
-        const source = unitSourceModule(ctx, m);
+        const source = unitSourceOf(ctx, m);
         for (const p of m.providers) {
           const c = checkableConstraint(p);
           if (c === null || hasUpperBound(c)) continue;
@@ -51283,6 +49386,7 @@ var rootModuleUnbounded = {
             continue;
           out.push(unbounded(ctx, m, p, c, m.path, ""));
         }
+        out.push(...throughModules(ctx, m));
       } else if (m.unitSourceOf !== void 0) {
         for (const p of m.providers) {
           const c = checkableConstraint(p);
@@ -51310,15 +49414,6 @@ var rootModuleUnbounded = {
     return out;
   }
 };
-function unitSourceModule(ctx, m) {
-  if (m.terragrunt === void 0) return void 0;
-  for (const call2 of m.moduleCalls) {
-    if (call2.name !== "terragrunt" || call2.target === null) continue;
-    const t = ctx.moduleByPath.get(call2.target);
-    if (t?.unitSourceOf?.includes(m.path) === true) return t;
-  }
-  return void 0;
-}
 function unbounded(ctx, m, p, c, lockRoot, whose) {
   const caveat = kindCaveat(m);
   const locked = lockedVersion(ctx, lockRoot, p.source);
@@ -51344,6 +49439,46 @@ function unbounded(ctx, m, p, c, lockRoot, whose) {
     ...suggestion !== null && !caveat.weak ? { fix: fixWith(description, suggestion, requirementEdits(p, suggestion)) } : {},
     note
   };
+}
+function throughModules(ctx, m) {
+  const tree = ctx.roots.find((t) => t.root === m.path);
+  if (tree === void 0) return [];
+  const unitSource2 = unitSourceOf(ctx, m);
+  const out = [];
+  const unresolved = tree.remoteCalls.filter((c) => c.origin === void 0 || c.origin === null);
+  for (const rp of tree.providers) {
+    const c = rp.constraints;
+    if (c === null || c === "" || (rp.unknownContributions?.length ?? 0) > 0 || capsSafely(c)) continue;
+    const declares = (x2) => x2?.providers.some((q) => q.source === rp.source && checkableConstraint(q) !== null) === true;
+    if (declares(m) || declares(unitSource2)) continue;
+    const via = rp.contributions.filter((k) => k.module !== m.path);
+    const judged = (k) => {
+      const x2 = k.remote === void 0 ? ctx.moduleByPath.get(k.module) : void 0;
+      return x2 !== void 0 && (isDeployable(x2, ctx) || x2.unitSourceOf !== void 0);
+    };
+    if (via.length === 0 || via.some(judged)) continue;
+    const named = via.slice(0, 3).map((k) => `${k.module} ("${k.constraints}")`);
+    if (via.length > 3) named.push(`${via.length - 3} more`);
+    const first = via[0];
+    const localName = ctx.moduleByPath.get(first.module)?.providers.find((q) => q.source === rp.source)?.name ?? rp.source.split("/").pop();
+    const callName = first.remote === void 0 ? callPaths(tree, first.module)[0]?.[0] : void 0;
+    const where4 = m.requiredProvidersBlocks[0] ?? (first.remote !== void 0 ? first.location : m.moduleCalls.find((k) => k.name === callName)?.location) ?? null;
+    const caveat = kindCaveat(m);
+    const guess = caveat.weak || unresolved.length > 0;
+    const unresolvedNote = unresolved.length > 0 ? ` (unless remote module${unresolved.length > 1 ? "s" : ""} ${unresolved.slice(0, 3).map((u) => `"${u.name}"`).join(", ")}, which tfguard did not read, bound${unresolved.length > 1 ? "" : "s"} it)` : "";
+    const cap = suggestUpperBound(c)?.split(", ").find((x2) => x2.startsWith("~>")) ?? null;
+    const b = guess ? null : rootBound(ctx, tree, rp, localName, cap);
+    const fixable = b !== null && !("reason" in b);
+    out.push({
+      module: m.path,
+      ...at(where4),
+      message: `root module gets provider "${localName}" (${shortSource(rp.source, tree.engine)}) only through module${via.length > 1 ? "s" : ""} ${named.join(", ")} and bounds it nowhere: the combined constraint "${c}" has no upper bound, so a future (possibly incompatible) major version can be installed on the next init -upgrade` + unresolvedNote + caveat.suffix,
+      ...guess ? { confidence: "low" } : {},
+      ...fixable ? { fix: fixWith(`declare the provider in the root with "${b.bound}"`, b.bound, b.edits) } : {},
+      note: `Declare it in the root's required_providers with a maximum, for example "${cap ?? "~> MAJOR.MINOR"}" (the release line the root runs); shared modules keep their minimums.` + (b !== null && "reason" in b ? ` No fix: ${b.reason}.` : "")
+    });
+  }
+  return out;
 }
 
 // src/rules/shared-module-provider-config.ts
@@ -51388,21 +49523,64 @@ var sharedModuleUpperBound = {
         const caps = upperBounding(c);
         if (caps.length === 0) continue;
         const minimumOnly = suggestMinimumOnly(c);
+        const moved = minimumOnly === null || caveat.weak ? null : boundsMovedUp(ctx, m, p.name, p.source);
         out.push({
           module: m.path,
           ...at(p.constraintLocation ?? p.declared),
           message: `shared module caps provider ${describeProvider(p)} with "${c}"${constraintOrigin(p)} (upper bound: ${caps.map(formatConstraint).join(", ")}); a reusable module should declare only a minimum version` + caveat.suffix,
           ...caveat.weak ? { confidence: "low" } : {},
           ...minimumOnly !== null && !caveat.weak ? {
-            fix: fixWith("keep only the minimum version", minimumOnly, requirementEdits(p, minimumOnly))
+            fix: fixWith(
+              moved?.edits.length ? `keep only the minimum version; bound it in ${moved.roots.join(", ")}` : "keep only the minimum version",
+              minimumOnly,
+              moved === null || moved.blocked.length > 0 ? void 0 : withRootEdits(requirementEdits(p, minimumOnly), moved.edits)
+            )
           } : {},
-          note: minimumOnly !== null ? "Document known incompatibilities with newer versions instead, and let the root module set the maximum." : 'Declare the oldest version the module is known to work with as ">= X.Y", and let the root module set the maximum.'
+          note: (minimumOnly !== null ? "Document known incompatibilities with newer versions instead, and let the root module set the maximum." : 'Declare the oldest version the module is known to work with as ">= X.Y", and let the root module set the maximum.') + (moved === null ? "" : moved.note)
         });
       }
     }
     return out;
   }
 };
+function withRootEdits(shared3, roots) {
+  return shared3 === void 0 ? void 0 : [...shared3, ...roots];
+}
+function boundsMovedUp(ctx, m, localName, source) {
+  const trees = rootTreesWith(ctx, m.path);
+  if (trees.length === 0) {
+    return {
+      edits: [],
+      roots: [],
+      blocked: [],
+      note: " No root module in the archive uses this module: the roots that call it from elsewhere must bound the provider in their own required_providers (root-module-unbounded reports one that does not)."
+    };
+  }
+  const edits = [];
+  const roots = [];
+  const blocked = [];
+  for (const t of trees) {
+    const rp = t.providers.find((x2) => x2.source === source);
+    if (rp === void 0 || rp.constraints === null || boundedWithoutSharedCaps(ctx, rp)) continue;
+    const caps = [
+      ...new Set(
+        rp.contributions.map((k) => removableCap(ctx, k.module, source)).filter((c) => c !== null)
+      )
+    ].sort();
+    const b = rootBound(ctx, t, rp, localName, caps.length === 0 ? null : caps.join(", "));
+    if ("reason" in b) blocked.push(`root "${t.root}" would lose its bound (${b.reason})`);
+    else {
+      const where4 = `"${b.module}" (${b.bound})`;
+      if (!roots.includes(where4)) roots.push(where4);
+      for (const e of b.edits) if (!edits.some((x2) => sameEdit(x2, e))) edits.push(e);
+    }
+  }
+  const note = blocked.length > 0 ? ` No fix: without the cap, ${blocked.join("; ")}; bound the provider there first.` : roots.length > 0 ? ` The fix moves the bound to the root module${roots.length > 1 ? "s" : ""} ${roots.join(", ")}.` : "";
+  return { edits, roots, blocked, note };
+}
+function sameEdit(a, b) {
+  return a.range.file === b.range.file && a.range.start.byte === b.range.start.byte && a.range.end.byte === b.range.end.byte && a.text === b.text;
+}
 
 // src/rules/stack-legacy-file.ts
 var stackLegacyFile = {
@@ -51695,7 +49873,7 @@ var terragruntUnresolved = {
       module: d.module,
       ...at(d.location),
       message: `Terragrunt ${d.what} could not be resolved statically: ${d.reasons.join("; ")}` + (d.partial ? "; the unit may need providers tfguard cannot see, so lock entries they may explain are not called stale" : ""),
-      note: d.partial ? "tfguard never runs Terragrunt, run_cmd or a shell. Write the value as a literal, a local, or a path from get_repo_root()/find_in_parent_folders(), or accept that this part is unchecked." : "tfguard checks what the archive holds; run Terragrunt to generate the rest and scan that if it must be checked too."
+      note: d.partial ? "tfguard never runs Terragrunt, run_cmd or a shell. Write the value as a literal, a local, or a path from get_repo_root()/find_in_parent_folders(), or accept that this part is unchecked." : `tfguard checks what the ${inputNoun(ctx)} holds; run Terragrunt to generate the rest and scan that if it must be checked too.`
     }));
   }
 };
@@ -51746,7 +49924,7 @@ function unitSource(ctx, m) {
 }
 
 // src/rules/context.ts
-function ruleContext(loaded, config2, lock, annotations, sources) {
+function ruleContext(loaded, config2, lock, annotations, sources, input) {
   const byPath = new Map(loaded.modules.map((m) => [m.path, m]));
   const modules = loaded.modules.filter((m) => m.kind !== "fragment" && m.installedCopy === void 0);
   return {
@@ -51767,7 +49945,8 @@ function ruleContext(loaded, config2, lock, annotations, sources) {
     engine: loaded.engine,
     ...lock === void 0 ? {} : { lock },
     ...annotations === void 0 ? {} : { annotations },
-    ...sources === void 0 ? {} : { sources }
+    ...sources === void 0 ? {} : { sources },
+    ...input === void 0 ? {} : { input }
   };
 }
 
@@ -52400,7 +50579,7 @@ function overlaps(a, b) {
   const [as, ae, bs, be] = [a.range.start.byte, a.range.end.byte, b.range.start.byte, b.range.end.byte];
   return as < be && bs < ae ? true : as === bs && (as === ae || bs === be);
 }
-function sameEdit(a, b) {
+function sameEdit2(a, b) {
   return a.range.file === b.range.file && a.range.start.byte === b.range.start.byte && a.range.end.byte === b.range.end.byte && a.text === b.text;
 }
 function planFixes(findings, rules, rewrites, place) {
@@ -52432,7 +50611,7 @@ function planFixes(findings, rules, rewrites, place) {
     }
     const given = f.fix?.edits;
     if (given === void 0 || given.length === 0) {
-      const reason2 = f.confidence === "low" ? "the module kind is a guess, so no fix is applied" : f.fix !== void 0 ? "the fix cannot be applied mechanically here" : "no mechanical fix";
+      const reason2 = f.confidence === "low" ? f.message.includes("tfguard's guess") ? "the module kind is a guess, so no fix is applied" : "the finding rests on what tfguard could not read, so no fix is applied" : f.fix !== void 0 ? "the fix cannot be applied mechanically here" : "no mechanical fix";
       remaining.push({ finding: f, reason: reason2 });
       continue;
     }
@@ -52443,7 +50622,7 @@ function planFixes(findings, rules, rewrites, place) {
     }
     const edits = placed.edits;
     const planned = [...files.values()].flat();
-    const fresh = edits.filter((e) => !planned.some((p) => sameEdit(e, p)));
+    const fresh = edits.filter((e) => !planned.some((p) => sameEdit2(e, p)));
     const clash = fresh.some((e) => planned.some((p) => overlaps(e, p)));
     if (clash) {
       remaining.push({ finding: f, reason: "its edit overlaps another fix; run fix again", deferred: true });
@@ -53218,7 +51397,7 @@ function verdict(report, failOn) {
 
 // src/scan/index.ts
 var import_node_crypto12 = require("node:crypto");
-var import_node_fs5 = require("node:fs");
+var import_node_fs6 = require("node:fs");
 
 // src/scan/cache.ts
 var import_node_crypto10 = require("node:crypto");
@@ -53291,8 +51470,8 @@ var RangeReader = class {
     return this.at === this.n.length;
   }
   /** True when `count` more numbers are left. */
-  has(count) {
-    return this.at + count <= this.n.length;
+  has(count2) {
+    return this.at + count2 <= this.n.length;
   }
   /** A full range: line, column, byte of its start and end. */
   range() {
@@ -53325,13 +51504,13 @@ var RangeReader = class {
   /** An attribute's `range` and `valueRange` (6 or 12 numbers after their count). */
   attribute(line, endLine) {
     if (!this.has(1)) return null;
-    const count = this.n[this.at++];
-    if (count === 12) {
+    const count2 = this.n[this.at++];
+    if (count2 === 12) {
       const r = this.range();
       const v2 = r === null ? null : this.range();
       return r === null || v2 === null ? null : [r, v2];
     }
-    if (count !== 6) return null;
+    if (count2 !== 6) return null;
     const s = this.position(line);
     const e = s === null ? null : this.position(endLine);
     const v = e === null ? null : this.position(line);
@@ -53344,9 +51523,9 @@ var RangeReader = class {
   /** A block's `range` (4 or 6 numbers after their count). */
   block(line, endLine) {
     if (!this.has(1)) return null;
-    const count = this.n[this.at++];
-    if (count === 6) return this.range();
-    if (count !== 4) return null;
+    const count2 = this.n[this.at++];
+    if (count2 === 6) return this.range();
+    if (count2 !== 4) return null;
     const s = this.position(line);
     const e = s === null ? null : this.position(endLine);
     if (s === null || e === null || e.byte < s.byte) return null;
@@ -53847,35 +52026,12 @@ function mergeConfig(base, layers) {
 }
 
 // src/scan/deadline.ts
-var TimeLimitReached = class extends Error {
-  name = "TimeLimitReached";
-};
-var timeLimits = /* @__PURE__ */ new WeakMap();
-function timeLimit(ms, description) {
-  if (typeof ms !== "number" || Number.isNaN(ms))
-    throw new RangeError(`time limit must be a number, got ${ms}`);
-  const controller = new AbortController();
-  const wait = Math.max(0, ms);
-  const at2 = Date.now() + wait;
-  const abort = () => {
-    if (!controller.signal.aborted) controller.abort(new TimeLimitReached(description));
-  };
-  timeLimits.set(controller.signal, { at: at2, abort });
-  if (wait === 0) {
-    abort();
-    return { signal: controller.signal, at: at2, dispose: () => void 0 };
-  }
-  const timer = setTimeout(abort, Math.min(wait, 2 ** 31 - 1));
-  timer.unref();
-  return { signal: controller.signal, at: at2, dispose: () => clearTimeout(timer) };
-}
-function duration(ms) {
-  return ms < 1e3 ? `${Math.round(ms)} ms` : `${(ms / 1e3).toFixed(1)} s`;
-}
 var ScanDeadline = class {
-  /** Fires when either source does; undefined when the scan has no deadline. */
+  /** Fires when either source does; undefined when the scan has no deadline. Pollable
+   * (`expired`/`checkpoint` of src/util/deadline.ts poll both sources). */
   signal;
-  started = Date.now();
+  clock;
+  started;
   controller = new AbortController();
   sources = [];
   cleanups = [];
@@ -53885,12 +52041,14 @@ var ScanDeadline = class {
   parsing = /* @__PURE__ */ new Set();
   lastParsed = null;
   constructor(options2) {
+    this.clock = options2.clock ?? systemClock;
+    this.started = this.clock.now();
     if (options2.timeoutMs !== void 0) {
       const ms = options2.timeoutMs;
       if (typeof ms !== "number" || !(ms > 0)) {
         throw new RangeError(`ScanOptions.timeoutMs must be a positive number, got ${String(ms)}`);
       }
-      const own = timeLimit(ms, `the scan time limit is ${duration(ms)}`);
+      const own = timeLimit(ms, `the scan time limit is ${duration(ms)}`, this.clock);
       this.cleanups.push(() => own.dispose());
       this.sources.push(own.signal);
     }
@@ -53905,6 +52063,10 @@ var ScanDeadline = class {
         this.cleanups.push(() => source.removeEventListener("abort", forward));
       }
     }
+    pollable(this.controller.signal, () => {
+      for (const source of this.sources) if (expired(source)) break;
+    });
+    deriveInstant(this.controller.signal, this.sources);
     this.signal = this.sources.length > 0 ? this.controller.signal : void 0;
     this.expired = new Promise((_, reject) => {
       const fire = () => reject(this.controller.signal.reason);
@@ -53915,27 +52077,14 @@ var ScanDeadline = class {
   }
   /** True once the deadline passed (also noticing a `timeLimit` whose timer could not run yet). */
   get aborted() {
-    if (this.signal === void 0) return false;
-    if (!this.controller.signal.aborted) {
-      const now = Date.now();
-      for (const source of this.sources) {
-        const limit = timeLimits.get(source);
-        if (limit !== void 0 && now >= limit.at) limit.abort();
-      }
-    }
-    return this.controller.signal.aborted;
+    return this.signal !== void 0 && expired(this.controller.signal);
   }
   /**
    * Milliseconds until the deadline, when it is known (every `timeLimit` signal and the scan's own
    * `timeoutMs` are; a plain `AbortSignal` is not); undefined when no known limit applies.
    */
   remainingMs() {
-    let at2;
-    for (const source of this.sources) {
-      const limit = timeLimits.get(source);
-      if (limit !== void 0) at2 = at2 === void 0 ? limit.at : Math.min(at2, limit.at);
-    }
-    return at2 === void 0 ? void 0 : Math.max(0, at2 - Date.now());
+    return remainingMs(this.signal);
   }
   /** Throws the scan-timeout error when the deadline passed. */
   check() {
@@ -53987,7 +52136,7 @@ var ScanDeadline = class {
       where4 = `${PARSING} (after "${displayName(this.lastParsed)}")`;
     return new InputError(
       "scan-timeout",
-      `scan timed out after ${duration(Date.now() - this.started)} while ${where4}: ${why}`,
+      `scan timed out after ${duration(this.clock.now() - this.started)} while ${where4}: ${why}`,
       { ...entry !== void 0 ? { entry: displayName(entry) } : {}, cause: reason }
     );
   }
@@ -53998,9 +52147,9 @@ var ScanDeadline = class {
 var PARSING = "parsing the configuration files";
 var REGISTRY_RESERVE_SHARE = 0.1;
 var REGISTRY_RESERVE_MIN_MS = 1e3;
-function registryBudgetMs(remainingMs) {
-  const reserve = Math.max(REGISTRY_RESERVE_MIN_MS, remainingMs * REGISTRY_RESERVE_SHARE);
-  return Math.max(0, Math.floor(remainingMs - reserve));
+function registryBudgetMs(remainingMs2) {
+  const reserve = Math.max(REGISTRY_RESERVE_MIN_MS, remainingMs2 * REGISTRY_RESERVE_SHARE);
+  return Math.max(0, Math.floor(remainingMs2 - reserve));
 }
 async function withDeadline(options2, work) {
   const deadline = new ScanDeadline(options2);
@@ -54020,6 +52169,90 @@ async function withDeadline(options2, work) {
 
 // src/scan/fix.ts
 var import_node_crypto11 = require("node:crypto");
+
+// src/scan/subtree.ts
+var import_node_fs5 = require("node:fs");
+var nodePath4 = __toESM(require("node:path"));
+async function exists(file) {
+  return import_node_fs5.promises.lstat(file).then(
+    () => true,
+    () => false
+  );
+}
+function ancestors(dir) {
+  const out = [dir];
+  for (let d = dir; nodePath4.dirname(d) !== d; d = nodePath4.dirname(d)) out.push(nodePath4.dirname(d));
+  return out;
+}
+async function locateRepository(dir) {
+  const start = await import_node_fs5.promises.realpath(dir);
+  const chain = ancestors(start);
+  let root;
+  let reason = "directory";
+  for (const d of chain) {
+    if (await exists(nodePath4.join(d, ".git"))) {
+      root = d;
+      reason = "git";
+      break;
+    }
+  }
+  if (root === void 0) {
+    for (const d of chain) {
+      if (await exists(nodePath4.join(d, CONFIG_FILE_NAME))) {
+        root = d;
+        reason = "config";
+        break;
+      }
+    }
+  }
+  if (root === void 0 || root === start) return { root: dir, subtree: null, reason };
+  return { root, subtree: nodePath4.relative(root, start).split(nodePath4.sep).join("/"), reason };
+}
+function restrictReport(report, subtree) {
+  const inside = (path5) => insideSubtree(path5, subtree);
+  const findings = report.findings.filter((f) => inside(f.file ?? f.module));
+  const modules = report.modules.filter((m) => inside(m.path));
+  const roots = report.roots.filter((r) => inside(r.path));
+  return {
+    ...report,
+    modules,
+    roots,
+    findings,
+    summary: summarize(findings, modules.length, roots.filter((r) => r.kind === "root").length)
+  };
+}
+var MAX_ROUNDS = 8;
+async function scanSubtree(root, subtree, options2, scan) {
+  const { report } = await subtreeDirectories(root, subtree, options2, scan);
+  return restrictReport(report, subtree);
+}
+function insideSubtree(path5, subtree) {
+  return path5 === subtree || path5.startsWith(`${subtree}/`);
+}
+async function subtreeDirectories(root, subtree, options2, scan) {
+  const directories = [subtree];
+  const covered = (dir) => directories.some((d) => dir === d || dir.startsWith(`${d}/`));
+  let report = await scan(root, { ...options2, directories });
+  for (let round = 1; round < MAX_ROUNDS; round++) {
+    const wanted = /* @__PURE__ */ new Set();
+    for (const m of report.modules) {
+      for (const call2 of m.moduleCalls) {
+        if (call2.target !== null && call2.target !== "" && !covered(call2.target)) wanted.add(call2.target);
+      }
+      const unit = m.terragrunt?.source;
+      if (unit !== void 0 && unit !== null && /^\.\.?\//.test(unit)) {
+        const target = nodePath4.posix.normalize(nodePath4.posix.join(m.path, unit.split("//")[0] ?? ""));
+        if (!target.startsWith("..") && !covered(target)) wanted.add(target);
+      }
+    }
+    if (wanted.size === 0) break;
+    directories.push(...wanted);
+    report = await scan(root, { ...options2, directories: [...directories] });
+  }
+  return { directories, report };
+}
+
+// src/scan/fix.ts
 var MAX_PASSES = 4;
 function withFiles(archive, changed) {
   const files = new Map(archive.files);
@@ -54062,7 +52295,9 @@ function linkedBytes(archive, file) {
   return void 0;
 }
 async function fixArchive(archive, options2 = {}) {
-  const { rules, lockRegistry, ...scanOptions } = options2;
+  const { rules, lockRegistry, within, ...scanOptions } = options2;
+  const inside = (path5) => within === void 0 || insideSubtree(path5, within);
+  const inScope = (f) => inside(f.file ?? f.module) && (f.fix?.edits ?? []).every((e) => inside(e.range.file));
   const lockFixes = rules === void 0 || [...rules].some((r) => LOCK_FIX_RULES.has(r));
   let analysed = null;
   const scan = (a) => scanArchive2(a, {
@@ -54092,8 +52327,8 @@ async function fixArchive(archive, options2 = {}) {
   for (let pass = 1; pass <= MAX_PASSES; pass++) {
     const seen = analysed;
     const lockPlan = lockFixes && seen !== null ? await planLockFixes({
-      findings: last.findings,
-      roots: last.roots,
+      findings: last.findings.filter(inScope),
+      roots: last.roots.filter((r) => inside(r.path)),
       lock: seen.lock,
       platforms: seen.config.platforms.length > 0 ? seen.config.platforms : [currentPlatform()],
       ...rules === void 0 ? {} : { rules },
@@ -54108,15 +52343,18 @@ async function fixArchive(archive, options2 = {}) {
       editedVia
     );
     placer.prepare(
-      last.findings.filter((f) => f.suppressed === void 0 && (rules === void 0 || rules.has(f.ruleId))).map((f) => f.fix?.edits ?? [])
+      last.findings.filter(inScope).filter((f) => f.suppressed === void 0 && (rules === void 0 || rules.has(f.ruleId))).map((f) => f.fix?.edits ?? [])
     );
-    const plan = planFixes(last.findings, rules, lockPlan, (edits) => placer.place(edits));
+    const plan = planFixes(last.findings.filter(inScope), rules, lockPlan, (edits) => placer.place(edits));
     skipped = plan.remaining;
     if (plan.files.size === 0) break;
     let configChanged = false;
     for (const [path5, edits] of plan.files) {
-      const isNew = plan.created.has(path5) && !current.has(path5) && !archive.files.has(path5);
-      const before = current.get(path5) ?? archive.files.get(path5) ?? linkedBytes(archive, path5) ?? (isNew ? Buffer.alloc(0) : void 0);
+      if (!inside(path5)) throw new Error(`fix: ${path5} is outside ${within ?? "."}, which the fix may edit`);
+      const held = current.get(path5) ?? archive.files.get(path5) ?? linkedBytes(archive, path5);
+      const creates = plan.created.has(path5) || edits.every((e) => e.range.end.byte === 0);
+      const isNew = held === void 0 && creates;
+      const before = held ?? (isNew ? Buffer.alloc(0) : void 0);
       if (before === void 0) throw new Error(`fix: ${path5} is not among the scanned files`);
       if (!originals.has(path5)) {
         originals.set(path5, before);
@@ -54176,7 +52414,11 @@ function fixPatch(changes) {
   return notes.join("") + patch;
 }
 async function fixPath(path5, options2 = {}) {
-  const archive = await readInput(path5, { limits: options2.limits, shouldLoad });
+  const archive = await readInput(path5, {
+    limits: options2.limits,
+    shouldLoad,
+    ...options2.directories !== void 0 ? { directories: options2.directories } : {}
+  });
   return fixArchive(archive, options2);
 }
 async function fixBytes(name, bytes2, options2 = {}) {
@@ -54227,7 +52469,7 @@ var hcl2jsonVersion = null;
 function cacheFingerprint() {
   if (hcl2jsonVersion === null) {
     try {
-      const pkg = JSON.parse((0, import_node_fs5.readFileSync)(hcl2jsonPackageJson(), "utf8"));
+      const pkg = JSON.parse((0, import_node_fs6.readFileSync)(hcl2jsonPackageJson(), "utf8"));
       hcl2jsonVersion = String(pkg.version);
     } catch {
       hcl2jsonVersion = "unknown";
@@ -54271,7 +52513,8 @@ async function resolveRemote(loaded, archive, config2, parser, read, options2, d
     const ms = Math.floor(registryBudgetMs(remaining) * (config2.registry ? 0.5 : 1));
     budget = timeLimit(
       ms,
-      `remote module resolution's time budget of ${duration(ms)} ran out (the scan's deadline left ${duration(remaining)})`
+      `remote module resolution's time budget of ${duration(ms)} ran out (the scan's deadline left ${duration(remaining)})`,
+      options2.clock
     );
   }
   const cache = options2.remoteModuleCache ?? options2.store;
@@ -54293,7 +52536,7 @@ async function resolveRemote(loaded, archive, config2, parser, read, options2, d
         readConfigFile: read,
         signal: deadline.signal,
         network,
-        offlineReason: options2.remoteModulesOffReason ?? OFFLINE_REASON,
+        offlineReason: options2.remoteModulesOffReason ?? offlineReason(archive),
         ...options2.limits !== void 0 ? { limits: options2.limits } : {}
       })
     );
@@ -54304,6 +52547,9 @@ async function resolveRemote(loaded, archive, config2, parser, read, options2, d
   } finally {
     budget?.dispose();
   }
+}
+function offlineReason(archive) {
+  return `remote modules are fetched only with --remote-modules, and the ${inputKind(archive)} has no installed copy (.terraform/modules)`;
 }
 async function scanArchive2(archive, options2 = {}) {
   return withDeadline(options2, (deadline) => scanLoaded(archive, options2, deadline));
@@ -54359,7 +52605,8 @@ async function scanLoaded(archive, options2, deadline) {
     const ms = registryBudgetMs(remaining);
     budget = timeLimit(
       ms,
-      `the registry check's time budget of ${duration(ms)} ran out (the scan's deadline left ${duration(remaining)}, ${duration(remaining - ms)} of it kept for the rules and the report)`
+      `the registry check's time budget of ${duration(ms)} ran out (the scan's deadline left ${duration(remaining)}, ${duration(remaining - ms)} of it kept for the rules and the report)`,
+      options2.clock
     );
   }
   const registry = config2.registry ? new RegistryClient({
@@ -54391,7 +52638,7 @@ async function scanLoaded(archive, options2, deadline) {
   deadline.enter("reading inline annotations");
   const annotations = readAnnotations(annotatedFiles(archive, loaded.modules, lock), KNOWN_RULES);
   deadline.enter("running the rules");
-  const ctx = ruleContext(loaded, config2, lock, annotations, archive.files);
+  const ctx = ruleContext(loaded, config2, lock, annotations, archive.files, inputKind(archive));
   const findings = runRules(ctx);
   deadline.enter("building the report");
   return buildReport({
@@ -54425,81 +52672,6 @@ async function scanPath(path5, options2 = {}) {
     );
     return scanLoaded(archive, options2, deadline);
   });
-}
-
-// src/scan/subtree.ts
-var import_node_fs6 = require("node:fs");
-var nodePath4 = __toESM(require("node:path"));
-async function exists(file) {
-  return import_node_fs6.promises.lstat(file).then(
-    () => true,
-    () => false
-  );
-}
-function ancestors(dir) {
-  const out = [dir];
-  for (let d = dir; nodePath4.dirname(d) !== d; d = nodePath4.dirname(d)) out.push(nodePath4.dirname(d));
-  return out;
-}
-async function locateRepository(dir) {
-  const start = await import_node_fs6.promises.realpath(dir);
-  const chain = ancestors(start);
-  let root;
-  let reason = "directory";
-  for (const d of chain) {
-    if (await exists(nodePath4.join(d, ".git"))) {
-      root = d;
-      reason = "git";
-      break;
-    }
-  }
-  if (root === void 0) {
-    for (const d of chain) {
-      if (await exists(nodePath4.join(d, CONFIG_FILE_NAME))) {
-        root = d;
-        reason = "config";
-        break;
-      }
-    }
-  }
-  if (root === void 0 || root === start) return { root: dir, subtree: null, reason };
-  return { root, subtree: nodePath4.relative(root, start).split(nodePath4.sep).join("/"), reason };
-}
-function restrictReport(report, subtree) {
-  const inside = (path5) => path5 === subtree || path5.startsWith(`${subtree}/`);
-  const findings = report.findings.filter((f) => inside(f.file ?? f.module));
-  const modules = report.modules.filter((m) => inside(m.path));
-  const roots = report.roots.filter((r) => inside(r.path));
-  return {
-    ...report,
-    modules,
-    roots,
-    findings,
-    summary: summarize(findings, modules.length, roots.filter((r) => r.kind === "root").length)
-  };
-}
-var MAX_ROUNDS = 8;
-async function scanSubtree(root, subtree, options2, scan) {
-  const directories = [subtree];
-  const covered = (dir) => directories.some((d) => dir === d || dir.startsWith(`${d}/`));
-  let report = await scan(root, { ...options2, directories });
-  for (let round = 1; round < MAX_ROUNDS; round++) {
-    const wanted = /* @__PURE__ */ new Set();
-    for (const m of report.modules) {
-      for (const call2 of m.moduleCalls) {
-        if (call2.target !== null && call2.target !== "" && !covered(call2.target)) wanted.add(call2.target);
-      }
-      const unit = m.terragrunt?.source;
-      if (unit !== void 0 && unit !== null && /^\.\.?\//.test(unit)) {
-        const target = nodePath4.posix.normalize(nodePath4.posix.join(m.path, unit.split("//")[0] ?? ""));
-        if (!target.startsWith("..") && !covered(target)) wanted.add(target);
-      }
-    }
-    if (wanted.size === 0) break;
-    directories.push(...wanted);
-    report = await scan(root, { ...options2, directories: [...directories] });
-  }
-  return restrictReport(report, subtree);
 }
 
 // src/service/keys.ts
@@ -54890,6 +53062,11 @@ async function storeReport(ctx, scanId, repository, report, uploadedBy = null, p
   return keys;
 }
 
+// src/util/words.ts
+function count(n, one2, many = `${one2}s`) {
+  return `${n} ${n === 1 ? one2 : many}`;
+}
+
 // src/service/deadline.ts
 function deadlinePassed(what) {
   return new InputError(
@@ -54908,7 +53085,6 @@ var PENDING_GRACE_MS = 60 * 60 * 1e3;
 var import_node_crypto14 = require("node:crypto");
 
 // src/service/summary.ts
-var semver = __toESM(require_semver2());
 var TOP_VIOLATIONS = 10;
 function findingRef(f) {
   return { ruleId: f.ruleId, severity: f.severity, module: f.module, file: f.file, message: f.message };
@@ -54939,10 +53115,17 @@ function countFindings(findings) {
   }
   return counts;
 }
+function terraformVersion(s) {
+  try {
+    return parseVersion(s);
+  } catch {
+    return null;
+  }
+}
 function compareVersions2(a, b) {
-  const va = semver.valid(a);
-  const vb = semver.valid(b);
-  if (va && vb) return semver.rcompare(va, vb);
+  const va = terraformVersion(a);
+  const vb = terraformVersion(b);
+  if (va && vb) return compareVersions(vb, va) || compareKeys(a, b);
   if (va) return -1;
   if (vb) return 1;
   return compareKeys(a, b);
@@ -55040,9 +53223,9 @@ function buildSummary(run, entries) {
         byVersion.set(version, [...byVersion.get(version) ?? [], entry.repository]);
       providers.set(source, byVersion);
     }
-    for (const [ruleId, { severity, count }] of Object.entries(entry.rules)) {
+    for (const [ruleId, { severity, count: count2 }] of Object.entries(entry.rules)) {
       const tally = rules.get(ruleId) ?? { ruleId, severity, findings: 0, repositories: 0 };
-      tally.findings += count;
+      tally.findings += count2;
       tally.repositories += 1;
       if (SEVERITIES.indexOf(severity) < SEVERITIES.indexOf(tally.severity)) tally.severity = severity;
       rules.set(ruleId, tally);
@@ -55088,7 +53271,7 @@ function renderSummaryMarkdown(summary) {
   );
   lines.push("");
   lines.push(
-    `${t.repositories} repositories: ${t.scanned} scanned, ${t.rejected} rejected, ${t.missing} missing, ${t.failed} failed. Findings: ${t.findings.error} errors, ${t.findings.warning} warnings, ${t.findings.notice} notices; ${t.new} new, ${t.fixed} fixed since the previous audit.`
+    `${count(t.repositories, "repository", "repositories")}: ${t.scanned} scanned, ${t.rejected} rejected, ${t.missing} missing, ${t.failed} failed. Findings: ${count(t.findings.error, "error")}, ${count(t.findings.warning, "warning")}, ${count(t.findings.notice, "notice")}; ${t.new} new, ${t.fixed} fixed since the previous audit.`
   );
   lines.push("");
   lines.push("## Most common violations");
@@ -55647,7 +53830,7 @@ function evidenceComment(m) {
   const reason = m.kindReason.replace(/\s+/g, " ");
   return m.kindEvidence === "weak" ? `# GUESS, confirm or move: ${reason}` : `# ${reason}`;
 }
-function entryLines(list, indent) {
+function entryLines2(list, indent) {
   let out = "";
   let last = null;
   for (const m of list) {
@@ -55685,7 +53868,7 @@ async function initConfigText(existing, modules, parser) {
       text3 += `
 ${KIND_HEADERS[kind]}
 ${key2} = [
-${entryLines(list, "  ")}]
+${entryLines2(list, "  ")}]
 `;
     }
   } else {
@@ -55717,7 +53900,7 @@ function addToExisting(existing, byKind) {
       appended += `
 ${KIND_HEADERS[kind]}
 ${key2} = [
-${entryLines(list, "  ")}]
+${entryLines2(list, "  ")}]
 `;
       continue;
     }
@@ -55737,10 +53920,10 @@ ${entryLines(list, "  ")}]
     const lineStart = existing.lastIndexOf("\n", close - 1) + 1;
     const before = existing.slice(lineStart, close);
     if (/^[ \t]*$/.test(before)) {
-      edits.push({ at: lineStart, text: entryLines(list, `${before}  `) });
+      edits.push({ at: lineStart, text: entryLines2(list, `${before}  `) });
     } else {
       edits.push({ at: close, text: `
-${entryLines(list, "  ")}` });
+${entryLines2(list, "  ")}` });
     }
   }
   let text3 = existing;
@@ -56197,14 +54380,36 @@ async function fixCommand(args, io) {
     ...values.registry ? { registry: true } : {}
   };
   const dryRun = values["dry-run"] === true;
-  const outcome = await fixPath(dir, {
+  const repo = await locateRepository(dir);
+  const subtree = repo.subtree;
+  const top = subtree === null ? dir : repo.root;
+  const scope = subtree === null ? {} : {
+    within: subtree,
+    directories: (await subtreeDirectories(repo.root, subtree, options2, scanPath)).directories
+  };
+  const outcome = await fixPath(top, {
     ...options2,
+    ...scope,
     ...rules !== void 0 ? { rules } : {},
     lockRegistry: (config2) => config2.registry ? lockFixRegistry(config2) : null
   });
-  const { report, changes, fixed } = outcome;
+  const inScope = (f) => subtree === null || insideSubtree(f.file ?? f.module, subtree);
+  const { changes, fixed } = outcome;
+  const report = { ...outcome.report, findings: outcome.report.findings.filter(inScope) };
   const say = (text3) => (dryRun ? io.stderr : io.stdout)(ciSafeLines(text3));
-  const onDisk = (file) => path4.join(dir, ...file.split("/"));
+  const onDisk = (file) => path4.join(top, ...file.split("/"));
+  if (subtree !== null) {
+    say(`tfguard fix: ${dir} is ${subtree} of the repository at ${repo.root}; paths are from there
+`);
+    const outside2 = outcome.report.findings.filter(
+      (f) => !inScope(f) && f.suppressed === void 0 && f.fix?.edits !== void 0
+    );
+    if (outside2.length > 0)
+      say(
+        `tfguard fix: not edited: ${count(outside2.length, "fixable finding")} outside ${subtree} (in modules it calls); run tfguard fix on the directory that holds them
+`
+      );
+  }
   if (dryRun) {
     io.stdout(fixPatch(changes));
     for (const l of fixPatchParts(changes).leftOut)
@@ -56216,18 +54421,18 @@ async function fixCommand(args, io) {
       else await replaceFile(onDisk(c.path), c.after);
     }
   const verb = dryRun ? "would fix" : "fixed";
-  say(`tfguard fix: ${verb} ${fixed.length} finding(s) in ${changes.length} file(s)
+  say(`tfguard fix: ${verb} ${count(fixed.length, "finding")} in ${count(changes.length, "file")}
 `);
   for (const f of fixed) say(`  ${where3(f)}  ${f.ruleId}: ${visible(outcome.descriptions.get(f) ?? "")}
 `);
   const fixedKeys = new Set(fixed.map((f) => `${f.ruleId}\0${where3(f)}`));
-  const remaining = dryRun ? (outcome.after ?? report).findings.filter((f) => !fixedKeys.has(`${f.ruleId}\0${where3(f)}`)) : (await scanPath(dir, options2)).findings;
+  const remaining = dryRun ? (outcome.after ?? report).findings.filter((f) => !fixedKeys.has(`${f.ruleId}\0${where3(f)}`)) : subtree === null ? (await scanPath(dir, options2)).findings : (await scanSubtree(repo.root, subtree, options2, scanPath)).findings;
   const open = remaining.filter(
-    (f) => f.suppressed === void 0 && (rules === void 0 || rules.has(f.ruleId))
+    (f) => f.suppressed === void 0 && inScope(f) && (rules === void 0 || rules.has(f.ruleId))
   );
   const reasons = new Map(outcome.skipped.map((r) => [`${r.finding.ruleId}\0${where3(r.finding)}`, r.reason]));
   if (open.length > 0) {
-    say(`still needs a person: ${open.length} finding(s)
+    say(`still needs a person: ${count(open.length, "finding")}
 `);
     for (const f of open) {
       const reason = reasons.get(`${f.ruleId}\0${where3(f)}`) ?? "no mechanical fix";
@@ -56237,7 +54442,7 @@ async function fixCommand(args, io) {
 `);
     }
   }
-  const judged = rules === void 0 ? remaining : remaining.filter((f) => rules.has(f.ruleId));
+  const judged = remaining.filter((f) => inScope(f) && (rules === void 0 || rules.has(f.ruleId)));
   return verdict({ ...report, findings: judged }, failOn) === "fail" ? EXIT_FINDINGS : EXIT_OK;
 }
 var ARCHIVE_SUFFIXES2 = [".tar.gz", ".tgz", ".tar", ".zip"];

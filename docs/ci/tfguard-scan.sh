@@ -233,6 +233,7 @@ if [ "$fix" = true ]; then
   fi
 fi
 
-jq -r '(.summary // .report.summary) as $s
-  | "tfguard: \($s.error) errors, \($s.warning) warnings, \($s.notice) notices; verdict \(.verdict) (fail on \(.failOn)), scan \(.scanId)"' tfguard.json
+jq -r 'def count($n; $word): "\($n) \($word)\(if $n == 1 then "" else "s" end)";
+  (.summary // .report.summary) as $s
+  | "tfguard: \(count($s.error; "error")), \(count($s.warning; "warning")), \(count($s.notice; "notice")); verdict \(.verdict) (fail on \(.failOn)), scan \(.scanId)"' tfguard.json
 [ "$verdict" = pass ] || exit 1

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as nodePath from 'node:path';
 import { InputError } from '../errors';
-import type { ArchiveLimits } from '../model';
+import type { ArchiveLimits, InputKind } from '../model';
 import type { LoadedArchive } from './types';
 import { ArchiveBuilder } from './builder';
 import { detectFormat, type ArchiveFormat } from './detect';
@@ -132,6 +132,11 @@ export async function readDirectory(dir: string, options: ReadOptions = {}): Pro
   const name = nodePath.basename(nodePath.resolve(dir));
   const entries = builder.sortedEntries();
   return builder.build(name, directoryListingSha256({ entries }), 'directory');
+}
+
+/** Whether `archive` was read from a directory or an archive file, as messages name it. */
+export function inputKind(archive: Pick<LoadedArchive, 'format'>): InputKind {
+  return archive.format === 'directory' ? 'directory' : 'archive';
 }
 
 /** Read a directory or an archive file from disk. */

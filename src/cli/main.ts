@@ -32,11 +32,12 @@ import type { ScanConfig } from '../model';
 import { RULES } from '../rules';
 import { gitQuotedName } from '../fix';
 import { closeSharedParser, fixPatch, fixPatchParts, fixPath, scanPath } from '../scan';
-import { locateRepository, scanSubtree } from '../scan/subtree';
+import { insideSubtree, locateRepository, scanSubtree, subtreeDirectories } from '../scan/subtree';
 import type { ScanOptions } from '../scan/types';
 import { renderSummaryMarkdown, runLocalAudit } from '../service';
 import type { LocalArchive } from '../service';
 import { LocalObjectStore } from '../storage/local';
+import { count } from '../util/words';
 import { TOOL_VERSION } from '../version';
 import { initCommand } from './init';
 
@@ -567,14 +568,41 @@ async function fixCommand(args: string[], io: CliIo): Promise<number> {
   };
 
   const dryRun = values['dry-run'] === true;
-  const outcome = await fixPath(dir, {
+  // A directory inside a repository (`tfguard fix live/prod`): read from the repository root what
+  // a scan of it reads (as `scan` does, src/scan/subtree.ts), fix only inside it, and name files
+  // (and the patch's paths) from the repository root.
+  const repo = await locateRepository(dir);
+  const subtree = repo.subtree;
+  const top = subtree === null ? dir : repo.root;
+  const scope =
+    subtree === null
+      ? {}
+      : {
+          within: subtree,
+          directories: (await subtreeDirectories(repo.root, subtree, options, scanPath)).directories,
+        };
+  const outcome = await fixPath(top, {
     ...options,
+    ...scope,
     ...(rules !== undefined ? { rules } : {}),
     lockRegistry: (config) => (config.registry ? lockFixRegistry(config) : null),
   });
-  const { report, changes, fixed } = outcome;
+  const inScope = (f: Finding): boolean => subtree === null || insideSubtree(f.file ?? f.module, subtree);
+  const { changes, fixed } = outcome;
+  const report = { ...outcome.report, findings: outcome.report.findings.filter(inScope) };
   const say = (text: string): void => (dryRun ? io.stderr : io.stdout)(ciSafeLines(text));
-  const onDisk = (file: string): string => path.join(dir, ...file.split('/'));
+  const onDisk = (file: string): string => path.join(top, ...file.split('/'));
+  if (subtree !== null) {
+    say(`tfguard fix: ${dir} is ${subtree} of the repository at ${repo.root}; paths are from there\n`);
+    const outside = outcome.report.findings.filter(
+      (f) => !inScope(f) && f.suppressed === undefined && f.fix?.edits !== undefined,
+    );
+    if (outside.length > 0)
+      say(
+        `tfguard fix: not edited: ${count(outside.length, 'fixable finding')} outside ${subtree} ` +
+          `(in modules it calls); run tfguard fix on the directory that holds them\n`,
+      );
+  }
   if (dryRun) {
     io.stdout(fixPatch(changes));
     // The patch names them too, in lines git apply skips: say it where a person reads.
@@ -586,20 +614,22 @@ async function fixCommand(args: string[], io: CliIo): Promise<number> {
       else await replaceFile(onDisk(c.path), c.after);
     }
   const verb = dryRun ? 'would fix' : 'fixed';
-  say(`tfguard fix: ${verb} ${fixed.length} finding(s) in ${changes.length} file(s)\n`);
+  say(`tfguard fix: ${verb} ${count(fixed.length, 'finding')} in ${count(changes.length, 'file')}\n`);
   for (const f of fixed) say(`  ${where(f)}  ${f.ruleId}: ${visible(outcome.descriptions.get(f) ?? '')}\n`);
   // What remains: after a real fix, a fresh scan of the written files says; a dry run assumes the
   // planned fixes apply (to the last scan it made).
   const fixedKeys = new Set(fixed.map((f) => `${f.ruleId}\0${where(f)}`));
   const remaining = dryRun
     ? (outcome.after ?? report).findings.filter((f) => !fixedKeys.has(`${f.ruleId}\0${where(f)}`))
-    : (await scanPath(dir, options)).findings;
+    : subtree === null
+      ? (await scanPath(dir, options)).findings
+      : (await scanSubtree(repo.root, subtree, options, scanPath)).findings;
   const open = remaining.filter(
-    (f) => f.suppressed === undefined && (rules === undefined || rules.has(f.ruleId)),
+    (f) => f.suppressed === undefined && inScope(f) && (rules === undefined || rules.has(f.ruleId)),
   );
   const reasons = new Map(outcome.skipped.map((r) => [`${r.finding.ruleId}\0${where(r.finding)}`, r.reason]));
   if (open.length > 0) {
-    say(`still needs a person: ${open.length} finding(s)\n`);
+    say(`still needs a person: ${count(open.length, 'finding')}\n`);
     for (const f of open) {
       const reason = reasons.get(`${f.ruleId}\0${where(f)}`) ?? 'no mechanical fix';
       say(`  ${where(f)}  ${f.ruleId} (${f.severity}): ${visible(reason)}\n`);
@@ -608,7 +638,7 @@ async function fixCommand(args: string[], io: CliIo): Promise<number> {
     }
   }
   // With --rule, the exit code, like the list, is about those rules.
-  const judged = rules === undefined ? remaining : remaining.filter((f) => rules.has(f.ruleId));
+  const judged = remaining.filter((f) => inScope(f) && (rules === undefined || rules.has(f.ruleId)));
   return verdict({ ...report, findings: judged }, failOn) === 'fail' ? EXIT_FINDINGS : EXIT_OK;
 }
 

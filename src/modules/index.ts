@@ -21,7 +21,7 @@ import type { RepositorySignals } from './repository';
 import { collectModule } from './collect';
 import { assembleConstants, readsConstants } from './constants';
 import type { ConstantScope } from './constants';
-import { basename, compareUtf8, dirname } from '../archive';
+import { basename, compareUtf8, dirname, inputKind } from '../archive';
 import { inToolDirectory, isIgnoredName, selectConfigFiles } from './files';
 import {
   buildRootTree,
@@ -663,7 +663,14 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
   diagnostics.push(...stackNotices(signals));
 
   const callers = localCallers(modules);
-  const decisions = classifyModules({ modules, callers, signals, config, templateFiles });
+  const decisions = classifyModules({
+    modules,
+    callers,
+    signals,
+    config,
+    templateFiles,
+    input: inputKind(archive),
+  });
   for (const m of modules.values()) {
     const from = installedCopies.get(m.path);
     const d: KindDecision =

@@ -1,5 +1,5 @@
 import type { LockAnalysis } from '../lockfile/types';
-import type { Engine, ScanConfig } from '../model';
+import type { Engine, InputKind, ScanConfig } from '../model';
 import type { LoadDiagnostic, ModuleInfo, RootTree } from '../modules';
 import type { Annotation } from './suppress';
 import type { RuleContext } from './types';
@@ -14,7 +14,7 @@ export interface LoadedForRules {
 
 /**
  * The context the rules run in, from the loader's output, the resolved settings and (when the scan
- * ran it) the lock-file analysis, the inline annotations and the files' bytes. The one place that assembles it: the scan and the test harnesses
+ * ran it) the lock-file analysis, the inline annotations, the files' bytes and the input's kind. The one place that assembles it: the scan and the test harnesses
  * that run rule subsets all use it.
  */
 export function ruleContext(
@@ -23,6 +23,7 @@ export function ruleContext(
   lock?: LockAnalysis,
   annotations?: readonly Annotation[],
   sources?: ReadonlyMap<string, Buffer>,
+  input?: InputKind,
 ): RuleContext {
   // Fragments (files copied, linked or templated into other directories) are not modules: no rule
   // judges them on their own.
@@ -48,5 +49,6 @@ export function ruleContext(
     ...(lock === undefined ? {} : { lock }),
     ...(annotations === undefined ? {} : { annotations }),
     ...(sources === undefined ? {} : { sources }),
+    ...(input === undefined ? {} : { input }),
   };
 }

@@ -1,5 +1,5 @@
 import type { RuleFinding } from './types';
-import { at, diagnosticsOf } from './helpers';
+import { at, diagnosticsOf, inputNoun } from './helpers';
 import type { Rule } from './types';
 
 /**
@@ -27,7 +27,7 @@ export const declaredRootMissing: Rule = {
       }
       const what = d.exists
         ? `directory "${d.dir}", which holds no Terraform configuration`
-        : `directory "${d.dir}", which is not in the archive`;
+        : `directory "${d.dir}", which is not in the ${inputNoun(ctx)}`;
       const finding: RuleFinding = {
         module: d.module,
         ...at(d.location),

@@ -10,6 +10,7 @@ import {
   treeHasUnresolvedTerragrunt,
   treeOf,
 } from './lock-helpers';
+import { inputNoun } from './helpers';
 import type { RuleFinding } from './types';
 import type { Rule } from './types';
 
@@ -22,12 +23,13 @@ function difference(
   current: string,
   missing: string[] | null,
   unseen: string,
+  input: string,
 ): string {
   const entry = `the lock entry for ${name}`;
   if (missing !== null) {
     return recorded === ''
-      ? `${entry} records no constraints, but the archive's modules declare ${quoted(missing)} ${unseen}`
-      : `${entry} records constraints "${recorded}", which lack ${quoted(missing)} from the archive's modules ${unseen}`;
+      ? `${entry} records no constraints, but the ${input}'s modules declare ${quoted(missing)} ${unseen}`
+      : `${entry} records constraints "${recorded}", which lack ${quoted(missing)} from the ${input}'s modules ${unseen}`;
   }
   if (current === '') {
     return `${entry} records constraints "${recorded}", but the configuration sets no version constraint for it`;
@@ -86,7 +88,7 @@ export const lockConstraintsDrift: Rule = {
           file: a.lock.path,
           line: e.constraintsLine ?? e.line,
           range: e.constraintsRange ?? e.range,
-          message: difference(name, recorded, current, incomplete ? missing : null, unseen),
+          message: difference(name, recorded, current, incomplete ? missing : null, unseen, inputNoun(ctx)),
           ...(incomplete
             ? {}
             : {

@@ -12,6 +12,7 @@ import {
   lockedVersion,
   sourceFor,
   treesWith,
+  inputNoun,
 } from './helpers';
 import type { Rule, RuleContext } from './types';
 
@@ -30,7 +31,7 @@ function lockEvidence(
     : treesWith(ctx, m.path)
         .filter((t) => isDeployable(t, ctx))
         .map((t) => t.root);
-  if (roots.length === 0) return { reason: 'no root module that uses it is in the archive' };
+  if (roots.length === 0) return { reason: `no root module that uses it is in the ${inputNoun(ctx)}` };
   for (const root of roots) {
     const locked = lockedVersion(ctx, root, p.source);
     if (locked.status === 'locked') return { lockFile: locked.lockFile };

@@ -17,6 +17,7 @@ import {
   sourceFor,
   treeConstraints,
   treesWith,
+  inputNoun,
 } from './helpers';
 import type { Rule, RuleContext } from './types';
 
@@ -54,7 +55,9 @@ function forShared(ctx: RuleContext, m: ModuleInfo, p: ProviderRequirement): Der
   const trees = treesWith(ctx, m.path);
   const deployable = trees.filter((t) => isDeployable(t, ctx));
   if (deployable.length === 0)
-    return { reason: 'no root module that uses it is in the archive to take the tested version from' };
+    return {
+      reason: `no root module that uses it is in the ${inputNoun(ctx)} to take the tested version from`,
+    };
   const versions: string[] = [];
   for (const t of deployable) {
     const locked = lockedVersion(ctx, t.root, p.source);

@@ -1,5 +1,5 @@
 import type { RuleFinding } from './types';
-import { at, diagnosticsOf } from './helpers';
+import { at, diagnosticsOf, inputNoun } from './helpers';
 import type { Rule } from './types';
 
 /**
@@ -13,8 +13,9 @@ export const moduleUnresolved: Rule = {
   id: 'module-unresolved',
   defaultSeverity: 'notice',
   summary:
-    'A module whose code tfguard could not read (a remote module not resolved, an installed copy missing from the archive) is named, with what was therefore not checked.',
+    'A module whose code tfguard could not read (a remote module not resolved, an installed copy missing from the scanned directory or archive) is named, with what was therefore not checked.',
   check(ctx) {
+    const input = inputNoun(ctx);
     return diagnosticsOf(ctx, 'module-unresolved').map((d): RuleFinding => {
       if (d.remote !== undefined) {
         const version = d.remote.version === null ? '' : `, version "${d.remote.version}"`;
@@ -27,16 +28,16 @@ export const moduleUnresolved: Rule = {
             'it may need are not called stale',
           note:
             'Scan with --remote-modules (registry modules, and git or HTTP packages on hosts allowed with module_hosts), ' +
-            'or scan the archive after terraform init with .terraform/modules included.',
+            `or scan the ${input} after terraform init with .terraform/modules included.`,
         };
       }
       return {
         module: d.module,
         ...at(d.location),
         message:
-          `module "${d.call}" (source "${d.source}") is not in the archive: ${d.reason}; ` +
+          `module "${d.call}" (source "${d.source}") is not in the ${input}: ${d.reason}; ` +
           'its provider requirements were not checked, and lock entries it may need are not called stale',
-        note: 'Scan the archive after terraform init with .terraform/modules included, or keep the module sources in the archive, to check them too.',
+        note: `Scan the ${input} after terraform init with .terraform/modules included, or keep the module sources in the ${input}, to check them too.`,
       };
     });
   },

@@ -13,6 +13,7 @@ import {
   releaseLine,
   sourceFor,
   treesWith,
+  inputNoun,
 } from './helpers';
 import type { Rule, RuleContext } from './types';
 
@@ -22,7 +23,7 @@ import type { Rule, RuleContext } from './types';
  */
 function installedVersions(ctx: RuleContext, m: ModuleInfo, call: ModuleCall): string[] | { reason: string } {
   const trees = treesWith(ctx, m.path).filter((t) => isDeployable(t, ctx));
-  if (trees.length === 0) return { reason: 'no root module that uses it is in the archive' };
+  if (trees.length === 0) return { reason: `no root module that uses it is in the ${inputNoun(ctx)}` };
   const versions: string[] = [];
   for (const t of trees) {
     const installed = installedModules(ctx, t.root);

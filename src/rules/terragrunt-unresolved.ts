@@ -1,5 +1,5 @@
 import type { RuleFinding } from './types';
-import { at, diagnosticsOf } from './helpers';
+import { at, diagnosticsOf, inputNoun } from './helpers';
 import type { Rule } from './types';
 
 /**
@@ -25,7 +25,7 @@ export const terragruntUnresolved: Rule = {
           : ''),
       note: d.partial
         ? 'tfguard never runs Terragrunt, run_cmd or a shell. Write the value as a literal, a local, or a path from get_repo_root()/find_in_parent_folders(), or accept that this part is unchecked.'
-        : 'tfguard checks what the archive holds; run Terragrunt to generate the rest and scan that if it must be checked too.',
+        : `tfguard checks what the ${inputNoun(ctx)} holds; run Terragrunt to generate the rest and scan that if it must be checked too.`,
     }));
   },
 };

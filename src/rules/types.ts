@@ -1,6 +1,6 @@
 import type { LockAnalysis } from '../lockfile/types';
 import type { Annotation } from './suppress';
-import type { Engine, ScanConfig, Severity, SourceRange, TextEdit } from '../model';
+import type { Engine, InputKind, ScanConfig, Severity, SourceRange, TextEdit } from '../model';
 import type { LoadDiagnostic, ModuleInfo, RootTree } from '../modules';
 
 /** Everything a rule may look at. Rules are pure: they read this and return findings as data. */
@@ -14,6 +14,8 @@ export interface RuleContext {
   diagnostics: LoadDiagnostic[];
   config: ScanConfig;
   engine: Engine;
+  /** What was scanned, for messages that name it (`inputNoun`); absent: an archive. */
+  input?: InputKind;
   /** Lock-file analysis (lock files parsed, packages hashed, registry answers), computed by
    * `analyzeLocks` before the rules run; absent when the scan did not run it. Read by `lock-*`. */
   lock?: LockAnalysis;

@@ -29,6 +29,7 @@ import type { LoadedArchive } from '../archive';
 import type { Report } from '../report/types';
 import type { ScanOptions } from './types';
 import { scanArchive, shouldLoad } from './index';
+import { insideSubtree } from './subtree';
 
 /** At most this many scans: each further pass exists only for fixes an overlap deferred. */
 const MAX_PASSES = 4;
@@ -40,6 +41,9 @@ export interface FixOptions extends ScanOptions {
    * scan's settings; null or absent: only what needs no registry (stale entries, drifted
    * constraints). */
   lockRegistry?: (config: ScanConfig) => LockFixSource | null;
+  /** Only the findings in this directory (`/`-separated, from the input's top) and only fixes
+   * whose edits stay inside it (`tfguard fix live/prod` in a repository); all when absent. */
+  within?: string;
 }
 
 export interface FileChange {
@@ -115,7 +119,10 @@ function linkedBytes(archive: LoadedArchive, file: string): Buffer | undefined {
 
 /** Applies every safe fix the scan of `archive` finds, in memory. */
 export async function fixArchive(archive: LoadedArchive, options: FixOptions = {}): Promise<FixOutcome> {
-  const { rules, lockRegistry, ...scanOptions } = options;
+  const { rules, lockRegistry, within, ...scanOptions } = options;
+  const inside = (path: string): boolean => within === undefined || insideSubtree(path, within);
+  const inScope = (f: Finding): boolean =>
+    inside(f.file ?? f.module) && (f.fix?.edits ?? []).every((e) => inside(e.range.file));
   const lockFixes = rules === undefined || [...rules].some((r) => LOCK_FIX_RULES.has(r));
   let analysed: { lock: LockAnalysis; config: ScanConfig } | null = null;
   const scan = (a: LoadedArchive): Promise<Report> =>
@@ -150,8 +157,8 @@ export async function fixArchive(archive: LoadedArchive, options: FixOptions = {
     const lockPlan =
       lockFixes && seen !== null
         ? await planLockFixes({
-            findings: last.findings,
-            roots: last.roots,
+            findings: last.findings.filter(inScope),
+            roots: last.roots.filter((r) => inside(r.path)),
             lock: seen.lock,
             platforms: seen.config.platforms.length > 0 ? seen.config.platforms : [currentPlatform()],
             ...(rules === undefined ? {} : { rules }),
@@ -168,14 +175,16 @@ export async function fixArchive(archive: LoadedArchive, options: FixOptions = {
     );
     placer.prepare(
       last.findings
+        .filter(inScope)
         .filter((f) => f.suppressed === undefined && (rules === undefined || rules.has(f.ruleId)))
         .map((f) => f.fix?.edits ?? []),
     );
-    const plan = planFixes(last.findings, rules, lockPlan, (edits) => placer.place(edits));
+    const plan = planFixes(last.findings.filter(inScope), rules, lockPlan, (edits) => placer.place(edits));
     skipped = plan.remaining;
     if (plan.files.size === 0) break;
     let configChanged = false;
     for (const [path, edits] of plan.files) {
+      if (!inside(path)) throw new Error(`fix: ${path} is outside ${within ?? '.'}, which the fix may edit`);
       // A file a fix creates: a lock file, or a new `versions.tf` a root's bound goes into (edits
       // that insert at byte 0 of a file the archive does not hold, not even through a link).
       const held = current.get(path) ?? archive.files.get(path) ?? linkedBytes(archive, path);
@@ -266,7 +275,11 @@ export function fixPatch(changes: readonly FileChange[]): string {
 
 /** `fixArchive` over a directory (or archive file) on disk. */
 export async function fixPath(path: string, options: FixOptions = {}): Promise<FixOutcome> {
-  const archive = await readInput(path, { limits: options.limits, shouldLoad });
+  const archive = await readInput(path, {
+    limits: options.limits,
+    shouldLoad,
+    ...(options.directories !== undefined ? { directories: options.directories } : {}),
+  });
   return fixArchive(archive, options);
 }
 

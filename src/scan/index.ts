@@ -2,7 +2,7 @@
  * The scan pipeline: archive → settings → modules → rules → report. Used by the CLI, the Lambda
  * handlers and the tests alike; it never reads the environment and never writes anywhere.
  */
-import { defaultShouldLoad, readArchiveBytes, readInput } from '../archive';
+import { defaultShouldLoad, inputKind, readArchiveBytes, readInput } from '../archive';
 import { HclParser } from '../hcl';
 import { analyzeLocks, isProviderPackageZip, RegistryClient } from '../lockfile';
 import type { LoadedArchive } from '../archive';
@@ -11,7 +11,6 @@ import {
   isModulesManifest,
   LOADER_PROJECTION,
   loadModules,
-  OFFLINE_REASON,
   RemoteNetwork,
   resolveRemoteModules,
 } from '../modules';
@@ -213,7 +212,7 @@ async function resolveRemote(
         readConfigFile: read,
         signal: deadline.signal,
         network,
-        offlineReason: options.remoteModulesOffReason ?? OFFLINE_REASON,
+        offlineReason: options.remoteModulesOffReason ?? offlineReason(archive),
         ...(options.limits !== undefined ? { limits: options.limits } : {}),
       }),
     );
@@ -224,6 +223,15 @@ async function resolveRemote(
   } finally {
     budget?.dispose();
   }
+}
+
+/** Why remote modules stay unresolved when the scan does not fetch them (the loader's
+ * `OFFLINE_REASON`, naming the input as the user gave it). */
+function offlineReason(archive: LoadedArchive): string {
+  return (
+    'remote modules are fetched only with --remote-modules, and the ' +
+    `${inputKind(archive)} has no installed copy (.terraform/modules)`
+  );
 }
 
 /** Scans an archive already read into memory. Throws `InputError` only for unusable settings
@@ -325,7 +333,7 @@ async function scanLoaded(
   deadline.enter('reading inline annotations');
   const annotations = readAnnotations(annotatedFiles(archive, loaded.modules, lock), KNOWN_RULES);
   deadline.enter('running the rules');
-  const ctx = ruleContext(loaded, config, lock, annotations, archive.files);
+  const ctx = ruleContext(loaded, config, lock, annotations, archive.files, inputKind(archive));
   const findings = runRules(ctx);
   deadline.enter('building the report');
   return buildReport({

@@ -70,7 +70,7 @@ export async function locateRepository(dir: string): Promise<RepositoryTarget> {
 /** The report of the whole repository cut to the findings, modules and roots inside `subtree`;
  * the summary counts what is kept. */
 export function restrictReport(report: Report, subtree: string): Report {
-  const inside = (path: string): boolean => path === subtree || path.startsWith(`${subtree}/`);
+  const inside = (path: string): boolean => insideSubtree(path, subtree);
   const findings = report.findings.filter((f) => inside(f.file ?? f.module));
   const modules = report.modules.filter((m) => inside(m.path));
   const roots = report.roots.filter((r) => inside(r.path));
@@ -96,6 +96,26 @@ export async function scanSubtree(
   options: ScanOptions,
   scan: (path: string, options: ScanOptions) => Promise<Report>,
 ): Promise<Report> {
+  const { report } = await subtreeDirectories(root, subtree, options, scan);
+  return restrictReport(report, subtree);
+}
+
+/** Whether repository path `path` is `subtree` or inside it. */
+export function insideSubtree(path: string, subtree: string): boolean {
+  return path === subtree || path.startsWith(`${subtree}/`);
+}
+
+/**
+ * The directories of the repository at `root` that a scan of `subtree` reads (it, and where its
+ * local module calls lead), with the uncut report of the last scan (`tfguard fix live/prod`
+ * fixes within them).
+ */
+export async function subtreeDirectories(
+  root: string,
+  subtree: string,
+  options: ScanOptions,
+  scan: (path: string, options: ScanOptions) => Promise<Report>,
+): Promise<{ directories: string[]; report: Report }> {
   const directories = [subtree];
   const covered = (dir: string): boolean => directories.some((d) => dir === d || dir.startsWith(`${d}/`));
   let report = await scan(root, { ...options, directories });
@@ -115,5 +135,5 @@ export async function scanSubtree(
     directories.push(...wanted);
     report = await scan(root, { ...options, directories: [...directories] });
   }
-  return restrictReport(report, subtree);
+  return { directories, report };
 }

@@ -14,6 +14,7 @@ import { SEVERITIES } from '../model';
 import type { Report } from '../report/types';
 import { mdCode, mdText } from '../report/escape';
 import { compareKeys } from '../storage/keys';
+import { count } from '../util/words';
 
 export interface FindingRef {
   ruleId: string;
@@ -345,8 +346,8 @@ export function renderSummaryMarkdown(summary: AuditSummary): string {
   );
   lines.push('');
   lines.push(
-    `${t.repositories} repositories: ${t.scanned} scanned, ${t.rejected} rejected, ${t.missing} missing, ${t.failed} failed. ` +
-      `Findings: ${t.findings.error} errors, ${t.findings.warning} warnings, ${t.findings.notice} notices; ` +
+    `${count(t.repositories, 'repository', 'repositories')}: ${t.scanned} scanned, ${t.rejected} rejected, ${t.missing} missing, ${t.failed} failed. ` +
+      `Findings: ${count(t.findings.error, 'error')}, ${count(t.findings.warning, 'warning')}, ${count(t.findings.notice, 'notice')}; ` +
       `${t.new} new, ${t.fixed} fixed since the previous audit.`,
   );
   lines.push('');

@@ -22,6 +22,7 @@
  * goes to the on-failure destination. Retries are safe because every write is deterministic.
  */
 import { StorageKeyError, assertValidKey } from '../storage/keys';
+import { count } from '../util/words';
 import { callerName, mayWrite, type AccessPolicy, type Caller } from './access';
 import type { ConditionalObjectStore, VersionedObjectSource } from '../storage/ports';
 import { deadlinePassed } from './deadline';
@@ -69,7 +70,7 @@ export class UploadBatchError extends Error {
 
   constructor(failures: { bucket: string; key: string; error: unknown }[]) {
     super(
-      `${failures.length} upload(s) failed and will be retried: ` +
+      `${count(failures.length, 'upload')} failed and will be retried: ` +
         failures.map((f) => `s3://${f.bucket}/${f.key}`).join(', '),
       { cause: failures[0]?.error },
     );

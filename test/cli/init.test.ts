@@ -62,11 +62,11 @@ test('writes the classification as globs by kind, evidence above each entry, gue
   const text = await fs.readFile(settingsFile(), 'utf8');
   expect(text).toContain(
     'roots = [\n' +
-      '  # GUESS, confirm or move: configures provider "aws" and nothing in the archive calls it\n' +
+      '  # GUESS, confirm or move: configures provider "aws" and nothing in the directory calls it\n' +
       '  "components/dns",\n' +
       '  # has a backend "s3" block\n' +
       '  "envs/prod",\n' +
-      '  # GUESS, confirm or move: not called by any module in the archive\n' +
+      '  # GUESS, confirm or move: not called by any module in the directory\n' +
       '  "lib/unused",\n' +
       ']\n',
   );

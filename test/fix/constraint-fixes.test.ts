@@ -735,7 +735,7 @@ describe('constraint fixes', () => {
     const after = await scanPath(tmp);
     expect(after.findings.filter((f) => f.ruleId.startsWith('lock-'))).toEqual([]);
     const second = await cli(['fix', tmp]);
-    expect(second.stdout).toMatch(/^tfguard fix: fixed 0 finding\(s\) in 0 file\(s\)/);
+    expect(second.stdout).toMatch(/^tfguard fix: fixed 0 findings in 0 files/);
   });
 
   it.each(CASES.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
@@ -756,7 +756,7 @@ describe('constraint fixes', () => {
       expect(first.stdout).toContain(note);
     }
     const second = await cli(['fix', tmp, ...ONLY_CONSTRAINTS]);
-    expect(second.stdout).toMatch(/^tfguard fix: fixed 0 finding\(s\) in 0 file\(s\)/);
+    expect(second.stdout).toMatch(/^tfguard fix: fixed 0 findings in 0 files/);
     expect(await tree(tmp)).toEqual({ ...c.files, ...c.changed });
   });
 });
@@ -820,7 +820,7 @@ describeWithTerraform('constraint fixes: terraform as the oracle', () => {
     };
     await writeTree(tmp, files);
     const res = await cli(['fix', tmp, ...ONLY_CONSTRAINTS]);
-    expect(res.stdout).toMatch(/^tfguard fix: fixed 5 finding\(s\) in 2 file\(s\)/);
+    expect(res.stdout).toMatch(/^tfguard fix: fixed 5 findings in 2 files/);
     expect(await fmtCheck(tmp)).toEqual([0, '']);
     // The lock served the fix; terraform providers would want its (fake) packages installed.
     await fs.rm(path.join(tmp, '.terraform.lock.hcl'));

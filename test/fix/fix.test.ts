@@ -103,13 +103,13 @@ describe('tfguard fix', () => {
     await writeTree(tmp, c.files);
     const first = await cli(['fix', tmp]);
     expect(first.stderr).toBe('');
-    expect(first.stdout).toMatch(/^tfguard fix: fixed 1 finding\(s\) in 1 file\(s\)/);
+    expect(first.stdout).toMatch(/^tfguard fix: fixed 1 finding in 1 file/);
     const after = await tree(tmp);
     // Exactly the expected bytes in the changed file, every other file untouched.
     expect(after).toEqual({ ...c.files, ...c.changed });
     // Idempotent: a second run changes nothing.
     const second = await cli(['fix', tmp]);
-    expect(second.stdout).toMatch(/^tfguard fix: fixed 0 finding\(s\) in 0 file\(s\)/);
+    expect(second.stdout).toMatch(/^tfguard fix: fixed 0 findings in 0 files/);
     expect(await tree(tmp)).toEqual(after);
   });
 
@@ -118,7 +118,7 @@ describe('tfguard fix', () => {
     const files = { ...c.files, ...(CASES[3] as Case).files, 'main.tf': ROOT_TF };
     await writeTree(tmp, files);
     const dry = await cli(['fix', tmp, '--dry-run']);
-    expect(dry.stderr).toMatch(/would fix 2 finding\(s\) in 2 file\(s\)/);
+    expect(dry.stderr).toMatch(/would fix 2 findings in 2 files/);
     expect(await tree(tmp)).toEqual(files); // nothing written
     const patch = path.join(os.tmpdir(), `tfguard-fix-${process.pid}.patch`);
     await fs.writeFile(patch, dry.stdout);
@@ -221,7 +221,7 @@ describeWithTerraform('tfguard fix: terraform as the oracle', () => {
     };
     await writeTree(tmp, files);
     expect((await runTerraform(['fmt', '-check', '-recursive'], tmp)).code).toBe(0);
-    expect((await cli(['fix', tmp])).stdout).toMatch(/^tfguard fix: fixed 2 finding\(s\) in 2 file\(s\)/);
+    expect((await cli(['fix', tmp])).stdout).toMatch(/^tfguard fix: fixed 2 findings in 2 files/);
     expect((await runTerraform(['fmt', '-check', '-recursive'], tmp)).code).toBe(0);
     expect((await runTerraform(['get'], tmp)).code).toBe(0);
     const providers = await runTerraform(['providers'], tmp);

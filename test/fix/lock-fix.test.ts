@@ -228,12 +228,12 @@ describeWithTerraform('tfguard fix on lock files (terraform as the oracle)', () 
 
     // --dry-run: a patch, nothing written.
     const dry = await cli(['fix', dir, '--config', operatorConfig, '--dry-run']);
-    expect(dry.stderr).toMatch(/would fix \d+ finding\(s\) in 1 file\(s\)/);
+    expect(dry.stderr).toMatch(/would fix \d+ findings? in 1 file/);
     expect(await exists(path.join(dir, L))).toBe(s.spoil !== null);
 
     const first = await cli(['fix', dir, '--config', operatorConfig]);
     expect(first.stderr).toBe('');
-    expect(first.stdout).toMatch(/^tfguard fix: fixed \d+ finding\(s\) in 1 file\(s\)/);
+    expect(first.stdout).toMatch(/^tfguard fix: fixed \d+ findings? in 1 file/);
     const fixed = await fs.readFile(path.join(dir, L), 'utf8');
     expect(fixed).toBe(expected);
     expect(await lockRules()).toEqual([]);
@@ -249,7 +249,7 @@ describeWithTerraform('tfguard fix on lock files (terraform as the oracle)', () 
 
     // Idempotent.
     const second = await cli(['fix', dir, '--config', operatorConfig]);
-    expect(second.stdout).toMatch(/^tfguard fix: fixed 0 finding\(s\) in 0 file\(s\)/);
+    expect(second.stdout).toMatch(/^tfguard fix: fixed 0 findings in 0 files/);
     expect(await fs.readFile(path.join(dir, L), 'utf8')).toBe(fixed);
 
     // Terraform accepts it as it is.
@@ -268,7 +268,7 @@ describeWithTerraform('tfguard fix on lock files (terraform as the oracle)', () 
     const start = expected.replace(block(expected, DNS), '');
     await writeTree(dir, { 'main.tf': MAIN_TF, '.tfguard.hcl': SETTINGS, [L]: start });
     const res = await cli(['fix', dir]);
-    expect(res.stdout).toMatch(/^tfguard fix: fixed 0 finding\(s\) in 0 file\(s\)/);
+    expect(res.stdout).toMatch(/^tfguard fix: fixed 0 findings in 0 files/);
     expect(res.stdout).toMatch(
       /lock-provider-missing \(error\): adding lock entries and hashes needs the registry/,
     );
@@ -289,7 +289,7 @@ describeWithTerraform('tfguard fix on lock files (terraform as the oracle)', () 
         const dir = path.join(tmp, name);
         await writeTree(dir, { 'main.tf': MAIN_TF, '.tfguard.hcl': SETTINGS, [L]: start });
         const res = await cli(['fix', dir, '--config', operatorConfig]);
-        expect(res.stdout).toMatch(/^tfguard fix: fixed 1 finding\(s\) in 1 file\(s\)/);
+        expect(res.stdout).toMatch(/^tfguard fix: fixed 1 finding in 1 file/);
         expect(await fs.readFile(path.join(dir, L), 'utf8')).toBe(expected);
       }
       // One download per platform, in the first run only.

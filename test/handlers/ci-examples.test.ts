@@ -291,7 +291,7 @@ describe('GitLab CI example', () => {
       expect(r.stderr).toBe('');
       expect(r.code).toBe(1);
       expect(r.stdout).toMatch(
-        /^tfguard: \d+ errors, \d+ warnings, \d+ notices; verdict fail \(fail on error\), scan [0-9a-f]{32}\n$/,
+        /^tfguard: (1 error|\d+ errors), (1 warning|\d+ warnings), (1 notice|\d+ notices); verdict fail \(fail on error\), scan [0-9a-f]{32}\n$/,
       );
       for (const artifact of job.artifacts.paths!)
         expect((await readFile(join(dir, artifact))).length).toBeGreaterThan(0);

@@ -23,6 +23,7 @@ import {
 import { slowToParse } from '../support/scan';
 import type { GatewayRecord } from '../support/sigv4-gateway';
 import { CI_AWS_ENV, startApiStandIn, type ApiStandIn } from './api-stand-in';
+import { count } from '../../src/util/words';
 
 export const SCRIPT = resolve(__dirname, '..', '..', 'docs', 'ci', 'tfguard-scan.sh');
 
@@ -102,7 +103,7 @@ test('POST /scans: a failing verdict exits 1 with JSON, SARIF and Markdown writt
   });
   const s = result.report.summary;
   expect(run.stdout).toBe(
-    `tfguard: ${s.error} errors, ${s.warning} warnings, ${s.notice} notices; verdict fail (fail on error), scan ${result.scanId}\n`,
+    `tfguard: ${count(s.error ?? 0, 'error')}, ${count(s.warning ?? 0, 'warning')}, ${count(s.notice ?? 0, 'notice')}; verdict fail (fail on error), scan ${result.scanId}\n`,
   );
   expect(JSON.parse(await readFile(join(run.dir, 'tfguard.sarif'), 'utf8')).version).toBe('2.1.0');
   expect(await readFile(join(run.dir, 'tfguard.md'), 'utf8')).toContain('## tfguard');

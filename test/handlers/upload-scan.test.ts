@@ -292,7 +292,7 @@ test('a transient S3 failure throws after every record was tried, so Lambda retr
     expect(error).toBeInstanceOf(UploadBatchError);
     expect((error as UploadBatchError).failures).toHaveLength(2);
     expect((error as Error).message).toBe(
-      '2 upload(s) failed and will be retried: s3://tfguard-uploads-local/uploads/transient/a.tar.gz, s3://tfguard-uploads-local/uploads/transient/a.tar.gz',
+      '2 uploads failed and will be retried: s3://tfguard-uploads-local/uploads/transient/a.tar.gz, s3://tfguard-uploads-local/uploads/transient/a.tar.gz',
     );
   });
   // The retry succeeds once S3 is back.

@@ -72,7 +72,7 @@ test('upload scan near the deadline: stops early, stores nothing for the scan, f
   // slow file's hcl2json parse.
   const batch = await failure(handler(event, lambdaContext('scanUpload', 3000)));
   expect(batch.message).toBe(
-    `2 upload(s) failed and will be retried: s3://${UPLOADS_BUCKET}/${late.key}, s3://${UPLOADS_BUCKET}/${after.key}`,
+    `2 uploads failed and will be retried: s3://${UPLOADS_BUCKET}/${late.key}, s3://${UPLOADS_BUCKET}/${after.key}`,
   );
   const [timedOut, notStarted] = batch.failures.map((x) => x.error as InputError);
   expect(timedOut).toBeInstanceOf(InputError);

@@ -97,7 +97,7 @@ export async function startServiceFixture(extraEnv: Record<string, string> = {})
       const batch = error as UploadBatchError;
       expect(batch.failures.map((f) => f.key)).toEqual(keys);
       expect(batch.message).toBe(
-        `${keys.length} upload(s) failed and will be retried: ${keys.map((k) => `s3://${UPLOADS_BUCKET}/${k}`).join(', ')}`,
+        `${keys.length} upload${keys.length === 1 ? '' : 's'} failed and will be retried: ${keys.map((k) => `s3://${UPLOADS_BUCKET}/${k}`).join(', ')}`,
       );
       return batch;
     },

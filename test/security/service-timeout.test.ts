@@ -113,7 +113,7 @@ test('stopped a margin before its timeout: the invocation fails by itself, nothi
   const lines = output.stdout.trim().split('\n');
   expect(lines[0]).toBe('started');
   expect(JSON.parse(lines[1]!)).toEqual({
-    error: `1 upload(s) failed and will be retried: s3://${UPLOADS_BUCKET}/${object.key}`,
+    error: `1 upload failed and will be retried: s3://${UPLOADS_BUCKET}/${object.key}`,
   });
   expect(await f.stored(object, 'faults/deadline')).toEqual(NOTHING);
   expect(await loadScan({ reports: f.reports, layout }, f.scanIdOf(object))).toBeNull();

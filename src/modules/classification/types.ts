@@ -4,7 +4,7 @@
  * (precomputed once per archive, so that each signal is a few map lookups), and the signal itself.
  */
 import type { KindEvidence, ModuleInfo, ModuleKind } from '../types';
-import type { ScanConfig } from '../../model';
+import type { InputKind, ScanConfig } from '../../model';
 import type { RepositorySignals, TerragruntUnit } from '../repository';
 
 export interface KindDecision {
@@ -28,6 +28,8 @@ export interface ClassifyInput {
   config: Pick<ScanConfig, 'roots' | 'shared' | 'examples' | 'tests' | 'fragments'>;
   /** Files that failed to parse and look like templates (`{% … %}`, `{{ … }}`). */
   templateFiles: ReadonlySet<string>;
+  /** What was scanned, as reasons name it ("nothing in the directory calls it"); absent: an archive. */
+  input?: InputKind;
 }
 
 /** The module being judged, with what several signals read of it computed once. */

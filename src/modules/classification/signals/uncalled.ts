@@ -4,7 +4,7 @@ import { weak } from '../types';
 /** The last guess, which always decides: a module that nothing calls is a root. */
 export const uncalled: Signal = {
   id: 'uncalled',
-  decide() {
-    return weak('root', 'not called by any module in the archive');
+  decide(_subject, ctx) {
+    return weak('root', `not called by any module in the ${ctx.input ?? 'archive'}`);
   },
 };
