@@ -124,13 +124,13 @@ describe('moving a shared cap up to the roots', () => {
   it('bounds every root in the same patch: from its lock, else the removed cap', async () => {
     await writeTree(tmp, FILES);
     const first = await cli(['fix', tmp, ...RULES]);
-    expect(first.stdout).toMatch(/^tfguard fix: fixed 1 finding\(s\) in 3 file\(s\)/);
+    expect(first.stdout).toMatch(/^tfguard fix: fixed 1 finding in 3 files/);
     expect(first.stdout).toContain('bound it in "live/a" (~> 3.6), "live/b" (~> 3.4)');
     expect(await tree(tmp)).toEqual({ ...FILES, ...CHANGED });
     // No root is left unbounded, and a second run changes nothing.
     expect(await unboundedRoots(tmp)).toEqual([]);
     const second = await cli(['fix', tmp, ...RULES]);
-    expect(second.stdout).toMatch(/^tfguard fix: fixed 0 finding\(s\) in 0 file\(s\)/);
+    expect(second.stdout).toMatch(/^tfguard fix: fixed 0 findings in 0 files/);
     expect(await tree(tmp)).toEqual({ ...FILES, ...CHANGED });
   });
 
@@ -169,7 +169,7 @@ describe('moving a shared cap up to the roots', () => {
     };
     await writeTree(tmp, files);
     const first = await cli(['fix', tmp, ...RULES]);
-    expect(first.stdout).toMatch(/^tfguard fix: fixed 0 finding\(s\) in 0 file\(s\)/);
+    expect(first.stdout).toMatch(/^tfguard fix: fixed 0 findings in 0 files/);
     expect(first.stdout).toContain(
       'root "live/c" would lose its bound (its required_providers block is JSON, which tfguard does not extend)',
     );
@@ -189,7 +189,7 @@ describe('moving a shared cap up to the roots', () => {
       kindEvidence: 'weak',
     });
     const first = await cli(['fix', tmp, ...RULES]);
-    expect(first.stdout).toMatch(/^tfguard fix: fixed 0 finding\(s\) in 0 file\(s\)/);
+    expect(first.stdout).toMatch(/^tfguard fix: fixed 0 findings in 0 files/);
     expect(first.stdout).toContain('root "0-bootstrap" would lose its bound (its kind is a guess');
     expect(await tree(tmp)).toEqual(files);
     // With the cap gone by hand, the root is reported, as a notice without a fix.
@@ -220,7 +220,7 @@ describe('moving a shared cap up to the roots', () => {
     });
     expect(await unboundedRoots(tmp)).toEqual([]);
     const second = await cli(['fix', tmp, ...RULES]);
-    expect(second.stdout).toMatch(/^tfguard fix: fixed 0 finding\(s\) in 0 file\(s\)/);
+    expect(second.stdout).toMatch(/^tfguard fix: fixed 0 findings in 0 files/);
   });
 
   it('a module no root of the archive uses loses its cap alone: its roots are elsewhere', async () => {
@@ -233,7 +233,7 @@ describe('moving a shared cap up to the roots', () => {
       '.tfguard.hcl': 'shared = ["modules/**"]\n',
     });
     const second = await cli(['fix', tmp, ...RULES]);
-    expect(second.stdout).toMatch(/^tfguard fix: fixed 0 finding\(s\) in 0 file\(s\)/);
+    expect(second.stdout).toMatch(/^tfguard fix: fixed 0 findings in 0 files/);
   });
 
   it('a root that gets a provider only through >= modules is bounded in its required_providers', async () => {
