@@ -228,8 +228,11 @@ describe('faults', () => {
     const c = client({ timeoutMs: 10_000, retries: 2, signal: budget.signal });
     const before = reg.requests.length;
     const asked = ask(c, '2.0.0', 'terraform', 'hang');
-    // The registry is being asked and never answers: the budget's time passes.
-    while (reg.requests.length === before) await new Promise((r) => setTimeout(r, 10));
+    // The registry is asked for the version list and never answers: the budget's time passes. (Wait
+    // for that request itself: service discovery comes first and answers.)
+    const hanging = (): boolean =>
+      reg.requests.slice(before).some((p) => p.startsWith('/api/registry/v1/providers/hang/'));
+    while (!hanging()) await new Promise((r) => setTimeout(r, 10));
     clock.advance(300);
     const o = await asked;
     expect(o).toEqual({
