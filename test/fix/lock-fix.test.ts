@@ -18,7 +18,12 @@ import { promisify } from 'node:util';
 import { cli } from '../support/cli';
 import { scanPath } from '../../src/scan';
 import { describeWithTerraform } from '../support/external';
-import { generateTestKey, selfSignedCertificate, startRegistry } from '../support/registry-server';
+import {
+  cliHostBlock,
+  generateTestKey,
+  selfSignedCertificate,
+  startRegistry,
+} from '../support/registry-server';
 import type { FakeRelease, RegistryServer } from '../support/registry-server';
 import { currentPlatform, runTerraform, withMirror, writeTree } from '../support/terraform';
 import type { Mirror } from '../support/terraform';
@@ -180,10 +185,7 @@ describeWithTerraform('tfguard fix on lock files (terraform as the oracle)', () 
     await fs.writeFile(operatorConfig, `registry = true\nregistry_hosts = { "${HOST}" = "${http.url}" }\n`);
 
     const cliConfig = path.join(mirror.dir, 'registry.tfrc');
-    await fs.writeFile(
-      cliConfig,
-      `host "${HOST}" {\n  services = {\n    "providers.v1" = "${https.url}/v1/providers/"\n  }\n}\n`,
-    );
+    await fs.writeFile(cliConfig, cliHostBlock(HOST, https.url, 'providers'));
     const scratch = path.join(mirror.dir, 'scratch');
     await writeTree(scratch, { 'main.tf': MAIN_TF });
     const r = await runTerraform(

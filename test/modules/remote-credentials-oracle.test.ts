@@ -11,7 +11,7 @@ import { registryTokens } from '../../src/config';
 import type { Report } from '../../src/report/types';
 import { lines } from '../rules/table';
 import { describeWithTerraform } from '../support/external';
-import { selfSignedCertificate, startRegistry } from '../support/registry-server';
+import { cliHostBlock, selfSignedCertificate, startRegistry } from '../support/registry-server';
 import type { RegistryServer } from '../support/registry-server';
 import { findingsOf, scanFiles } from '../support/scan';
 import { runTerraform, writeTree } from '../support/terraform';
@@ -48,10 +48,7 @@ describeWithTerraform('registry credentials (terraform as the oracle)', () => {
     tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'tfguard-creds-oracle-'));
     cliConfig = path.join(tmp, 'cli.tfrc');
     // terraform finds the registry for HOST through a host block (no DNS for example.com here).
-    await fs.writeFile(
-      cliConfig,
-      `host "${HOST}" {\n  services = {\n    "modules.v1" = "${registry.url}/v1/modules/"\n  }\n}\n`,
-    );
+    await fs.writeFile(cliConfig, cliHostBlock(HOST, registry.url, 'modules'));
   }, 60_000);
 
   afterAll(async () => {

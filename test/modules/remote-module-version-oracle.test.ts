@@ -15,7 +15,7 @@ import * as path from 'node:path';
 import type { Report } from '../../src/report/types';
 import { lines } from '../rules/table';
 import { describeWithTerraform } from '../support/external';
-import { selfSignedCertificate, startRegistry } from '../support/registry-server';
+import { cliHostBlock, selfSignedCertificate, startRegistry } from '../support/registry-server';
 import type { FakeModule, FakeModuleVersion, RegistryServer } from '../support/registry-server';
 import { findingsOf, scanFiles } from '../support/scan';
 import { runTerraform, writeTree } from '../support/terraform';
@@ -104,10 +104,7 @@ describeWithTerraform('module version selection (terraform as the oracle)', () =
     plain = await startRegistry({ modules: [VPC] });
     tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'tfguard-modver-oracle-'));
     cliConfig = path.join(tmp, 'cli.tfrc');
-    await fs.writeFile(
-      cliConfig,
-      `host "${HOST}" {\n  services = {\n    "modules.v1" = "${https.url}/v1/modules/"\n  }\n}\n`,
-    );
+    await fs.writeFile(cliConfig, cliHostBlock(HOST, https.url, 'modules'));
   }, 60_000);
 
   afterAll(async () => {

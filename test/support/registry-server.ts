@@ -486,6 +486,15 @@ function moduleDep(d: FakeModuleDep): Record<string, string> {
 }
 
 /** A port on 127.0.0.1 that nothing listens on (bound, then released). */
+/**
+ * A terraform CLI configuration `host` block that sends `host`'s service discovery to this
+ * registry for one service (`"modules.v1"` → `<url>/v1/modules/`): terraform then finds a registry
+ * on 127.0.0.1 under a hostname with no DNS.
+ */
+export function cliHostBlock(host: string, url: string, service: 'modules' | 'providers'): string {
+  return `host "${host}" {\n  services = {\n    "${service}.v1" = "${url}/v1/${service}/"\n  }\n}\n`;
+}
+
 export async function closedPort(): Promise<string> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
