@@ -15,6 +15,7 @@ import {
   docsUrl,
   EnvironmentError,
   maxPackageBytes,
+  operatorHelp,
   parserSettings,
   registryTokens,
   remoteModuleLimits,
@@ -97,17 +98,27 @@ const RULES_USAGE = `  tfguard rules [--format text|json]
                               list the rules with their default severities (json: with the
                               link to each rule's documentation)
 `;
+/** Words of `text` in lines of at most 100 characters, later lines indented by two spaces. */
+function wrapList(text: string): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line !== '' && line.length + 1 + word.length > 100) {
+      lines.push(line);
+      line = `  ${word}`;
+    } else {
+      line = line === '' ? word : `${line} ${word}`;
+    }
+  }
+  lines.push(line);
+  return lines.join('\n');
+}
+
 const USAGE_FOOTER = `Archives: .tar.gz, .tgz, .tar, .zip (the format is read from the content).
 Exit codes: 0 nothing at or above --fail-on (default error); 1 findings at or above it;
             2 unusable input or usage, nothing to check (no Terraform/OpenTofu files), or the
             scan did not finish within --timeout.
-Environment: TFGUARD_SCAN_TIMEOUT_MS (default for --timeout), TFGUARD_PARSER_WORKERS,
-  TFGUARD_CACHE_DIR and TFGUARD_MAX_PACKAGE_BYTES (fix --registry),
-  TFGUARD_PARSER_TIMEOUT_MS, archive limits TFGUARD_MAX_ENTRIES, TFGUARD_MAX_TOTAL_BYTES,
-  TFGUARD_MAX_FILE_BYTES, TFGUARD_MAX_COMPRESSION_RATIO, TFGUARD_MAX_PATH_LENGTH,
-  TFGUARD_MAX_PATH_DEPTH; TFGUARD_DOCS_URL (base of the rule links in SARIF); NO_COLOR,
-  FORCE_COLOR (0 turns colour off); TFGUARD_CACHE_DIR (default for --cache-dir:
-  $XDG_CACHE_HOME/tfguard or ~/.cache/tfguard).
+${wrapList(`Environment: ${operatorHelp()}; NO_COLOR, FORCE_COLOR (0 turns colour off); TF_TOKEN_<host> (registry tokens). Defaults and meaning: README, "Operator settings".`)}
 `;
 
 export const USAGE = `Usage:

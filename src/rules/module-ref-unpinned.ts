@@ -1,6 +1,8 @@
 import { parseRemoteModuleSource } from '../addrs';
 import type { ModuleCall, ModuleInfo } from '../modules';
 import type { ModuleRefPolicy } from '../model';
+import { MODULE_REF_POLICIES } from '../model';
+import { oneOf } from '../util/settings';
 import type { RuleFinding } from './types';
 import { at } from './helpers';
 import type { Rule } from './types';
@@ -112,6 +114,17 @@ export const moduleRefUnpinned: Rule = {
   defaultSeverity: 'warning',
   summary:
     'A module call with a git source should pin a ref that is a version tag or a full commit SHA (only a SHA with module_ref_policy = "sha").',
+  options: [
+    {
+      key: 'module_ref_policy',
+      field: 'moduleRefPolicy',
+      type: oneOf(MODULE_REF_POLICIES),
+      default: 'tag-or-sha',
+      origins: ['repository'],
+      doc: 'how git module sources must be pinned: a version tag or a full commit SHA, or (`"sha"`) only a full commit SHA',
+      example: '"sha"',
+    },
+  ],
   check(ctx) {
     const policy = ctx.config.moduleRefPolicy;
     const out: RuleFinding[] = [];

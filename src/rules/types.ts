@@ -1,5 +1,6 @@
 import type { LockAnalysis } from '../lockfile/types';
 import type { Annotation } from './suppress';
+import type { FieldSetting } from '../util/settings';
 import type { Engine, InputKind, ScanConfig, Severity, SourceRange, TextEdit } from '../model';
 import type { LoadDiagnostic, ModuleInfo, RootTree } from '../modules';
 
@@ -48,6 +49,9 @@ export interface Rule {
   /** `after-suppression`: runs after every other rule's findings were matched against the inline
    * annotations, with `ctx.suppressionsUsed` set; its findings are never suppressed. */
   stage?: 'after-suppression';
+  /** The settings only this rule reads (`module_ref_policy`), declared here and nowhere else: the
+   * settings file parser, the defaults and the README's settings table take them from the rule. */
+  options?: readonly FieldSetting<keyof ScanConfig>[];
 }
 
 /** A mechanical fix a finding can offer (for example the replacement constraint string). */
