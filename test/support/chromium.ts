@@ -13,38 +13,15 @@
  * Page.captureScreenshot).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Availability } from './external';
+import { toolStatus, type Availability } from './external';
 
-const CANDIDATES = ['/usr/bin/chromium-headless-shell', '/usr/lib/chromium/headless_shell'];
-
-/** The headless shell's path, or why there is none. */
+/** The headless shell's path, or why there is none (`toolStatus`, test/support/external.ts). */
 export function chromiumStatus(): Availability<string> {
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    if (dir === '') continue;
-    const candidate = path.join(dir, 'chromium-headless-shell');
-    try {
-      accessSync(candidate, constants.X_OK);
-      return { ok: true, value: candidate };
-    } catch {
-      // not here
-    }
-  }
-  for (const candidate of CANDIDATES) {
-    try {
-      accessSync(candidate, constants.X_OK);
-      return { ok: true, value: candidate };
-    } catch {
-      // not here
-    }
-  }
-  return {
-    ok: false,
-    reason: 'chromium-headless-shell not found (apt-get install chromium-headless-shell)',
-  };
+  return toolStatus('chromium-headless-shell');
 }
 
 export interface RenderResult {
