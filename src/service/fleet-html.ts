@@ -566,9 +566,9 @@ function cards(fleet: FleetData): string {
       'repository locks older than the fleet’s newest',
     ) +
     card('Findings', t.findings.total, `${t.findings.error} errors, ${t.findings.warning} warnings`) +
-    card('Policy findings', policy, 'rules policy-*') +
+    card('Policy findings', policy, 'from the policy-* rules') +
     card(
-      'Since the previous audit',
+      'Since the last audit',
       fleet.previousRunId === null ? '–' : `+${t.new} / −${t.fixed}`,
       fleet.previousRunId === null ? 'no previous audit' : 'new / fixed findings',
     ) +

@@ -4,6 +4,8 @@
  * 127.0.0.1, the comparison with previous fleet data (stored, or `tfguard audit --previous FILE`),
  * and archive text escaped for HTML. The page in a real browser: test/service/fleet-browser.test.ts.
  */
+import Ajv from 'ajv';
+import addFormats from 'ajv-formats';
 import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,6 +18,16 @@ import { LocalObjectStore } from '../../src/storage/local';
 import { makeTarGz } from '../support/archive';
 import { cli } from '../support/cli';
 import { generateTestKey, startRegistry, type RegistryServer } from '../support/registry-server';
+import fleetSchema from '../../docs/fleet.schema.json';
+
+/** The docs/fleet.schema.json errors of `data` (empty when it conforms). */
+function schemaErrors(data: unknown): unknown[] {
+  const ajv = new Ajv({ allErrors: true, strict: true });
+  addFormats(ajv);
+  const validate = ajv.compile(fleetSchema);
+  validate(data);
+  return validate.errors ?? [];
+}
 
 let dir: string;
 let reg: RegistryServer;
@@ -215,8 +227,19 @@ test("with the registry check, each repository is also measured against the regi
   const html = (await store.get(result.keys.fleetHtml))!.body.toString('utf8');
   expect(html).toContain('Registry newest');
   expect(html).toContain('1 major behind</span> <span class="sub">3 newer releases</span>');
-  // The stored data is what the function returned.
+  // The stored data is what the function returned, and what docs/fleet.schema.json says.
   expect(JSON.parse((await store.get(result.keys.fleetJson))!.body.toString('utf8'))).toEqual(fleet);
+  expect(schemaErrors(fleet)).toEqual([]);
+  // The schema is not vacuous.
+  expect(schemaErrors({ ...fleet, providers: [{ ...fleet.providers[0], behind: -1 }] })).not.toEqual([]);
+  expect(
+    schemaErrors({
+      ...fleet,
+      repositories: [
+        { ...fleet.repositories[0], locks: [{ ...fleet.repositories[0]!.locks[0], fleet: {} }] },
+      ],
+    }),
+  ).not.toEqual([]);
 });
 
 test('a registry that does not answer leaves the newest release unknown, with why', async () => {
@@ -280,6 +303,11 @@ test('tfguard audit --format html --output writes the page; --previous compares 
   expect(second.code).toBe(0);
   expect(second.stdout).toContain(`Fleet compared with audit <code>${previous.runId}</code>`);
   expect(second.stdout).toContain('1 repository added (gamma), 1 removed (beta), 1 lock change.');
+  const stored = JSON.parse(
+    await readFile(join(dir, 'cli-store-2', 'reports', 'fleet', 'index.json'), 'utf8'),
+  );
+  expect(stored.changes).not.toBeNull();
+  expect(schemaErrors(stored)).toEqual([]);
   expect(second.stdout).toMatch(
     /<code>1\.0\.0<\/code><\/td><td><code>1\.2\.0<\/code><\/td><td><span class="badge b-ok">upgrade/,
   );
