@@ -84,6 +84,7 @@ th[aria-sort=descending] button::after{content:"\\2193";color:var(--fg)}
 .chart .bar.newest{fill:#1f6feb}
 .chart .axis{stroke:#b7c0ca}
 .empty{color:var(--muted);font-style:italic}
+.scroll+p{margin-top:20px}
 footer{margin-top:48px;padding-bottom:32px;font-size:13px;color:var(--muted)}
 @media print{.filter,nav{display:none}}
 `;
