@@ -35,8 +35,8 @@ import { gitQuotedName } from '../fix';
 import { closeSharedParser, fixPatch, fixPatchParts, fixPath, scanPath } from '../scan';
 import { insideSubtree, locateRepository, scanSubtree, subtreeDirectories } from '../scan/subtree';
 import type { ScanOptions } from '../scan/types';
-import { renderSummaryMarkdown, runLocalAudit } from '../service';
-import type { LocalArchive } from '../service';
+import { parseFleetData, renderFleetHtml, renderSummaryMarkdown, runLocalAudit } from '../service';
+import type { FleetData, LocalArchive } from '../service';
 import { LocalObjectStore } from '../storage/local';
 import { count } from '../util/words';
 import { TOOL_VERSION } from '../version';
@@ -79,11 +79,15 @@ const FIX_USAGE = `  tfguard fix <dir> [--dry-run] [--rule ID ...] [--config FIL
                               what still needs a person; exit code as for scan, on what remains;
                               --registry: also add lock entries and platform hashes
 `;
-const AUDIT_USAGE = `  tfguard audit <dir-of-archives> [--store DIR] [--format markdown|json] [--registry]
-                              [--timeout SECONDS]
+const AUDIT_USAGE = `  tfguard audit <dir-of-archives> [--store DIR] [--format markdown|json|html] [--output FILE]
+                              [--previous FILE] [--registry] [--timeout SECONDS]
                               rescan every archive in the directory (one per repository),
                               compare with the previous audit in the store and print the summary
-                              (--timeout: per archive; one over it is listed as failed)
+                              (--timeout: per archive; one over it is listed as failed);
+                              html: the fleet page (also kept in the store as fleet/index.html,
+                              its data as fleet/index.json); --previous: the fleet/index.json of
+                              an earlier audit to compare the page with; --registry: also the
+                              registry's newest release of each provider
 `;
 const INIT_USAGE = `  tfguard init [dir] [--dry-run] [--timeout SECONDS]
                               write .tfguard.hcl with what each directory is (roots, shared,
@@ -162,6 +166,8 @@ const FIX_OPTIONS = {
 const AUDIT_OPTIONS = {
   store: { type: 'string' },
   format: { type: 'string', short: 'f' },
+  output: { type: 'string', short: 'o' },
+  previous: { type: 'string' },
   registry: { type: 'boolean' },
   timeout: { type: 'string' },
 } as const satisfies OptionTable;
@@ -664,8 +670,34 @@ function progressBar(done: number, total: number, label: string): string {
 async function auditCommand(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCommandArgs('audit', args, AUDIT_OPTIONS);
   if (positionals.length !== 1) usage('audit takes exactly one <dir-of-archives>', 'audit');
-  const format = levelOption('audit', 'format', values.format, ['markdown', 'json'] as const, 'markdown');
+  const format = levelOption(
+    'audit',
+    'format',
+    values.format,
+    ['markdown', 'json', 'html'] as const,
+    'markdown',
+  );
   const operator = operatorScanOptions(values.timeout);
+  let previousFleet: FleetData | undefined;
+  if (values.previous !== undefined) {
+    let text: string;
+    try {
+      text = await fs.readFile(values.previous, 'utf8');
+    } catch (err) {
+      throw new InputError(
+        'not-found',
+        `cannot read --previous ${values.previous}: ${(err as Error).message}`,
+        {
+          cause: err,
+        },
+      );
+    }
+    try {
+      previousFleet = parseFleetData(text, `--previous ${values.previous}`);
+    } catch (err) {
+      throw new InputError('usage', (err as Error).message, { cause: err });
+    }
+  }
   const dir = positionals[0] as string;
   let names: string[];
   try {
@@ -688,16 +720,24 @@ async function auditCommand(args: string[], io: CliIo): Promise<number> {
   const result = await runLocalAudit(archives, store, {
     registry: values.registry === true,
     scanOptions: operator,
+    ...(previousFleet !== undefined ? { previousFleet } : {}),
     ...(io.isTTY
       ? { onProgress: (p) => io.stderr(progressBar(p.done, p.total, `${p.repository} (${p.status})`)) }
       : {}),
   });
   if (io.isTTY) io.stderr('\n');
-  io.stdout(
-    format === 'json'
-      ? JSON.stringify(result.summary, null, 2) + '\n'
-      : renderSummaryMarkdown(result.summary),
-  );
+  let text: string;
+  if (format === 'html') {
+    if (result.fleet === null)
+      throw new InputError(
+        'usage',
+        `the store ${values.store ?? 'tfguard-reports'} holds a newer audit's fleet page`,
+      );
+    text = renderFleetHtml(result.fleet);
+  } else if (format === 'json') text = JSON.stringify(result.summary, null, 2) + '\n';
+  else text = renderSummaryMarkdown(result.summary);
+  if (values.output !== undefined) await writeAtomically(values.output, text);
+  else io.stdout(text);
   return EXIT_OK;
 }
 
