@@ -752,6 +752,14 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
       m.providers = again.providers;
       m.providerUses = again.providerUses;
       m.providerConfigs = again.providerConfigs;
+      // A `source` / `version` expression is evaluated by the engine's rules (Terraform: const
+      // variables; OpenTofu: any variable but `const = false`). The call objects stay the same
+      // (other maps refer to them).
+      again.moduleCalls.forEach((c, i) => {
+        const old = m.moduleCalls[i];
+        if (old !== undefined && (c.sourceExpression !== undefined || c.versionExpression !== undefined))
+          Object.assign(old, c);
+      });
       changed = true;
     }
     return { ...t, engine: e };
