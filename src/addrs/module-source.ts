@@ -112,9 +112,13 @@ export function isOutsideArchive(cleaned: string): boolean {
 /**
  * The go-getter installation method Terraform uses for a remote module package (the getters of
  * hashicorp/terraform internal/getmodules): `git`, `hg` (Mercurial), `http` (plain or archive
- * download; also `https`), `s3`, `gcs`, `file` (an absolute path).
+ * download; also `https`), `s3`, `gcs`, `file` (an absolute path); and OpenTofu's `oci` (1.10+:
+ * `oci://REGISTRY/REPOSITORY[//subdir][?tag=NAME|?digest=ALGORITHM:HEX]`, an artifact of an OCI
+ * Distribution registry, tag `latest` when neither is given; opentofu/opentofu
+ * website/docs/language/modules/sources.mdx, "OCI Distribution Repository"). Terraform has no `oci`
+ * getter and rejects such a source.
  */
-export type ModuleGetter = 'git' | 'hg' | 'http' | 's3' | 'gcs' | 'file';
+export type ModuleGetter = 'git' | 'hg' | 'http' | 's3' | 'gcs' | 'file' | 'oci';
 
 const GETTERS: Readonly<Record<string, ModuleGetter>> = {
   git: 'git',
@@ -124,6 +128,7 @@ const GETTERS: Readonly<Record<string, ModuleGetter>> = {
   s3: 's3',
   gcs: 'gcs',
   file: 'file',
+  oci: 'oci',
 };
 
 /** A remote (go-getter) module source, as Terraform reads it to install the package. */
@@ -202,7 +207,9 @@ export function parseRemoteModuleSource(raw: string): RemoteModuleSource | null 
   const query = parseQuery(q === -1 ? '' : body.slice(q + 1));
   let getter: ModuleGetter | null;
   if (forced !== null) {
-    getter = GETTERS[forced[1] as string] ?? null;
+    // OpenTofu's OCI sources are written with the `oci://` scheme only.
+    const named = GETTERS[forced[1] as string] ?? null;
+    getter = named === 'oci' ? null : named;
   } else {
     const scheme = URL_SCHEME.exec(body);
     getter = scheme !== null ? (GETTERS[(scheme[1] as string).toLowerCase()] ?? null) : detectedGetter(body);
