@@ -216,3 +216,35 @@ export function parseRemoteModuleSource(raw: string): RemoteModuleSource | null 
   }
   return { getter, pkg: forced === null ? body : `${forced[1] as string}::${body}`, subdir, query };
 }
+
+/**
+ * A Terragrunt `terraform { source = "tfr://…" }` (Terragrunt 0.31.5+, gruntwork-io/terragrunt
+ * internal/tfr/getter.go): `tfr://REGISTRY/NAMESPACE/NAME/SYSTEM[//subdir]?version=VERSION`, or
+ * `tfr:///NAMESPACE/NAME/SYSTEM…` for the default registry (Terragrunt's `TG_TF_DEFAULT_REGISTRY_HOST`,
+ * else registry.terraform.io under Terraform and registry.opentofu.org under OpenTofu). Read as the
+ * registry module it downloads: `source` a registry address (without a host for the default
+ * registry, so the engine's default applies) and `version` the `version` query (which Terragrunt
+ * requires, exactly once). Null when it is not such an address.
+ */
+export function parseTerragruntRegistrySource(
+  raw: string,
+): { source: string; version: string | null } | null {
+  const m = /^tfr:\/\/([^/?#]*)(\/[^?#]*)(?:\?([^#]*))?$/i.exec(raw.trim());
+  if (m === null) return null;
+  const host = (m[1] as string).toLowerCase();
+  const { pkg, subdir } = splitPackageSubdir(m[2] as string);
+  const segments = pkg.split('/').filter((s) => s !== '');
+  if (segments.length !== 3) return null;
+  const address = `${host === '' ? '' : `${host}/`}${segments.join('/')}${subdir === '' ? '' : `//${subdir}`}`;
+  if (classifyModuleSource(address) !== 'registry') return null;
+  const query = m[3] === undefined ? [] : m[3].split('&').filter((p) => p.startsWith('version='));
+  let version: string | null = null;
+  if (query.length === 1) {
+    try {
+      version = decodeURIComponent((query[0] as string).slice('version='.length).replace(/\+/g, ' '));
+    } catch {
+      version = null;
+    }
+  }
+  return { source: address, version };
+}

@@ -595,9 +595,10 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
     if (unit.target !== unit.dir) {
       m.moduleCalls.push({
         name: 'terragrunt',
-        source: unit.source,
+        // `tfr://` (Terragrunt's registry getter): the registry module and its `?version=`.
+        source: unit.registry?.source ?? unit.source,
         sourceKind: unit.sourceKind,
-        version: null,
+        version: unit.registry?.version ?? null,
         providers: {},
         target: unit.target,
         location: unit.location,
