@@ -22,6 +22,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Report } from '../../src/report/types';
+import { fakeH1, lockText } from '../lockfile/fixtures';
 import { describeWithTerraform } from '../support/external';
 import { startRegistry } from '../support/registry-server';
 import type { RegistryServer } from '../support/registry-server';
@@ -178,6 +179,30 @@ describe('OpenTofu (1.8 early evaluation, 1.12 const = false)', () => {
         ),
       ],
     ]);
+  });
+
+  it('each root by its own engine: the .tofu root evaluates, the .tf root beside it does not', async () => {
+    const body =
+      'variable "kms_source" {\n  default = "acme/kms/aws"\n}\n' +
+      'locals {\n  kms_version = "~> 2.2"\n}\n' +
+      KMS_CALL;
+    const r = await scan({
+      'live/tf/main.tf': body + 'terraform {\n  backend "s3" {}\n}\n',
+      // Its lock file records registry.terraform.io: a Terraform root (docs/classification.md).
+      'live/tf/.terraform.lock.hcl': lockText([
+        { source: 'registry.terraform.io/hashicorp/random', version: '3.6.0', hashes: [fakeH1('random')] },
+      ]),
+      'live/tofu/main.tofu': body + 'terraform {\n  backend "s3" {}\n}\n',
+    });
+    expect(r.roots.map((t) => [t.path, t.engine])).toEqual([
+      ['live/tf', 'terraform'],
+      ['live/tofu', 'opentofu'],
+    ]);
+    expect(calls(r, 'live/tf')).toEqual([['kms', '${var.kms_source}', 'remote', '~> 2.2', null]]);
+    expect(calls(r, 'live/tofu')).toEqual([['kms', 'acme/kms/aws', 'registry', '~> 2.2', null]]);
+    expect(
+      r.roots.find((t) => t.path === 'live/tofu')?.remoteModuleTree?.map((m) => m.resolvedVersion),
+    ).toEqual(['2.2.1']);
   });
 
   it('the same files read by Terraform (.tf) need const = true', async () => {
