@@ -101,7 +101,8 @@ function notFound(path: string, cause: unknown): InputError {
   return new InputError('not-found', `"${path}" does not exist or cannot be read`, { entry: path, cause });
 }
 
-/** Read a directory tree (symlinks are recorded, not followed; `.git/` and `.terraform/` skipped). */
+/** Read a directory tree (symlinks are recorded, not followed; `.git/` skipped, of `.terraform/` only
+ * `modules/`: the installed remote modules, as an archive of the directory carries them). */
 export async function readDirectory(dir: string, options: ReadOptions = {}): Promise<LoadedArchive> {
   const limits = resolveLimits(options.limits);
   const shouldLoad = options.shouldLoad ?? defaultShouldLoad;

@@ -72,12 +72,13 @@ const SCAN_USAGE = `  tfguard scan <dir|archive> [--format text|json|sarif|markd
                               directory's or archive's name).
 `;
 const FIX_USAGE = `  tfguard fix <dir> [--dry-run] [--rule ID ...] [--config FILE] [--fail-on LEVEL] [--registry]
-                   [--timeout SECONDS]
+                   [--remote-modules] [--cache-dir DIR] [--timeout SECONDS]
                               apply the safe fixes findings carry (edits of the exact ranges:
                               comments and formatting stay; lock files rewritten as terraform
                               writes them), or print them as a unified diff (--dry-run); lists
                               what still needs a person; exit code as for scan, on what remains;
-                              --registry: also add lock entries and platform hashes
+                              --registry: also add lock entries and platform hashes;
+                              --remote-modules, --cache-dir: as for scan
 `;
 const AUDIT_USAGE = `  tfguard audit <dir-of-archives> [--store DIR] [--format markdown|json|html] [--output FILE]
                               [--previous FILE] [--registry] [--timeout SECONDS]
@@ -160,6 +161,10 @@ const FIX_OPTIONS = {
   config: { type: 'string', short: 'c' },
   'fail-on': { type: 'string' },
   registry: { type: 'boolean' },
+  // The same resolution as `scan --remote-modules` (issue 21): the fixes and "still needs a person"
+  // see the remote modules' requirements.
+  'remote-modules': { type: 'boolean' },
+  'cache-dir': { type: 'string' },
   timeout: { type: 'string' },
 } as const satisfies OptionTable;
 
@@ -582,6 +587,7 @@ async function fixCommand(args: string[], io: CliIo): Promise<number> {
     configText: await readConfigOption(values.config),
     ...operatorScanOptions(values.timeout),
     ...(values.registry ? { registry: true } : {}),
+    ...remoteModuleOptions(values['remote-modules'] === true, values['cache-dir']),
   };
 
   const dryRun = values['dry-run'] === true;

@@ -595,9 +595,10 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
     if (unit.target !== unit.dir) {
       m.moduleCalls.push({
         name: 'terragrunt',
-        source: unit.source,
+        // `tfr://` (Terragrunt's registry getter): the registry module and its `?version=`.
+        source: unit.registry?.source ?? unit.source,
         sourceKind: unit.sourceKind,
-        version: null,
+        version: unit.registry?.version ?? null,
         providers: {},
         target: unit.target,
         location: unit.location,
@@ -752,6 +753,14 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
       m.providers = again.providers;
       m.providerUses = again.providerUses;
       m.providerConfigs = again.providerConfigs;
+      // A `source` / `version` expression is evaluated by the engine's rules (Terraform: const
+      // variables; OpenTofu: any variable but `const = false`). The call objects stay the same
+      // (other maps refer to them).
+      again.moduleCalls.forEach((c, i) => {
+        const old = m.moduleCalls[i];
+        if (old !== undefined && (c.sourceExpression !== undefined || c.versionExpression !== undefined))
+          Object.assign(old, c);
+      });
       changed = true;
     }
     return { ...t, engine: e };

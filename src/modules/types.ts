@@ -96,6 +96,12 @@ export interface ModuleCall {
   versionLocation?: SourceLocation;
   /** The `source` argument (name to value), where a fix inserts a missing `version` after it. */
   sourceRange?: SourceRange;
+  /** A `source` / `version` written as an expression (Terraform 1.15 const variables and locals,
+   * OpenTofu 1.8 early evaluation), as tfguard evaluated it for the engine: `known`, `source` /
+   * `version` hold the value; otherwise they hold the text as written and nothing is resolved
+   * from it. */
+  sourceExpression?: ValueExpression;
+  versionExpression?: ValueExpression;
 }
 
 export interface BackendInfo {
