@@ -13,6 +13,7 @@ const readme = fs.readFileSync(path.join(repo, 'docs/rules/README.md'), 'utf8');
 /** Files in src/rules that are not rules. */
 const NOT_RULES = new Set([
   'index.ts',
+  'registry.ts',
   'types.ts',
   'helpers.ts',
   'root-bounds.ts',
