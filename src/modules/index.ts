@@ -17,6 +17,7 @@ import type { KindDecision } from './classification';
 import { readRepositorySignals } from './repository';
 import type { GeneratedFile } from './repository';
 import { relocateGenerated, stackNotices } from './terragrunt/notices';
+import { notCheckedDiagnostics } from './not-checked';
 import type { RepositorySignals } from './repository';
 import { collectModule } from './collect';
 import { assembleConstants, readsConstants } from './constants';
@@ -251,10 +252,12 @@ export function installedCopyReason(source: string, caller: ModuleInfo): string 
   return null;
 }
 
-/** The engine that runs a tree: the settings (`engine`, then `engines` globs), else its lock file's
- * registry host, else `.tofu` files in the tree, else the archive's engine. */
+/** The engine that runs a tree: the settings (`engine`, then `engines` globs), else the engine its
+ * deployment declaration names (Digger `opentofu: true`), else its lock file's registry host, else
+ * `.tofu` files in the tree, else the archive's engine. */
 function treeEngine(
   tree: RootTree,
+  declaredEngines: ReadonlyMap<string, Engine>,
   modules: ReadonlyMap<string, ModuleInfo>,
   archive: LoadedArchive,
   config: ScanConfig,
@@ -263,6 +266,8 @@ function treeEngine(
   if (config.engineExplicit === true) return config.engine;
   const glob = Object.keys(config.engines ?? {}).find((g) => matchGlob(g, tree.root));
   if (glob !== undefined) return (config.engines as Record<string, Engine>)[glob] as Engine;
+  const engineDeclared = declaredEngines.get(tree.root);
+  if (engineDeclared !== undefined) return engineDeclared;
   const lock = modules.get(tree.root)?.lockFile ?? null;
   const text = lock === null ? undefined : archive.files.get(lock)?.toString('utf8');
   if (text !== undefined) {
@@ -737,10 +742,14 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
   let roots = entryPoints.map((r) => build(r, engine));
   // Each tree runs under its own engine; modules read under another engine's defaults are read
   // again (implied provider sources carry the engine's registry host).
+  const declaredEngines = new Map<string, Engine>();
+  for (const r of signals.declarations.roots) {
+    if (r.engine !== undefined && !declaredEngines.has(r.dir)) declaredEngines.set(r.dir, r.engine);
+  }
   const moduleEngine = new Map<string, Engine>();
   let changed = false;
   roots = roots.map((t) => {
-    const e = treeEngine(t, modules, archive, config, engine);
+    const e = treeEngine(t, declaredEngines, modules, archive, config, engine);
     if (e === engine) return { ...t, engine: e };
     for (const path of t.modules) {
       if (moduleEngine.has(path)) continue;
@@ -770,6 +779,7 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
     });
   }
   diagnostics.push(...declarationDiagnostics(signals.declarations, modules, entryPaths));
+  diagnostics.push(...notCheckedDiagnostics(modules, signals));
   diagnostics.push(
     ...missingModules(modules, installed),
     ...moduleCycles(
