@@ -89,6 +89,32 @@ ruleTable('configuration-not-checked', [
     ],
   },
   {
+    name: 'generate_hcl blocks imported from another directory count where they are imported',
+    files: {
+      // flannels17/terramate's layout: terramate.tm.hcl imports ./imports/*.tm.hcl.
+      'terramate.tm.hcl': lines('import {', '  source = "./imports/*.tm.hcl"', '}'),
+      'imports/providers.tm.hcl': lines(
+        'generate_hcl "_providers.tf" {',
+        '  content {',
+        '    provider "aws" {}',
+        '  }',
+        '}',
+      ),
+      'stacks/a/stack.tm.hcl': lines('stack {', '  name = "a"', '}'),
+      'stacks/b/stack.tm.hcl': lines('stack {', '  name = "b"', '}'),
+      'stacks/b/_providers.tf': ROOT,
+    },
+    expected: [
+      {
+        module: 'stacks/a',
+        file: 'stacks/a/stack.tm.hcl',
+        line: 1,
+        message:
+          'Terramate stack "a" (stacks/a/stack.tm.hcl:1) generates its Terraform code with generate_hcl (_providers.tf)',
+      },
+    ],
+  },
+  {
     name: 'passing: generated files committed, and a positive.tf without expected results is a module',
     files: {
       'stacks/app/stack.tm.hcl': lines('stack {', '  name = "app"', '}'),

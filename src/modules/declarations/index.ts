@@ -27,7 +27,10 @@ import { isLegacyStackFile, isStackComponentFile, STACK_PROJECTION } from './sta
 import type { TerraformStack } from './stacks';
 import type { Declarations, DeclaredRoot, DeclarationProblem, IndirectCall } from './types';
 import {
+  imported,
   mayGenerateHcl,
+  mayImport,
+  readImports,
   readGenerateBlocks,
   readGenerateBlocksText,
   terramateGeneration,
@@ -98,6 +101,7 @@ export async function readDeclarations(
     blocks: { ...TERRAMATE_PROJECTION.blocks, ...TERRAMATE_GENERATE_PROJECTION },
   };
   const generateFiles: TerramateGenerateFile[] = [];
+  const terramateImports: { dir: string; source: string }[] = [];
   const indirectCalls: IndirectCall[] = [];
   const atmosLayouts: AtmosLayout[] = [];
   const stackFiles = new Map<string, string[]>();
@@ -140,9 +144,10 @@ export async function readDeclarations(
       const source = text(archive, path);
       const stack = mayDeclareStack(source);
       const generates = mayGenerateHcl(source);
-      if (!stack && !generates) continue;
+      if (!stack && !generates && !mayImport(source)) continue;
       const r = await parse(path, terramateProjection);
       const ok = r !== null && r.ok;
+      if (ok) terramateImports.push(...readImports(path, r.file.body));
       if (stack) roots.push(...(ok ? readTerramate(path, r.file.body) : readTerramateText(path, source)));
       if (generates) {
         const dir = dirname(path) || '.';
@@ -213,7 +218,11 @@ export async function readDeclarations(
     });
   }
 
-  const terramate = terramateGeneration(roots, generateFiles, (p) => filePaths.has(p));
+  const terramate = terramateGeneration(
+    roots,
+    [...generateFiles, ...imported(terramateImports, generateFiles)],
+    (p) => filePaths.has(p),
+  );
   indirectCalls.push(...terramate.calls);
 
   const byLocation = (a: { location: { file: string; line: number } }, b: typeof a): number =>

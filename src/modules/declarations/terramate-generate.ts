@@ -11,6 +11,7 @@
 import type { BlockSpec, HclBlock, HclBody } from '../../hcl';
 import { cleanRelativePath, isLocalModuleSource, isOutsideArchive, resolveLocalTarget } from '../../addrs';
 import { compareUtf8 } from '../../archive';
+import { matchGlob } from '../glob';
 import type { DeclaredRoot, IndirectCall, TerramateGenerated } from './types';
 
 /** What one Terramate file generates: `generate_hcl` labels and the module sources of their contents. */
@@ -27,7 +28,44 @@ export interface TerramateGenerateFile {
 
 export const TERRAMATE_GENERATE_PROJECTION: Readonly<Record<string, BlockSpec>> = {
   generate_hcl: { blocks: { content: { blocks: { module: { attributes: ['source'] } } } } },
+  import: { attributes: ['source'] },
 };
+
+/** A Terramate file may `import { source = "./imports/*.tm.hcl" }` other files, whose blocks then
+ * count as written in the importing directory (https://terramate.io/docs/cli/reference/blocks/import):
+ * the source is relative to the importing file, or absolute from the project root. */
+export function mayImport(text: string): boolean {
+  return /^\s*import\s*\{/m.test(text);
+}
+
+export function readImports(path: string, body: HclBody): { dir: string; source: string }[] {
+  const dir = path.includes('/') ? path.slice(0, path.lastIndexOf('/')) : '.';
+  const out: { dir: string; source: string }[] = [];
+  for (const b of body.blocks as HclBlock[]) {
+    if (b.type !== 'import') continue;
+    const src = b.body.attributes.find((a) => a.name === 'source');
+    if (src !== undefined && typeof src.value === 'string' && !src.value.includes('${'))
+      out.push({ dir, source: src.value });
+  }
+  return out;
+}
+
+/** The generate files an import brings into its directory (a glob of Terramate files). */
+export function imported(
+  imports: readonly { dir: string; source: string }[],
+  files: readonly TerramateGenerateFile[],
+): TerramateGenerateFile[] {
+  const out: TerramateGenerateFile[] = [];
+  for (const i of imports) {
+    const pattern = i.source.startsWith('/')
+      ? cleanRelativePath(i.source.replace(/^\/+/, ''))
+      : resolveLocalTarget(i.dir, i.source);
+    for (const f of files) {
+      if (f.dir !== i.dir && matchGlob(pattern, f.path)) out.push({ ...f, dir: i.dir });
+    }
+  }
+  return out;
+}
 
 /** A `generate_hcl` block in the text: files without one generate no HCL and are not read for it. */
 export function mayGenerateHcl(text: string): boolean {
