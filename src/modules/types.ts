@@ -332,6 +332,20 @@ export type LoadDiagnostic =
       location: SourceLocation;
     }
   | {
+      /** Configuration tfguard deliberately leaves unchecked, said once: a tree of scanner test
+       * samples (`positive1.tf`, `negative1.tf` beside `positive_expected_result.json`), or a
+       * Terramate stack whose Terraform files `terramate generate` writes (not in the archive). */
+      kind: 'configuration-not-checked';
+      /** The fixture tree's top directory, or the Terramate stack's directory. */
+      module: string;
+      what: 'scanner-fixtures' | 'terramate-generated';
+      /** Fixture directories skipped (scanner-fixtures), or the generated file names (terramate-generated). */
+      items: string[];
+      /** What the evidence is, in words. */
+      evidence: string;
+      location: SourceLocation;
+    }
+  | {
       /** A Terraform Stacks beta file (`*.tfstack.hcl`) that current Terraform ignores. */
       kind: 'stack-legacy-file';
       module: string;

@@ -7,10 +7,12 @@
 import type { Finding, RuleFinding } from './types';
 import type { Severity } from '../model';
 import { builtinTerraformProvider } from './builtin-terraform-provider';
+import { configurationNotChecked } from './configuration-not-checked';
 import { declarationInvalid } from './declaration-invalid';
 import { declaredRootMissing } from './declared-root-missing';
 import { duplicateRequiredProviders } from './duplicate-required-providers';
 import { compareStrings } from './helpers';
+import { mergeSameLocation } from './merge';
 import { incompatibleConstraints } from './incompatible-constraints';
 import { invalidVersionConstraint } from './invalid-version-constraint';
 import { lockConstraintsDrift } from './lock-constraints-drift';
@@ -84,6 +86,7 @@ export const RULES: readonly Rule[] = Object.freeze([
   declaredRootMissing,
   declarationInvalid,
   stackLegacyFile,
+  configurationNotChecked,
   // Dependency lock file rules: they read `RuleContext.lock`, which `analyzeLocks` (src/lockfile)
   // fills before the rules run; `lock-missing` needs only the modules.
   lockMissing,
@@ -151,8 +154,9 @@ function runRule(rule: Rule, ctx: RuleContext, findings: Finding[]): void {
     const finding = f as Finding;
     finding.ruleId = rule.id;
     finding.severity = f.confidence === 'low' ? 'notice' : severity;
-    findings.push(finding);
   }
+  // One finding per location naming the modules that share it (src/rules/merge.ts).
+  findings.push(...mergeSameLocation(produced as Finding[]));
 }
 
 function internalError(ruleId: string, err: unknown): Finding {

@@ -75,6 +75,9 @@ export interface Finding {
   message: string;
   /** Module path relative to the archive root, `"."` for the top directory. */
   module: string;
+  /** When one location serves several modules (Terragrunt units sharing a generated file), every
+   * module the finding applies to, sorted; `module` is the first. Absent otherwise. */
+  modules?: string[];
   file: string | null;
   line: number | null;
   /** The exact span the finding is about (start and end line, column and byte), when known. Its

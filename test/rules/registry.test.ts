@@ -21,6 +21,7 @@ const NOT_RULES = new Set([
   'fix-helpers.ts',
   'context.ts',
   'suppress.ts',
+  'merge.ts',
 ]);
 
 /** The README index row of a rule: `| \`id\` | severity | ... | [..](id.md) |`. */

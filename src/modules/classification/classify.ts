@@ -20,9 +20,11 @@ import { generatedCopy } from './signals/generated-copy';
 import { templateFiles } from './signals/template-files';
 import { mixinFiles } from './signals/mixin-files';
 import { linkedFiles } from './signals/linked-files';
+import { scannerFixture } from './signals/scanner-fixture';
 import { testHelper } from './signals/test-helper';
 import { terragruntSource } from './signals/terragrunt-source';
 import { localCalls } from './signals/local-calls';
+import { indirectCall } from './signals/indirect-call';
 import { backend } from './signals/backend';
 import { examplePlace } from './signals/example-place';
 import { testPlace } from './signals/test-place';
@@ -65,10 +67,12 @@ export const SIGNALS: readonly Signal[] = [
   templateFiles,
   mixinFiles,
   linkedFiles,
+  scannerFixture,
   testHelper,
   // 3. Structure: calls and backends.
   terragruntSource,
   localCalls,
+  indirectCall,
   backend,
   // 4. Places and names, and lock files (after examples and tests: an example keeps its lock).
   examplePlace,

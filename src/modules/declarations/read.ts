@@ -25,7 +25,19 @@ import {
 import { isSpaceliftFile, readSpacelift } from './spacelift';
 import { isLegacyStackFile, isStackComponentFile, STACK_PROJECTION } from './stacks';
 import type { TerraformStack } from './stacks';
-import type { Declarations, DeclaredRoot, DeclarationProblem } from './types';
+import type { Declarations, DeclaredRoot, DeclarationProblem, IndirectCall } from './types';
+import {
+  imported,
+  mayGenerateHcl,
+  mayImport,
+  readImports,
+  readGenerateBlocks,
+  readGenerateBlocksText,
+  terramateGeneration,
+  TERRAMATE_GENERATE_PROJECTION,
+} from './terramate-generate';
+import type { TerramateGenerateFile } from './terramate-generate';
+import { isLocalModuleSource, isOutsideArchive, resolveLocalTarget } from '../../addrs';
 
 export type * from './types';
 export type { TerraformStack } from './stacks';
@@ -85,6 +97,12 @@ export async function readDeclarations(
     }
   };
 
+  const terramateProjection: BlockSpec = {
+    blocks: { ...TERRAMATE_PROJECTION.blocks, ...TERRAMATE_GENERATE_PROJECTION },
+  };
+  const generateFiles: TerramateGenerateFile[] = [];
+  const terramateImports: { dir: string; source: string }[] = [];
+  const indirectCalls: IndirectCall[] = [];
   const atmosLayouts: AtmosLayout[] = [];
   const stackFiles = new Map<string, string[]>();
   for (const path of paths) {
@@ -124,11 +142,19 @@ export async function readDeclarations(
       if (layout !== null) atmosLayouts.push(layout);
     } else if (isTerramateFile(path)) {
       const source = text(archive, path);
-      if (!mayDeclareStack(source)) continue;
-      const r = await parse(path, TERRAMATE_PROJECTION);
-      roots.push(
-        ...(r !== null && r.ok ? readTerramate(path, r.file.body) : readTerramateText(path, source)),
-      );
+      const stack = mayDeclareStack(source);
+      const generates = mayGenerateHcl(source);
+      if (!stack && !generates && !mayImport(source)) continue;
+      const r = await parse(path, terramateProjection);
+      const ok = r !== null && r.ok;
+      if (ok) terramateImports.push(...readImports(path, r.file.body));
+      if (stack) roots.push(...(ok ? readTerramate(path, r.file.body) : readTerramateText(path, source)));
+      if (generates) {
+        const dir = dirname(path) || '.';
+        generateFiles.push(
+          ok ? readGenerateBlocks(path, dir, r.file.body) : readGenerateBlocksText(path, dir, source),
+        );
+      }
     } else if (isStackComponentFile(path)) {
       const dir = dirname(path) || '.';
       const list = stackFiles.get(dir) ?? [];
@@ -136,6 +162,10 @@ export async function readDeclarations(
       stackFiles.set(dir, list);
     } else if (isLegacyStackFile(path)) {
       legacyStackFiles.push({ file: path, line: 1 });
+      // Terraform ignores the file, but its components are what the author means to run: modules
+      // called by the Stack, not roots of their own.
+      const r = await parse(path, STACK_PROJECTION);
+      if (r !== null && r.ok) indirectCalls.push(...legacyComponentCalls(path, r.file.body));
     } else if (CONFIG_FILE.test(path) && mayDeclareResources(archive.files.get(path) as Buffer)) {
       // Parse errors of configuration files are the module loader's to report.
       const r = await parse(path, RESOURCE_PROJECTION);
@@ -188,6 +218,13 @@ export async function readDeclarations(
     });
   }
 
+  const terramate = terramateGeneration(
+    roots,
+    [...generateFiles, ...imported(terramateImports, generateFiles)],
+    (p) => filePaths.has(p),
+  );
+  indirectCalls.push(...terramate.calls);
+
   const byLocation = (a: { location: { file: string; line: number } }, b: typeof a): number =>
     compareUtf8(a.location.file, b.location.file) || a.location.line - b.location.line;
   return {
@@ -196,6 +233,28 @@ export async function readDeclarations(
     emptyGlobs: emptyGlobs.sort(byLocation),
     legacyStackFiles,
     completeLists,
+    indirectCalls: indirectCalls.sort(byLocation),
+    terramateGenerated: terramate.generated,
     stacks,
   };
+}
+
+/** The local `component` sources of a Stacks beta file, as calls from its directory. */
+function legacyComponentCalls(path: string, body: HclBody): IndirectCall[] {
+  const dir = dirname(path) || '.';
+  const out: IndirectCall[] = [];
+  for (const b of body.blocks) {
+    if (b.type !== 'component') continue;
+    const src = b.body.attributes.find((a) => a.name === 'source');
+    if (src === undefined || typeof src.value !== 'string' || !isLocalModuleSource(src.value)) continue;
+    const target = resolveLocalTarget(dir, src.value);
+    if (isOutsideArchive(target)) continue;
+    out.push({
+      target,
+      written: src.value,
+      location: { file: path, line: src.line },
+      via: `component "${b.labels[0] ?? ''}" of the Terraform Stacks beta file ${path}`,
+    });
+  }
+  return out;
 }

@@ -37,10 +37,12 @@ export function detectEngine(archive: LoadedArchive, config: ScanConfig): Engine
   return 'terraform';
 }
 
-/** The engine that runs a tree: the settings (`engine`, then `engines` globs), else its lock file's
- * registry host, else `.tofu` files in the tree, else the archive's engine. */
+/** The engine that runs a tree: the settings (`engine`, then `engines` globs), else the engine its
+ * deployment declaration names (Digger `opentofu: true`), else its lock file's registry host, else
+ * `.tofu` files in the tree, else the archive's engine. */
 export function treeEngine(
   tree: RootTree,
+  declaredEngines: ReadonlyMap<string, Engine>,
   modules: ReadonlyMap<string, ModuleInfo>,
   archive: LoadedArchive,
   config: ScanConfig,
@@ -49,6 +51,8 @@ export function treeEngine(
   if (config.engineExplicit === true) return config.engine;
   const glob = Object.keys(config.engines ?? {}).find((g) => matchGlob(g, tree.root));
   if (glob !== undefined) return (config.engines as Record<string, Engine>)[glob] as Engine;
+  const engineDeclared = declaredEngines.get(tree.root);
+  if (engineDeclared !== undefined) return engineDeclared;
   const lock = modules.get(tree.root)?.lockFile ?? null;
   const text = lock === null ? undefined : archive.files.get(lock)?.toString('utf8');
   if (text !== undefined) {

@@ -18,6 +18,7 @@ import { selectConfigFiles } from '../files';
 import type { FileSelection } from '../files';
 import { readRepositorySignals } from '../repository';
 import type { RepositorySignals } from '../repository';
+import { notCheckedDiagnostics } from '../not-checked';
 import { stackNotices } from '../terragrunt/notices';
 import { buildRootTree, localCallers, missingModules, moduleCycles } from '../tree';
 import type { LoadDiagnostic, ModuleCall, ModuleInfo, RootTree } from '../types';
@@ -254,10 +255,14 @@ export function buildTrees(
     });
   };
   let roots = entryPoints.map((r) => build(r, engine));
+  const declaredEngines = new Map<string, Engine>();
+  for (const r of signals.declarations.roots) {
+    if (r.engine !== undefined && !declaredEngines.has(r.dir)) declaredEngines.set(r.dir, r.engine);
+  }
   const moduleEngine = new Map<string, Engine>();
   let changed = false;
   roots = roots.map((t) => {
-    const e = treeEngine(t, modules, state.archive, state.config, engine);
+    const e = treeEngine(t, declaredEngines, modules, state.archive, state.config, engine);
     if (e === engine) return { ...t, engine: e };
     for (const path of t.modules) {
       if (moduleEngine.has(path)) continue;
@@ -307,6 +312,7 @@ export function finalDiagnostics(
     });
   }
   out.push(...declarationDiagnostics(signals.declarations, modules, state.entryPaths));
+  out.push(...notCheckedDiagnostics(modules, signals));
   out.push(
     ...missingModules(modules, installed),
     ...moduleCycles(
