@@ -50,6 +50,10 @@ export interface AuditDeps {
   /** The invocation's deadline: a rescan still running stops (`scan-timeout`), later ones do not
    * start; either way the message is redelivered, and recorded `failed` on its last delivery. */
   signal?: AbortSignal | undefined;
+  /** The organisation's policy (`TFGUARD_POLICY_OBJECT`), asked for before each scan. */
+  policy?: ScanContext['policy'];
+  /** Today, for the policy's exception expiry (default the system clock). */
+  now?: (() => Date) | undefined;
 }
 
 export interface AuditManifest {

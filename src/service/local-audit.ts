@@ -4,6 +4,7 @@
  * by default), with the archives handed in instead of read from upload pointers.
  */
 import { InputError } from '../errors';
+import type { Policy } from '../policy';
 import type { ObjectStore } from '../storage/types';
 import { auditRepository, completeRun, planRun, type ArchiveLoad, type AuditDeps } from './audit';
 import { auditRunId, normalizeRepository, ReportLayout } from './keys';
@@ -30,6 +31,9 @@ export interface LocalAuditOptions {
   /** Run start time (default now); also seeds the run id. */
   now?: Date;
   shardSize?: number;
+  /** The organisation's policy (`tfguard audit --policy FILE`): every archive is judged against it as
+   * its repository; exceptions expire by `now`. */
+  policy?: Policy;
   logger?: ServiceLogger;
   metrics?: ServiceMetrics;
   onProgress?: (progress: {
@@ -82,6 +86,9 @@ export async function runLocalAudit(
     metrics: options.metrics ?? noMetrics,
     registry: options.registry ?? false,
     shardSize: options.shardSize,
+    ...(options.policy !== undefined
+      ? { policy: { current: async () => options.policy as Policy }, now: () => now }
+      : {}),
   };
   const runId = auditRunId(now, `local:${[...byRepository.keys()].join('\n')}`);
   const plan = await planRun(deps, { runId, startedAt: now.toISOString() }, async () => [

@@ -64,6 +64,12 @@ export interface ServiceSettings {
    * where every caller may do everything.
    */
   accessPolicy: AccessPolicy | null;
+  /**
+   * `TFGUARD_POLICY_OBJECT`: the organisation's policy file (docs/policy.md) as an S3 object,
+   * `s3://BUCKET/KEY`; null when unset: no policy. Read once per warm Lambda and again whenever its
+   * ETag changes (src/service/policy.ts).
+   */
+  policyObject: { bucket: string; key: string } | null;
 }
 
 export class SettingsError extends Error {
@@ -195,6 +201,29 @@ function accessPolicy(env: Env, name: string): AccessPolicy | null {
 }
 
 /** Reads and validates the service settings. Throws `SettingsError` naming the variable at fault. */
+/** `s3://BUCKET/KEY`, or a `KEY` of the reports bucket: a valid bucket name and a non-empty key
+ * without empty, `.` or `..` segments. */
+function policyObject(env: Env, name: string, reportsBucket: string): ServiceSettings['policyObject'] {
+  const raw = text(env, name);
+  if (raw === undefined) return null;
+  const m = raw.startsWith('s3://')
+    ? /^s3:\/\/([^/]+)\/(.+)$/.exec(raw)
+    : ([raw, reportsBucket, raw] as const);
+  const bucketName = m?.[1];
+  const key = m?.[2];
+  if (
+    bucketName === undefined ||
+    key === undefined ||
+    !BUCKET.test(bucketName) ||
+    key.split('/').some((s) => s === '' || s === '.' || s === '..')
+  ) {
+    throw new SettingsError(
+      `${name} must be s3://BUCKET/KEY or a key of the reports bucket (the policy file's object), got ${JSON.stringify(raw)}`,
+    );
+  }
+  return { bucket: bucketName, key };
+}
+
 export function loadServiceSettings(env: Env): ServiceSettings {
   const uploadsBucket = bucket(env, 'TFGUARD_UPLOADS_BUCKET');
   const uploads = {
@@ -257,5 +286,6 @@ export function loadServiceSettings(env: Env): ServiceSettings {
     auditShardSize: shard === undefined ? undefined : integer(env, 'TFGUARD_AUDIT_SHARD_SIZE', 0, 1, 1000),
     deadlineMarginMs: integer(env, 'TFGUARD_DEADLINE_MARGIN_MS', DEFAULTS.deadlineMarginMs, 0, 900_000),
     accessPolicy: accessPolicy(env, 'TFGUARD_ACCESS_POLICY'),
+    policyObject: policyObject(env, 'TFGUARD_POLICY_OBJECT', reports.bucket),
   };
 }
