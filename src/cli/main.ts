@@ -539,8 +539,8 @@ export function remoteRepositoryName(url: string): string | null {
     .trim()
     .replace(/^[a-z][a-z0-9+.-]*:\/\/[^/]*\//i, '')
     .replace(/^[^@/]+@[^:/]+:/, '')
-    .replace(/\.git$/, '')
-    .replace(/\/+$/, '');
+    .replace(/\/+$/, '')
+    .replace(/\.git$/, '');
   const parts = path.split('/').filter((p) => p !== '');
   if (parts.length < 2) return null;
   return parts.slice(-2).join('/');
