@@ -78,13 +78,15 @@ export function policyOf(ctx: RuleContext): PolicyInput | undefined {
  * providers the tree gets through remote modules tfguard did not read. What a policy rule reports
  * at the lock entry, since no configuration line names them.
  */
-export function lockOnlyEntries(
-  ctx: RuleContext,
-): { root: string; lockFile: string; engine: Engine; entry: LockProviderEntry }[] {
-  const out = [];
+export function lockOnlyEntries(ctx: RuleContext): readonly LockOnlyEntry[] {
+  const key = ctx.lock;
+  const known = key === undefined ? undefined : lockOnlyCache.get(key);
+  if (known !== undefined) return known;
+  const out: LockOnlyEntry[] = [];
+  const trees = new Map(ctx.roots.map((t) => [t.root, t]));
   for (const a of lockRoots(ctx)) {
     if (a.lock === null) continue;
-    const tree = ctx.roots.find((t) => t.root === a.root);
+    const tree = trees.get(a.root);
     const declared = new Set<string>();
     for (const path of tree?.modules ?? [a.root])
       for (const p of ctx.moduleByPath.get(path)?.providers ?? []) declared.add(p.source);
@@ -93,5 +95,16 @@ export function lockOnlyEntries(
       out.push({ root: a.root, lockFile: a.lock.path, engine: a.engine, entry });
     }
   }
+  if (key !== undefined) lockOnlyCache.set(key, out);
   return out;
 }
+
+interface LockOnlyEntry {
+  root: string;
+  lockFile: string;
+  engine: Engine;
+  entry: LockProviderEntry;
+}
+
+/** Per scan (its lock analysis): two rules ask. */
+const lockOnlyCache = new WeakMap<object, LockOnlyEntry[]>();

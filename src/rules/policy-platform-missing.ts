@@ -13,6 +13,8 @@ import type { Rule, RuleContext, RuleFinding } from './types';
  * checksums, fewer than the required platforms, certainly misses some, and anything else cannot be
  * judged: one notice per lock file says so, never a guess presented as certain.
  */
+const EMPTY: ReadonlySet<string> = new Set();
+
 export const policyPlatformMissing: Rule = {
   id: 'policy-platform-missing',
   defaultSeverity: 'error',
@@ -39,15 +41,16 @@ export const policyPlatformMissing: Rule = {
           range: e.hashesRange ?? e.range,
           provider: e.source,
         };
-        const recorded = new Set(e.hashes.map((h) => h.value));
+        const check = registryCheckFor(a, e);
+        const local = a.packages.filter((p) => p.source === e.source && p.version === e.version);
+        const needsSet = local.length > 0 || (check !== undefined && check.outcome.status === 'verified');
+        const recorded = needsSet ? new Set(e.hashes.map((h) => h.value)) : EMPTY;
         // Packages in the archive (a filesystem mirror) name their platform.
         const coveredLocally = new Set(
-          a.packages
-            .filter((p) => p.source === e.source && p.version === e.version)
+          local
             .filter((p) => [p.h1, p.h1Unpacked, p.zh].some((h) => h !== null && recorded.has(h)))
             .map((p) => p.platform),
         );
-        const check = registryCheckFor(a, e);
         if (check !== undefined && check.outcome.status === 'verified') {
           const o = check.outcome;
           const published = (p: string): boolean =>
@@ -78,9 +81,9 @@ export const policyPlatformMissing: Rule = {
         }
         const rest = platforms.filter((p) => !coveredLocally.has(p));
         if (rest.length === 0) continue;
-        const h1 = e.hashes.filter((h) => isWellFormedH1(h.value)).length;
-        const zh = e.hashes.filter((h) => h.value.startsWith('zh:')).length;
-        if (zh === 0 && h1 < platforms.length) {
+        const zh = e.hashes.some((h) => h.value.startsWith('zh:'));
+        const h1 = zh ? 0 : e.hashes.filter((h) => isWellFormedH1(h.value)).length;
+        if (!zh && h1 < platforms.length) {
           // Each h1: is one platform's package: fewer of them than platforms cannot cover them all.
           out.push({
             ...where,

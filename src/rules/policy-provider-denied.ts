@@ -15,7 +15,7 @@ export const policyProviderDenied: Rule = {
   summary: 'A module must not require a provider the policy file denies (--policy).',
   check(ctx) {
     const input = ctx.policy;
-    if (input === undefined) return [];
+    if (input === undefined || !input.policy.providers.some((p) => p.deny)) return [];
     const out: RuleFinding[] = [];
     for (const m of ctx.modules) {
       for (const p of judgedProviders(m)) {

@@ -19,17 +19,23 @@ function lockedOutside(ctx: RuleContext): RuleFinding[] {
   const input = ctx.policy;
   if (input === undefined) return [];
   const out: RuleFinding[] = [];
+  // The same provider version is locked by many roots of a monorepo: each is judged once.
+  const judged = new Map<string, boolean>();
   for (const a of lockRoots(ctx)) {
     if (a.lock === null) continue;
     for (const e of liveEntries(a)) {
       if (e.version === null || e.source === null) continue;
       const rule = providerPolicy(input.policy, e.source);
       if (rule?.versions == null) continue;
-      let ok: boolean;
-      try {
-        ok = satisfies(e.version, rule.versions.constraints);
-      } catch {
-        continue;
+      const key = `${e.source} ${e.version}`;
+      let ok = judged.get(key);
+      if (ok === undefined) {
+        try {
+          ok = satisfies(e.version, rule.versions.constraints);
+        } catch {
+          ok = true;
+        }
+        judged.set(key, ok);
       }
       if (ok) continue;
       out.push({
@@ -58,20 +64,28 @@ function admitsOutsideRange(ctx: RuleContext): RuleFinding[] {
   const input = ctx.policy;
   if (input === undefined) return [];
   const out: RuleFinding[] = [];
+  // Most roots of a repository share a few constraint strings: each is judged once.
+  const judged = new Map<string, boolean>();
+  const rules = new Map<string, ReturnType<typeof providerPolicy>>();
   for (const tree of deployableTrees(ctx)) {
     const m = ctx.moduleByPath.get(tree.root);
     if (m === undefined) continue;
     for (const rp of tree.providers) {
-      const rule = providerPolicy(input.policy, rp.source);
+      if (!rules.has(rp.source)) rules.set(rp.source, providerPolicy(input.policy, rp.source));
+      const rule = rules.get(rp.source);
       if (rule?.versions == null || rp.constraints === null) continue;
       if ((rp.unknownContributions?.length ?? 0) > 0) continue;
-      let combined;
-      try {
-        combined = parseConstraints(rp.constraints);
-      } catch {
-        continue;
+      const key = `${rule.line}\0${rp.constraints}`;
+      let outside = judged.get(key);
+      if (outside === undefined) {
+        try {
+          outside = admitsOutside(parseConstraints(rp.constraints), rule.versions.constraints);
+        } catch {
+          outside = false;
+        }
+        judged.set(key, outside);
       }
-      if (!admitsOutside(combined, rule.versions.constraints)) continue;
+      if (!outside) continue;
       const own = m.providers.find((p) => p.source === rp.source);
       const ownConstraint = own === undefined ? null : checkableConstraint(own);
       const name = shortSource(rp.source, tree.engine);
@@ -122,7 +136,7 @@ export const policyProviderVersion: Rule = {
   summary:
     "Locked provider versions must be in the policy's range; a root constraint admitting others is a warning.",
   check(ctx) {
-    if (ctx.policy === undefined) return [];
+    if (ctx.policy === undefined || !ctx.policy.policy.providers.some((p) => p.versions !== null)) return [];
     return [...lockedOutside(ctx), ...admitsOutsideRange(ctx)];
   },
 };
