@@ -118,6 +118,30 @@ policyRuleTable('policy-platform-missing', [
       ],
     };
   })(),
+  (() => {
+    let lock = '';
+    return {
+      name: "with the registry's OpenTofu-style packages list, an h1: names its platform too",
+      files: async () => {
+        // darwin_arm64 covered only by its h1: (listed in the download's packages), linux by its zh:.
+        lock = cloudLock('1.4.0', [
+          reg().h1('acme', 'cloud', '1.4.0').darwin_arm64 as string,
+          reg().zh('acme', 'cloud', '1.4.0').linux_amd64 as string,
+        ]);
+        return { 'main.tf': cloudTf, [L]: lock };
+      },
+      policy: platforms('linux_amd64', 'darwin_arm64', 'windows_amd64'),
+      options: registryOptions,
+      expected: () => [
+        {
+          module: '.',
+          file: L,
+          line: lineOf(lock, 'hashes'),
+          message: `the lock entry for ${CLOUD} 1.4.0 records no checksum for windows_amd64, which the policy requires`,
+        },
+      ],
+    };
+  })(),
   {
     name: 'no required_platforms: nothing',
     files: () => editedRepo(EKS),
