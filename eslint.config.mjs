@@ -12,6 +12,7 @@ export const LAYERS = [
   ['constraints', 'archive', 'hcl'],
   ['modules'],
   ['lockfile'],
+  ['policy'],
   ['rules'],
   ['report', 'fix'],
   ['scan'],

@@ -26,7 +26,8 @@
  * --no-scaling, --no-batching (skip those sections), --directory-only (only directory vs archive,
  * on the largest corpus archive), --remote-only (only the remote module case), --no-stacks /
  * --stacks-only (skip / only the generated stacks), --no-audit / --audit-only (skip / only the
- * fleet audit), --help (this list, nothing run).
+ * fleet audit), --no-policy / --policy-only (skip / only a scan with the organisation's policy
+ * against one without), --help (this list, nothing run).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import {
@@ -51,6 +52,7 @@ const USAGE =
   'usage: tsx bench/run.ts [--runs N] [--quick] [--only NAME[,NAME]] [--json FILE] [--max-load L] [--no-wait]\n' +
   '                        [--no-fix] [--no-directory] [--no-scaling] [--no-batching] [--directory-only]\n' +
   '                        [--remote-only] [--no-stacks] [--stacks-only] [--no-audit] [--audit-only]\n' +
+  '                        [--no-policy] [--policy-only]\n' +
   'Measures every corpus archive, then scaling, cache batching, the Lambda bundle and (without --quick)\n' +
   'a 50 MB archive; see the header of bench/run.ts and docs/performance.md.\n';
 const CORPUS = corpusDir();
@@ -325,6 +327,71 @@ async function childFix(file: string, runs: number): Promise<ChildResult> {
  * `tar`), through the CLI with output discarded, interleaved in one process after one warm-up each
  * (target: the directory at most 1.0× the archive).
  */
+/** The corpus archive of the policy case: 57 lock files, so the lock-reading policy rules have work. */
+const POLICY_ARCHIVE = 'ministryofjustice_analytical-platform.tar.gz';
+
+/** The policy of issue 23 (docs/policy.md), with every kind of element, for the policy case. */
+const BENCH_POLICY = `provider "hashicorp/aws" {
+  versions = ">= 5.40, < 7.0"
+}
+provider "hashicorp/template" {
+  deny   = true
+  reason = "archived upstream; use templatefile()"
+}
+allowed_registries = ["registry.terraform.io", "registry.opentofu.org"]
+module_sources     = ["terraform-aws-modules/*", "git::https://github.com/acme/*"]
+required_platforms = ["linux_amd64", "darwin_arm64"]
+exception {
+  repository = "acme/*"
+  rule       = "policy-provider-version"
+  provider   = "hashicorp/aws"
+  reason     = "migration planned for Q1"
+  expires    = "2027-03-31"
+}
+`;
+
+/** A scan with the organisation's policy against one without, runs interleaved (issue 23: within 5%). */
+async function childPolicy(file: string, runs: number): Promise<ChildResult> {
+  const { scanBytes, closeSharedParser, readPolicy, policyInput } = await import('../src/scan');
+  const bytes = readFileSync(file);
+  const name = path.basename(file);
+  const policy = policyInput(
+    await readPolicy('policy.hcl', Buffer.from(BENCH_POLICY)),
+    'acme/bench',
+    new Date('2026-06-01T00:00:00Z'),
+  );
+  await scanBytes(name, bytes); // warm-up (JIT)
+  const report = await scanBytes(name, bytes, { policy });
+  const without: number[] = [];
+  const withPolicy: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    let t = performance.now();
+    await scanBytes(name, bytes);
+    without.push(performance.now() - t);
+    t = performance.now();
+    await scanBytes(name, bytes, { policy });
+    withPolicy.push(performance.now() - t);
+  }
+  await closeSharedParser();
+  return {
+    name,
+    without: stats(without),
+    with: stats(withPolicy),
+    policyFindings: report.findings.filter((f) => f.ruleId.startsWith('policy-')).length,
+  };
+}
+
+/** The policy case as one line of the report. */
+function policyLine(r: ChildResult): string {
+  const without = r.without as Stats;
+  const withPolicy = r.with as Stats;
+  return (
+    `Scan of ${String(r.name).replace('.tar.gz', '')} with the organisation's policy (docs/policy.md; ` +
+    `${String(r.policyFindings)} policy findings) against without: with ${fmtStats(withPolicy)} ms, without ` +
+    `${fmtStats(without)} ms, ${(withPolicy.median / without.median).toFixed(3)}× (target ≤ 1.05×).`
+  );
+}
+
 async function childDirectory(file: string, runs: number): Promise<ChildResult> {
   const { runCli } = await import('../src/cli/main');
   const { closeSharedParser } = await import('../src/scan');
@@ -593,6 +660,9 @@ async function child(kind: string, args: string[]): Promise<void> {
     case 'audit':
       result = await childAudit(runs);
       break;
+    case 'policy':
+      result = await childPolicy(file, runs);
+      break;
     default:
       throw new Error(`unknown child ${kind}`);
   }
@@ -785,6 +855,11 @@ async function main(): Promise<void> {
     process.stdout.write(directoryLine(r) + '\n');
     return;
   }
+  if (flag('--policy-only')) {
+    const r = await runChild('policy', [path.join(CORPUS, POLICY_ARCHIVE), String(runs)]);
+    process.stdout.write(policyLine(r) + '\n');
+    return;
+  }
   if (flag('--remote-only')) {
     const remote = await runChild('remote', ['-', String(runs)]);
     process.stdout.write(remoteLine(remote) + '\n');
@@ -844,6 +919,12 @@ async function main(): Promise<void> {
   if (largest !== undefined && !flag('--no-directory')) {
     process.stderr.write(`directory vs archive (${largest})…\n`);
     results.directory = await runChild('directory', [path.join(CORPUS, largest), String(runs)]);
+  }
+
+  // A scan with the policy (target: within 5% of one without), on the repository with most lock files.
+  if (existsSync(path.join(CORPUS, POLICY_ARCHIVE)) && !flag('--no-policy')) {
+    process.stderr.write(`policy (${POLICY_ARCHIVE})…\n`);
+    results.policy = await runChild('policy', [path.join(CORPUS, POLICY_ARCHIVE), String(runs)]);
   }
 
   const scaleSource = path.join(CORPUS, 'ministryofjustice_modernisation-platform.tar.gz');
@@ -1003,6 +1084,8 @@ function print(r: Record<string, unknown>, terraform: boolean): void {
   }
   const directory = r.directory as Record<string, unknown> | undefined;
   if (directory !== undefined) lines.push('', directoryLine(directory));
+  const policy = r.policy as Record<string, unknown> | undefined;
+  if (policy !== undefined) lines.push('', policyLine(policy));
   const scaling = r.scaling as Record<string, unknown>[];
   if (scaling.length > 0) {
     lines.push('', 'Scaling (copies of the modernisation-platform tree in one archive):', '');

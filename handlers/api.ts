@@ -59,6 +59,7 @@ function route(operation: Operation, signers: { upload: boolean; report: boolean
           reports: wired.reports,
           layout: wired.layout,
           scanOptions: wired.scanOptions,
+          policy: wired.policy,
           logger: wired.logger,
           metrics: wired.metrics,
           signal,

@@ -21,6 +21,7 @@ export async function handler(event: SQSEvent, context: Context): Promise<SQSBat
     registry: rt.settings.auditRegistry,
     source: rt.uploads,
     maxArchiveBytes: rt.settings.maxArchiveBytes,
+    policy: rt.policy,
   };
   const record = (signal: AbortSignal | undefined) => async (r: SQSRecord) => {
     const receiveCount = Number(r.attributes?.ApproximateReceiveCount ?? '1');

@@ -17,6 +17,7 @@ import {
 } from '../src/config';
 import { invocationDeadline } from '../src/service/deadline';
 import { ReportLayout } from '../src/service/keys';
+import { PolicyObject } from '../src/service/policy';
 import type { ScanContext } from '../src/service/scans';
 import { loadServiceSettings, SettingsError, type ServiceSettings } from '../src/service/settings';
 import { createS3Client, S3ObjectStore } from '../src/storage/s3';
@@ -34,6 +35,9 @@ export interface Runtime {
   reports: S3ObjectStore;
   layout: ReportLayout;
   scanOptions: ScanContext['scanOptions'];
+  /** `TFGUARD_POLICY_OBJECT`: the organisation's policy, kept for the container's life and read
+   * again when its ETag changes; undefined when no policy is configured. */
+  policy: PolicyObject | undefined;
   /** The audit fan-out queue (audit start only). */
   auditQueue(): SqsMessageQueue;
 }
@@ -69,6 +73,15 @@ export function runtime(): Runtime {
     uploads: new S3ObjectStore({ bucket: settings.uploads.bucket, client }),
     reports: new S3ObjectStore({ bucket: settings.reports.bucket, client }),
     layout: new ReportLayout(settings.reports.prefix),
+    policy:
+      settings.policyObject === null
+        ? undefined
+        : new PolicyObject({
+            store: new S3ObjectStore({ bucket: settings.policyObject.bucket, client }),
+            key: settings.policyObject.key,
+            name: `s3://${settings.policyObject.bucket}/${settings.policyObject.key}`,
+            parser: parserSettings(),
+          }),
     scanOptions: {
       parser: parserSettings(),
       limits: archiveLimits(),

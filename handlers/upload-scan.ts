@@ -16,6 +16,7 @@ export async function handler(event: S3Event, context?: Context): Promise<{ outc
         registry: rt.settings.scanRegistry,
         maxArchiveBytes: rt.settings.maxArchiveBytes,
         accessPolicy: rt.settings.accessPolicy,
+        policy: rt.policy,
         logger: rt.logger,
         metrics: rt.metrics,
         signal,

@@ -40,15 +40,23 @@ export function rulesTable(): string {
 }
 
 /** The groups of docs/rules/README.md, by rule id. */
-export function ruleGroup(id: string): 'rules-lock' | 'rules-suppressions' | 'rules-providers' {
+export function ruleGroup(
+  id: string,
+): 'rules-lock' | 'rules-policy' | 'rules-suppressions' | 'rules-providers' {
   if (id.startsWith('lock-')) return 'rules-lock';
+  if (id.startsWith('policy-')) return 'rules-policy';
   if (id.startsWith('suppression-')) return 'rules-suppressions';
   return 'rules-providers';
 }
 
 /** The tables of docs/rules/README.md, in registry order. */
 export function rulesIndexSections(): Record<string, string> {
-  const out: Record<string, string[]> = { 'rules-providers': [], 'rules-lock': [], 'rules-suppressions': [] };
+  const out: Record<string, string[]> = {
+    'rules-providers': [],
+    'rules-lock': [],
+    'rules-policy': [],
+    'rules-suppressions': [],
+  };
   for (const r of RULES) {
     (out[ruleGroup(r.id)] as string[]).push(
       `| \`${r.id}\` | ${r.defaultSeverity} | ${r.summary.replace(/\|/g, '\\|')} | [${r.id}.md](${r.id}.md) |`,

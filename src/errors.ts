@@ -27,6 +27,9 @@ export type InputErrorCode =
   | 'path-too-long'
   | 'path-too-deep'
   | 'invalid-config'
+  /** The organisation's policy file (`--policy FILE`, src/policy) cannot be parsed or has an
+   * unknown or invalid setting: no scan runs, a policy is never applied in part. */
+  | 'invalid-policy'
   | 'scan-timeout'
   /** Service only: an upload that does not match what `POST /uploads` bound its key to (the
    * repository or the uploader its metadata claims). */

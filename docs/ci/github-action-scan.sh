@@ -19,8 +19,9 @@ fail() {
 # "a, b ,c" → one word per item.
 items() { tr ',' '\n' <<<"$1" | tr -d '[:blank:]' | grep -v '^$' || true; }
 
-[ -z "${INPUT_POLICY:-}" ] ||
-  fail "the policy input is not supported by this version of tfguard (the CLI has no --policy option): remove it from the step"
+# The policy file is read by the CLI in the runner; an API scan is judged by the service's own policy.
+[ -z "${INPUT_POLICY:-}" ] || [ -z "${TFGUARD_API:-}" ] ||
+  fail "the policy input applies to scans in the runner; with api-url the service applies its own policy (TFGUARD_POLICY_OBJECT, docs/policy.md): remove it from the step"
 case "${INPUT_MIN_SEVERITY:-notice}" in
   error | warning | notice) ;;
   *) fail "min-severity must be error, warning or notice, got '$INPUT_MIN_SEVERITY'" ;;
@@ -79,6 +80,16 @@ else
   if [ -n "${INPUT_CONFIG:-}" ]; then
     scan+=(--config "$INPUT_CONFIG")
     fix+=(--config "$INPUT_CONFIG")
+  fi
+  # The organisation's policy, judged as the repository input (its exceptions name repositories).
+  if [ -n "${INPUT_POLICY:-}" ]; then
+    [ -f "$INPUT_POLICY" ] || fail "policy '$INPUT_POLICY' is not a file of the workspace"
+    scan+=(--policy "$INPUT_POLICY")
+    fix+=(--policy "$INPUT_POLICY")
+    if [ -n "${TFGUARD_REPOSITORY:-}" ]; then
+      scan+=(--repository "$TFGUARD_REPOSITORY")
+      fix+=(--repository "$TFGUARD_REPOSITORY")
+    fi
   fi
   # Needs the CLI's --min-severity; the default passes nothing.
   if [ "${INPUT_MIN_SEVERITY:-notice}" != notice ]; then scan+=(--min-severity "$INPUT_MIN_SEVERITY"); fi

@@ -4,6 +4,7 @@
  *   1  findings at or above --fail-on
  *   2  unusable input or usage (message on stderr, nothing on stdout)
  */
+import { execFile } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -32,7 +33,16 @@ import type { Finding } from '../rules';
 import type { ScanConfig } from '../model';
 import { RULES } from '../rules';
 import { gitQuotedName } from '../fix';
-import { closeSharedParser, fixPatch, fixPatchParts, fixPath, scanPath } from '../scan';
+import {
+  closeSharedParser,
+  fixPatch,
+  fixPatchParts,
+  fixPath,
+  policyInput,
+  readPolicy,
+  scanPath,
+} from '../scan';
+import type { Policy } from '../policy';
 import { insideSubtree, locateRepository, scanSubtree, subtreeDirectories } from '../scan/subtree';
 import type { ScanOptions } from '../scan/types';
 import { parseFleetData, renderFleetHtml, renderSummaryMarkdown, runLocalAudit } from '../service';
@@ -59,6 +69,7 @@ const SCAN_USAGE = `  tfguard scan <dir|archive> [--format text|json|sarif|markd
                              [--min-severity error|warning|notice] [--rule ID ...]
                              [--skip-rule ID ...] [--registry] [--remote-modules]
                              [--cache-dir DIR] [--no-color] [--timeout SECONDS] [--title TEXT]
+                             [--policy FILE] [--repository OWNER/NAME]
                               --min-severity: leave findings below LEVEL out of the report, its
                               counts and the exit code; --rule / --skip-rule: only these rules /
                               not these (repeatable); --remote-modules: resolve registry modules
@@ -69,10 +80,14 @@ const SCAN_USAGE = `  tfguard scan <dir|archive> [--format text|json|sarif|markd
                               its modules and settings apply, only the directory is reported,
                               with paths from the repository root. --title: the Markdown
                               report's heading (e.g. the repository name; default: the
+                              directory's or archive's name). --policy: judge the scan against
+                              the organisation's policy file (docs/policy.md) as repository
+                              --repository (default: the git remote's owner/name, else the
                               directory's or archive's name).
 `;
 const FIX_USAGE = `  tfguard fix <dir> [--dry-run] [--rule ID ...] [--config FILE] [--fail-on LEVEL] [--registry]
-                   [--remote-modules] [--cache-dir DIR] [--timeout SECONDS]
+                   [--remote-modules] [--cache-dir DIR] [--timeout SECONDS] [--policy FILE]
+                   [--repository OWNER/NAME]
                               apply the safe fixes findings carry (edits of the exact ranges:
                               comments and formatting stay; lock files rewritten as terraform
                               writes them), or print them as a unified diff (--dry-run); lists
@@ -81,10 +96,11 @@ const FIX_USAGE = `  tfguard fix <dir> [--dry-run] [--rule ID ...] [--config FIL
                               --remote-modules, --cache-dir: as for scan
 `;
 const AUDIT_USAGE = `  tfguard audit <dir-of-archives> [--store DIR] [--format markdown|json|html] [--output FILE]
-                              [--previous FILE] [--registry] [--timeout SECONDS]
+                              [--previous FILE] [--registry] [--timeout SECONDS] [--policy FILE]
                               rescan every archive in the directory (one per repository),
                               compare with the previous audit in the store and print the summary
-                              (--timeout: per archive; one over it is listed as failed);
+                              (--timeout: per archive; one over it is listed as failed;
+                              --policy: each archive judged as the repository it is named after);
                               html: the fleet page (also kept in the store as fleet/index.html,
                               its data as fleet/index.json); --previous: the fleet/index.json of
                               an earlier audit to compare the page with; --registry: also the
@@ -153,6 +169,8 @@ const SCAN_OPTIONS = {
   'no-color': { type: 'boolean' },
   timeout: { type: 'string' },
   title: { type: 'string' },
+  policy: { type: 'string' },
+  repository: { type: 'string' },
 } as const satisfies OptionTable;
 
 const FIX_OPTIONS = {
@@ -166,6 +184,8 @@ const FIX_OPTIONS = {
   'remote-modules': { type: 'boolean' },
   'cache-dir': { type: 'string' },
   timeout: { type: 'string' },
+  policy: { type: 'string' },
+  repository: { type: 'string' },
 } as const satisfies OptionTable;
 
 const AUDIT_OPTIONS = {
@@ -175,6 +195,7 @@ const AUDIT_OPTIONS = {
   previous: { type: 'string' },
   registry: { type: 'boolean' },
   timeout: { type: 'string' },
+  policy: { type: 'string' },
 } as const satisfies OptionTable;
 
 const INIT_OPTIONS = {
@@ -446,6 +467,9 @@ async function scanCommand(args: string[], io: CliIo): Promise<number> {
   const operator = operatorScanOptions(values.timeout);
   const docs = operatorDocsUrl();
   const configText = await readConfigOption(values.config);
+  const policy = await readPolicyOption(values.policy);
+  if (values.repository !== undefined && policy === undefined)
+    usage('--repository is used only with --policy', 'scan');
   const target = positionals[0] as string;
   const kind = await scanTarget(target);
   // A directory inside a repository: the repository is read, the directory reported (subtree.ts).
@@ -457,6 +481,9 @@ async function scanCommand(args: string[], io: CliIo): Promise<number> {
     ...(selection !== undefined ? { config: selection } : {}),
     ...(values.registry ? { registry: true } : {}),
     ...remoteModuleOptions(values['remote-modules'] === true, values['cache-dir']),
+    ...(policy !== undefined
+      ? { policy: policyInput(policy, await repositoryName(values.repository, target, kind), new Date()) }
+      : {}),
   };
   let report: Report | null;
   try {
@@ -504,6 +531,81 @@ async function readConfigOption(
       cause: err,
     });
   }
+}
+
+/** `--policy FILE`: the organisation's policy, parsed (an error names the file and line, exit 2). */
+async function readPolicyOption(file: string | undefined): Promise<Policy | undefined> {
+  if (file === undefined) return undefined;
+  let bytes: Buffer;
+  try {
+    bytes = await fs.readFile(file);
+  } catch (err) {
+    throw new InputError('not-found', `cannot read --policy ${file}: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+  return readPolicy(file, bytes, operatorParserSettings());
+}
+
+function operatorParserSettings(): ReturnType<typeof parserSettings> {
+  try {
+    return parserSettings();
+  } catch (err) {
+    if (err instanceof EnvironmentError) throw new InputError('usage', err.message, { cause: err });
+    throw err;
+  }
+}
+
+/** `owner/name` of a git remote URL (`git@github.com:acme/infra.git`, `https://host/acme/infra`). */
+export function remoteRepositoryName(url: string): string | null {
+  const path = url
+    .trim()
+    .replace(/^[a-z][a-z0-9+.-]*:\/\/[^/]*\//i, '')
+    .replace(/^[^@/]+@[^:/]+:/, '')
+    .replace(/\/+$/, '')
+    .replace(/\.git$/, '');
+  const parts = path.split('/').filter((p) => p !== '');
+  if (parts.length < 2) return null;
+  return parts.slice(-2).join('/');
+}
+
+/** The git remote (`origin`, else the first one) of the repository at `dir`, when git knows one. */
+function gitRemoteUrl(dir: string): Promise<string | null> {
+  return new Promise((resolve) => {
+    execFile('git', ['-C', dir, 'remote', '-v'], { timeout: 5000, windowsHide: true }, (err, stdout) => {
+      if (err !== null) return resolve(null);
+      const remotes = stdout
+        .split('\n')
+        .map((l) => l.split(/\s+/))
+        .filter((p) => p.length >= 2 && p[1] !== undefined && p[1] !== '');
+      const chosen = remotes.find((p) => p[0] === 'origin') ?? remotes[0];
+      resolve(chosen?.[1] ?? null);
+    });
+  });
+}
+
+/**
+ * The repository a policy judges the scan as: `--repository`, else the git remote's `owner/name`
+ * of the scanned directory, else the directory's name (for an archive: its name without suffix).
+ */
+async function repositoryName(
+  given: string | undefined,
+  target: string,
+  kind: 'directory' | 'archive',
+): Promise<string> {
+  if (given !== undefined) {
+    if (given.trim() === '') usage('--repository must not be empty');
+    return given.trim();
+  }
+  if (kind === 'directory') {
+    const url = await gitRemoteUrl(target);
+    const name = url === null ? null : remoteRepositoryName(url);
+    if (name !== null) return name;
+    return path.basename(path.resolve(target));
+  }
+  const base = path.basename(target);
+  const suffix = ARCHIVE_SUFFIXES.find((s) => base.endsWith(s));
+  return suffix === undefined ? base : base.slice(0, base.length - suffix.length);
 }
 
 /**
@@ -583,11 +685,17 @@ async function fixCommand(args: string[], io: CliIo): Promise<number> {
   const failOn = levelOption('fix', 'fail-on', values['fail-on'], FAIL_ON, 'error');
   const ruleList = ruleIds('fix', 'rule', values.rule);
   const rules = ruleList === undefined ? undefined : new Set(ruleList);
+  const policy = await readPolicyOption(values.policy);
+  if (values.repository !== undefined && policy === undefined)
+    usage('--repository is used only with --policy', 'fix');
   const options = {
     configText: await readConfigOption(values.config),
     ...operatorScanOptions(values.timeout),
     ...(values.registry ? { registry: true } : {}),
     ...remoteModuleOptions(values['remote-modules'] === true, values['cache-dir']),
+    ...(policy !== undefined
+      ? { policy: policyInput(policy, await repositoryName(values.repository, dir, 'directory'), new Date()) }
+      : {}),
   };
 
   const dryRun = values['dry-run'] === true;
@@ -704,6 +812,7 @@ async function auditCommand(args: string[], io: CliIo): Promise<number> {
       throw new InputError('usage', (err as Error).message, { cause: err });
     }
   }
+  const policy = await readPolicyOption(values.policy);
   const dir = positionals[0] as string;
   let names: string[];
   try {
@@ -727,6 +836,7 @@ async function auditCommand(args: string[], io: CliIo): Promise<number> {
     registry: values.registry === true,
     scanOptions: operator,
     ...(previousFleet !== undefined ? { previousFleet } : {}),
+    ...(policy !== undefined ? { policy } : {}),
     ...(io.isTTY
       ? { onProgress: (p) => io.stderr(progressBar(p.done, p.total, `${p.repository} (${p.status})`)) }
       : {}),

@@ -1,6 +1,7 @@
 import type { LockAnalysis } from '../lockfile/types';
 import type { Engine, InputKind, ScanConfig } from '../model';
 import type { LoadDiagnostic, ModuleInfo, RootTree } from '../modules';
+import type { PolicyInput } from '../policy';
 import type { Annotation } from './suppress';
 import type { RuleContext } from './types';
 
@@ -24,6 +25,7 @@ export function ruleContext(
   annotations?: readonly Annotation[],
   sources?: ReadonlyMap<string, Buffer>,
   input?: InputKind,
+  policy?: PolicyInput,
 ): RuleContext {
   // Fragments (files copied, linked or templated into other directories) are not modules: no rule
   // judges them on their own.
@@ -56,5 +58,6 @@ export function ruleContext(
     ...(annotations === undefined ? {} : { annotations }),
     ...(sources === undefined ? {} : { sources }),
     ...(input === undefined ? {} : { input }),
+    ...(policy === undefined ? {} : { policy }),
   };
 }

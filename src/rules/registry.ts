@@ -38,6 +38,13 @@ import { moduleUnresolved } from './module-unresolved';
 import { moduleVersionMissing } from './module-version-missing';
 import { moduleVersionStyle } from './module-version-style';
 import { parseError } from './parse-error';
+import { policyExceptionExpired } from './policy-exception-expired';
+import { applyPolicyExceptions } from './policy-helpers';
+import { policyModuleSource } from './policy-module-source';
+import { policyPlatformMissing } from './policy-platform-missing';
+import { policyProviderDenied } from './policy-provider-denied';
+import { policyProviderVersion } from './policy-provider-version';
+import { policyRegistryDenied } from './policy-registry-denied';
 import { providerVersionUnknown } from './provider-version-unknown';
 import { requiredVersionMissing } from './required-version-missing';
 import { requiredVersionTooOldForFeature } from './required-version-too-old-for-feature';
@@ -102,6 +109,13 @@ export const RULES: readonly Rule[] = Object.freeze([
   lockSignatureInvalid,
   lockRegistryUnavailable,
   lockRegistryUnsigned,
+  // The organisation's policy (`--policy FILE`, src/policy): they read `RuleContext.policy`.
+  policyProviderDenied,
+  policyProviderVersion,
+  policyRegistryDenied,
+  policyModuleSource,
+  policyPlatformMissing,
+  policyExceptionExpired,
   // Inline suppressions (src/rules/suppress.ts).
   suppressionInvalid,
   suppressionUnused,
@@ -120,20 +134,25 @@ export function ruleById(id: string): Rule | undefined {
  * Runs `rules` (default: all) over `ctx`. A rule disabled in `ctx.config.rules[id]` is skipped; a
  * configured severity replaces the default (the rule's `severityFor` the settings, e.g. `lock_mode`,
  * or else its `defaultSeverity`). A rule that throws (a bug, never a violation) yields
- * one `internal-error` finding naming it and the scan goes on. The findings are then matched
- * against `ctx.annotations` (covered ones get `suppressed`), and the `after-suppression` rules run
- * last. Output is sorted by file, line, ruleId, module, message (findings without a file first).
+ * one `internal-error` finding naming it and the scan goes on. The policy's exceptions that apply
+ * (`ctx.policy`) then suppress `policy-*` findings, the other findings are matched against
+ * `ctx.annotations` (covered ones get `suppressed`), and the `after-suppression` rules run last. Output is sorted by file, line, ruleId, module, message (findings without a file first).
  */
 export function runRules(ctx: RuleContext, rules: readonly Rule[] = RULES): Finding[] {
   const findings: Finding[] = [];
-  for (const rule of rules) if (rule.stage === undefined) runRule(rule, ctx, findings);
+  const providers = new Map<Finding, string>();
+  for (const rule of rules) if (rule.stage === undefined) runRule(rule, ctx, findings, providers);
+  if (ctx.policy !== undefined) applyPolicyExceptions(findings, ctx.policy, providers);
   const outcome = applySuppressions(findings, ctx.annotations ?? []);
   const after: RuleContext = { ...ctx, suppressionsUsed: outcome.used };
-  for (const rule of rules) if (rule.stage === 'after-suppression') runRule(rule, after, outcome.findings);
+  for (const rule of rules)
+    if (rule.stage === 'after-suppression') runRule(rule, after, outcome.findings, providers);
   return outcome.findings.sort(compareFindings);
 }
 
-function runRule(rule: Rule, ctx: RuleContext, findings: Finding[]): void {
+const SEVERITY_STEPS: readonly Severity[] = ['notice', 'warning', 'error'];
+
+function runRule(rule: Rule, ctx: RuleContext, findings: Finding[], providers: Map<Finding, string>): void {
   const setting = Object.prototype.hasOwnProperty.call(ctx.config.rules, rule.id)
     ? ctx.config.rules[rule.id]
     : undefined;
@@ -151,9 +170,18 @@ function runRule(rule: Rule, ctx: RuleContext, findings: Finding[]): void {
   // it is a notice whatever the rule's severity, and says what it assumes. A rule's findings are
   // data it built for this call: they are completed in place (a copy of each showed in profiles).
   for (const f of produced) {
+    const { lower, provider } = f;
+    delete f.lower;
+    delete f.provider;
     const finding = f as Finding;
     finding.ruleId = rule.id;
-    finding.severity = f.confidence === 'low' ? 'notice' : severity;
+    finding.severity =
+      f.confidence === 'low'
+        ? 'notice'
+        : lower === undefined
+          ? severity
+          : (SEVERITY_STEPS[Math.max(0, SEVERITY_STEPS.indexOf(severity) - lower)] as Severity);
+    if (provider !== undefined) providers.set(finding, provider);
   }
   // One finding per location naming the modules that share it (src/rules/merge.ts).
   findings.push(...mergeSameLocation(produced as Finding[]));

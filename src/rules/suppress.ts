@@ -243,6 +243,10 @@ export function parseDirective(comment: string, known: ReadonlySet<string>): Par
   for (const id of ruleIds) {
     if (SUPPRESSION_RULE_IDS.includes(id)) {
       problems.push(`"${id}" cannot be suppressed inline (set its severity or disable it in .tfguard.hcl)`);
+    } else if (id.startsWith('policy-') && known.has(id)) {
+      problems.push(
+        `"${id}" is the organisation's policy: it cannot be suppressed inline (an exception { ... } in the policy file grants one)`,
+      );
     } else if (id === 'all') {
       problems.push('"all" is not accepted: name the rule id(s) to ignore');
     } else if (!known.has(id)) {
@@ -290,7 +294,14 @@ export function applySuppressions(
   }
   const used = new Map<Annotation, Set<string>>();
   const out = findings.map((f) => {
-    if (f.file === null || SUPPRESSION_RULE_IDS.includes(f.ruleId)) return f;
+    // Policy findings are accepted only by the policy's own exceptions (already applied).
+    if (
+      f.file === null ||
+      f.suppressed !== undefined ||
+      SUPPRESSION_RULE_IDS.includes(f.ruleId) ||
+      f.ruleId.startsWith('policy-')
+    )
+      return f;
     const matching = (byFile.get(f.file) ?? []).filter((a) => covers(a, f));
     if (matching.length === 0) return f;
     for (const a of matching) {

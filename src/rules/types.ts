@@ -3,6 +3,7 @@ import type { Annotation } from './suppress';
 import type { FieldSetting } from '../util/settings';
 import type { Engine, InputKind, ScanConfig, Severity, SourceRange, TextEdit } from '../model';
 import type { LoadDiagnostic, ModuleInfo, RootTree } from '../modules';
+import type { PolicyInput } from '../policy';
 
 /** Everything a rule may look at. Rules are pure: they read this and return findings as data. */
 export interface RuleContext {
@@ -30,6 +31,9 @@ export interface RuleContext {
   /** Set only for rules of the `after-suppression` stage: for each annotation that covered a
    * finding, the rule ids it covered. */
   suppressionsUsed?: ReadonlyMap<Annotation, ReadonlySet<string>>;
+  /** The organisation's policy (`--policy FILE`, the service's policy object), the repository the
+   * scan is for and today's date: what the `policy-*` rules judge; absent: no policy. */
+  policy?: PolicyInput;
 }
 
 export interface Rule {
@@ -103,4 +107,12 @@ export interface Suppression {
 
 /** What a rule returns: the engine adds `ruleId`, the (possibly overridden) `severity` and, when an
  * annotation covers it, `suppressed`. */
-export type RuleFinding = Omit<Finding, 'ruleId' | 'severity' | 'suppressed'>;
+export type RuleFinding = Omit<Finding, 'ruleId' | 'severity' | 'suppressed'> & {
+  /** Steps below the rule's (configured) severity this finding is reported at, for a rule whose
+   * findings differ in weight (`policy-provider-version`: a locked version outside the policy is an
+   * error, a constraint that merely admits one a warning). Never in the report. */
+  lower?: 1 | 2;
+  /** The provider source (`HOST/NAMESPACE/TYPE`) a policy finding is about: a policy exception
+   * that names a provider applies to it. Never in the report. */
+  provider?: string;
+};

@@ -39,6 +39,7 @@ import {
 } from './deadline';
 
 export type { ScanOptions } from './types';
+export { readPolicy, policyInput } from './policy-file';
 export { fixArchive, fixBytes, fixPatch, fixPatchParts, fixPath } from './fix';
 export type { LeftOut } from './fix';
 export type { FileChange, FixOptions, FixOutcome } from './fix';
@@ -333,7 +334,15 @@ async function scanLoaded(
   deadline.enter('reading inline annotations');
   const annotations = readAnnotations(annotatedFiles(archive, loaded.modules, lock), KNOWN_RULES);
   deadline.enter('running the rules');
-  const ctx = ruleContext(loaded, config, lock, annotations, archive.files, inputKind(archive));
+  const ctx = ruleContext(
+    loaded,
+    config,
+    lock,
+    annotations,
+    archive.files,
+    inputKind(archive),
+    options.policy,
+  );
   const findings = runRules(ctx);
   deadline.enter('building the report');
   return buildReport({

@@ -4,6 +4,7 @@ import type { RemoteNetworkOptions } from '../modules';
 import type { ObjectStore } from '../storage/types';
 import type { CacheStats } from './cache';
 import type { Clock } from '../util/deadline';
+import type { PolicyInput } from '../policy';
 
 export interface HclParserSettings {
   workers?: number | undefined;
@@ -96,4 +97,10 @@ export interface ScanOptions {
    * process's monotonic clock. Tests pass a clock they move by hand (test/support/clock.ts).
    */
   clock?: Clock | undefined;
+  /**
+   * The organisation's policy (`--policy FILE`, the service's policy object; read with
+   * `readPolicy`), the repository the scan is for and today's date: the `policy-*` rules judge
+   * the scan against it. Absent: no policy, and those rules report nothing.
+   */
+  policy?: PolicyInput | undefined;
 }

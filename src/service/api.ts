@@ -102,6 +102,8 @@ export interface ApiDeps {
   reportSigner?: DownloadUrlSigner;
   now?: () => Date;
   newId?: () => string;
+  /** The organisation's policy (`TFGUARD_POLICY_OBJECT`), asked for before each scan. */
+  policy?: ScanContext['policy'];
 }
 
 /** A client error: becomes a 4xx response with this code and message. */

@@ -56,6 +56,10 @@ export interface AuditDeps {
   /** The fleet data to compare the fleet page with instead of the stored `fleet/index.json`
    * (`tfguard audit --previous FILE`). */
   previousFleet?: FleetData | undefined;
+  /** The organisation's policy (`TFGUARD_POLICY_OBJECT`), asked for before each scan. */
+  policy?: ScanContext['policy'];
+  /** Today, for the policy's exception expiry (default the system clock). */
+  now?: (() => Date) | undefined;
 }
 
 export interface AuditManifest {

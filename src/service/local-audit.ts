@@ -4,6 +4,7 @@
  * by default), with the archives handed in instead of read from upload pointers.
  */
 import { InputError } from '../errors';
+import type { Policy } from '../policy';
 import type { ObjectStore } from '../storage/types';
 import { auditRepository, completeRun, planRun, type ArchiveLoad, type AuditDeps } from './audit';
 import { auditRunId, normalizeRepository, ReportLayout } from './keys';
@@ -33,6 +34,9 @@ export interface LocalAuditOptions {
   shardSize?: number;
   /** Fleet data to compare the fleet page with instead of the store's `fleet/index.json`. */
   previousFleet?: FleetData;
+  /** The organisation's policy (`tfguard audit --policy FILE`): every archive is judged against it as
+   * its repository; exceptions expire by `now`. */
+  policy?: Policy;
   logger?: ServiceLogger;
   metrics?: ServiceMetrics;
   onProgress?: (progress: {
@@ -88,6 +92,9 @@ export async function runLocalAudit(
     registry: options.registry ?? false,
     shardSize: options.shardSize,
     previousFleet: options.previousFleet,
+    ...(options.policy !== undefined
+      ? { policy: { current: async () => options.policy as Policy }, now: () => now }
+      : {}),
   };
   const runId = auditRunId(now, `local:${[...byRepository.keys()].join('\n')}`);
   const plan = await planRun(deps, { runId, startedAt: now.toISOString() }, async () => [

@@ -8,7 +8,8 @@ import type { InputErrorCode } from '../errors';
 import { isInputError } from '../errors';
 import { CONTENT_TYPES, renderReport, type RenderOptions } from '../report';
 import type { Report, Summary } from '../report/types';
-import { fixBytes, fixPatch, scanBytes } from '../scan';
+import type { Policy } from '../policy';
+import { fixBytes, fixPatch, policyInput, scanBytes } from '../scan';
 import type { ScanOptions } from '../scan/types';
 import type { ConditionalObjectStore, WriteCondition } from '../storage/ports';
 import { PrefixedObjectStore } from '../storage/prefixed';
@@ -26,6 +27,12 @@ export interface ScanContext {
   metrics: ServiceMetrics;
   /** The invocation's deadline (src/service/deadline.ts): scans still running when it fires stop. */
   signal?: AbortSignal | undefined;
+  /** The organisation's policy (`TFGUARD_POLICY_OBJECT`, src/service/policy.ts), asked for before
+   * each scan; absent: no policy. A policy that cannot be read or parsed throws (the scan fails,
+   * nothing is stored). */
+  policy?: { current(): Promise<Policy> } | undefined;
+  /** Today, for the policy's exception expiry (default the system clock); tests pass a fixed date. */
+  now?: (() => Date) | undefined;
 }
 
 /**
@@ -121,6 +128,8 @@ export async function scanAndStore(ctx: ScanContext, input: ScanInput): Promise<
   const started = Date.now();
   let report: Report;
   let patch: string | undefined;
+  // Outside the try: a broken policy is the operator's, never a rejection of this input.
+  const policy = ctx.policy === undefined ? undefined : await ctx.policy.current();
   try {
     const options = {
       ...ctx.scanOptions,
@@ -129,6 +138,9 @@ export async function scanAndStore(ctx: ScanContext, input: ScanInput): Promise<
       store: new PrefixedObjectStore(ctx.reports, ctx.layout.registryCachePrefix),
       // Remote modules behind a branch, tag or unchecksummed URL are cached for this tenant only.
       remoteModuleTenant: remoteTenant(input),
+      ...(policy !== undefined
+        ? { policy: policyInput(policy, input.repository, ctx.now?.() ?? new Date()) }
+        : {}),
     };
     if (input.fix === true) {
       const fixed = await fixBytes(input.name, input.bytes, options);

@@ -67,6 +67,12 @@ export interface ServiceSettings {
    * where every caller may do everything.
    */
   accessPolicy: AccessPolicy | null;
+  /**
+   * `TFGUARD_POLICY_OBJECT`: the organisation's policy file (docs/policy.md) as an S3 object,
+   * `s3://BUCKET/KEY`; null when unset: no policy. Read once per warm Lambda and again whenever its
+   * ETag changes (src/service/policy.ts).
+   */
+  policyObject: { bucket: string; key: string } | null;
 }
 
 export class SettingsError extends Error {
@@ -171,6 +177,29 @@ const accessPolicyType: SettingType<AccessPolicy | null> = {
   },
 };
 
+/** `s3://BUCKET/KEY`, or a `KEY` of the reports bucket (bucket null until the reports bucket is
+ * known): a valid bucket name and a non-empty key without empty, `.` or `..` segments. */
+const policyObjectType: SettingType<{ bucket: string | null; key: string }> = {
+  describe: '`s3://BUCKET/KEY` or a key of the reports bucket',
+  fromValue: (value, name) => policyObjectType.fromText?.(String(value), name) ?? { bucket: null, key: '' },
+  fromText(raw, name) {
+    const m = raw.startsWith('s3://') ? /^s3:\/\/([^/]+)\/(.+)$/.exec(raw) : ([raw, null, raw] as const);
+    const bucketName = m?.[1];
+    const key = m?.[2];
+    if (
+      bucketName === undefined ||
+      key === undefined ||
+      (bucketName !== null && !BUCKET.test(bucketName)) ||
+      key.split('/').some((part) => part === '' || part === '.' || part === '..')
+    ) {
+      throw new SettingsError(
+        `${name} must be s3://BUCKET/KEY or a key of the reports bucket (the policy file's object), got ${JSON.stringify(raw)}`,
+      );
+    }
+    return { bucket: bucketName, key };
+  },
+};
+
 /** `registry_hosts` / `module_hosts` of the settings table, read from their variables. */
 function hostsOf(key: 'registry_hosts' | 'module_hosts'): SettingType<Record<string, string>> {
   const setting = configSetting(key);
@@ -251,6 +280,13 @@ export const SERVICE_SETTINGS = {
     null,
     'JSON: which IAM principals may scan, upload and read which repositories, and the auditors ([Tenants](#tenants-who-may-scan-and-read-which-repository))',
     'none (single-tenant)',
+  ),
+  policyObject: service(
+    'TFGUARD_POLICY_OBJECT',
+    policyObjectType,
+    undefined,
+    "the organisation's policy file ([policy.md](policy.md)) as an S3 object, `s3://BUCKET/KEY` or a key of the reports bucket; read once per warm container and again when its ETag changes (serverless parameter `policyObject`)",
+    'none (no policy)',
   ),
   scanRegistry: service('TFGUARD_SCAN_REGISTRY', bool, true, 'registry check in upload and API scans'),
   auditRegistry: service('TFGUARD_AUDIT_REGISTRY', bool, true, 'registry check in audit rescans'),
@@ -397,7 +433,15 @@ export function loadServiceSettings(env: Env): ServiceSettings {
     auditShardSize: read(env, S.auditShardSize),
     deadlineMarginMs: read(env, S.deadlineMarginMs) as number,
     accessPolicy: read(env, S.accessPolicy) as AccessPolicy | null,
+    policyObject: policyObjectOf(read(env, S.policyObject), reports.bucket),
   };
+}
+
+function policyObjectOf(
+  value: { bucket: string | null; key: string } | undefined,
+  reportsBucket: string,
+): ServiceSettings['policyObject'] {
+  return value === undefined ? null : { bucket: value.bucket ?? reportsBucket, key: value.key };
 }
 
 /** docs/service.md's table of variables, from `SERVICE_SETTINGS` and the operator settings the

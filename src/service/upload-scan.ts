@@ -50,6 +50,8 @@ export interface UploadScanDeps {
   /** `TFGUARD_ACCESS_POLICY`: whose uploads of which repositories are scanned; none (single-tenant):
    * everyone's. */
   accessPolicy?: AccessPolicy | null | undefined;
+  /** The organisation's policy (`TFGUARD_POLICY_OBJECT`), asked for before each scan. */
+  policy?: ScanContext['policy'];
 }
 
 export type UploadOutcome =

@@ -49,6 +49,19 @@ export interface VersionedObjectSource {
   getVersion(key: string, version: ObjectVersion, options?: { maxBytes?: number }): Promise<VersionedGet>;
 }
 
+/** What a read of an object unless it still has a known ETag returns. */
+export type ChangedGet =
+  { status: 'not-modified' } | { status: 'found'; object: StoredObject } | { status: 'missing' };
+
+/**
+ * Reading an object again only when it changed (S3 `GetObject` with `If-None-Match`: a 304 costs a
+ * request but no body): what a warm Lambda uses to keep a settings object current.
+ */
+export interface ChangedObjectSource {
+  /** The object unless its ETag is still `etag` (undefined: read it unconditionally). */
+  getIfChanged(key: string, etag: string | undefined): Promise<ChangedGet>;
+}
+
 /** The precondition of a conditional write: the object's current ETag, or that it does not exist. */
 export type WriteCondition = { ifMatch: string } | { ifNoneMatch: '*' };
 

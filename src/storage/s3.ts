@@ -18,6 +18,8 @@ import { assertValidKey, assertValidPrefix } from './keys';
 import { decodeMetadata, encodeMetadata } from './metadata';
 import {
   normalizeEtag,
+  type ChangedGet,
+  type ChangedObjectSource,
   type ConditionalObjectStore,
   type DownloadUrlSigner,
   type ObjectVersion,
@@ -104,6 +106,12 @@ function isMissing(err: unknown): boolean {
   return code === 'NoSuchKey' || code === 'NoSuchVersion' || code === 'NotFound' || status === 404;
 }
 
+/** A conditional read's "unchanged" (304 Not Modified; the SDK has no modelled error for it). */
+function isNotModified(err: unknown): boolean {
+  const { code, status } = describe(err);
+  return code === 'NotModified' || status === 304;
+}
+
 function isPreconditionFailed(err: unknown): boolean {
   const { code, status } = describe(err);
   return code === 'PreconditionFailed' || status === 412;
@@ -123,7 +131,12 @@ export interface S3StoreOptions {
 }
 
 export class S3ObjectStore
-  implements ConditionalObjectStore, VersionedObjectSource, UploadUrlSigner, DownloadUrlSigner
+  implements
+    ConditionalObjectStore,
+    VersionedObjectSource,
+    ChangedObjectSource,
+    UploadUrlSigner,
+    DownloadUrlSigner
 {
   readonly bucket: string;
   readonly client: S3Client;
@@ -213,6 +226,34 @@ export class S3ObjectStore
       return this.toStored(response, await this.readBody(response));
     } catch (err) {
       if (isMissing(err)) return null;
+      throw new S3StorageError('GetObject', this.bucket, key, err);
+    }
+  }
+
+  /**
+   * The object unless its ETag is still `etag` (`GetObject` with `If-None-Match`, answered 304 Not
+   * Modified without a body; the ETag is also compared after a full answer, for servers that ignore
+   * the header).
+   */
+  async getIfChanged(key: string, etag: string | undefined): Promise<ChangedGet> {
+    assertValidKey(key);
+    const known = normalizeEtag(etag);
+    try {
+      const response = await this.client.send(
+        new GetObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          ...(known !== undefined ? { IfNoneMatch: `"${known}"` } : {}),
+        }),
+      );
+      if (known !== undefined && normalizeEtag(response.ETag) === known) {
+        await this.readBody(response); // drain the connection
+        return { status: 'not-modified' };
+      }
+      return { status: 'found', object: this.toStored(response, await this.readBody(response)) };
+    } catch (err) {
+      if (isMissing(err)) return { status: 'missing' };
+      if (isNotModified(err)) return { status: 'not-modified' };
       throw new S3StorageError('GetObject', this.bucket, key, err);
     }
   }

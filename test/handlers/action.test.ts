@@ -475,14 +475,52 @@ describe('in the runner (no api-url)', () => {
     expect(levels.filter((l) => l === 'error')).toEqual([]);
   });
 
-  test('a policy file is refused with one clear line, and nothing is reported', async () => {
-    const { run } = await runAction({ event: 'push', with: { policy: 'policy.hcl' } });
+  test('a policy file reaches the CLI as --policy, judged as the repository input', async () => {
+    const policy = join(work, 'org-policy.hcl');
+    const deny = 'provider "hashicorp/aws" {\n  deny   = true\n  reason = "use the acme mirror"\n}\n';
+    await writeFile(
+      policy,
+      `${deny}exception {\n  repository = "acme/legacy"\n  rule = "policy-provider-denied"\n  reason = "moving in Q1"\n  expires = "2099-12-31"\n}\n`,
+    );
+    const denied = (report: Report) => report.findings.filter((f) => f.ruleId === 'policy-provider-denied');
+    const { run } = await runAction({ event: 'push', with: { policy, 'fail-on': 'never' } });
+    expect(run.failed).toBe(false);
+    const report = JSON.parse(await readFile(run.outputs.json!, 'utf8')) as Report;
+    expect(denied(report).length).toBeGreaterThan(0);
+    expect(
+      denied(report).every((f) => f.suppressed === undefined && f.message.includes('"use the acme mirror"')),
+    ).toBe(true);
+    // The repository input decides which exceptions apply.
+    const legacy = await runAction({
+      event: 'push',
+      with: { policy, 'fail-on': 'never', repository: 'acme/legacy' },
+    });
+    const excused = JSON.parse(await readFile(legacy.run.outputs.json!, 'utf8')) as Report;
+    expect(denied(excused).map((f) => f.suppressed?.reason)).toEqual(
+      denied(report).map(() => 'moving in Q1 (policy exception until 2099-12-31)'),
+    );
+  });
+
+  test('with api-url the policy input is refused: the service applies its own policy', async () => {
+    const { run } = await runAction({ event: 'push', with: { ...viaApi(), policy: 'policy.hcl' } });
     expect(run.failed).toBe(true);
     const scan = run.steps.find((s) => s.id === 'scan')!;
     expect([scan.exitCode, scan.stdout]).toEqual([
       2,
-      '::error title=tfguard::the policy input is not supported by this version of tfguard (the CLI has no --policy option): remove it from the step\n',
+      '::error title=tfguard::the policy input applies to scans in the runner; with api-url the service applies its own policy (TFGUARD_POLICY_OBJECT, docs/policy.md): remove it from the step\n',
     ]);
+  });
+
+  test("a broken policy file stops the step with the CLI's line naming it, and nothing is reported", async () => {
+    const policy = join(work, 'broken-policy.hcl');
+    await writeFile(policy, 'provider "hashicorp/aws" {\n  version = ">= 5.0"\n}\n');
+    const { run } = await runAction({ event: 'push', with: { policy } });
+    expect(run.failed).toBe(true);
+    const scan = run.steps.find((s) => s.id === 'scan')!;
+    expect(scan.exitCode).toBe(2);
+    expect(scan.stderr).toContain(
+      `policy ${policy}:2: unknown argument "version" in provider "hashicorp/aws"`,
+    );
     expect(run.outputs.verdict).toBe('');
   });
 

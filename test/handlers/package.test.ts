@@ -242,8 +242,13 @@ test('IAM: each role grants only what its function does, on named resources', ()
   expect(grants('CreateScanRole')).toEqual({
     'logs:CreateLogStream': logs('CreateScan'),
     'logs:PutLogEvents': logs('CreateScan'),
-    // GetObject on scans/*: the presigned report links POST /scans returns act with this role.
-    's3:GetObject': [`${REPORTS}/reports/cache/*`, `${REPORTS}/reports/scans/*`],
+    // GetObject on scans/*: the presigned report links POST /scans returns act with this role;
+    // on policy/*: the organisation's policy (param policyObject, docs/policy.md).
+    's3:GetObject': [
+      `${REPORTS}/reports/cache/*`,
+      `${REPORTS}/reports/policy/*`,
+      `${REPORTS}/reports/scans/*`,
+    ],
     's3:ListBucket': ['ReportsBucket.Arn'],
     's3:PutObject': [`${REPORTS}/reports/cache/*`, `${REPORTS}/reports/scans/*`],
   });
@@ -274,6 +279,8 @@ test('IAM: each role grants only what its function does, on named resources', ()
     `${REPORTS}/reports/scans/*`,
   ]);
   expect(worker['s3:GetObjectVersion']).toEqual([`${UPLOADS}/uploads/*`]);
+  // The organisation's policy (param policyObject) is read before each rescan.
+  expect(worker['s3:GetObject']).toContain(`${REPORTS}/reports/policy/*`);
   for (const action of [
     'sqs:ReceiveMessage',
     'sqs:DeleteMessage',
@@ -427,6 +434,8 @@ test('dead-letter queues, redrive, visibility timeout and async retry settings',
     TFGUARD_STAGE: 'test',
     // No access policy by default: a single-tenant install.
     TFGUARD_ACCESS_POLICY: '',
+    // No organisation policy by default (docs/policy.md).
+    TFGUARD_POLICY_OBJECT: '',
   });
 });
 

@@ -22,6 +22,7 @@ const NOT_RULES = new Set([
   'context.ts',
   'suppress.ts',
   'merge.ts',
+  'policy-helpers.ts',
 ]);
 
 /** The README index row of a rule: `| \`id\` | severity | ... | [..](id.md) |`. */
@@ -65,7 +66,9 @@ describe('rule registry', () => {
       // Its own test file, whose table is about this rule (test/rules/table.ts, test/support/lock.ts).
       const test = path.join(repo, 'test/rules', `${id}.test.ts`);
       expect([test, fs.existsSync(test)]).toEqual([test, true]);
-      expect(fs.readFileSync(test, 'utf8')).toMatch(new RegExp(`\\b(ruleTable|lockRuleTable)\\('${id}'`));
+      expect(fs.readFileSync(test, 'utf8')).toMatch(
+        new RegExp(`\\b(ruleTable|lockRuleTable|policyRuleTable)\\('${id}'`),
+      );
 
       const row = indexRow(id);
       expect(row).toBeDefined();

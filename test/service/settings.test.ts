@@ -16,6 +16,7 @@ describe('loadServiceSettings', () => {
       registryHosts: {},
       remoteModules: true,
       moduleHosts: {},
+      policyObject: null,
       maxArchiveBytes: 50 * 1024 * 1024,
       apiMaxBodyBytes: 4_500_000,
       uploadUrlTtlSeconds: 900,
@@ -133,5 +134,32 @@ describe('loadServiceSettings', () => {
       TFGUARD_REPORTS_PREFIX: 'uploads/',
     });
     expect(s.reports).toEqual({ bucket: 'rep-bucket', prefix: 'uploads/' });
+  });
+
+  test('TFGUARD_POLICY_OBJECT: s3://BUCKET/KEY, or a key of the reports bucket', () => {
+    const base = { TFGUARD_UPLOADS_BUCKET: 'up-bucket', TFGUARD_REPORTS_BUCKET: 'rep-bucket' };
+    expect(
+      loadServiceSettings({ ...base, TFGUARD_POLICY_OBJECT: 's3://org-policies/tfguard/acme.hcl' })
+        .policyObject,
+    ).toEqual({ bucket: 'org-policies', key: 'tfguard/acme.hcl' });
+    expect(
+      loadServiceSettings({ ...base, TFGUARD_POLICY_OBJECT: 'reports/policy/acme.hcl' }).policyObject,
+    ).toEqual({
+      bucket: 'rep-bucket',
+      key: 'reports/policy/acme.hcl',
+    });
+    expect(loadServiceSettings({ ...base, TFGUARD_POLICY_OBJECT: ' ' }).policyObject).toBeNull();
+    for (const bad of [
+      's3://Bad_Bucket/k',
+      's3://bucket/',
+      's3://bucket',
+      'a//b',
+      '../x',
+      's3://bkt/a/../b',
+    ]) {
+      expect(() => loadServiceSettings({ ...base, TFGUARD_POLICY_OBJECT: bad })).toThrow(
+        /TFGUARD_POLICY_OBJECT must be s3:\/\/BUCKET\/KEY/,
+      );
+    }
   });
 });
