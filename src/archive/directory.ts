@@ -13,7 +13,9 @@ const READ_CHUNK = 64 * 1024;
  * binaries of hundreds of MiB and downloaded remote modules, neither part of the configuration). */
 const SKIPPED_DIRECTORIES = new Set(['.git', '.terraform']);
 
-function describeType(stats: Stats): string {
+type TypeOf = Pick<Stats, 'isFIFO' | 'isSocket' | 'isCharacterDevice' | 'isBlockDevice'>;
+
+function describeType(stats: TypeOf): string {
   if (stats.isFIFO()) return 'FIFO';
   if (stats.isSocket()) return 'socket';
   if (stats.isCharacterDevice()) return 'character device';
@@ -40,14 +42,12 @@ async function fsStep<T>(shown: string, step: () => Promise<T>): Promise<T> {
 const FIRST_READ_MAX = 16 * 1024 * 1024;
 
 /**
- * Reads one regular file with synchronous calls: open, fstat, (usually) one read, close. Thousands
- * of small files read through the thread pool cost a round trip per call and left the process idle
- * most of the time (issue 22: a directory took twice the time of a tarball of it); these calls take
- * microseconds each on a local filesystem. Only the CLI reads directories.
+ * Opens one regular file for reading: open, then fstat of what was opened (its size is declared
+ * before a byte is read, its mode kept). O_NOFOLLOW + O_NONBLOCK: a file swapped for a symlink or
+ * a FIFO after the directory was listed can neither redirect the read outside the tree nor block
+ * it forever, and the fstat of the opened file, not of a name, says what it is.
  */
-function readRegularFileSync(absolute: string, onChunk: (chunk: Buffer) => void, shown: string): void {
-  // O_NOFOLLOW + O_NONBLOCK: a file swapped for a symlink or a FIFO after the lstat can neither
-  // redirect the read outside the tree nor block it forever.
+function openRegularFileSync(absolute: string, shown: string): { fd: number; stats: Stats } {
   let fd: number;
   try {
     fd = fsSync.openSync(absolute, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
@@ -66,19 +66,40 @@ function readRegularFileSync(absolute: string, onChunk: (chunk: Buffer) => void,
         { entry: shown },
       );
     }
-    let size = Math.min(stats.size + 1, FIRST_READ_MAX);
+    return { fd, stats };
+  } catch (cause) {
+    fsSync.closeSync(fd);
+    throw cause;
+  }
+}
+
+/**
+ * Reads an opened regular file to its end and closes it: (usually) one read. Synchronous calls:
+ * thousands of small files read through the thread pool cost a round trip per call and left the
+ * process idle most of the time (issue 22: a directory took twice the time of a tarball of it);
+ * these calls take microseconds each on a local filesystem. Only the CLI reads directories.
+ */
+function readOpenFileSync(fd: number, size: number, onChunk: (chunk: Buffer) => void): void {
+  try {
+    let want = Math.min(size + 1, FIRST_READ_MAX);
     for (;;) {
-      const buffer = Buffer.allocUnsafe(size);
-      const bytesRead = fsSync.readSync(fd, buffer, 0, size, null);
+      const buffer = Buffer.allocUnsafe(want);
+      const bytesRead = fsSync.readSync(fd, buffer, 0, want, null);
       if (bytesRead === 0) break;
       onChunk(buffer.subarray(0, bytesRead));
       // A short read of a regular file is its end.
-      if (bytesRead < size) break;
-      size = READ_CHUNK;
+      if (bytesRead < want) break;
+      want = READ_CHUNK;
     }
   } finally {
     fsSync.closeSync(fd);
   }
+}
+
+/** Reads one regular file: open, fstat, (usually) one read, close. */
+function readRegularFileSync(absolute: string, onChunk: (chunk: Buffer) => void, shown: string): void {
+  const { fd, stats } = openRegularFileSync(absolute, shown);
+  readOpenFileSync(fd, stats.size, onChunk);
 }
 
 /** `fsStep` for a synchronous call. */
@@ -222,51 +243,62 @@ function walk(
     const here = want(segments.join('/'));
     const absoluteDir = nodePath.join(realRoot, ...segments);
     const dirShown = segments.length === 0 ? '.' : displayName(segments.join('/'));
-    const rawNames = fsStepSync(dirShown, () => fsSync.readdirSync(absoluteDir, { encoding: 'buffer' }));
-    rawNames.sort(Buffer.compare);
-    const children = rawNames.map((raw) => {
+    // The entries' types come with the listing (d_type): no lstat per file. A regular file's size
+    // and mode come from the fstat of the opened file; directories and links (few) are lstat'ed
+    // for their modes, and so is any entry whose type the filesystem does not report.
+    const dirents = fsStepSync(dirShown, () =>
+      fsSync.readdirSync(absoluteDir, { encoding: 'buffer', withFileTypes: true }),
+    );
+    dirents.sort((a, b) => Buffer.compare(a.name, b.name));
+    const subdirectories: string[][] = [];
+    for (const dirent of dirents) {
+      const raw = dirent.name;
       const relativeRaw = segments.length === 0 ? hexEscape(raw) : `${segments.join('/')}/${hexEscape(raw)}`;
       const name = decodeUtf8Name(raw, 'file name', relativeRaw);
       const childSegments = [...segments, name];
       const relative = childSegments.join('/');
-      return {
-        name,
-        childSegments,
-        relative,
-        shown: displayName(relative),
-        absolute: nodePath.join(absoluteDir, name),
-      };
-    });
-    const allStats = children.map((c) => fsStepSync(c.shown, () => fsSync.lstatSync(c.absolute)));
-    const subdirectories: string[][] = [];
-    for (const [i, child] of children.entries()) {
-      const { name, childSegments, relative, shown, absolute } = child;
-      const stats = allStats[i] as Stats;
-      const selected = stats.isDirectory()
+      const shown = displayName(relative);
+      const absolute = nodePath.join(absoluteDir, name);
+      const known = dirent.isFile() || dirent.isDirectory() || dirent.isSymbolicLink();
+      const typed: TypeOf & Pick<Stats, 'isFile' | 'isDirectory' | 'isSymbolicLink'> = known
+        ? dirent
+        : fsStepSync(shown, () => fsSync.lstatSync(absolute));
+      const selected = typed.isDirectory()
         ? want(relative) !== 'none'
         : here === 'all' || (segments.length === 0 && name === '.tfguard.hcl');
       if (!selected) continue;
-      if (SKIPPED_DIRECTORIES.has(name) && (stats.isDirectory() || name === '.git')) {
-        if (name === '.terraform' && stats.isDirectory()) {
-          const modules = addInstalledModules(
-            builder,
-            absolute,
-            relative,
-            childSegments,
-            stats.mode & 0o7777,
-          );
+      if (SKIPPED_DIRECTORIES.has(name) && (typed.isDirectory() || name === '.git')) {
+        if (name === '.terraform' && typed.isDirectory()) {
+          const mode = fsStepSync(shown, () => fsSync.lstatSync(absolute)).mode & 0o7777;
+          const modules = addInstalledModules(builder, absolute, relative, childSegments, mode);
           if (modules !== null) subdirectories.push(modules);
         }
         continue;
       }
       builder.countEntry(shown);
-      const path = builder.admit(relative, stats.isDirectory());
+      const path = builder.admit(relative, typed.isDirectory());
       if (path === null) continue;
+      if (typed.isFile()) {
+        const { fd, stats } = fsStepSync(shown, () => openRegularFileSync(absolute, shown));
+        let sink;
+        try {
+          sink = builder.beginFile(path, shown, stats.size, stats.mode & 0o7777);
+        } catch (cause) {
+          fsSync.closeSync(fd);
+          throw cause;
+        }
+        const into = sink;
+        fsStepSync(shown, () => readOpenFileSync(fd, stats.size, (chunk) => into.write(chunk)));
+        sink.finish();
+        continue;
+      }
+      const stats = fsStepSync(shown, () => fsSync.lstatSync(absolute));
       const mode = stats.mode & 0o7777;
       if (stats.isDirectory()) {
         builder.addDirectory(path, shown, mode);
         subdirectories.push(childSegments);
       } else if (stats.isFile()) {
+        // The listing said otherwise (it changed in between): read it as the file it now is.
         const sink = builder.beginFile(path, shown, stats.size, mode);
         fsStepSync(shown, () => readRegularFileSync(absolute, (chunk) => sink.write(chunk), shown));
         sink.finish();

@@ -416,205 +416,300 @@ class Lexer {
   }
 
   run(): Tokens {
-    const text = this.text;
-    const n = text.length;
+    const n = this.text.length;
     const checkpoint = this.checkpoint;
     let steps = 0;
     let i = 0;
+    // One token (or one literal run) per step. The modes are separate methods so that each is
+    // small enough for V8 to optimise early and cheaply: as one 430-line loop the function was
+    // recompiled by TurboFan up to seven times per scan (each 150-350 ms of compiler time) as rare
+    // branches met feedback for the first time, most of a cold CLI run's cost (docs/performance.md).
     while (i < n) {
       if (checkpoint !== undefined && ++steps === CHECK_EVERY) {
         steps = 0;
         checkpoint();
       }
       const mode = this.modes[this.modes.length - 1] as number;
+      if (mode === M_QUOTE) i = this.quoted(i);
+      else if (mode === M_HEREDOC) i = this.heredoc(i);
+      else i = this.mainToken(i);
+    }
+    if (this.strict && this.modes.length !== 1) throw new GiveUp('unterminated template', n);
+    this.emit(T_EOF, n, n);
+    return { count: this.count, type: this.type, start: this.start, end: this.end };
+  }
 
-      if (mode === M_QUOTE) {
-        const litStart = i;
-        while (i < n) {
-          const c = text.charCodeAt(i);
-          if (c >= 128 || QUOTE_SPECIAL[c] === 0) {
-            i++;
-            continue;
-          }
-          if (c === 0x22 /* " */ || c === 0x0a) break;
-          if (c === 0x0d) {
-            if (this.strict) break;
-            i++;
-            continue;
-          }
-          if (c === 0x5c /* \ */) {
-            const e = text.charCodeAt(i + 1);
-            if (!this.strict) {
-              // Any escape is skipped, except that a backslash does not hide a newline.
-              i += e === 0x0a ? 1 : 2;
-              continue;
-            }
-            if (e === 0x6e || e === 0x72 || e === 0x74 || e === 0x22 || e === 0x5c) {
-              i += 2;
-              continue;
-            }
-            if (e === 0x75 /* u */ || e === 0x55 /* U */) {
-              const len = e === 0x75 ? 4 : 8;
-              let k = 0;
-              while (k < len && isHex(text.charCodeAt(i + 2 + k))) k++;
-              if (k !== len || isHex(text.charCodeAt(i + 2 + len))) throw new GiveUp('escape sequence', i);
-              const cp = parseInt(text.slice(i + 2, i + 2 + len), 16);
-              if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) throw new GiveUp('escape sequence', i);
-              i += 2 + len;
-              continue;
-            }
-            throw new GiveUp('escape sequence', i);
-          }
-          if ((c === 0x24 /* $ */ || c === 0x25) /* % */ && text.charCodeAt(i + 1) === 0x7b /* { */) break;
-          if ((c === 0x24 || c === 0x25) && text.charCodeAt(i + 1) === c && text.charCodeAt(i + 2) === 0x7b) {
-            i += 3; // `$${` / `%%{`: literal
-            continue;
-          }
-          i++;
-        }
-        if (i > n) i = n; // a tolerant escape skipped past the end
-        if (i > litStart) this.emit(T_QUOTED_LIT, litStart, i);
-        if (i >= n) {
-          if (this.strict) throw new GiveUp('unterminated string', litStart);
-          break;
-        }
-        const c = text.charCodeAt(i);
-        if (c === 0x22) {
-          this.emit(T_CQUOTE, i, i + 1);
-          this.modes.pop();
-          if (!this.strict) this.quotes.pop();
-          i++;
-        } else if (c === 0x0a || c === 0x0d) {
-          if (this.strict) throw new GiveUp('newline in a quoted string', i);
-          i = this.stop(
-            'unterminated string: a quoted string may not span lines',
-            this.quotes[this.quotes.length - 1] as number,
-          );
-        } else {
-          i = this.templateSeq(i, c === 0x24);
-        }
-        continue;
-      }
-
-      if (mode === M_HEREDOC) {
-        const top = this.heredocAtLineStart.length - 1;
-        let nl = text.indexOf('\n', i);
-        if (nl === -1) {
-          if (this.strict) throw new GiveUp('unterminated heredoc', i);
-          nl = n; // tolerant: the rest of the text is template, and no line closes the heredoc
-        }
-        // The real scanner only accepts a carriage return directly before a line feed.
-        const cr = this.nextOf(CR, i);
-        if (this.strict && cr < nl - 1) throw new GiveUp('carriage return', cr);
-        if (this.heredocAtLineStart[top] === true && nl < n) {
-          // A line that is exactly the marker (after TrimSpace) and ends with a newline closes it.
-          const lineEnd = cr === nl - 1 ? nl - 1 : nl;
-          let a = i;
-          let b = lineEnd;
-          while (a < b && isGoSpace(text.charCodeAt(a))) a++;
-          while (b > a && isGoSpace(text.charCodeAt(b - 1))) b--;
-          const marker = this.markers[this.markers.length - 1] as string;
-          if (marker !== '' && b - a === marker.length && text.startsWith(marker, a)) {
-            // A line holding `$` / `%` is split into several literal tokens by the real scanner, so it
-            // is never a closing line; a marker line has neither.
-            this.emit(T_CHEREDOC, i, lineEnd);
-            this.emit(T_NEWLINE, lineEnd, nl + 1);
-            this.markers.pop();
-            this.heredocAtLineStart.pop();
-            this.modes.pop();
-            i = nl + 1;
-            continue;
-          }
-        }
-        // The literal runs to the end of the line or to the first `${` / `%{` (`$${` / `%%{` are
-        // literal). The next `$` and `%` are found with cached forward searches (linear overall).
-        const litStart = i;
-        let seq = -1;
-        for (let p = i; ;) {
-          const s = Math.min(this.nextOf(DOLLAR, p), this.nextOf(PERCENT, p));
-          if (s >= nl) break;
-          const c0 = text.charCodeAt(s);
-          const c1 = text.charCodeAt(s + 1);
-          if (c1 === 0x7b) {
-            seq = s;
-            break;
-          }
-          p = c1 === c0 && text.charCodeAt(s + 2) === 0x7b ? s + 3 : s + 1;
-        }
-        if (seq === -1) {
-          i = Math.min(nl + 1, n);
-          this.emit(T_STRING_LIT, litStart, i);
-          this.heredocAtLineStart[top] = true;
-        } else {
-          if (seq > litStart) this.emit(T_STRING_LIT, litStart, seq);
-          this.heredocAtLineStart[top] = false;
-          i = this.templateSeq(seq, text.charCodeAt(seq) === 0x24);
-        }
-        continue;
-      }
-
-      // ---------------------------------------------------------------- main mode
+  /** Quoted-string mode at `i`: a literal run, then the closing quote or a template sequence. */
+  private quoted(i: number): number {
+    const text = this.text;
+    const n = text.length;
+    const litStart = i;
+    while (i < n) {
       const c = text.charCodeAt(i);
-      if (c === 0x20 || c === 0x09) {
-        i++;
-        while (i < n && (text.charCodeAt(i) === 0x20 || text.charCodeAt(i) === 0x09)) i++;
-        continue;
-      }
-      if (c === 0x0a) {
-        this.emit(T_NEWLINE, i, i + 1);
+      if (c >= 128 || QUOTE_SPECIAL[c] === 0) {
         i++;
         continue;
       }
+      if (c === 0x22 /* " */ || c === 0x0a) break;
       if (c === 0x0d) {
-        if (text.charCodeAt(i + 1) !== 0x0a) {
-          if (this.strict) throw new GiveUp('carriage return', i);
-          i++; // tolerant: white space
+        if (this.strict) break;
+        i++;
+        continue;
+      }
+      if (c === 0x5c /* \ */) {
+        const e = text.charCodeAt(i + 1);
+        if (!this.strict) {
+          // Any escape is skipped, except that a backslash does not hide a newline.
+          i += e === 0x0a ? 1 : 2;
           continue;
         }
-        this.emit(T_NEWLINE, i, i + 2);
-        i += 2;
-        continue;
-      }
-      if (isIdentStart(c)) {
-        let j = i + 1;
-        while (j < n && isIdentContinue(text.charCodeAt(j))) j++;
-        if (j < n && text.charCodeAt(j) >= 0x80) {
-          if (this.strict) throw new GiveUp('non-ASCII identifier', i);
-          j = i + identLength(text, i);
+        if (e === 0x6e || e === 0x72 || e === 0x74 || e === 0x22 || e === 0x5c) {
+          i += 2;
+          continue;
         }
-        this.emit(T_IDENT, i, j);
-        i = j;
+        if (e === 0x75 /* u */ || e === 0x55 /* U */) {
+          const len = e === 0x75 ? 4 : 8;
+          let k = 0;
+          while (k < len && isHex(text.charCodeAt(i + 2 + k))) k++;
+          if (k !== len || isHex(text.charCodeAt(i + 2 + len))) throw new GiveUp('escape sequence', i);
+          const cp = parseInt(text.slice(i + 2, i + 2 + len), 16);
+          if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) throw new GiveUp('escape sequence', i);
+          i += 2 + len;
+          continue;
+        }
+        throw new GiveUp('escape sequence', i);
+      }
+      if ((c === 0x24 /* $ */ || c === 0x25) /* % */ && text.charCodeAt(i + 1) === 0x7b /* { */) break;
+      if ((c === 0x24 || c === 0x25) && text.charCodeAt(i + 1) === c && text.charCodeAt(i + 2) === 0x7b) {
+        i += 3; // `$${` / `%%{`: literal
         continue;
       }
-      if (isDigit(c)) {
-        // NumberLit = digit (digit | '.' | [eE][+-]?digit)*, not ending with '.'.
-        let j = i + 1;
-        let good = j;
-        for (;;) {
-          const d = text.charCodeAt(j);
-          if (isDigit(d)) {
-            j++;
+      i++;
+    }
+    if (i > n) i = n; // a tolerant escape skipped past the end
+    if (i > litStart) this.emit(T_QUOTED_LIT, litStart, i);
+    if (i >= n) {
+      if (this.strict) throw new GiveUp('unterminated string', litStart);
+      return i;
+    }
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      this.emit(T_CQUOTE, i, i + 1);
+      this.modes.pop();
+      if (!this.strict) this.quotes.pop();
+      i++;
+    } else if (c === 0x0a || c === 0x0d) {
+      if (this.strict) throw new GiveUp('newline in a quoted string', i);
+      i = this.stop(
+        'unterminated string: a quoted string may not span lines',
+        this.quotes[this.quotes.length - 1] as number,
+      );
+    } else {
+      i = this.templateSeq(i, c === 0x24);
+    }
+    return i;
+  }
+
+  /** Heredoc (and template) mode at `i`: a closing marker line, or one line's literal up to a
+   * template sequence. */
+  private heredoc(i: number): number {
+    const text = this.text;
+    const n = text.length;
+    const top = this.heredocAtLineStart.length - 1;
+    let nl = text.indexOf('\n', i);
+    if (nl === -1) {
+      if (this.strict) throw new GiveUp('unterminated heredoc', i);
+      nl = n; // tolerant: the rest of the text is template, and no line closes the heredoc
+    }
+    // The real scanner only accepts a carriage return directly before a line feed.
+    const cr = this.nextOf(CR, i);
+    if (this.strict && cr < nl - 1) throw new GiveUp('carriage return', cr);
+    if (this.heredocAtLineStart[top] === true && nl < n) {
+      // A line that is exactly the marker (after TrimSpace) and ends with a newline closes it.
+      const lineEnd = cr === nl - 1 ? nl - 1 : nl;
+      let a = i;
+      let b = lineEnd;
+      while (a < b && isGoSpace(text.charCodeAt(a))) a++;
+      while (b > a && isGoSpace(text.charCodeAt(b - 1))) b--;
+      const marker = this.markers[this.markers.length - 1] as string;
+      if (marker !== '' && b - a === marker.length && text.startsWith(marker, a)) {
+        // A line holding `$` / `%` is split into several literal tokens by the real scanner, so it
+        // is never a closing line; a marker line has neither.
+        this.emit(T_CHEREDOC, i, lineEnd);
+        this.emit(T_NEWLINE, lineEnd, nl + 1);
+        this.markers.pop();
+        this.heredocAtLineStart.pop();
+        this.modes.pop();
+        i = nl + 1;
+        return i;
+      }
+    }
+    // The literal runs to the end of the line or to the first `${` / `%{` (`$${` / `%%{` are
+    // literal). The next `$` and `%` are found with cached forward searches (linear overall).
+    const litStart = i;
+    let seq = -1;
+    for (let p = i; ;) {
+      const s = Math.min(this.nextOf(DOLLAR, p), this.nextOf(PERCENT, p));
+      if (s >= nl) break;
+      const c0 = text.charCodeAt(s);
+      const c1 = text.charCodeAt(s + 1);
+      if (c1 === 0x7b) {
+        seq = s;
+        break;
+      }
+      p = c1 === c0 && text.charCodeAt(s + 2) === 0x7b ? s + 3 : s + 1;
+    }
+    if (seq === -1) {
+      i = Math.min(nl + 1, n);
+      this.emit(T_STRING_LIT, litStart, i);
+      this.heredocAtLineStart[top] = true;
+    } else {
+      if (seq > litStart) this.emit(T_STRING_LIT, litStart, seq);
+      this.heredocAtLineStart[top] = false;
+      i = this.templateSeq(seq, text.charCodeAt(seq) === 0x24);
+    }
+    return i;
+  }
+
+  /** Main mode: one token at `i`. The common tokens are here, the rest in `otherToken`, so that
+   * this function's type feedback is complete early (see `run`). */
+  private mainToken(i: number): number {
+    const text = this.text;
+    const n = text.length;
+    const c = text.charCodeAt(i);
+    if (c === 0x20 || c === 0x09) {
+      i++;
+      while (i < n && (text.charCodeAt(i) === 0x20 || text.charCodeAt(i) === 0x09)) i++;
+      return i;
+    }
+    if (c === 0x0a) {
+      this.emit(T_NEWLINE, i, i + 1);
+      i++;
+      return i;
+    }
+    if (isIdentStart(c)) {
+      let j = i + 1;
+      while (j < n && isIdentContinue(text.charCodeAt(j))) j++;
+      if (j < n && text.charCodeAt(j) >= 0x80) {
+        if (this.strict) throw new GiveUp('non-ASCII identifier', i);
+        j = i + identLength(text, i);
+      }
+      this.emit(T_IDENT, i, j);
+      i = j;
+      return i;
+    }
+    switch (c) {
+      case 0x23: /* # */ {
+        const nl = text.indexOf('\n', i);
+        if (nl === -1) {
+          this.emit(T_COMMENT, i, n);
+          i = n;
+        } else {
+          this.emit(T_COMMENT_NL, i, nl + 1);
+          i = nl + 1;
+        }
+        return i;
+      }
+      case 0x22 /* " */:
+        this.emit(T_OQUOTE, i, i + 1);
+        this.modes.push(M_QUOTE);
+        if (!this.strict) this.quotes.push(i);
+        i++;
+        return i;
+      case 0x7b /* { */:
+        this.emit(T_OBRACE, i, i + 1);
+        this.open(i);
+        this.braces++;
+        i++;
+        return i;
+      case 0x7d /* } */:
+        if (this.retBraces.length > 0 && this.retBraces[this.retBraces.length - 1] === this.braces) {
+          this.emit(T_SEQ_END, i, i + 1);
+          this.retBraces.pop();
+          this.modes.pop();
+        } else {
+          this.emit(T_CBRACE, i, i + 1);
+        }
+        this.close();
+        this.braces--;
+        i++;
+        return i;
+      case 0x5b:
+        this.emit(T_OBRACK, i, i + 1);
+        this.open(i);
+        i++;
+        return i;
+      case 0x5d:
+        this.emit(T_CBRACK, i, i + 1);
+        this.close();
+        i++;
+        return i;
+      case 0x28:
+        this.emit(T_OPAREN, i, i + 1);
+        this.open(i);
+        i++;
+        return i;
+      case 0x29:
+        this.emit(T_CPAREN, i, i + 1);
+        this.close();
+        i++;
+        return i;
+      case 0x2c:
+        this.emit(T_COMMA, i, i + 1);
+        i++;
+        return i;
+      default:
+        return this.otherToken(i);
+    }
+  }
+
+  /** Main mode, the tokens `mainToken` leaves: carriage returns, numbers, operators, `/` comments,
+   * heredoc openers and what the subset rejects. */
+  private otherToken(i: number): number {
+    const text = this.text;
+    const n = text.length;
+    const c = text.charCodeAt(i);
+    if (c === 0x0d) {
+      if (text.charCodeAt(i + 1) !== 0x0a) {
+        if (this.strict) throw new GiveUp('carriage return', i);
+        i++; // tolerant: white space
+        return i;
+      }
+      this.emit(T_NEWLINE, i, i + 2);
+      i += 2;
+      return i;
+    }
+    if (isDigit(c)) {
+      // NumberLit = digit (digit | '.' | [eE][+-]?digit)*, not ending with '.'.
+      let j = i + 1;
+      let good = j;
+      for (;;) {
+        const d = text.charCodeAt(j);
+        if (isDigit(d)) {
+          j++;
+          good = j;
+        } else if (d === 0x2e) {
+          j++;
+        } else if (d === 0x65 || d === 0x45) {
+          const s = text.charCodeAt(j + 1);
+          if (isDigit(s)) {
+            j += 2;
             good = j;
-          } else if (d === 0x2e) {
-            j++;
-          } else if (d === 0x65 || d === 0x45) {
-            const s = text.charCodeAt(j + 1);
-            if (isDigit(s)) {
-              j += 2;
-              good = j;
-            } else if ((s === 0x2b || s === 0x2d) && isDigit(text.charCodeAt(j + 2))) {
-              j += 3;
-              good = j;
-            } else break;
+          } else if ((s === 0x2b || s === 0x2d) && isDigit(text.charCodeAt(j + 2))) {
+            j += 3;
+            good = j;
           } else break;
-        }
-        if (this.strict && !NUMBER_FORM.test(text.slice(i, good))) throw new GiveUp('number literal', i);
-        this.emit(T_NUMBER, i, good);
-        i = good;
-        continue;
+        } else break;
       }
-      switch (c) {
-        case 0x23: /* # */ {
+      if (this.strict && !NUMBER_FORM.test(text.slice(i, good))) throw new GiveUp('number literal', i);
+      this.emit(T_NUMBER, i, good);
+      i = good;
+      return i;
+    }
+    switch (c) {
+      case 0x2f: /* / */ {
+        const d = text.charCodeAt(i + 1);
+        if (d === 0x2f) {
           const nl = text.indexOf('\n', i);
           if (nl === -1) {
             this.emit(T_COMMENT, i, n);
@@ -623,223 +718,158 @@ class Lexer {
             this.emit(T_COMMENT_NL, i, nl + 1);
             i = nl + 1;
           }
-          continue;
+          return i;
         }
-        case 0x2f: /* / */ {
-          const d = text.charCodeAt(i + 1);
-          if (d === 0x2f) {
-            const nl = text.indexOf('\n', i);
-            if (nl === -1) {
-              this.emit(T_COMMENT, i, n);
-              i = n;
-            } else {
-              this.emit(T_COMMENT_NL, i, nl + 1);
-              i = nl + 1;
+        if (d === 0x2a) {
+          const e = text.indexOf('*/', i + 2);
+          if (e === -1) {
+            if (this.strict) throw new GiveUp('unterminated comment', i);
+            i = this.stop('unterminated comment: "/*" is never closed', i);
+            return i;
+          }
+          this.emit(T_COMMENT, i, e + 2);
+          i = e + 2;
+          return i;
+        }
+        this.emit(T_BINOP, i, i + 1);
+        i++;
+        return i;
+      }
+      case 0x2e /* . */:
+        if (text.charCodeAt(i + 1) === 0x2e && text.charCodeAt(i + 2) === 0x2e) {
+          this.emit(T_ELLIPSIS, i, i + 3);
+          i += 3;
+        } else {
+          this.emit(T_DOT, i, i + 1);
+          i++;
+        }
+        return i;
+      case 0x2a:
+        this.emit(T_STAR, i, i + 1);
+        i++;
+        return i;
+      case 0x2b: /* + */
+      case 0x25 /* % */:
+        this.emit(T_BINOP, i, i + 1);
+        i++;
+        return i;
+      case 0x2d /* - */:
+        this.emit(T_MINUS, i, i + 1);
+        i++;
+        return i;
+      case 0x3d: /* = */ {
+        const d = text.charCodeAt(i + 1);
+        if (d === 0x3d) {
+          this.emit(T_BINOP, i, i + 2);
+          i += 2;
+        } else if (d === 0x3e) {
+          this.emit(T_FATARROW, i, i + 2);
+          i += 2;
+        } else {
+          this.emit(T_EQUAL, i, i + 1);
+          i++;
+        }
+        return i;
+      }
+      case 0x21 /* ! */:
+        if (text.charCodeAt(i + 1) === 0x3d) {
+          this.emit(T_BINOP, i, i + 2);
+          i += 2;
+        } else {
+          this.emit(T_BANG, i, i + 1);
+          i++;
+        }
+        return i;
+      case 0x3e: /* > */ {
+        const len = text.charCodeAt(i + 1) === 0x3d ? 2 : 1;
+        this.emit(T_BINOP, i, i + len);
+        i += len;
+        return i;
+      }
+      case 0x3c: /* < */ {
+        const d = text.charCodeAt(i + 1);
+        if (d === 0x3d) {
+          this.emit(T_BINOP, i, i + 2);
+          i += 2;
+          return i;
+        }
+        if (d === 0x3c) {
+          // Heredoc opener: `<<` `-`? Ident Newline.
+          let j = i + 2;
+          if (text.charCodeAt(j) === 0x2d) j++;
+          const m0 = j;
+          const tolerantLength = this.strict ? 0 : identLength(text, j);
+          if (tolerantLength > 0 || isIdentStart(text.charCodeAt(j))) {
+            j++;
+            while (j < n && isIdentContinue(text.charCodeAt(j))) j++;
+            if (j < n && text.charCodeAt(j) >= 0x80) {
+              if (this.strict) throw new GiveUp('non-ASCII heredoc marker', i);
             }
-            continue;
-          }
-          if (d === 0x2a) {
-            const e = text.indexOf('*/', i + 2);
-            if (e === -1) {
-              if (this.strict) throw new GiveUp('unterminated comment', i);
-              i = this.stop('unterminated comment: "/*" is never closed', i);
-              continue;
-            }
-            this.emit(T_COMMENT, i, e + 2);
-            i = e + 2;
-            continue;
-          }
-          this.emit(T_BINOP, i, i + 1);
-          i++;
-          continue;
-        }
-        case 0x22 /* " */:
-          this.emit(T_OQUOTE, i, i + 1);
-          this.modes.push(M_QUOTE);
-          if (!this.strict) this.quotes.push(i);
-          i++;
-          continue;
-        case 0x7b /* { */:
-          this.emit(T_OBRACE, i, i + 1);
-          this.open(i);
-          this.braces++;
-          i++;
-          continue;
-        case 0x7d /* } */:
-          if (this.retBraces.length > 0 && this.retBraces[this.retBraces.length - 1] === this.braces) {
-            this.emit(T_SEQ_END, i, i + 1);
-            this.retBraces.pop();
-            this.modes.pop();
-          } else {
-            this.emit(T_CBRACE, i, i + 1);
-          }
-          this.close();
-          this.braces--;
-          i++;
-          continue;
-        case 0x5b:
-          this.emit(T_OBRACK, i, i + 1);
-          this.open(i);
-          i++;
-          continue;
-        case 0x5d:
-          this.emit(T_CBRACK, i, i + 1);
-          this.close();
-          i++;
-          continue;
-        case 0x28:
-          this.emit(T_OPAREN, i, i + 1);
-          this.open(i);
-          i++;
-          continue;
-        case 0x29:
-          this.emit(T_CPAREN, i, i + 1);
-          this.close();
-          i++;
-          continue;
-        case 0x2e /* . */:
-          if (text.charCodeAt(i + 1) === 0x2e && text.charCodeAt(i + 2) === 0x2e) {
-            this.emit(T_ELLIPSIS, i, i + 3);
-            i += 3;
-          } else {
-            this.emit(T_DOT, i, i + 1);
-            i++;
-          }
-          continue;
-        case 0x2c:
-          this.emit(T_COMMA, i, i + 1);
-          i++;
-          continue;
-        case 0x2a:
-          this.emit(T_STAR, i, i + 1);
-          i++;
-          continue;
-        case 0x2b: /* + */
-        case 0x25 /* % */:
-          this.emit(T_BINOP, i, i + 1);
-          i++;
-          continue;
-        case 0x2d /* - */:
-          this.emit(T_MINUS, i, i + 1);
-          i++;
-          continue;
-        case 0x3d: /* = */ {
-          const d = text.charCodeAt(i + 1);
-          if (d === 0x3d) {
-            this.emit(T_BINOP, i, i + 2);
-            i += 2;
-          } else if (d === 0x3e) {
-            this.emit(T_FATARROW, i, i + 2);
-            i += 2;
-          } else {
-            this.emit(T_EQUAL, i, i + 1);
-            i++;
-          }
-          continue;
-        }
-        case 0x21 /* ! */:
-          if (text.charCodeAt(i + 1) === 0x3d) {
-            this.emit(T_BINOP, i, i + 2);
-            i += 2;
-          } else {
-            this.emit(T_BANG, i, i + 1);
-            i++;
-          }
-          continue;
-        case 0x3e: /* > */ {
-          const len = text.charCodeAt(i + 1) === 0x3d ? 2 : 1;
-          this.emit(T_BINOP, i, i + len);
-          i += len;
-          continue;
-        }
-        case 0x3c: /* < */ {
-          const d = text.charCodeAt(i + 1);
-          if (d === 0x3d) {
-            this.emit(T_BINOP, i, i + 2);
-            i += 2;
-            continue;
-          }
-          if (d === 0x3c) {
-            // Heredoc opener: `<<` `-`? Ident Newline.
-            let j = i + 2;
-            if (text.charCodeAt(j) === 0x2d) j++;
-            const m0 = j;
-            const tolerantLength = this.strict ? 0 : identLength(text, j);
-            if (tolerantLength > 0 || isIdentStart(text.charCodeAt(j))) {
-              j++;
-              while (j < n && isIdentContinue(text.charCodeAt(j))) j++;
-              if (j < n && text.charCodeAt(j) >= 0x80) {
-                if (this.strict) throw new GiveUp('non-ASCII heredoc marker', i);
-              }
-              if (!this.strict) j = m0 + tolerantLength;
-              let k = j;
-              if (text.charCodeAt(k) === 0x0d) k++;
-              if (text.charCodeAt(k) === 0x0a) {
-                this.emit(T_OHEREDOC, i, k + 1);
-                this.markers.push(text.slice(m0, j));
-                this.heredocAtLineStart.push(true);
-                this.modes.push(M_HEREDOC);
-                i = k + 1;
-                continue;
-              }
+            if (!this.strict) j = m0 + tolerantLength;
+            let k = j;
+            if (text.charCodeAt(k) === 0x0d) k++;
+            if (text.charCodeAt(k) === 0x0a) {
+              this.emit(T_OHEREDOC, i, k + 1);
+              this.markers.push(text.slice(m0, j));
+              this.heredocAtLineStart.push(true);
+              this.modes.push(M_HEREDOC);
+              i = k + 1;
+              return i;
             }
           }
-          this.emit(T_BINOP, i, i + 1);
-          i++;
-          continue;
         }
-        case 0x3f:
-          this.emit(T_QUESTION, i, i + 1);
-          i++;
-          continue;
-        case 0x3a /* : */:
-          if (text.charCodeAt(i + 1) === 0x3a) {
-            this.emit(T_DCOLON, i, i + 2);
-            i += 2;
-            continue;
-          }
-          this.emit(T_COLON, i, i + 1);
-          i++;
-          continue;
-        case 0x26 /* & */:
-          if (text.charCodeAt(i + 1) === 0x26) {
-            this.emit(T_BINOP, i, i + 2);
-            i += 2;
-            continue;
-          }
-          if (this.strict) throw new GiveUp('"&"', i);
-          this.emit(T_OTHER, i, i + 1);
-          i++;
-          continue;
-        case 0x7c /* | */:
-          if (text.charCodeAt(i + 1) === 0x7c) {
-            this.emit(T_BINOP, i, i + 2);
-            i += 2;
-            continue;
-          }
-          if (this.strict) throw new GiveUp('"|"', i);
-          this.emit(T_OTHER, i, i + 1);
-          i++;
-          continue;
-        default: {
-          if (this.strict) throw new GiveUp(`character U+${c.toString(16).padStart(4, '0')}`, i);
-          const id = c >= 0x80 ? identLength(text, i) : 0;
-          if (id > 0) {
-            this.emit(T_IDENT, i, i + id);
-            i += id;
-            continue;
-          }
-          // One character (a surrogate pair is one).
-          const len = c >= 0xd800 && c <= 0xdbff && i + 1 < n ? 2 : 1;
-          this.emit(T_OTHER, i, i + len);
-          i += len;
-          continue;
+        this.emit(T_BINOP, i, i + 1);
+        i++;
+        return i;
+      }
+      case 0x3f:
+        this.emit(T_QUESTION, i, i + 1);
+        i++;
+        return i;
+      case 0x3a /* : */:
+        if (text.charCodeAt(i + 1) === 0x3a) {
+          this.emit(T_DCOLON, i, i + 2);
+          i += 2;
+          return i;
         }
+        this.emit(T_COLON, i, i + 1);
+        i++;
+        return i;
+      case 0x26 /* & */:
+        if (text.charCodeAt(i + 1) === 0x26) {
+          this.emit(T_BINOP, i, i + 2);
+          i += 2;
+          return i;
+        }
+        if (this.strict) throw new GiveUp('"&"', i);
+        this.emit(T_OTHER, i, i + 1);
+        i++;
+        return i;
+      case 0x7c /* | */:
+        if (text.charCodeAt(i + 1) === 0x7c) {
+          this.emit(T_BINOP, i, i + 2);
+          i += 2;
+          return i;
+        }
+        if (this.strict) throw new GiveUp('"|"', i);
+        this.emit(T_OTHER, i, i + 1);
+        i++;
+        return i;
+      default: {
+        if (this.strict) throw new GiveUp(`character U+${c.toString(16).padStart(4, '0')}`, i);
+        const id = c >= 0x80 ? identLength(text, i) : 0;
+        if (id > 0) {
+          this.emit(T_IDENT, i, i + id);
+          i += id;
+          return i;
+        }
+        // One character (a surrogate pair is one).
+        const len = c >= 0xd800 && c <= 0xdbff && i + 1 < n ? 2 : 1;
+        this.emit(T_OTHER, i, i + len);
+        i += len;
+        return i;
       }
     }
-    if (this.strict && this.modes.length !== 1) throw new GiveUp('unterminated template', n);
-    this.emit(T_EOF, n, n);
-    return { count: this.count, type: this.type, start: this.start, end: this.end };
   }
 }
 

@@ -36,12 +36,23 @@ function hex(code: number, width: number): string {
   return code.toString(16).padStart(width, '0');
 }
 
+/** Whether `text` is printable ASCII without `\`: nothing `HIDDEN` matches (almost every string of
+ * a report; the regular expression, with its lookbehind, is far slower than this loop). */
+function printableAscii(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x20 || c >= 0x7f || c === 0x5c) return false;
+  }
+  return true;
+}
+
 /**
  * `text` with every character a reader could not see, or that a terminal or log would act on,
  * written as an escape: `\xNN` below U+0100, `\uNNNN` above; `\` is written `\\`. Injective: two
  * different texts never look the same.
  */
 export function visible(text: string): string {
+  if (printableAscii(text)) return text;
   return text.replace(HIDDEN, (c) => {
     if (c === '\\') return '\\\\';
     const code = c.charCodeAt(0);

@@ -31,7 +31,11 @@ function where(f: Finding): string {
  */
 function noteGroups(findings: Finding[]): { findings: Finding[]; note: string | undefined }[] {
   const byRule = new Map<string, Finding[]>();
-  for (const f of findings) byRule.set(f.ruleId, [...(byRule.get(f.ruleId) ?? []), f]);
+  for (const f of findings) {
+    const list = byRule.get(f.ruleId);
+    if (list === undefined) byRule.set(f.ruleId, [f]);
+    else list.push(f);
+  }
   const groups: { findings: Finding[]; note: string | undefined }[] = [];
   for (const list of byRule.values()) {
     let run: { findings: Finding[]; note: string | undefined } | null = null;
@@ -79,8 +83,21 @@ const SECTION: Record<Severity, string> = { error: 'errors', warning: 'warnings'
  * summary line closes the report too.
  */
 export function renderText(archiveReport: Report, options: TextOptions): string {
-  // Every string shown with its control characters escaped; no line a CI command (escape.ts).
-  const report = visibleStrings(archiveReport);
+  // Every string shown with its control characters escaped; no line a CI command (escape.ts). Only
+  // the parts printed are copied (a module's requirements and trees are not shown here).
+  const report = visibleStrings({
+    tool: archiveReport.tool,
+    source: archiveReport.source,
+    engine: archiveReport.engine,
+    summary: archiveReport.summary,
+    findings: archiveReport.findings,
+    modules: archiveReport.modules.map(({ path, kind, kindEvidence, kindReason }) => ({
+      path,
+      kind,
+      kindEvidence,
+      kindReason,
+    })),
+  });
   const c = options.color;
   const out: string[] = [];
   const s = report.summary;

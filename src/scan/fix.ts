@@ -103,18 +103,26 @@ function withFiles(archive: LoadedArchive, changed: ReadonlyMap<string, Buffer>)
   return { ...archive, files, entries };
 }
 
+/** Per archive: each link target's bytes, as loaded through the first link (in entry order) that
+ * resolves to it. Built once, on the first lookup: fixes look files up once per edit. */
+const linkTargets = new WeakMap<LoadedArchive, Map<string, Buffer>>();
+
 /** The bytes of a file that was loaded only as a symlink's content (its target, not selected itself). */
 function linkedBytes(archive: LoadedArchive, file: string): Buffer | undefined {
-  const byPath = new Map(archive.entries.map((e) => [e.path, e]));
-  for (const e of archive.entries) {
-    if (e.type !== 'symlink' && e.type !== 'hardlink') continue;
-    const real = realFile(byPath, e.path);
-    if (real.ok && real.file === file) {
+  let targets = linkTargets.get(archive);
+  if (targets === undefined) {
+    targets = new Map();
+    const byPath = new Map(archive.entries.map((e) => [e.path, e]));
+    for (const e of archive.entries) {
+      if (e.type !== 'symlink' && e.type !== 'hardlink') continue;
+      const real = realFile(byPath, e.path);
+      if (!real.ok || targets.has(real.file)) continue;
       const bytes = archive.files.get(e.path);
-      if (bytes !== undefined) return bytes;
+      if (bytes !== undefined) targets.set(real.file, bytes);
     }
+    linkTargets.set(archive, targets);
   }
-  return undefined;
+  return targets.get(file);
 }
 
 /** Applies every safe fix the scan of `archive` finds, in memory. */

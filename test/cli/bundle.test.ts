@@ -3,11 +3,17 @@
  * nothing) is what the sources give: rebuilt into a temporary directory by the same script, every
  * file byte for byte. When this fails, run `npm run build:cli` and commit dist-cli/.
  */
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { promisify } from 'node:util';
 import { buildCli, CLI_DIR } from '../../scripts/build-cli';
 import pkg from '../../package.json';
+import type { Report } from '../../src/report/types';
+import { cloudLock, cloudTf, fakeZh, L, REGISTRY_HOST, useTestRegistry } from '../support/lock';
+
+const reg = useTestRegistry();
 
 async function listFiles(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });
@@ -49,3 +55,42 @@ test('an install runs nothing and fetches nothing: no runtime dependency, no ins
     expect(`${name}: ${scripts[name] ?? '(none)'}`).toBe(`${name}: (none)`);
   expect(pkg.files).toEqual(expect.arrayContaining(['bin/tfguard.js', 'dist-cli', 'LICENSE']));
 });
+
+test('the bundle loads openpgp.js from openpgp.cjs beside it, only to check signatures', async () => {
+  const bundle = await readFile(join(out, 'tfguard.cjs'), 'utf8');
+  expect(bundle).toContain('require("./openpgp.cjs")');
+  // openpgp's own code is not in tfguard.cjs (a scan never compiles it).
+  expect(bundle).not.toContain('readSignature: must pass options object');
+  expect(await readFile(join(out, 'openpgp.cjs'), 'utf8')).toContain(
+    'readSignature: must pass options object',
+  );
+
+  // A SHA256SUMS signed by a key the registry does not publish: only a real signature check (in
+  // openpgp.cjs, run by the built bundle in a fresh process) says "unknown issuer".
+  const dir = join(out, 'signed');
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, 'main.tf'), cloudTf);
+  await writeFile(join(dir, L), cloudLock('1.2.0', [fakeZh('whatever')]));
+  const ops = join(out, 'ops.hcl');
+  await writeFile(ops, `registry_hosts = { "${REGISTRY_HOST}" = "${reg().url}" }\n`);
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [
+      join(out, 'tfguard.cjs'),
+      'scan',
+      dir,
+      '--registry',
+      '--config',
+      ops,
+      '--format',
+      'json',
+      '--fail-on',
+      'never',
+    ],
+    { maxBuffer: 64 * 1024 * 1024 },
+  );
+  const report = JSON.parse(stdout) as Report;
+  expect(report.findings.filter((f) => f.ruleId === 'lock-signature-invalid').map((f) => f.message)).toEqual([
+    expect.stringContaining('unknown issuer'),
+  ]);
+}, 60_000);

@@ -470,42 +470,8 @@ class Verifier {
       case T_NUMBER:
         this.take();
         return K_NUMBER;
-      case T_IDENT: {
-        this.take();
-        if (this.peek() === T_DCOLON) {
-          // A namespaced function (`provider::aws::arn_parse(...)`): `::` IDENT, repeated, then `(`.
-          while (this.peek() === T_DCOLON) {
-            this.take();
-            this.expect(T_IDENT, 'a function name');
-          }
-          if (this.peek() !== T_OPAREN) this.fail('expected "("', this.peekIndex());
-        }
-        if (this.peek() === T_OPAREN) {
-          this.take();
-          this.pushNL(false);
-          for (;;) {
-            if (this.peek() === T_CPAREN) {
-              this.take();
-              break;
-            }
-            this.parseExpression();
-            const sep = this.take();
-            const st = type[sep];
-            if (st === T_CPAREN) break;
-            if (st === T_ELLIPSIS) {
-              if (this.peek() !== T_CPAREN) this.fail('expected ")"', this.peekIndex());
-              this.take();
-              break;
-            }
-            if (st !== T_COMMA) this.fail('expected ","', sep);
-          }
-          this.popNL();
-          return K_OTHER;
-        }
-        if (this.isKeyword(k, 'true') || this.isKeyword(k, 'false')) return K_BOOL;
-        if (this.isKeyword(k, 'null')) return K_NULL;
-        return K_OTHER;
-      }
+      case T_IDENT:
+        return this.parseIdentTerm(k);
       case T_OQUOTE:
         this.take();
         this.parseTemplate(T_CQUOTE);
@@ -515,76 +481,132 @@ class Verifier {
         this.parseTemplate(T_CHEREDOC);
         return K_OTHER;
       case T_MINUS:
-      case T_BANG: {
-        this.take();
-        if (++this.recursion > MAX_RECURSION) this.fail('expression too deep', k);
-        const operand = this.parseOperand();
-        this.recursion--;
-        // hcl2json's converter evaluates a unary operator on a literal and fails on a type mismatch.
-        if (operand === K_NULL || (t === T_MINUS ? operand === K_BOOL : operand === K_NUMBER)) {
-          this.fail('unary operator on a literal of the wrong type', k);
-        }
-        return K_OTHER;
-      }
-      case T_OBRACK: {
-        this.take();
-        this.pushNL(false);
-        if (this.isKeyword(this.peekIndex(), 'for')) {
-          this.parseForExpr(T_CBRACK);
-        } else {
-          for (;;) {
-            if (this.peek() === T_CBRACK) {
-              this.take();
-              break;
-            }
-            this.parseExpression();
-            const sep = this.take();
-            if (type[sep] === T_CBRACK) break;
-            if (type[sep] !== T_COMMA) this.fail('expected ","', sep);
-          }
-        }
-        this.popNL();
-        return K_OTHER;
-      }
-      case T_OBRACE: {
-        this.take();
-        this.pushNL(false);
-        const isFor = this.isKeyword(this.peekIndex(), 'for');
-        this.popNL();
-        if (isFor) {
-          this.parseForExpr(T_CBRACE);
-          return K_OTHER;
-        }
-        this.pushNL(true);
-        for (;;) {
-          const p = this.peek();
-          if (p === T_NEWLINE) {
-            this.take();
-            continue;
-          }
-          if (p === T_CBRACE) {
-            this.take();
-            break;
-          }
-          this.parseExpression();
-          const eq = this.peek();
-          if (eq !== T_EQUAL && eq !== T_COLON) this.fail('expected "="', this.peekIndex());
-          this.take();
-          this.parseExpression();
-          const sep = this.peek();
-          if (sep === T_CBRACE) {
-            this.take();
-            break;
-          }
-          if (sep !== T_COMMA && sep !== T_NEWLINE) this.fail('expected "," or a newline', this.peekIndex());
-          this.take();
-        }
-        this.popNL();
-        return K_OTHER;
-      }
+      case T_BANG:
+        return this.parseUnary(k, t);
+      case T_OBRACK:
+        return this.parseTuple();
+      case T_OBRACE:
+        return this.parseObject();
       default:
         return this.fail('expected an expression', k);
     }
+  }
+
+  // The larger kinds of term are methods of their own, so that each compiles small: a rare form
+  // met for the first time deoptimises only its method (see Lexer.run in ../lexer.ts).
+
+  /** A term that starts with an identifier at `k`: a (namespaced) function call, a keyword, or a
+   * variable. */
+  parseIdentTerm(k: number): number {
+    const { type } = this;
+    this.take();
+    if (this.peek() === T_DCOLON) {
+      // A namespaced function (`provider::aws::arn_parse(...)`): `::` IDENT, repeated, then `(`.
+      while (this.peek() === T_DCOLON) {
+        this.take();
+        this.expect(T_IDENT, 'a function name');
+      }
+      if (this.peek() !== T_OPAREN) this.fail('expected "("', this.peekIndex());
+    }
+    if (this.peek() === T_OPAREN) {
+      this.take();
+      this.pushNL(false);
+      for (;;) {
+        if (this.peek() === T_CPAREN) {
+          this.take();
+          break;
+        }
+        this.parseExpression();
+        const sep = this.take();
+        const st = type[sep];
+        if (st === T_CPAREN) break;
+        if (st === T_ELLIPSIS) {
+          if (this.peek() !== T_CPAREN) this.fail('expected ")"', this.peekIndex());
+          this.take();
+          break;
+        }
+        if (st !== T_COMMA) this.fail('expected ","', sep);
+      }
+      this.popNL();
+      return K_OTHER;
+    }
+    if (this.isKeyword(k, 'true') || this.isKeyword(k, 'false')) return K_BOOL;
+    if (this.isKeyword(k, 'null')) return K_NULL;
+    return K_OTHER;
+  }
+
+  /** `-x` / `!x`, the operator at `k` of type `t`. */
+  parseUnary(k: number, t: number): number {
+    this.take();
+    if (++this.recursion > MAX_RECURSION) this.fail('expression too deep', k);
+    const operand = this.parseOperand();
+    this.recursion--;
+    // hcl2json's converter evaluates a unary operator on a literal and fails on a type mismatch.
+    if (operand === K_NULL || (t === T_MINUS ? operand === K_BOOL : operand === K_NUMBER)) {
+      this.fail('unary operator on a literal of the wrong type', k);
+    }
+    return K_OTHER;
+  }
+
+  /** A tuple or a `[for ...]` expression. */
+  parseTuple(): number {
+    const { type } = this;
+    this.take();
+    this.pushNL(false);
+    if (this.isKeyword(this.peekIndex(), 'for')) {
+      this.parseForExpr(T_CBRACK);
+    } else {
+      for (;;) {
+        if (this.peek() === T_CBRACK) {
+          this.take();
+          break;
+        }
+        this.parseExpression();
+        const sep = this.take();
+        if (type[sep] === T_CBRACK) break;
+        if (type[sep] !== T_COMMA) this.fail('expected ","', sep);
+      }
+    }
+    this.popNL();
+    return K_OTHER;
+  }
+
+  /** An object or a `{for ...}` expression. */
+  parseObject(): number {
+    this.take();
+    this.pushNL(false);
+    const isFor = this.isKeyword(this.peekIndex(), 'for');
+    this.popNL();
+    if (isFor) {
+      this.parseForExpr(T_CBRACE);
+      return K_OTHER;
+    }
+    this.pushNL(true);
+    for (;;) {
+      const p = this.peek();
+      if (p === T_NEWLINE) {
+        this.take();
+        continue;
+      }
+      if (p === T_CBRACE) {
+        this.take();
+        break;
+      }
+      this.parseExpression();
+      const eq = this.peek();
+      if (eq !== T_EQUAL && eq !== T_COLON) this.fail('expected "="', this.peekIndex());
+      this.take();
+      this.parseExpression();
+      const sep = this.peek();
+      if (sep === T_CBRACE) {
+        this.take();
+        break;
+      }
+      if (sep !== T_COMMA && sep !== T_NEWLINE) this.fail('expected "," or a newline', this.peekIndex());
+      this.take();
+    }
+    this.popNL();
+    return K_OTHER;
   }
 
   /** Attribute after `ident =`: returns the attribute (the newline after it is left to the caller). */
