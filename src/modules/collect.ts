@@ -201,11 +201,16 @@ function requirement(
     if (ref !== null && ref.alias !== null) configurationAliases.push(`${ref.name}.${ref.alias}`);
     else if (typeof a === 'string') configurationAliases.push(strip(a));
   }
+  const sourceHost =
+    rawSource !== null && rawSource.split('/').length === 3 && source.split('/').length === 3
+      ? source.slice(0, source.indexOf('/'))
+      : undefined;
   return {
     ...base,
     configurationAliases,
     source,
     sourceExplicit: rawSource !== null,
+    ...(sourceHost === undefined ? {} : { sourceHost }),
     constraints,
     constraintLocation: 'version' in obj ? versionLocation(entry, lines) : null,
     legacyString: false,

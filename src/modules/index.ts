@@ -22,6 +22,7 @@ import { collectModule } from './collect';
 import { assembleConstants, readsConstants } from './constants';
 import type { ConstantScope } from './constants';
 import { basename, compareUtf8, dirname, inputKind } from '../archive';
+import { OPENTOFU_REGISTRY_HOST, TERRAFORM_REGISTRY_HOST } from '../addrs';
 import { inToolDirectory, isIgnoredName, selectConfigFiles } from './files';
 import {
   buildRootTree,
@@ -252,7 +253,9 @@ export function installedCopyReason(source: string, caller: ModuleInfo): string 
 }
 
 /** The engine that runs a tree: the settings (`engine`, then `engines` globs), else its lock file's
- * registry host, else `.tofu` files in the tree, else the archive's engine. */
+ * registry host, else the registry host its `required_providers` sources name (`registry.opentofu.org`
+ * and never `registry.terraform.io`: OpenTofu), else `.tofu` files or a `language` block (OpenTofu
+ * 1.12; Terraform rejects the block) in the tree, else the archive's engine. */
 function treeEngine(
   tree: RootTree,
   modules: ReadonlyMap<string, ModuleInfo>,
@@ -269,6 +272,13 @@ function treeEngine(
     if (OPENTOFU_LOCK_ENTRY.test(text)) return 'opentofu';
     if (/^\s*provider\s+"registry\.terraform\.io\//im.test(text)) return 'terraform';
   }
+  // Terraform can install from any registry host, so one explicit registry.terraform.io source
+  // leaves the question open; sources that only ever name OpenTofu's registry answer it.
+  const hosts = new Set<string>();
+  for (const path of tree.modules)
+    for (const p of modules.get(path)?.providers ?? [])
+      if (p.sourceHost !== undefined) hosts.add(p.sourceHost);
+  if (hosts.has(OPENTOFU_REGISTRY_HOST) && !hosts.has(TERRAFORM_REGISTRY_HOST)) return 'opentofu';
   for (const path of tree.modules) {
     const m = modules.get(path);
     if (m?.files.some((f) => f.endsWith('.tofu') || f.endsWith('.tofu.json'))) return 'opentofu';
@@ -779,7 +789,21 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
   );
   diagnostics.sort(compareDiagnostics);
 
-  return { modules: [...modules.values()], roots, diagnostics, engine, parsed, signals, templateFiles };
+  // The archive is OpenTofu's when every tree it deploys is (e.g. all sources name
+  // registry.opentofu.org): its report and rules then speak of OpenTofu.
+  const overall: Engine =
+    config.engineExplicit !== true && roots.length > 0 && roots.every((r) => r.engine === 'opentofu')
+      ? 'opentofu'
+      : engine;
+  return {
+    modules: [...modules.values()],
+    roots,
+    diagnostics,
+    engine: overall,
+    parsed,
+    signals,
+    templateFiles,
+  };
 }
 export type * from './types';
 export { MODULE_KINDS, REMOTE_ORIGINS } from './types';

@@ -10,6 +10,9 @@ export interface ProviderRequirement {
   source: string;
   /** True when the entry has an explicit `source`. */
   sourceExplicit: boolean;
+  /** The registry host when the `source` names one (`registry.opentofu.org/hashicorp/aws`), lowercased;
+   * absent when the engine's default host stands in. Tells which engine a tree is written for. */
+  sourceHost?: string;
   /** Constraint string exactly as written, or null when the entry has none. */
   constraints: string | null;
   /** Location of the `version` argument (or of the entry when there is none). */
