@@ -34,6 +34,8 @@ export interface CollectedModule {
   providerConfigs: ProviderConfig[];
   moduleCalls: ModuleCall[];
   requiredVersions: { value: string; location: SourceLocation }[];
+  /** Where the module's `language` blocks are (OpenTofu 1.12). */
+  languageBlocks: SourceLocation[];
 }
 
 /** Where an argument's value is written (its range: the value expression, e.g. the string literal). */
@@ -377,8 +379,17 @@ export function collectModule(
     value: text(v.value),
     location: v.location,
   }));
+  // OpenTofu 1.12 checks `language { compatible_with { opentofu = "..." } }` as a version constraint
+  // beside required_version (opentofu/opentofu internal/configs/diagnostics.go,
+  // `checkVersionRequirements`, since 551579f5eb); Terraform has no such block.
+  if (engine === 'opentofu') {
+    for (const l of m.languages)
+      if (l.opentofu !== null)
+        requiredVersions.push({ value: text(l.opentofu.value), location: l.opentofu.location });
+  }
+  const languageBlocks = m.languages.map((l) => l.location);
 
   uses.sort((a, b) => compareUtf8(a.location.file, b.location.file) || a.location.line - b.location.line);
 
-  return { providers, providerUses: uses, providerConfigs, moduleCalls, requiredVersions };
+  return { providers, providerUses: uses, providerConfigs, moduleCalls, requiredVersions, languageBlocks };
 }

@@ -282,6 +282,7 @@ function treeEngine(
   for (const path of tree.modules) {
     const m = modules.get(path);
     if (m?.files.some((f) => f.endsWith('.tofu') || f.endsWith('.tofu.json'))) return 'opentofu';
+    if (m?.languageBlocks !== undefined) return 'opentofu';
   }
   return fallback;
 }
@@ -451,6 +452,7 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
       requiredVersions: collected.requiredVersions,
       requiredProvidersBlocks: assembled.requiredProvidersBlocks,
       lockFile: lockOf(dir),
+      ...(collected.languageBlocks.length > 0 ? { languageBlocks: collected.languageBlocks } : {}),
     };
   };
   const srcFile = (path: string, body: ParsedFile['body']): SrcFile => ({ path, body });
@@ -762,6 +764,7 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
       m.providers = again.providers;
       m.providerUses = again.providerUses;
       m.providerConfigs = again.providerConfigs;
+      m.requiredVersions = again.requiredVersions;
       changed = true;
     }
     return { ...t, engine: e };

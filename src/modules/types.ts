@@ -158,6 +158,9 @@ export interface ModuleInfo {
   backend: BackendInfo | null;
   /** `required_version` constraint strings (one per terraform block that sets it). */
   requiredVersions: { value: string; location: SourceLocation }[];
+  /** Top-level `language` blocks (OpenTofu 1.12; Terraform rejects the block type), when any. Under
+   * OpenTofu, their `compatible_with { opentofu = "..." }` constraints are in `requiredVersions`. */
+  languageBlocks?: SourceLocation[];
   /** Location of every `required_providers` block seen (more than one is a Terraform error). */
   requiredProvidersBlocks: SourceLocation[];
   /** Archive-relative path of the module's `.terraform.lock.hcl`, or null. */
