@@ -74,6 +74,9 @@ export interface ProviderUse {
 export interface ProviderConfig {
   name: string;
   alias: string | null;
+  /** The block has `for_each` (OpenTofu 1.9+, aliased blocks only): zero or more instances, each
+   * referred to as `NAME.ALIAS[KEY]`. Terraform reserves the argument and rejects it. */
+  forEach?: boolean;
   location: SourceLocation;
   /** True when the block sets anything besides `alias` (and the deprecated `version`): a real
    * configuration, not an empty proxy block through which a caller passes an aliased provider. */
