@@ -405,7 +405,7 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
     for (const [path, r] of await parseAll(paths, archive, readConstants, input.signal))
       constantResults.set(path, r);
   };
-  const signals = await readRepositorySignals(archive, parser, input.signal);
+  const signals = await readRepositorySignals(archive, parser, input.signal, engine);
 
   const parsed = new Map<string, ParsedFile>();
   const diagnostics: LoadDiagnostic[] = [];
