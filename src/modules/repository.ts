@@ -97,7 +97,7 @@ function isTestFile(name: string): boolean {
 
 /**
  * Whether the engine's `test` command reads a test file. Terraform reads `.tftest.hcl` /
- * `.tftest.json` (hashicorp/terraform internal/configs/parser_config_dir.go); OpenTofu (1.6+) also
+ * `.tftest.json` (hashicorp/terraform internal/configs/parser_config_dir.go); OpenTofu (1.8+, with `.tofu` files) also
  * reads `.tofutest.hcl` / `.tofutest.json`, and a `.tofutest` twin at the same path hides the `.tftest`
  * file (opentofu/opentofu internal/configs/parser_config_dir.go, `filterTfPathsWithTofuAlternatives`,
  * which maps `.tftest.hcl` to `.tofutest.hcl` and `.tftest.json` to `.tofutest.json`; the test
