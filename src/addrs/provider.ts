@@ -20,12 +20,28 @@ export type ProviderSourceResult = { ok: true; source: string } | { ok: false; e
 // Letters and digits of any script plus dashes, no leading or trailing dash (Terraform applies IDNA
 // rules to each part; this is the practical subset: a part that passes here passes there).
 const PROVIDER_PART = /^[\p{L}\p{N}](?:[\p{L}\p{N}-]*[\p{L}\p{N}])?$/u;
+// A namespace may also hold underscores between its letters and digits: Terraform 1.16
+// (hashicorp/terraform 48a878091e, #38894, ".changes/v1.16/BUG FIXES-20260721-105245.yaml") parses
+// namespaces with terraform-registry-address v0.5.0's `ParseProviderNamespace`, so HCP Terraform
+// organizations such as `my_org` can publish private providers; provider *types* are still parsed
+// with `ParseProviderPart` (no underscores: they name resource type prefixes).
+const PROVIDER_NAMESPACE = /^[\p{L}\p{N}](?:[\p{L}\p{N}_-]*[\p{L}\p{N}])?$/u;
 
-function providerPart(part: string, what: string, raw: string): string | { error: string } {
+function providerPart(part: string, what: 'namespace' | 'type', raw: string): string | { error: string } {
   const normalized = part.normalize('NFC').toLowerCase();
-  if (!PROVIDER_PART.test(normalized)) {
+  const namespace = what === 'namespace';
+  // `ParseProviderPart` rejects consecutive dashes ("cannot use multiple consecutive dashes"), which
+  // also keeps out the punycode prefix `xn--`.
+  if (normalized.includes('--')) {
     return {
-      error: `invalid provider ${what} "${part}" in source "${raw}": must contain only letters, digits, and dashes, and may not use leading or trailing dashes`,
+      error: `invalid provider ${what} "${part}" in source "${raw}": cannot use multiple consecutive dashes`,
+    };
+  }
+  if (!(namespace ? PROVIDER_NAMESPACE : PROVIDER_PART).test(normalized)) {
+    return {
+      error: namespace
+        ? `invalid provider namespace "${part}" in source "${raw}": must contain only letters, digits, dashes and underscores, and may not use leading or trailing dashes or underscores`
+        : `invalid provider type "${part}" in source "${raw}": must contain only letters, digits, and dashes, and may not use leading or trailing dashes`,
     };
   }
   return normalized;
@@ -88,6 +104,13 @@ export function parseProviderSource(raw: string, engine: Engine): ProviderSource
     return {
       ok: false,
       error: `invalid provider type "${type}" in source "${raw}": the prefix "terraform-provider-" is not part of the provider type`,
+    };
+  }
+  // terraform-registry-address `ParseProviderSource`: any "terraform-" prefix is redundant and refused.
+  if (type.startsWith('terraform-')) {
+    return {
+      ok: false,
+      error: `invalid provider type "${type}" in source "${raw}": the prefix "terraform-" is redundant and not allowed in a provider type`,
     };
   }
   return { ok: true, source: `${host}/${namespace}/${type}` };

@@ -187,6 +187,8 @@ const LOADED_SUFFIXES = [
   '.tofu.json',
   '.hcl',
   '.tftest.json',
+  // OpenTofu's own test files (`.tofutest.hcl` is covered by `.hcl`).
+  '.tofutest.json',
   '.tfcomponent.json',
   '.tfdeploy.json',
   '.tm',

@@ -390,6 +390,8 @@ export const TERRAFORM_JSON_SCHEMA: BodySchema = body({
   moved: block(0),
   removed: block(0, body({ lifecycle, provisioner, connection })),
   locals: block(0, body({}, true)),
+  // OpenTofu 1.12 (opentofu/opentofu internal/configs/language.go); Terraform has no such block.
+  language: block(0, body({ compatible_with: block(0) })),
   terraform: block(
     0,
     body({

@@ -79,6 +79,15 @@ export interface AssembledModule {
   moduleCalls: SrcBlock[];
   resources: ResourceDecl[];
   imports: SrcBlock[];
+  /** Top-level `language` blocks of the primary files (OpenTofu 1.12; OpenTofu refuses them in
+   * override files) with their `compatible_with { opentofu = "..." }` constraint, if any. */
+  languages: LanguageDecl[];
+}
+
+export interface LanguageDecl {
+  location: SourceLocation;
+  /** The `opentofu` argument of a `compatible_with` block: the value and where it is. */
+  opentofu: { value: unknown; location: SourceLocation } | null;
 }
 
 /** The `required_providers` blocks of a `terraform` block: where each is and its entries. (Written
@@ -136,6 +145,7 @@ export function assembleModule(
     moduleCalls: [],
     resources: [],
     imports: [],
+    languages: [],
   };
   const duplicates: DuplicateRequiredProviders[] = [];
   let firstRequiredProviders: SourceLocation | null = null;
@@ -190,6 +200,16 @@ export function assembleModule(
         case 'import':
           m.imports.push(b);
           break;
+        case 'language': {
+          // OpenTofu ignores everything in compatible_with but `opentofu` (internal/configs/language.go).
+          const compat = b.body.blocks.find((c) => c.type === 'compatible_with' && attr(c, 'opentofu'));
+          const opentofu = compat === undefined ? undefined : attr(compat, 'opentofu');
+          m.languages.push({
+            location: loc(b),
+            opentofu: opentofu === undefined ? null : { value: opentofu.value, location: loc(opentofu) },
+          });
+          break;
+        }
         default:
           if (isResourceMode(b.type)) addResource(b.type, b);
       }

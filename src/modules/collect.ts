@@ -34,6 +34,8 @@ export interface CollectedModule {
   providerConfigs: ProviderConfig[];
   moduleCalls: ModuleCall[];
   requiredVersions: { value: string; location: SourceLocation }[];
+  /** Where the module's `language` blocks are (OpenTofu 1.12). */
+  languageBlocks: SourceLocation[];
 }
 
 /** Where an argument's value is written (its range: the value expression, e.g. the string literal). */
@@ -47,12 +49,24 @@ function strip(s: string): string {
   return typeof v === 'string' ? v : s;
 }
 
-/** Reads a reference such as `aws.east` (HCL gives `"${aws.east}"`, JSON the bare string). */
-function reference(value: unknown): { name: string; alias: string | null } | null {
+/**
+ * Reads a reference such as `aws.east` (HCL gives `"${aws.east}"`, JSON the bare string), or a
+ * provider *instance* reference `aws.by_region[each.key]`: OpenTofu 1.9 lets an aliased provider
+ * block take `for_each`, and `provider` / `providers` then select one instance with an index
+ * expression (opentofu/opentofu website/docs/language/providers/configuration.mdx, "Referring to
+ * Provider Instances"). The configuration is the static `NAME.ALIAS` part; an index needs an alias.
+ */
+function reference(value: unknown): { name: string; alias: string | null; instance?: string } | null {
   if (typeof value !== 'string') return null;
-  const m = /^([A-Za-z_][A-Za-z0-9_-]*)(?:\.([A-Za-z_][A-Za-z0-9_-]*))?$/.exec(strip(value).trim());
-  if (m === null) return null;
-  return { name: m[1] as string, alias: m[2] ?? null };
+  const m = /^([A-Za-z_][A-Za-z0-9_-]*)(?:\.([A-Za-z_][A-Za-z0-9_-]*))?(?:\s*\[([\s\S]+)\])?$/.exec(
+    strip(value).trim(),
+  );
+  if (m === null || (m[3] !== undefined && m[2] === undefined)) return null;
+  return {
+    name: m[1] as string,
+    alias: m[2] ?? null,
+    ...(m[3] === undefined ? {} : { instance: m[3].trim() }),
+  };
 }
 
 /** A literal string argument; numbers and booleans are rendered as HCL would convert them. */
@@ -234,11 +248,16 @@ function requirement(
     if (ref !== null && ref.alias !== null) configurationAliases.push(`${ref.name}.${ref.alias}`);
     else if (typeof a === 'string') configurationAliases.push(strip(a));
   }
+  const sourceHost =
+    rawSource !== null && rawSource.split('/').length === 3 && source.split('/').length === 3
+      ? source.slice(0, source.indexOf('/'))
+      : undefined;
   return {
     ...base,
     configurationAliases,
     source,
     sourceExplicit: rawSource !== null,
+    ...(sourceHost === undefined ? {} : { sourceHost }),
     constraints,
     constraintLocation: 'version' in obj ? versionLocation(entry, lines) : null,
     legacyString: false,
@@ -329,9 +348,12 @@ export function collectModule(
     const aliasAttr = attr(b, 'alias');
     const alias = aliasAttr ? literal(aliasAttr.value) : null;
     const version = attr(b, 'version');
+    // `attributeNames` in the projection lists every argument without reading its value.
+    const forEach = b.body.attributes.some((a) => a.name === 'for_each');
     providerConfigs.push({
       name,
       alias,
+      ...(forEach ? { forEach: true } : {}),
       location: loc(b),
       configured:
         b.body.blocks.length > 0 || b.body.attributes.some((a) => a.name !== 'alias' && a.name !== 'version'),
@@ -409,8 +431,17 @@ export function collectModule(
     value: text(v.value),
     location: v.location,
   }));
+  // OpenTofu 1.12 checks `language { compatible_with { opentofu = "..." } }` as a version constraint
+  // beside required_version (opentofu/opentofu internal/configs/diagnostics.go,
+  // `checkVersionRequirements`, since 551579f5eb); Terraform has no such block.
+  if (engine === 'opentofu') {
+    for (const l of m.languages)
+      if (l.opentofu !== null)
+        requiredVersions.push({ value: text(l.opentofu.value), location: l.opentofu.location });
+  }
+  const languageBlocks = m.languages.map((l) => l.location);
 
   uses.sort((a, b) => compareUtf8(a.location.file, b.location.file) || a.location.line - b.location.line);
 
-  return { providers, providerUses: uses, providerConfigs, moduleCalls, requiredVersions };
+  return { providers, providerUses: uses, providerConfigs, moduleCalls, requiredVersions, languageBlocks };
 }

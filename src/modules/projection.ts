@@ -8,7 +8,8 @@
  * - `module`: `source`, `version`, `providers`;
  * - `resource` / `data` / `ephemeral`: `provider`;
  * - `check`: its scoped `data` blocks' `provider`;
- * - `import`: `to`, `provider`.
+ * - `import`: `to`, `provider`;
+ * - `language` (OpenTofu 1.12): `compatible_with` blocks' `opentofu`.
  *
  * Files are parsed with `HclParser.extract(path, content, LOADER_PROJECTION)`, so everything else
  * (resource bodies, variables, outputs, locals...) is checked for syntax but never evaluated.
@@ -35,6 +36,7 @@ export const LOADER_PROJECTION: BlockSpec = {
     ephemeral: RESOURCE,
     check: { blocks: { data: RESOURCE } },
     import: { attributes: ['to', 'provider'] },
+    language: { blocks: { compatible_with: { attributes: ['opentofu'] } } },
   },
 };
 

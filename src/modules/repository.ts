@@ -11,7 +11,7 @@
 import type { HclParser, BlockSpec } from '../hcl';
 import type { HclBlock, HclBody, ParseResult } from '../hcl';
 import type { LoadedArchive } from '../archive';
-import type { SourceLocation } from '../model';
+import type { Engine, SourceLocation } from '../model';
 import { basename, compareUtf8, dirname } from '../archive';
 import { inToolDirectory } from './files';
 import { classifyModuleSource, isOutsideArchive, resolveLocalTarget } from '../addrs';
@@ -23,7 +23,7 @@ import type { ReadDeclarations } from './declarations';
 export const TERRAGRUNT_FILE = 'terragrunt.hcl';
 /** Terragrunt Stacks: https://terragrunt.gruntwork.io/docs/features/stacks/ */
 export const STACK_FILE = 'terragrunt.stack.hcl';
-const TEST_FILE_SUFFIXES = ['.tftest.hcl', '.tftest.json'];
+const TEST_FILE_SUFFIXES = ['.tftest.hcl', '.tftest.json', '.tofutest.hcl', '.tofutest.json'];
 
 export type { GeneratedFile, TerragruntUnit, Unresolved } from './terragrunt/unit';
 
@@ -101,6 +101,21 @@ function isTestFile(name: string): boolean {
   return TEST_FILE_SUFFIXES.some((s) => name.endsWith(s));
 }
 
+/**
+ * Whether the engine's `test` command reads a test file. Terraform reads `.tftest.hcl` /
+ * `.tftest.json` (hashicorp/terraform internal/configs/parser_config_dir.go); OpenTofu (1.8+, with `.tofu` files) also
+ * reads `.tofutest.hcl` / `.tofutest.json`, and a `.tofutest` twin at the same path hides the `.tftest`
+ * file (opentofu/opentofu internal/configs/parser_config_dir.go, `filterTfPathsWithTofuAlternatives`,
+ * which maps `.tftest.hcl` to `.tofutest.hcl` and `.tftest.json` to `.tofutest.json`; the test
+ * directory's files and the module's are one list there, but twins share a directory).
+ */
+export function testFileRead(path: string, engine: Engine, exists: (path: string) => boolean): boolean {
+  if (path.endsWith('.tofutest.hcl') || path.endsWith('.tofutest.json')) return engine === 'opentofu';
+  if (engine !== 'opentofu') return true;
+  const twin = path.replace(/\.tftest\.(hcl|json)$/, '.tofutest.$1');
+  return twin === path || !exists(twin);
+}
+
 function stringAttr(body: HclBody, name: string): { value: string; line: number } | null {
   const a = body.attributes.find((x) => x.name === name);
   return a !== undefined && typeof a.value === 'string' ? { value: a.value, line: a.line } : null;
@@ -120,6 +135,7 @@ export async function readRepositorySignals(
   archive: LoadedArchive,
   parser: Pick<HclParser, 'extract'>,
   signal?: AbortSignal,
+  engine: Engine = 'terraform',
 ): Promise<RepositorySignals> {
   const filePaths = new Set<string>();
   for (const e of archive.entries) if (e.type !== 'directory') filePaths.add(e.path);
@@ -210,7 +226,7 @@ export async function readRepositorySignals(
   const testRuns: TestRun[] = [];
   const testedModules = new Map<string, string[]>();
   for (const [path, body] of bodies) {
-    if (!isTestFile(basename(path))) continue;
+    if (!isTestFile(basename(path)) || !testFileRead(path, engine, (p) => filePaths.has(p))) continue;
     const dir = dirname(path) || '.';
     // `terraform test` runs in the module directory; test files sit in it or in a test directory
     // below it (`tests/` by default, any `-test-directory`), and run sources are relative to it.

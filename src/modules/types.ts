@@ -10,6 +10,9 @@ export interface ProviderRequirement {
   source: string;
   /** True when the entry has an explicit `source`. */
   sourceExplicit: boolean;
+  /** The registry host when the `source` names one (`registry.opentofu.org/hashicorp/aws`), lowercased;
+   * absent when the engine's default host stands in. Tells which engine a tree is written for. */
+  sourceHost?: string;
   /** Constraint string exactly as written, or null when the entry has none. */
   constraints: string | null;
   /** Location of the `version` argument (or of the entry when there is none). */
@@ -71,6 +74,9 @@ export interface ProviderUse {
 export interface ProviderConfig {
   name: string;
   alias: string | null;
+  /** The block has `for_each` (OpenTofu 1.9+, aliased blocks only): zero or more instances, each
+   * referred to as `NAME.ALIAS[KEY]`. Terraform reserves the argument and rejects it. */
+  forEach?: boolean;
   location: SourceLocation;
   /** True when the block sets anything besides `alias` (and the deprecated `version`): a real
    * configuration, not an empty proxy block through which a caller passes an aliased provider. */
@@ -161,6 +167,9 @@ export interface ModuleInfo {
   backend: BackendInfo | null;
   /** `required_version` constraint strings (one per terraform block that sets it). */
   requiredVersions: { value: string; location: SourceLocation }[];
+  /** Top-level `language` blocks (OpenTofu 1.12; Terraform rejects the block type), when any. Under
+   * OpenTofu, their `compatible_with { opentofu = "..." }` constraints are in `requiredVersions`. */
+  languageBlocks?: SourceLocation[];
   /** Location of every `required_providers` block seen (more than one is a Terraform error). */
   requiredProvidersBlocks: SourceLocation[];
   /** Archive-relative path of the module's `.terraform.lock.hcl`, or null. */

@@ -67,15 +67,41 @@ export const lockPlatformCoverage: Rule = {
           const recorded = new Set(e.hashes.map((h) => h.value));
           const outcome = check.outcome;
           const unpublished = platforms.filter((p) => outcome.platforms[p] === undefined);
+          // The OpenTofu registry's `packages` name each platform's `h1:` (OpenTofu 1.12 records them
+          // all: rfc/20251027-provider-registry-hashes.md, CHANGELOG v1.12 "additional h1: hashes").
+          // A package matches a lock entry by any recorded hash, so that h1: covers its platform too.
+          const h1Of = (p: string): string[] =>
+            (outcome.packages?.[p] ?? []).filter((h) => h.startsWith('h1:'));
           const absent = platforms.filter((p) => {
             const zh = outcome.platforms[p];
-            return zh !== undefined && !recorded.has(zh);
+            return zh !== undefined && !recorded.has(zh) && !h1Of(p).some((h) => recorded.has(h));
           });
-          if (absent.length > 0) {
+          // Without `packages` (Terraform's registry) an h1: cannot be tied to a platform without
+          // downloading the package: one of the recorded ones may be that platform's.
+          const attributed = new Set(Object.values(outcome.packages ?? {}).flat());
+          const loose = e.hashes.filter((h) => isWellFormedH1(h.value) && !attributed.has(h.value)).length;
+          const known = absent.filter((p) => outcome.packages?.[p] !== undefined || loose === 0);
+          const unsure = absent.filter((p) => !known.includes(p));
+          const those = (list: string[]): string => (list.length === 1 ? 'that platform' : 'those platforms');
+          if (known.length > 0) {
+            const what = known.every((p) => outcome.packages?.[p] !== undefined)
+              ? 'zh: or h1: checksum'
+              : 'zh: checksum';
             out.push({
               ...where,
-              message: `the lock entry for ${name} has no zh: checksum for ${absent.join(', ')}; ${cliName(a.engine)} init on ${absent.length === 1 ? 'that platform' : 'those platforms'} fails`,
+              message: `the lock entry for ${name} has no ${what} for ${known.join(', ')}; ${cliName(a.engine)} init on ${those(known)} fails`,
               note: `Run "${lockCommand}" and commit the lock file.`,
+            });
+          }
+          if (unsure.length > 0) {
+            out.push({
+              ...where,
+              confidence: 'low',
+              message:
+                `the lock entry for ${name} has no zh: checksum for ${unsure.join(', ')}; unless one of its ${loose} h1: ` +
+                `checksum${loose === 1 ? ' is' : 's is'} the package for ${those(unsure)} (tfguard cannot tell without the package), ` +
+                `${cliName(a.engine)} init there fails`,
+              note: `Run "${lockCommand}" and commit the lock file: it records every platform's checksum.`,
             });
           }
           if (unpublished.length > 0) {

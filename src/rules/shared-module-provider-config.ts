@@ -32,7 +32,10 @@ export const sharedModuleProviderConfig: Rule = {
           note:
             pc.alias === null
               ? 'Remove the block and configure the provider in the root module; the module inherits the default configuration.'
-              : `Remove the block, declare configuration_aliases = [${pc.name}.${pc.alias}] in required_providers and let callers pass it with providers = { ${pc.name}.${pc.alias} = ... }.`,
+              : pc.forEach === true
+                ? // OpenTofu 1.9 provider for_each: a module receives one instance, never the set.
+                  `Remove the block; configure provider "${pc.name}" with for_each in the root and call the module once per instance: module "..." { for_each = ..., providers = { ${pc.name} = ${pc.name}.${pc.alias}[each.key] } }.`
+                : `Remove the block, declare configuration_aliases = [${pc.name}.${pc.alias}] in required_providers and let callers pass it with providers = { ${pc.name}.${pc.alias} = ... }.`,
         });
       }
     }

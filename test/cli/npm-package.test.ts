@@ -221,6 +221,8 @@ test('the pre-commit hook is a valid definition and runs the installed CLI on th
     'live/prod/terragrunt.hcl',
     'tests/defaults.tftest.hcl',
     'tests/plan.tftest.json',
+    'tests/plan.tofutest.hcl',
+    'tests/plan.tofutest.json',
     'stacks/app.tfcomponent.hcl',
     'stacks/prod.tfdeploy.hcl',
     'modules/vpc/README.md',

@@ -60,6 +60,7 @@ describe('provider requirements', () => {
         name: 'tls',
         source: 'example.com/acme/tls',
         sourceExplicit: true,
+        sourceHost: 'example.com',
         constraints: null,
         constraintLocation: null,
         configurationAliases: [],

@@ -2,6 +2,7 @@
  * The engine a configuration is written for: the archive's (settings, `.tofu` files, lock files
  * from registry.opentofu.org) and each root tree's (settings, its lock file, `.tofu` files in it).
  */
+import { OPENTOFU_REGISTRY_HOST, TERRAFORM_REGISTRY_HOST } from '../../addrs';
 import type { LoadedArchive } from '../../archive';
 import { basename } from '../../archive';
 import type { Engine, ScanConfig } from '../../model';
@@ -39,7 +40,9 @@ export function detectEngine(archive: LoadedArchive, config: ScanConfig): Engine
 
 /** The engine that runs a tree: the settings (`engine`, then `engines` globs), else the engine its
  * deployment declaration names (Digger `opentofu: true`), else its lock file's registry host, else
- * `.tofu` files in the tree, else the archive's engine. */
+ * the registry host its `required_providers` sources name (`registry.opentofu.org` and never
+ * `registry.terraform.io`: OpenTofu), else `.tofu` files or a `language` block (OpenTofu 1.12;
+ * Terraform rejects the block) in the tree, else the archive's engine. */
 export function treeEngine(
   tree: RootTree,
   declaredEngines: ReadonlyMap<string, Engine>,
@@ -59,9 +62,17 @@ export function treeEngine(
     if (OPENTOFU_LOCK_ENTRY.test(text)) return 'opentofu';
     if (/^\s*provider\s+"registry\.terraform\.io\//im.test(text)) return 'terraform';
   }
+  // Terraform can install from any registry host, so one explicit registry.terraform.io source
+  // leaves the question open; sources that only ever name OpenTofu's registry answer it.
+  const hosts = new Set<string>();
+  for (const path of tree.modules)
+    for (const p of modules.get(path)?.providers ?? [])
+      if (p.sourceHost !== undefined) hosts.add(p.sourceHost);
+  if (hosts.has(OPENTOFU_REGISTRY_HOST) && !hosts.has(TERRAFORM_REGISTRY_HOST)) return 'opentofu';
   for (const path of tree.modules) {
     const m = modules.get(path);
     if (m?.files.some((f) => f.endsWith('.tofu') || f.endsWith('.tofu.json'))) return 'opentofu';
+    if (m?.languageBlocks !== undefined) return 'opentofu';
   }
   return fallback;
 }

@@ -62,7 +62,7 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
   const state = new LoadState(input, detectEngine(input.archive, input.config));
   const selections = selectFiles(input.archive, state.engine);
   await state.parse([...selections.values()].flatMap((s) => s.selected));
-  const signals = await readRepositorySignals(input.archive, input.parser, input.signal);
+  const signals = await readRepositorySignals(input.archive, input.parser, input.signal, state.engine);
   await state.addDirectories(selections);
   addStacks(state, signals);
   await addTerragruntUnits(state, signals);
@@ -75,11 +75,17 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
   const diagnostics = [...state.diagnostics, ...finalDiagnostics(state, signals, roots, installed)].sort(
     compareDiagnostics,
   );
+  // The archive is OpenTofu's when every tree it deploys is (e.g. all sources name
+  // registry.opentofu.org): its report and rules then speak of OpenTofu.
+  const overall: Engine =
+    input.config.engineExplicit !== true && roots.length > 0 && roots.every((r) => r.engine === 'opentofu')
+      ? 'opentofu'
+      : state.engine;
   return {
     modules: [...state.modules.values()],
     roots,
     diagnostics,
-    engine: state.engine,
+    engine: overall,
     parsed: state.parsed,
     signals,
     templateFiles: state.templateFiles,
@@ -274,6 +280,7 @@ export function buildTrees(
       m.providers = again.providers;
       m.providerUses = again.providerUses;
       m.providerConfigs = again.providerConfigs;
+      m.requiredVersions = again.requiredVersions;
       // A `source` / `version` expression is evaluated by the engine's rules (Terraform: const
       // variables; OpenTofu: any variable but `const = false`). The call objects stay the same
       // (other maps refer to them).

@@ -112,6 +112,7 @@ export class LoadState {
       requiredVersions: collected.requiredVersions,
       requiredProvidersBlocks: assembled.requiredProvidersBlocks,
       lockFile: this.lockOf(dir),
+      ...(collected.languageBlocks.length > 0 ? { languageBlocks: collected.languageBlocks } : {}),
     };
   }
 
