@@ -281,7 +281,8 @@ async function childBatching(file: string): Promise<ChildResult> {
  */
 async function childFix(file: string, runs: number): Promise<ChildResult> {
   const { runCli } = await import('../src/cli/main');
-  const { closeSharedParser, fixPath } = await import('../src/scan');
+  const { closeSharedParser } = await import('../src/scan');
+  const { fixPath } = await import('../src/scan/fix');
   const { tarGzFiles } = await import('../test/support/corpus');
   const dir = mkdtempSync(path.join(os.tmpdir(), 'tfguard-bench-fix-'));
   try {

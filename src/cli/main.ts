@@ -31,7 +31,9 @@ import type { Finding } from '../rules';
 import type { ScanConfig } from '../model';
 import { RULES } from '../rules';
 import { gitQuotedName } from '../fix';
-import { closeSharedParser, fixPatch, fixPatchParts, fixPath, scanPath } from '../scan';
+import { closeSharedParser, scanPath } from '../scan';
+// scan/fix.ts runs the pipeline of scan/index.ts, so the index does not re-export it (no cycle).
+import { fixPatch, fixPatchParts, fixPath } from '../scan/fix';
 import { insideSubtree, locateRepository, scanSubtree, subtreeDirectories } from '../scan/subtree';
 import type { ScanOptions } from '../scan/types';
 import { renderSummaryMarkdown, runLocalAudit } from '../service';

@@ -1,7 +1,7 @@
 import type { LockAnalysis } from '../lockfile/types';
 import type { Engine, InputKind, ScanConfig } from '../model';
 import type { LoadDiagnostic, ModuleInfo, RootTree } from '../modules';
-import type { Annotation } from './suppress';
+import type { Annotation } from './types';
 import type { RuleContext } from './types';
 
 /** What the module loader produced (`LoadedModules`), as far as the rules read it. */

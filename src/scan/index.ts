@@ -39,9 +39,6 @@ import {
 } from './deadline';
 
 export type { ScanOptions } from './types';
-export { fixArchive, fixBytes, fixPatch, fixPatchParts, fixPath } from './fix';
-export type { LeftOut } from './fix';
-export type { FileChange, FixOptions, FixOutcome } from './fix';
 export { EXTRACTOR_VERSION } from './cache';
 export type { CacheStats } from './cache';
 export {
