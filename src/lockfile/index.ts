@@ -3,7 +3,7 @@
  * Terraform does, cross-check with the provider registry. The `lock-*` rules (src/rules/lock-*.ts,
  * `LOCK_RULES` in src/rules/index.ts) judge the `LockAnalysis` that `analyzeLocks` returns.
  */
-export { analyzeLocks, PACKAGE_NOT_LOADED } from './analyze';
+export { analyzeLocks, isPackageNotLoaded, packageNotLoaded } from './analyze';
 export type { AnalyzeLocksInput } from './analyze';
 export {
   EMPTY_H1,

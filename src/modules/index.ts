@@ -60,7 +60,7 @@ export { remoteLabel, withRemoteModules } from './tree';
 export {
   isModulesManifest,
   MAX_REMOTE_DEPTH,
-  OFFLINE_REASON,
+  offlineReason,
   parseModuleVersions,
   parseRegistrySource,
   parseRemotePackage,
@@ -168,7 +168,12 @@ async function parseAll(
       if (content === undefined) {
         results.set(path, {
           ok: false,
-          error: { path, message: 'the file content was not loaded from the archive', line: 1, column: 1 },
+          error: {
+            path,
+            message: `the file content was not loaded from the ${inputKind(archive)}`,
+            line: 1,
+            column: 1,
+          },
         });
         continue;
       }
@@ -660,7 +665,7 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
     if (batch.length === 0) break;
   }
 
-  diagnostics.push(...stackNotices(signals));
+  diagnostics.push(...stackNotices(signals, inputKind(archive)));
 
   const callers = localCallers(modules);
   const decisions = classifyModules({

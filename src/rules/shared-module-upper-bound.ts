@@ -3,6 +3,7 @@ import type { RuleFinding } from './types';
 import {
   at,
   checkableConstraint,
+  inputNoun,
   constraintOrigin,
   describeProvider,
   fixWith,
@@ -97,7 +98,7 @@ function boundsMovedUp(
       roots: [],
       blocked: [],
       note:
-        ' No root module in the archive uses this module: the roots that call it from elsewhere must bound ' +
+        ` No root module in the ${inputNoun(ctx)} uses this module: the roots that call it from elsewhere must bound ` +
         'the provider in their own required_providers (root-module-unbounded reports one that does not).',
     };
   }

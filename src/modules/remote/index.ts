@@ -13,7 +13,7 @@ export {
   MAX_REMOTE_DEPTH,
   MAX_REMOTE_MODULES,
   metadataSummary,
-  OFFLINE_REASON,
+  offlineReason,
   RemoteResolver,
   selectModuleVersion,
   stripTopDirectory,
