@@ -223,7 +223,7 @@ async function resolveRemote(
 }
 
 /** Why remote modules stay unresolved when the scan does not fetch them (the loader's
- * `OFFLINE_REASON`, naming the input as the user gave it). */
+ * `offlineReason`, naming the input as the user gave it). */
 function offlineReason(archive: LoadedArchive): string {
   return (
     'remote modules are fetched only with --remote-modules, and the ' +
