@@ -31,7 +31,7 @@ import {
   UPLOADS_BUCKET,
   withEnv,
 } from '../support/lambda';
-import { CI_REGION, startApiStandIn, type ApiStandIn, type StandInCaller } from './api-stand-in';
+import { CI_REGION, startApiStandIn, type ApiStandIn, type StandInCaller } from '../support/api-stand-in';
 
 const layout = new ReportLayout('reports/');
 const ACCOUNT = '123456789012';

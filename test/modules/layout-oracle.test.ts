@@ -48,9 +48,9 @@ import {
   withMirror,
   writeTree,
 } from '../support/terraform';
-import { lineOf, lockText } from '../lockfile/fixtures';
+import { lineOf, lockText } from '../support/lock-fixtures';
 import { describeWithTerraform } from '../support/external';
-import type { LockEntrySpec } from '../lockfile/fixtures';
+import type { LockEntrySpec } from '../support/lock-fixtures';
 
 const REG = 'registry.terraform.io';
 const LOCK = '.terraform.lock.hcl';

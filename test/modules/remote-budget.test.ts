@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Report } from '../../src/report/types';
 import type { ScanOptions } from '../../src/scan/types';
-import { lines } from '../rules/table';
+import { lines } from '../support/rule-table';
 import { makeTarGz } from '../support/archive';
 import { cli } from '../support/cli';
 import { findingsOf, scanFiles } from '../support/scan';

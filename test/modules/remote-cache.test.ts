@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import type { Report } from '../../src/report/types';
 import { S3ObjectStore } from '../../src/storage/s3';
 import { PrefixedObjectStore } from '../../src/storage/prefixed';
-import { lines } from '../rules/table';
+import { lines } from '../support/rule-table';
 import { makeTarGz } from '../support/archive';
 import { startS3rver, type RunningS3rver } from '../support/s3rver';
 import { findingsOf, scanFiles } from '../support/scan';

@@ -11,7 +11,7 @@ import { startRegistry } from '../support/registry-server';
 import type { FakeModule, RegistryServer } from '../support/registry-server';
 import { findingsOf, scanFiles } from '../support/scan';
 import type { FileMap } from '../support/archive';
-import { lines } from '../rules/table';
+import { lines } from '../support/rule-table';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import reportSchema from '../../docs/report.schema.json';

@@ -23,9 +23,9 @@ import { scanFiles } from '../support/scan';
 import type { LockEntry, Mirror, TerraformResult } from '../support/terraform';
 import { mapLimit, readLockFile, terraformInit, withMirror, writeTree } from '../support/terraform';
 import { describeWithTerraform } from '../support/external';
-import { lineOf, lockText } from '../lockfile/fixtures';
-import type { LockEntrySpec } from '../lockfile/fixtures';
-import { lines } from '../rules/table';
+import { lineOf, lockText } from '../support/lock-fixtures';
+import type { LockEntrySpec } from '../support/lock-fixtures';
+import { lines } from '../support/rule-table';
 
 const REG = 'registry.terraform.io';
 const LOCK = '.terraform.lock.hcl';

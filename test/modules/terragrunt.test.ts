@@ -5,8 +5,8 @@
  */
 import { describe, expect, test } from '@jest/globals';
 import type { Report } from '../../src/report/types';
-import { lockText } from '../lockfile/fixtures';
-import { lines } from '../rules/table';
+import { lockText } from '../support/lock-fixtures';
+import { lines } from '../support/rule-table';
 import { findingsOf, scanFiles } from '../support/scan';
 
 const REG = 'registry.terraform.io';

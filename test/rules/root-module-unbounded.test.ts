@@ -1,5 +1,5 @@
 import { findingsOf, scanFiles } from '../support/scan';
-import { callsTo, lines, ruleTable } from './table';
+import { callsTo, lines, ruleTable } from '../support/rule-table';
 
 const versions = (...entries: string[]) =>
   lines('terraform {', '  required_version = ">= 1.5"', '  required_providers {', ...entries, '  }', '}');

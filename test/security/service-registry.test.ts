@@ -18,8 +18,8 @@ import { loadScan } from '../../src/service/scans';
 import { generateTestKey, startRegistry, type RegistryServer } from '../support/registry-server';
 import { makeTarGz } from '../support/archive';
 import { lambdaContext, sampleEvent } from '../support/lambda';
-import { lockText } from '../lockfile/fixtures';
-import { COMPLETE, layout, startServiceFixture, type ServiceFixture } from './service-fixture';
+import { lockText } from '../support/lock-fixtures';
+import { COMPLETE, layout, startServiceFixture, type ServiceFixture } from '../support/service-fixture';
 
 const HOST = 'registry.example.test';
 const SOURCE = `${HOST}/acme/cloud`;
