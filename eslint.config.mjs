@@ -70,6 +70,25 @@ export default tseslint.config(
     rules: {
       'tfguard/layers': ['error', { root: ROOT, layers: LAYERS, lazy: LAZY, sdk: 'src/storage/' }],
       'tfguard/no-cycle': ['error', { root: ROOT }],
+      // npm's semver orders pre-releases unlike Terraform and rejects versions Terraform reads
+      // (`1.2`); it stays a devDependency for the tests that compare the two.
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: 'semver',
+              message: "Versions are ordered as Terraform orders them: src/constraints, not npm's semver.",
+            },
+          ],
+          patterns: [
+            {
+              group: ['semver/*'],
+              message: 'Versions are ordered as Terraform orders them: src/constraints.',
+            },
+          ],
+        },
+      ],
     },
   },
   {

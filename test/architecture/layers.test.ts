@@ -73,6 +73,9 @@ const SINGLE: Array<[string, string, RegExp | null]> = [
   ['src/cli/planted.ts', `export const load = (m: string) => import(m);\n`, DYNAMIC],
   ['handlers/planted.ts', `export const load = () => import('../src/scan');\n`, DYNAMIC],
   ['src/util/lazy.ts', `export const load = () => import('openpgp');\n`, null],
+  // npm's semver is not Terraform's version order: src/constraints is.
+  ['src/service/planted.ts', imports('semver'), /Terraform orders them/],
+  ['src/rules/planted.ts', imports('semver/functions/compare'), /Terraform orders them/],
   // Cycles, planted in an existing file against the others on disk.
   [
     'src/rules/types.ts',

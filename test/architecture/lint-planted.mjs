@@ -14,9 +14,12 @@ import path from 'node:path';
 import { ESLint } from 'eslint';
 
 const root = process.cwd();
-// The architecture rules' messages, and any fatal one (a parse error would hide them).
+// The architecture rules' messages (and no-restricted-imports'), and any fatal one (a parse error
+// would hide them).
 const ours = (messages) =>
-  messages.filter((m) => m.fatal || m.ruleId?.startsWith('tfguard/')).map((m) => m.message);
+  messages
+    .filter((m) => m.fatal || m.ruleId?.startsWith('tfguard/') || m.ruleId === 'no-restricted-imports')
+    .map((m) => m.message);
 
 let input = '';
 for await (const chunk of process.stdin) input += chunk;
