@@ -483,7 +483,7 @@ async function childStacks(shape: string, runs: number): Promise<ChildResult> {
   };
 }
 
-/** Stacks in the generated archive (issue 20: 12,000 took 31 s before classification was linear). */
+/** Stacks in the generated archive (12,000 took 31 s before classification was linear). */
 const STACKS = 12_000;
 
 async function child(kind: string, args: string[]): Promise<void> {

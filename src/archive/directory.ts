@@ -42,7 +42,7 @@ const FIRST_READ_MAX = 16 * 1024 * 1024;
 /**
  * Reads one regular file with synchronous calls: open, fstat, (usually) one read, close. Thousands
  * of small files read through the thread pool cost a round trip per call and left the process idle
- * most of the time (issue 22: a directory took twice the time of a tarball of it); these calls take
+ * most of the time (a directory took twice the time of a tarball of it); these calls take
  * microseconds each on a local filesystem. Only the CLI reads directories.
  */
 function readRegularFileSync(absolute: string, onChunk: (chunk: Buffer) => void, shown: string): void {
@@ -177,7 +177,7 @@ function addInstalledManifest(builder: ArchiveBuilder, absolute: string, relativ
  * The walk is in name order and uses synchronous filesystem calls: thousands of small files read
  * through Node's thread pool cost a round trip per call (lstat, open, fstat, read, read, close)
  * and left the process idle most of the time, so a directory took twice as long as a tarball of
- * it (issue 22); each call takes microseconds on a local filesystem, and the first read asks for
+ * it; each call takes microseconds on a local filesystem, and the first read asks for
  * the whole file. Only the CLI reads directories (the service receives archives).
  */
 export async function scanDirectory(

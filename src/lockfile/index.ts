@@ -1,5 +1,5 @@
 /**
- * Lock-file verification (issue 3): parse `.terraform.lock.hcl`, hash provider packages the way
+ * Lock-file verification: parse `.terraform.lock.hcl`, hash provider packages the way
  * Terraform does, cross-check with the provider registry. The `lock-*` rules (src/rules/lock-*.ts,
  * `LOCK_RULES` in src/rules/index.ts) judge the `LockAnalysis` that `analyzeLocks` returns.
  */

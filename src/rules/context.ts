@@ -36,7 +36,7 @@ export function ruleContext(
     roots: loaded.roots,
     // A fragment's calls resolve where its files are copied to, not where they sit: only its parse
     // errors are reported (as notices when it is a template; not at all for a template in a
-    // directory the settings declare a fragment: the user confirmed it is not Terraform, issue 20).
+    // directory the settings declare a fragment: the user confirmed it is not Terraform).
     // Installed third-party code: nothing.
     diagnostics: loaded.diagnostics.filter((d) => {
       const m = byPath.get(d.module);

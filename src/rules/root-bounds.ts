@@ -1,5 +1,5 @@
 /**
- * Moving bounds up (issue 21): a provider's maximum belongs in the root module. When a shared
+ * Moving bounds up: a provider's maximum belongs in the root module. When a shared
  * module's cap is removed, or when only shared modules' minimums constrain a provider, the roots
  * that use it need a bound of their own. This file decides which roots need one, what bound, and
  * the edits that write it into the root's `required_providers`. Not a rule itself: read by

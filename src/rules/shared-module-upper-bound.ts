@@ -77,7 +77,7 @@ function withRootEdits(shared: TextEdit[] | undefined, roots: TextEdit[]): TextE
 }
 
 /**
- * What removing the cap does to the roots that use module `m` (issue 21, "move bounds up"): every
+ * What removing the cap does to the roots that use module `m` ("move bounds up"): every
  * root whose combined constraints for `source` would have no upper bound once the shared modules'
  * caps are gone gets one in the same fix (`~> MAJOR.MINOR` of its locked version, else the caps
  * removed). A root that cannot be edited (its kind a guess, a Terragrunt unit, a shape tfguard does

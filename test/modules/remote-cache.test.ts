@@ -1,5 +1,5 @@
 /**
- * The shared remote-module cache cannot be poisoned (issue 25): scans of two repositories share one
+ * The shared remote-module cache cannot be poisoned: scans of two repositories share one
  * cache in s3rver (the service's reports bucket), and a host on 127.0.0.1 whose answers change
  * between scans stands in for a git host whose branch or tag moves, and for an HTTP archive URL
  * whose content changes. Content behind a mutable reference is reused only by the same repository,

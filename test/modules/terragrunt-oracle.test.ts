@@ -1,5 +1,5 @@
 /**
- * A Terragrunt unit written with expressions (issue 20, item 3), judged by terraform 1.11 (offline,
+ * A Terragrunt unit written with expressions, judged by terraform 1.11 (offline,
  * fake providers in a filesystem mirror: test/support/terraform.ts). Terragrunt is not installed, so
  * the test does what Terragrunt does for `live/staging/app` (see test/modules/layout-oracle.test.ts
  * for the steps): the unit includes `root.hcl` with a bare `include {}` and `_envcommon/app.hcl` with

@@ -1,5 +1,5 @@
 /**
- * Terragrunt read statically (issue 20, item 3): each form of unit configuration as a small tree,
+ * Terragrunt read statically: each form of unit configuration as a small tree,
  * scanned through the real path (tar.gz → archive reader → HCL parser → loader → rules → report).
  * Function semantics: https://terragrunt.gruntwork.io/docs/reference/built-in-functions/
  */

@@ -166,7 +166,7 @@ describe('root-module-unbounded fix for an evaluated constraint', () => {
   });
 });
 
-// Issue 21: a root that gets a provider only through modules that say `>=` and bounds it nowhere.
+// A root that gets a provider only through modules that say `>=` and bounds it nowhere.
 const netWith = (version: string) =>
   lines(
     'terraform {',

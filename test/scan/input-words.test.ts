@@ -11,7 +11,7 @@ import { scanPath } from '../../src/scan';
 import { DEFAULT_CONFIG } from '../../src/scan/config-file';
 
 /**
- * Issue 22: every message names the input as the user gave it. The same files, scanned as a
+ * Every message names the input as the user gave it. The same files, scanned as a
  * directory and as a tarball made by the real tar, must say "directory" and "archive" respectively.
  */
 describe('messages name the input: directory or archive', () => {

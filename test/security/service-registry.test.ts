@@ -6,7 +6,7 @@
  * result: a `lock-registry-unavailable` notice on the lock entry says which check was skipped and
  * why. Nothing is retried (the next scan asks again).
  *
- * Issue 11, gap 4: `POST /scans` gives a scan 21.75 s (29 s timeout, 7.25 s margin), less than the
+ * `POST /scans` gives a scan 21.75 s (29 s timeout, 7.25 s margin), less than the
  * registry client's own ~31 s of retries; the registry check gets a budget inside the scan's
  * deadline, so a hung registry gives the same notice there too, never a 504.
  */
