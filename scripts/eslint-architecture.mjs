@@ -246,6 +246,8 @@ function pathBetween(graph, from, to) {
 }
 
 const diskCache = new Map(); // file → { mtimeMs, size, imports }
+const resolved = new Map(); // file → { imports, edges }, for the listing `resolvedFor`
+let resolvedFor = '';
 
 function sourceFiles(dir, out = []) {
   let entries;
@@ -264,34 +266,52 @@ function sourceFiles(dir, out = []) {
 
 /** The file import graph of src/ and handlers/ on disk, with `override` (file → text) in place. */
 export function importGraph(root, override = new Map()) {
-  const graph = new Map();
   const files = new Set([
     ...sourceFiles(path.join(root, 'src')),
     ...sourceFiles(path.join(root, 'handlers')),
   ]);
   for (const f of override.keys()) files.add(f);
+  // The resolved edges of each file on disk are kept while the set of files is the same (a new or
+  // removed file can change what a specifier resolves to) and the file itself is unchanged.
+  const listing = [...files].sort().join('\0');
+  if (resolvedFor !== listing) {
+    resolved.clear();
+    resolvedFor = listing;
+  }
+  const graph = new Map();
   for (const file of files) {
-    let specifiers;
     if (override.has(file)) {
-      specifiers = staticImports(file, override.get(file));
-    } else {
-      const stat = fs.statSync(file);
-      const cached = diskCache.get(file);
-      if (cached && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size) {
-        specifiers = cached.imports;
-      } else {
-        specifiers = staticImports(file, fs.readFileSync(file, 'utf8'));
-        diskCache.set(file, { mtimeMs: stat.mtimeMs, size: stat.size, imports: specifiers });
-      }
+      graph.set(file, edgesOf(file, staticImports(file, override.get(file)), files));
+      continue;
     }
-    const targets = new Set();
-    for (const s of specifiers) {
-      const target = resolveFile(file, s);
-      if (files.has(target)) targets.add(target);
+    const stat = fs.statSync(file);
+    let cached = diskCache.get(file);
+    if (!cached || cached.mtimeMs !== stat.mtimeMs || cached.size !== stat.size) {
+      cached = {
+        mtimeMs: stat.mtimeMs,
+        size: stat.size,
+        imports: staticImports(file, fs.readFileSync(file, 'utf8')),
+      };
+      diskCache.set(file, cached);
+      resolved.delete(file);
     }
-    graph.set(file, targets);
+    let targets = resolved.get(file);
+    if (targets === undefined || targets.imports !== cached.imports) {
+      targets = { imports: cached.imports, edges: edgesOf(file, cached.imports, files) };
+      resolved.set(file, targets);
+    }
+    graph.set(file, targets.edges);
   }
   return graph;
+}
+
+function edgesOf(file, specifiers, files) {
+  const targets = new Set();
+  for (const s of specifiers) {
+    const target = resolveFile(file, s);
+    if (files.has(target)) targets.add(target);
+  }
+  return targets;
 }
 
 /** The graph between the top-level units of src/ (directories, root files) and handlers/. */
