@@ -13,7 +13,9 @@
  * corpus archive unpacked, and remote module resolution: a root calling 20 registry modules
  * (each with a nested one) from a module registry on 127.0.0.1, scanned without resolution, with a
  * cold cache and with a warm cache (the target: a warm-cache rescan adds at most 20 ms), and the
- * classification of a generated archive of 12,000 stacks (target: under 2 s).
+ * classification of a generated archive of 12,000 stacks (target: under 2 s), and the fleet audit of
+ * every corpus archive (`runLocalAudit`, as `tfguard audit <corpus>`) with the share of its fleet page
+ * (fleet data, HTML, both stored), timed in the same runs (target: the page adds at most 10%).
  *
  * Every measurement runs in its own child process (fresh heap; peak RSS per measurement).
  *
@@ -23,7 +25,8 @@
  * --no-wait, --no-fix (skip the fix measurement), --no-directory (skip directory vs archive),
  * --no-scaling, --no-batching (skip those sections), --directory-only (only directory vs archive,
  * on the largest corpus archive), --remote-only (only the remote module case), --no-stacks /
- * --stacks-only (skip / only the generated stacks), --help (this list, nothing run).
+ * --stacks-only (skip / only the generated stacks), --no-audit / --audit-only (skip / only the
+ * fleet audit), --help (this list, nothing run).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import {
@@ -47,7 +50,7 @@ const ROOT = path.resolve(__dirname, '..');
 const USAGE =
   'usage: tsx bench/run.ts [--runs N] [--quick] [--only NAME[,NAME]] [--json FILE] [--max-load L] [--no-wait]\n' +
   '                        [--no-fix] [--no-directory] [--no-scaling] [--no-batching] [--directory-only]\n' +
-  '                        [--remote-only] [--no-stacks] [--stacks-only]\n' +
+  '                        [--remote-only] [--no-stacks] [--stacks-only] [--no-audit] [--audit-only]\n' +
   'Measures every corpus archive, then scaling, cache batching, the Lambda bundle and (without --quick)\n' +
   'a 50 MB archive; see the header of bench/run.ts and docs/performance.md.\n';
 const CORPUS = corpusDir();
@@ -486,6 +489,73 @@ async function childStacks(shape: string, runs: number): Promise<ChildResult> {
 /** Stacks in the generated archive (12,000 took 31 s before classification was linear). */
 const STACKS = 12_000;
 
+/**
+ * The fleet audit of every corpus archive (what `tfguard audit <corpus>` runs, into a fresh
+ * filesystem store each run), and in the same runs the fleet page alone: `writeFleet` on the run's
+ * summary into another fresh store (read the previous data, build, render, store both files).
+ */
+async function childAudit(runs: number): Promise<ChildResult> {
+  const { runLocalAudit } = await import('../src/service/local-audit');
+  const { writeFleet } = await import('../src/service/audit');
+  const { ReportLayout } = await import('../src/service/keys');
+  const { noMetrics, silentLogger } = await import('../src/service/observability');
+  const { LocalObjectStore } = await import('../src/storage/local');
+  const names = readdirSync(CORPUS)
+    .filter((f) => f.endsWith('.tar.gz'))
+    .sort();
+  const bytes = new Map(names.map((n) => [n, readFileSync(path.join(CORPUS, n))]));
+  const audit: number[] = [];
+  const page: number[] = [];
+  let htmlBytes = 0;
+  for (let i = 0; i < runs; i++) {
+    const tmp = mkdtempSync(path.join(os.tmpdir(), 'tfguard-bench-audit-'));
+    try {
+      let t = performance.now();
+      const result = await runLocalAudit(
+        names.map((name) => ({
+          repository: name.slice(0, -'.tar.gz'.length),
+          name,
+          read: async () => bytes.get(name)!,
+        })),
+        new LocalObjectStore(path.join(tmp, 'audit')),
+        { now: new Date(Date.UTC(2026, 0, 1 + i)) },
+      );
+      audit.push(performance.now() - t);
+      const store = new LocalObjectStore(path.join(tmp, 'page'));
+      const layout = new ReportLayout('reports/');
+      t = performance.now();
+      await writeFleet(
+        {
+          reports: store,
+          layout,
+          scanOptions: {},
+          logger: silentLogger,
+          metrics: noMetrics,
+          registry: false,
+        },
+        result.summary,
+      );
+      page.push(performance.now() - t);
+      htmlBytes = (await store.get(layout.fleetHtml))!.body.length;
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  }
+  return { archives: names.length, audit: stats(audit), page: stats(page), htmlBytes };
+}
+
+/** The fleet audit line of the report. */
+function auditLine(r: ChildResult): string {
+  const audit = r.audit as Stats;
+  const page = r.page as Stats;
+  const share = (page.median / (audit.median - page.median)) * 100;
+  return (
+    `Fleet audit of ${String(r.archives)} corpus archives (page included): ${fmtStats(audit)} ms; ` +
+    `of which the fleet page ${fmtStats(page)} ms (${share.toFixed(1)}% on top of the audit without it; ` +
+    `target ≤ 10%), ${(Number(r.htmlBytes) / 1000).toFixed(0)} kB of HTML.`
+  );
+}
+
 async function child(kind: string, args: string[]): Promise<void> {
   const runs = Number(args[1] ?? 5);
   const file = args[0] as string;
@@ -520,6 +590,9 @@ async function child(kind: string, args: string[]): Promise<void> {
       break;
     case 'directory':
       result = await childDirectory(file, runs);
+      break;
+    case 'audit':
+      result = await childAudit(runs);
       break;
     default:
       throw new Error(`unknown child ${kind}`);
@@ -718,6 +791,11 @@ async function main(): Promise<void> {
     process.stdout.write(remoteLine(remote) + '\n');
     return;
   }
+  if (flag('--audit-only')) {
+    const audit = await runChild('audit', ['-', String(runs)]);
+    process.stdout.write(auditLine(audit) + '\n');
+    return;
+  }
   if (flag('--stacks-only')) {
     const stacks = [
       await runChild('stacks', ['backend', String(runs)]),
@@ -821,6 +899,10 @@ async function main(): Promise<void> {
   }
   process.stderr.write('remote modules…\n');
   results.remote = await runChild('remote', ['-', String(runs)]);
+  if (!flag('--no-audit')) {
+    process.stderr.write('fleet audit…\n');
+    results.audit = await runChild('audit', ['-', String(runs)]);
+  }
   process.stderr.write('Lambda bundle…\n');
   results.lambda = [await lambdaBundle(runs, 'upload-handler'), await lambdaBundle(runs, 'scan-core')];
   results.loadAfter = os.loadavg()[0];
@@ -963,6 +1045,7 @@ function print(r: Record<string, unknown>, terraform: boolean): void {
   }
   if (r.stacks !== undefined) lines.push('', ...stacksLines(r.stacks as ChildResult[]));
   if (r.remote !== undefined) lines.push('', remoteLine(r.remote as ChildResult));
+  if (r.audit !== undefined) lines.push('', auditLine(r.audit as ChildResult));
   lines.push(
     '',
     'Lambda bundles (esbuild as in serverless.yml, hcl2json and its dependencies beside the bundle):',

@@ -1,5 +1,6 @@
 /**
- * Generated documentation sections: the README's rule table and sample outputs, and the rule index
+ * Generated documentation sections: the README's rule table, sample outputs and settings tables
+ * (from the settings tables of src/scan/settings.ts and src/config.ts), and the rule index
  * docs/rules/README.md (one table per group of rules, made from the registry). `npx tsx
  * scripts/readme-sections.ts --write` refreshes both; test/docs/readme.test.ts fails when either is
  * out of date.
@@ -10,13 +11,22 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { renderReport } from '../src/report';
+import { OPERATOR_SETTINGS, operatorTable, STAGE_SETTING } from '../src/config';
 import { RULES } from '../src/rules';
 import { closeSharedParser, scanPath } from '../src/scan';
+import { settingsSample, settingsTable } from '../src/scan/settings';
+import { serviceSettingsTable } from '../src/service/settings';
 import { corpusFile, corpusStatus } from '../test/support/external';
 
 const ROOT = path.resolve(__dirname, '..');
 export const README = path.join(ROOT, 'README.md');
 export const RULES_INDEX = path.join(ROOT, 'docs/rules/README.md');
+export const SERVICE_DOC = path.join(ROOT, 'docs/service.md');
+
+/** docs/service.md's table of variables (the service's, the stage, then the operator settings). */
+export function serviceSections(): Record<string, string> {
+  return { 'service-settings': serviceSettingsTable([STAGE_SETTING, ...OPERATOR_SETTINGS]) };
+}
 export const DEMO = path.join(ROOT, 'examples/platform-demo.tar.gz');
 /** The corpus archive whose scan the README shows. */
 export const CORPUS_SAMPLE = 'hashicorp_learn-terraform-provision-eks-cluster.tar.gz';
@@ -55,7 +65,13 @@ async function textOf(target: string): Promise<string> {
 
 /** The sections made from the repository alone. */
 export async function repositorySections(): Promise<Record<string, string>> {
-  return { rules: rulesTable(), 'demo-output': await textOf(DEMO) };
+  return {
+    rules: rulesTable(),
+    'demo-output': await textOf(DEMO),
+    'settings-sample': settingsSample(),
+    'settings-table': settingsTable(),
+    'operator-settings': operatorTable(),
+  };
 }
 
 /** The section made from the corpus (call only when the corpus is there). */
@@ -82,9 +98,11 @@ async function main(): Promise<void> {
   await closeSharedParser();
   if (!corpus.ok) process.stderr.write(`README section corpus-output left as it is: ${corpus.reason}\n`);
   const index = await fs.readFile(RULES_INDEX, 'utf8');
+  const service = await fs.readFile(SERVICE_DOC, 'utf8');
   const files: Array<[string, string, string]> = [
     [README, text, updated],
     [RULES_INDEX, index, applySections(index, rulesIndexSections())],
+    [SERVICE_DOC, service, applySections(service, serviceSections())],
   ];
   for (const [file, before, after] of files) {
     const name = path.relative(ROOT, file);

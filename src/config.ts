@@ -3,8 +3,13 @@
  * core stays pure and testable. Each function reads the variables it documents, at call time.
  */
 import { domainToASCII } from 'node:url';
+import { DEFAULT_LIMITS } from './archive/limits';
+import { DEFAULT_MAX_PACKAGE_BYTES } from './lockfile/release-hashes';
 import type { ArchiveLimits } from './model';
+import { DEFAULT_MUTABLE_TTL_MS, DEFAULT_REMOTE_BUDGET } from './modules/remote/budget';
 import type { HclParserSettings } from './scan/types';
+import type { SettingSpec, SettingType } from './util/settings';
+import { defaultText, positive, readEnvSetting, SettingValueError } from './util/settings';
 
 /** An environment variable with an unusable value; the message names the variable. */
 export class EnvironmentError extends Error {
@@ -26,80 +31,47 @@ export function colorMode(): ColorMode {
   return 'auto';
 }
 
-/** A positive number from an environment variable (an integer unless `integer` is false); unset or
- * blank is undefined, anything else an `EnvironmentError` naming the variable. */
-function positive(name: string, value: string | undefined, integer: boolean): number | undefined {
-  if (value === undefined || value.trim() === '') return undefined;
-  const n = Number(value);
-  if (integer ? !Number.isSafeInteger(n) || n <= 0 : !Number.isFinite(n) || n <= 0) {
-    throw new EnvironmentError(
-      `environment variable ${name} must be a positive ${integer ? 'integer' : 'number'}, got ${JSON.stringify(value)}`,
-    );
-  }
-  return n;
+// ---------------------------------------------------------------------------------------------
+// Operator settings: every environment variable the CLI and the service read for a scan, declared
+// once (src/util/settings.ts). The functions below read them; `--help` and the README's operator
+// table are made from the table. The service's own variables are in src/service/settings.ts.
+// ---------------------------------------------------------------------------------------------
+
+const MiB = 1024 * 1024;
+
+function operator(
+  env: string,
+  type: SettingType<number> | SettingType<string>,
+  defaultValue: number | string | undefined,
+  doc: string,
+  extra: Partial<Pick<SettingSpec, 'flag' | 'defaultText' | 'readBy'>> = {},
+): SettingSpec {
+  return { env, type, default: defaultValue, origins: ['environment'], doc, ...extra } as SettingSpec;
 }
 
-function positiveInt(name: string, value: string | undefined): number | undefined {
-  return positive(name, value, true);
-}
+const directory: SettingType<string> = {
+  describe: 'a directory',
+  fromValue: (value) => String(value).trim(),
+};
 
-/** Parser tuning: `TFGUARD_PARSER_WORKERS`, `TFGUARD_PARSER_TIMEOUT_MS`. */
-export function parserSettings(): HclParserSettings {
-  const env = process.env;
-  return {
-    workers: positiveInt('TFGUARD_PARSER_WORKERS', env.TFGUARD_PARSER_WORKERS),
-    timeoutMs: positiveInt('TFGUARD_PARSER_TIMEOUT_MS', env.TFGUARD_PARSER_TIMEOUT_MS),
-  };
-}
-
-/** `TFGUARD_SCAN_TIMEOUT_MS`: time limit of one whole scan (CLI and service); unset = none. */
-export function scanTimeoutMs(): number | undefined {
-  return positiveInt('TFGUARD_SCAN_TIMEOUT_MS', process.env.TFGUARD_SCAN_TIMEOUT_MS);
-}
-
-/**
- * `TFGUARD_CACHE_DIR`: where `tfguard fix` keeps what it learnt from the registry between runs
- * (verified SHA256SUMS, and the `h1:` of downloaded provider packages by their SHA-256); unset or
- * blank = nothing is kept beyond one run.
- */
-export function cacheDir(): string | undefined {
-  const value = process.env.TFGUARD_CACHE_DIR;
-  return value === undefined || value.trim() === '' ? undefined : value.trim();
-}
-
-/** `TFGUARD_MAX_PACKAGE_BYTES`: the largest provider package `tfguard fix` downloads to hash it
- * (default 1 GiB). */
-export function maxPackageBytes(): number | undefined {
-  return positiveInt('TFGUARD_MAX_PACKAGE_BYTES', process.env.TFGUARD_MAX_PACKAGE_BYTES);
-}
-
-/**
- * Bounds of remote module resolution (src/modules/remote/budget.ts), for the CLI and the service:
- * `TFGUARD_REMOTE_MAX_REQUESTS` (requests one scan may send, default 1000),
- * `TFGUARD_REMOTE_MAX_DOWNLOADS` (packages one scan may download, default 200),
- * `TFGUARD_REMOTE_MAX_CONCURRENCY` (requests in flight in the process, default 8) and
- * `TFGUARD_REMOTE_MUTABLE_TTL_SECONDS` (how long a package behind a branch, tag or unchecksummed URL
- * is reused from the cache, default 600). Unset: the default.
- */
-export function remoteModuleLimits(): {
-  maxRequests?: number;
-  maxDownloads?: number;
-  maxConcurrent?: number;
-  mutableTtlMs?: number;
-} {
-  const env = process.env;
-  const out: { maxRequests?: number; maxDownloads?: number; maxConcurrent?: number; mutableTtlMs?: number } =
-    {};
-  const requests = positiveInt('TFGUARD_REMOTE_MAX_REQUESTS', env.TFGUARD_REMOTE_MAX_REQUESTS);
-  const downloads = positiveInt('TFGUARD_REMOTE_MAX_DOWNLOADS', env.TFGUARD_REMOTE_MAX_DOWNLOADS);
-  const concurrent = positiveInt('TFGUARD_REMOTE_MAX_CONCURRENCY', env.TFGUARD_REMOTE_MAX_CONCURRENCY);
-  const ttl = positiveInt('TFGUARD_REMOTE_MUTABLE_TTL_SECONDS', env.TFGUARD_REMOTE_MUTABLE_TTL_SECONDS);
-  if (requests !== undefined) out.maxRequests = requests;
-  if (downloads !== undefined) out.maxDownloads = downloads;
-  if (concurrent !== undefined) out.maxConcurrent = concurrent;
-  if (ttl !== undefined) out.mutableTtlMs = ttl * 1000;
-  return out;
-}
+const absoluteUrl: SettingType<string> = {
+  describe: 'an absolute http(s) URL',
+  fromValue: (value, key) => absoluteUrl.fromText?.(String(value), key) ?? '',
+  fromText(value, variable) {
+    let url: URL | null = null;
+    try {
+      url = new URL(value.trim());
+    } catch {
+      url = null;
+    }
+    if (url === null || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+      throw new SettingValueError(
+        `${variable} must be an absolute http(s) URL, got ${JSON.stringify(value)}`,
+      );
+    }
+    return value.trim().replace(/\/+$/, '');
+  },
+};
 
 /** The environment variable of each archive limit (`src/archive/limits.ts`). */
 export const ARCHIVE_LIMIT_VARIABLES: Readonly<Record<keyof ArchiveLimits, string>> = Object.freeze({
@@ -111,16 +83,185 @@ export const ARCHIVE_LIMIT_VARIABLES: Readonly<Record<keyof ArchiveLimits, strin
   maxPathDepth: 'TFGUARD_MAX_PATH_DEPTH',
 });
 
+const ARCHIVE_LIMIT_DOCS: Readonly<Record<keyof ArchiveLimits, string>> = {
+  maxEntries: 'archive entries',
+  maxTotalBytes: 'uncompressed content, all files',
+  maxFileBytes: 'one file',
+  maxCompressionRatio: 'inflated ÷ compressed size (decompression bombs)',
+  maxPathLength: 'path bytes',
+  maxPathDepth: 'path segments',
+};
+
+function bytesText(n: number): string {
+  return n >= MiB && n % MiB === 0 ? `${n} (${n / MiB} MiB)` : String(n);
+}
+
+/** Every operator setting of a scan, in the order the documentation lists them. */
+export const OPERATOR_SETTINGS: readonly SettingSpec[] = [
+  operator(
+    'TFGUARD_SCAN_TIMEOUT_MS',
+    positive(),
+    undefined,
+    'time limit of one whole scan in ms (CLI and service); over it: `scan timed out after … while parsing "x.tf"`, exit 2 (an audit lists that archive as `failed`)',
+    { flag: '--timeout SECONDS' },
+  ),
+  ...(Object.keys(ARCHIVE_LIMIT_VARIABLES) as (keyof ArchiveLimits)[]).map((key) =>
+    operator(
+      ARCHIVE_LIMIT_VARIABLES[key],
+      positive(key !== 'maxCompressionRatio'),
+      DEFAULT_LIMITS[key],
+      ARCHIVE_LIMIT_DOCS[key],
+      { defaultText: bytesText(DEFAULT_LIMITS[key]) },
+    ),
+  ),
+  operator(
+    'TFGUARD_REMOTE_MAX_REQUESTS',
+    positive(),
+    DEFAULT_REMOTE_BUDGET.maxRequests,
+    "requests one scan's remote module resolution may send; once spent, the modules left say so in `module-unresolved` notices ([budgets](docs/remote-modules.md#budgets))",
+  ),
+  operator(
+    'TFGUARD_REMOTE_MAX_DOWNLOADS',
+    positive(),
+    DEFAULT_REMOTE_BUDGET.maxDownloads,
+    "module packages one scan's remote module resolution may download",
+  ),
+  operator(
+    'TFGUARD_REMOTE_MAX_CONCURRENCY',
+    positive(),
+    DEFAULT_REMOTE_BUDGET.maxConcurrent,
+    'remote module requests in flight at once, over the whole process',
+  ),
+  operator(
+    'TFGUARD_REMOTE_MUTABLE_TTL_SECONDS',
+    positive(),
+    DEFAULT_MUTABLE_TTL_MS / 1000,
+    'how long a module behind a branch, tag or unchecksummed URL is reused from the cache, per repository ([the cache](docs/remote-modules.md#the-cache))',
+  ),
+  operator('TFGUARD_PARSER_WORKERS', positive(), undefined, 'HCL parser worker threads', {
+    defaultText: 'min(2, cores)',
+  }),
+  operator(
+    'TFGUARD_PARSER_TIMEOUT_MS',
+    positive(),
+    undefined,
+    'time limit of one file in the full HCL parser',
+    { defaultText: 'grows with the file size' },
+  ),
+  operator(
+    'TFGUARD_CACHE_DIR',
+    directory,
+    undefined,
+    "the CLI's cache: remote module answers, and what `fix --registry` learnt from the registry",
+    {
+      flag: '--cache-dir DIR',
+      defaultText: '`$XDG_CACHE_HOME/tfguard` or `~/.cache/tfguard`',
+      readBy: 'cli',
+    },
+  ),
+  operator(
+    'TFGUARD_MAX_PACKAGE_BYTES',
+    positive(),
+    DEFAULT_MAX_PACKAGE_BYTES,
+    'the largest provider package `fix --registry` downloads to hash it',
+    { defaultText: bytesText(DEFAULT_MAX_PACKAGE_BYTES), readBy: 'cli' },
+  ),
+  operator(
+    'TFGUARD_DOCS_URL',
+    absoluteUrl,
+    undefined,
+    'base URL of the rule pages report links point to (`<url>/rules/<id>.md`)',
+    { defaultText: "the project's own", readBy: 'cli' },
+  ),
+];
+
+const OPERATOR_BY_ENV = new Map(OPERATOR_SETTINGS.map((spec) => [spec.env as string, spec]));
+
+/** One operator setting from the environment: unset or blank = undefined (the lower layer's
+ * default applies); an unusable value is an `EnvironmentError` naming the variable. */
+function operatorValue<T>(name: string): T | undefined {
+  const spec = OPERATOR_BY_ENV.get(name);
+  if (spec === undefined) throw new Error(`no operator setting ${name}`);
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === '') return undefined;
+  try {
+    return readEnvSetting(spec, { [name]: raw }) as T;
+  } catch (err) {
+    if (err instanceof SettingValueError) throw new EnvironmentError(err.message);
+    throw err;
+  }
+}
+
+/** The CLI's "Environment:" lines of `--help`, from the table. */
+export function operatorHelp(): string {
+  return OPERATOR_SETTINGS.map((s) => s.env as string).join(', ');
+}
+
+/** The README's operator table, from the table. */
+export function operatorTable(): string {
+  const rows = OPERATOR_SETTINGS.map((s) => {
+    const names = [s.flag, s.env].filter((x): x is string => x !== undefined).map((x) => `\`${x}\``);
+    return `| ${names.join(', ')} | ${defaultText(s).replace(/\|/g, '\\|')} | ${s.doc.replace(/\|/g, '\\|')} |`;
+  });
+  return ['| Setting | Default | Meaning |', '|---|---|---|', ...rows].join('\n');
+}
+
+/** Parser tuning: `TFGUARD_PARSER_WORKERS`, `TFGUARD_PARSER_TIMEOUT_MS`. */
+export function parserSettings(): HclParserSettings {
+  return {
+    workers: operatorValue<number>('TFGUARD_PARSER_WORKERS'),
+    timeoutMs: operatorValue<number>('TFGUARD_PARSER_TIMEOUT_MS'),
+  };
+}
+
+/** `TFGUARD_SCAN_TIMEOUT_MS`: time limit of one whole scan (CLI and service); unset = none. */
+export function scanTimeoutMs(): number | undefined {
+  return operatorValue<number>('TFGUARD_SCAN_TIMEOUT_MS');
+}
+
+/**
+ * `TFGUARD_CACHE_DIR`: where `tfguard fix` keeps what it learnt from the registry between runs
+ * (verified SHA256SUMS, and the `h1:` of downloaded provider packages by their SHA-256); unset or
+ * blank = nothing is kept beyond one run.
+ */
+export function cacheDir(): string | undefined {
+  return operatorValue<string>('TFGUARD_CACHE_DIR');
+}
+
+/** `TFGUARD_MAX_PACKAGE_BYTES`: the largest provider package `tfguard fix` downloads to hash it. */
+export function maxPackageBytes(): number | undefined {
+  return operatorValue<number>('TFGUARD_MAX_PACKAGE_BYTES');
+}
+
+/** Bounds of remote module resolution (src/modules/remote/budget.ts), for the CLI and the service;
+ * only the variables that are set (the defaults apply to the rest). */
+export function remoteModuleLimits(): {
+  maxRequests?: number;
+  maxDownloads?: number;
+  maxConcurrent?: number;
+  mutableTtlMs?: number;
+} {
+  const out: { maxRequests?: number; maxDownloads?: number; maxConcurrent?: number; mutableTtlMs?: number } =
+    {};
+  const requests = operatorValue<number>('TFGUARD_REMOTE_MAX_REQUESTS');
+  const downloads = operatorValue<number>('TFGUARD_REMOTE_MAX_DOWNLOADS');
+  const concurrent = operatorValue<number>('TFGUARD_REMOTE_MAX_CONCURRENCY');
+  const ttl = operatorValue<number>('TFGUARD_REMOTE_MUTABLE_TTL_SECONDS');
+  if (requests !== undefined) out.maxRequests = requests;
+  if (downloads !== undefined) out.maxDownloads = downloads;
+  if (concurrent !== undefined) out.maxConcurrent = concurrent;
+  if (ttl !== undefined) out.mutableTtlMs = ttl * 1000;
+  return out;
+}
+
 /**
  * The archive limits an operator set (CLI and service): only the variables that are set, so the
- * defaults of `src/archive/limits.ts` apply to the rest. Positive integers, the compression ratio
- * a positive number. Nothing in a scanned archive can change these.
+ * defaults of `src/archive/limits.ts` apply to the rest. Nothing in a scanned archive can change these.
  */
 export function archiveLimits(): Partial<ArchiveLimits> {
-  const env = process.env;
   const limits: Partial<ArchiveLimits> = {};
   for (const [key, name] of Object.entries(ARCHIVE_LIMIT_VARIABLES) as [keyof ArchiveLimits, string][]) {
-    const value = positive(name, env[name], key !== 'maxCompressionRatio');
+    const value = operatorValue<number>(name);
     if (value !== undefined) limits[key] = value;
   }
   return limits;
@@ -132,21 +273,39 @@ export const DEFAULT_STAGE = 'unknown';
 // A CloudWatch dimension value, and what Serverless allows in a stage name.
 const STAGE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
+/** `TFGUARD_STAGE` (the service only; read here with the other metrics settings). */
+export const STAGE_SETTING: SettingSpec<string> = {
+  env: 'TFGUARD_STAGE',
+  type: {
+    describe: 'a stage name',
+    fromValue: (value) => String(value),
+    fromText(value, variable) {
+      if (!STAGE.test(value)) {
+        throw new SettingValueError(
+          `${variable} must be 1 to 64 letters, digits, ".", "_" or "-" (starting ` +
+            `with a letter or digit), got ${JSON.stringify(value)}`,
+        );
+      }
+      return value;
+    },
+  },
+  default: DEFAULT_STAGE,
+  origins: ['environment'],
+  readBy: 'service',
+  doc: "the deployment's stage: the `stage` dimension of every metric (1 to 64 letters, digits, `.`, `_`, `-`)",
+};
+
 /**
  * `TFGUARD_STAGE`: the deployment's stage (`dev`, `prod` ...), a dimension of every metric so that
  * stages never share a series. Unset or blank: `unknown`.
  */
 export function serviceStage(): string {
-  const raw = process.env.TFGUARD_STAGE;
-  if (raw === undefined || raw.trim() === '') return DEFAULT_STAGE;
-  const stage = raw.trim();
-  if (!STAGE.test(stage)) {
-    throw new EnvironmentError(
-      `environment variable TFGUARD_STAGE must be 1 to 64 letters, digits, ".", "_" or "-" (starting ` +
-        `with a letter or digit), got ${JSON.stringify(raw)}`,
-    );
+  try {
+    return readEnvSetting(STAGE_SETTING, { TFGUARD_STAGE: process.env.TFGUARD_STAGE }) ?? DEFAULT_STAGE;
+  } catch (err) {
+    if (err instanceof SettingValueError) throw new EnvironmentError(err.message);
+    throw err;
   }
-  return stage;
 }
 
 /**
@@ -155,20 +314,7 @@ export function serviceStage(): string {
  * http(s) URL: a relative link breaks wherever the report is shown.
  */
 export function docsUrl(): string | undefined {
-  const value = process.env.TFGUARD_DOCS_URL;
-  if (value === undefined || value.trim() === '') return undefined;
-  let url: URL | null = null;
-  try {
-    url = new URL(value.trim());
-  } catch {
-    url = null;
-  }
-  if (url === null || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
-    throw new EnvironmentError(
-      `environment variable TFGUARD_DOCS_URL must be an absolute http(s) URL, got ${JSON.stringify(value)}`,
-    );
-  }
-  return value.trim().replace(/\/+$/, '');
+  return operatorValue<string>('TFGUARD_DOCS_URL');
 }
 
 /**

@@ -12,6 +12,7 @@ export type Severity = 'error' | 'warning' | 'notice';
 export const SEVERITIES: readonly Severity[] = ['error', 'warning', 'notice'];
 
 export type Engine = 'terraform' | 'opentofu';
+export const ENGINES: readonly Engine[] = ['terraform', 'opentofu'];
 
 /** What was scanned: a directory on disk or an archive file (tar, tar.gz, zip). Messages name the
  * input as the user gave it ("not in the directory", "not in the archive"). */

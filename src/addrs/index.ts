@@ -21,6 +21,7 @@ export {
   isLocalModuleSource,
   isOutsideArchive,
   parseRemoteModuleSource,
+  parseTerragruntRegistrySource,
   resolveLocalTarget,
   splitPackageSubdir,
 } from './module-source';

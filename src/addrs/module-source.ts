@@ -112,9 +112,13 @@ export function isOutsideArchive(cleaned: string): boolean {
 /**
  * The go-getter installation method Terraform uses for a remote module package (the getters of
  * hashicorp/terraform internal/getmodules): `git`, `hg` (Mercurial), `http` (plain or archive
- * download; also `https`), `s3`, `gcs`, `file` (an absolute path).
+ * download; also `https`), `s3`, `gcs`, `file` (an absolute path); and OpenTofu's `oci` (1.10+:
+ * `oci://REGISTRY/REPOSITORY[//subdir][?tag=NAME|?digest=ALGORITHM:HEX]`, an artifact of an OCI
+ * Distribution registry, tag `latest` when neither is given; opentofu/opentofu
+ * website/docs/language/modules/sources.mdx, "OCI Distribution Repository"). Terraform has no `oci`
+ * getter and rejects such a source.
  */
-export type ModuleGetter = 'git' | 'hg' | 'http' | 's3' | 'gcs' | 'file';
+export type ModuleGetter = 'git' | 'hg' | 'http' | 's3' | 'gcs' | 'file' | 'oci';
 
 const GETTERS: Readonly<Record<string, ModuleGetter>> = {
   git: 'git',
@@ -124,6 +128,7 @@ const GETTERS: Readonly<Record<string, ModuleGetter>> = {
   s3: 's3',
   gcs: 'gcs',
   file: 'file',
+  oci: 'oci',
 };
 
 /** A remote (go-getter) module source, as Terraform reads it to install the package. */
@@ -202,10 +207,44 @@ export function parseRemoteModuleSource(raw: string): RemoteModuleSource | null 
   const query = parseQuery(q === -1 ? '' : body.slice(q + 1));
   let getter: ModuleGetter | null;
   if (forced !== null) {
-    getter = GETTERS[forced[1] as string] ?? null;
+    // OpenTofu's OCI sources are written with the `oci://` scheme only.
+    const named = GETTERS[forced[1] as string] ?? null;
+    getter = named === 'oci' ? null : named;
   } else {
     const scheme = URL_SCHEME.exec(body);
     getter = scheme !== null ? (GETTERS[(scheme[1] as string).toLowerCase()] ?? null) : detectedGetter(body);
   }
   return { getter, pkg: forced === null ? body : `${forced[1] as string}::${body}`, subdir, query };
+}
+
+/**
+ * A Terragrunt `terraform { source = "tfr://…" }` (Terragrunt 0.31.5+, gruntwork-io/terragrunt
+ * internal/tfr/getter.go): `tfr://REGISTRY/NAMESPACE/NAME/SYSTEM[//subdir]?version=VERSION`, or
+ * `tfr:///NAMESPACE/NAME/SYSTEM…` for the default registry (Terragrunt's `TG_TF_DEFAULT_REGISTRY_HOST`,
+ * else registry.terraform.io under Terraform and registry.opentofu.org under OpenTofu). Read as the
+ * registry module it downloads: `source` a registry address (without a host for the default
+ * registry, so the engine's default applies) and `version` the `version` query (which Terragrunt
+ * requires, exactly once). Null when it is not such an address.
+ */
+export function parseTerragruntRegistrySource(
+  raw: string,
+): { source: string; version: string | null } | null {
+  const m = /^tfr:\/\/([^/?#]*)(\/[^?#]*)(?:\?([^#]*))?$/i.exec(raw.trim());
+  if (m === null) return null;
+  const host = (m[1] as string).toLowerCase();
+  const { pkg, subdir } = splitPackageSubdir(m[2] as string);
+  const segments = pkg.split('/').filter((s) => s !== '');
+  if (segments.length !== 3) return null;
+  const address = `${host === '' ? '' : `${host}/`}${segments.join('/')}${subdir === '' ? '' : `//${subdir}`}`;
+  if (classifyModuleSource(address) !== 'registry') return null;
+  const query = m[3] === undefined ? [] : m[3].split('&').filter((p) => p.startsWith('version='));
+  let version: string | null = null;
+  if (query.length === 1) {
+    try {
+      version = decodeURIComponent((query[0] as string).slice('version='.length).replace(/\+/g, ' '));
+    } catch {
+      version = null;
+    }
+  }
+  return { source: address, version };
 }

@@ -138,41 +138,42 @@ function relativeInside(target: string, ...roots: string[]): string | null {
   return null;
 }
 
-/** From a skipped `.terraform` directory, only `modules/modules.json`: `terraform init`'s record of
- * the module versions it installed, which `tfguard fix` writes into `module` blocks that lack one. */
-function addInstalledManifest(builder: ArchiveBuilder, absolute: string, relative: string): void {
-  const file = nodePath.join(absolute, 'modules', 'modules.json');
-  const lstatOrNull = (p: string): Stats | null => {
-    try {
-      return fsSync.lstatSync(p);
-    } catch {
-      return null;
-    }
-  };
-  const stats = lstatOrNull(file);
-  const modulesDir = lstatOrNull(nodePath.join(absolute, 'modules'));
-  if (stats === null || !stats.isFile() || modulesDir === null || !modulesDir.isDirectory()) return;
+/**
+ * Of a `.terraform` directory, only `modules/`: `terraform init`'s record of the modules it installed
+ * (`modules.json`) and the installed copies themselves, read exactly as an archive of the same
+ * directory carries them (a directory after `terraform get` resolves its remote modules
+ * like a tarball of it). The rest (`providers/`: provider binaries of hundreds of MiB, `terraform.tfstate`
+ * of a backend, `environment`) is not configuration and is skipped. Returns the `modules` directory's
+ * segments to walk, or null.
+ */
+function addInstalledModules(
+  builder: ArchiveBuilder,
+  absolute: string,
+  relative: string,
+  segments: string[],
+  mode: number,
+): string[] | null {
+  let modulesDir: Stats;
+  try {
+    modulesDir = fsSync.lstatSync(nodePath.join(absolute, 'modules'));
+  } catch {
+    return null;
+  }
+  if (!modulesDir.isDirectory()) return null;
   for (const dir of [relative, `${relative}/modules`]) {
     const shown = displayName(dir);
     builder.countEntry(shown);
     const path = builder.admit(dir, true);
-    if (path === null) return;
-    builder.addDirectory(path, shown, 0o755);
+    if (path === null) return null;
+    builder.addDirectory(path, shown, dir === relative ? mode : modulesDir.mode & 0o7777);
   }
-  const fileRelative = `${relative}/modules/modules.json`;
-  const shown = displayName(fileRelative);
-  builder.countEntry(shown);
-  const path = builder.admit(fileRelative, false);
-  if (path === null) return;
-  const sink = builder.beginFile(path, shown, stats.size, stats.mode & 0o7777);
-  fsStepSync(shown, () => readRegularFileSync(file, (chunk) => sink.write(chunk), shown));
-  sink.finish();
+  return [...segments, 'modules'];
 }
 
 /**
  * Read a directory tree into the same shape as an archive. Symlinks are not followed while walking;
- * they are recorded and must resolve inside the directory. `.git` and `.terraform` are skipped
- * (of `.terraform`, only `modules/modules.json` is read).
+ * they are recorded and must resolve inside the directory. `.git` is skipped, and of `.terraform`
+ * only `modules/` is read (the installed remote modules and their `modules.json`).
  *
  * The walk is in name order and uses synchronous filesystem calls: thousands of small files read
  * through Node's thread pool cost a round trip per call (lstat, open, fstat, read, read, close)
@@ -246,7 +247,16 @@ function walk(
         : here === 'all' || (segments.length === 0 && name === '.tfguard.hcl');
       if (!selected) continue;
       if (SKIPPED_DIRECTORIES.has(name) && (stats.isDirectory() || name === '.git')) {
-        if (name === '.terraform' && stats.isDirectory()) addInstalledManifest(builder, absolute, relative);
+        if (name === '.terraform' && stats.isDirectory()) {
+          const modules = addInstalledModules(
+            builder,
+            absolute,
+            relative,
+            childSegments,
+            stats.mode & 0o7777,
+          );
+          if (modules !== null) subdirectories.push(modules);
+        }
         continue;
       }
       builder.countEntry(shown);

@@ -15,6 +15,7 @@ import {
   docsUrl,
   EnvironmentError,
   maxPackageBytes,
+  operatorHelp,
   parserSettings,
   registryTokens,
   remoteModuleLimits,
@@ -36,8 +37,8 @@ import { closeSharedParser, scanPath } from '../scan';
 import { fixPatch, fixPatchParts, fixPath } from '../scan/fix';
 import { insideSubtree, locateRepository, scanSubtree, subtreeDirectories } from '../scan/subtree';
 import type { ScanOptions } from '../scan/types';
-import { renderSummaryMarkdown, runLocalAudit } from '../service';
-import type { LocalArchive } from '../service';
+import { parseFleetData, renderFleetHtml, renderSummaryMarkdown, runLocalAudit } from '../service';
+import type { FleetData, LocalArchive } from '../service';
 import { LocalObjectStore } from '../storage/local';
 import { count } from '../util/words';
 import { TOOL_VERSION } from '../version';
@@ -73,18 +74,23 @@ const SCAN_USAGE = `  tfguard scan <dir|archive> [--format text|json|sarif|markd
                               directory's or archive's name).
 `;
 const FIX_USAGE = `  tfguard fix <dir> [--dry-run] [--rule ID ...] [--config FILE] [--fail-on LEVEL] [--registry]
-                   [--timeout SECONDS]
+                   [--remote-modules] [--cache-dir DIR] [--timeout SECONDS]
                               apply the safe fixes findings carry (edits of the exact ranges:
                               comments and formatting stay; lock files rewritten as terraform
                               writes them), or print them as a unified diff (--dry-run); lists
                               what still needs a person; exit code as for scan, on what remains;
-                              --registry: also add lock entries and platform hashes
+                              --registry: also add lock entries and platform hashes;
+                              --remote-modules, --cache-dir: as for scan
 `;
-const AUDIT_USAGE = `  tfguard audit <dir-of-archives> [--store DIR] [--format markdown|json] [--registry]
-                              [--timeout SECONDS]
+const AUDIT_USAGE = `  tfguard audit <dir-of-archives> [--store DIR] [--format markdown|json|html] [--output FILE]
+                              [--previous FILE] [--registry] [--timeout SECONDS]
                               rescan every archive in the directory (one per repository),
                               compare with the previous audit in the store and print the summary
-                              (--timeout: per archive; one over it is listed as failed)
+                              (--timeout: per archive; one over it is listed as failed);
+                              html: the fleet page (also kept in the store as fleet/index.html,
+                              its data as fleet/index.json); --previous: the fleet/index.json of
+                              an earlier audit to compare the page with; --registry: also the
+                              registry's newest release of each provider
 `;
 const INIT_USAGE = `  tfguard init [dir] [--dry-run] [--timeout SECONDS]
                               write .tfguard.hcl with what each directory is (roots, shared,
@@ -99,17 +105,27 @@ const RULES_USAGE = `  tfguard rules [--format text|json]
                               list the rules with their default severities (json: with the
                               link to each rule's documentation)
 `;
+/** Words of `text` in lines of at most 100 characters, later lines indented by two spaces. */
+function wrapList(text: string): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line !== '' && line.length + 1 + word.length > 100) {
+      lines.push(line);
+      line = `  ${word}`;
+    } else {
+      line = line === '' ? word : `${line} ${word}`;
+    }
+  }
+  lines.push(line);
+  return lines.join('\n');
+}
+
 const USAGE_FOOTER = `Archives: .tar.gz, .tgz, .tar, .zip (the format is read from the content).
 Exit codes: 0 nothing at or above --fail-on (default error); 1 findings at or above it;
             2 unusable input or usage, nothing to check (no Terraform/OpenTofu files), or the
             scan did not finish within --timeout.
-Environment: TFGUARD_SCAN_TIMEOUT_MS (default for --timeout), TFGUARD_PARSER_WORKERS,
-  TFGUARD_CACHE_DIR and TFGUARD_MAX_PACKAGE_BYTES (fix --registry),
-  TFGUARD_PARSER_TIMEOUT_MS, archive limits TFGUARD_MAX_ENTRIES, TFGUARD_MAX_TOTAL_BYTES,
-  TFGUARD_MAX_FILE_BYTES, TFGUARD_MAX_COMPRESSION_RATIO, TFGUARD_MAX_PATH_LENGTH,
-  TFGUARD_MAX_PATH_DEPTH; TFGUARD_DOCS_URL (base of the rule links in SARIF); NO_COLOR,
-  FORCE_COLOR (0 turns colour off); TFGUARD_CACHE_DIR (default for --cache-dir:
-  $XDG_CACHE_HOME/tfguard or ~/.cache/tfguard).
+${wrapList(`Environment: ${operatorHelp()}; NO_COLOR, FORCE_COLOR (0 turns colour off); TF_TOKEN_<host> (registry tokens). Defaults and meaning: README, "Operator settings".`)}
 `;
 
 export const USAGE = `Usage:
@@ -147,12 +163,18 @@ const FIX_OPTIONS = {
   config: { type: 'string', short: 'c' },
   'fail-on': { type: 'string' },
   registry: { type: 'boolean' },
+  // The same resolution as `scan --remote-modules`: the fixes and "still needs a person"
+  // see the remote modules' requirements.
+  'remote-modules': { type: 'boolean' },
+  'cache-dir': { type: 'string' },
   timeout: { type: 'string' },
 } as const satisfies OptionTable;
 
 const AUDIT_OPTIONS = {
   store: { type: 'string' },
   format: { type: 'string', short: 'f' },
+  output: { type: 'string', short: 'o' },
+  previous: { type: 'string' },
   registry: { type: 'boolean' },
   timeout: { type: 'string' },
 } as const satisfies OptionTable;
@@ -567,6 +589,7 @@ async function fixCommand(args: string[], io: CliIo): Promise<number> {
     configText: await readConfigOption(values.config),
     ...operatorScanOptions(values.timeout),
     ...(values.registry ? { registry: true } : {}),
+    ...remoteModuleOptions(values['remote-modules'] === true, values['cache-dir']),
   };
 
   const dryRun = values['dry-run'] === true;
@@ -655,8 +678,34 @@ function progressBar(done: number, total: number, label: string): string {
 async function auditCommand(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCommandArgs('audit', args, AUDIT_OPTIONS);
   if (positionals.length !== 1) usage('audit takes exactly one <dir-of-archives>', 'audit');
-  const format = levelOption('audit', 'format', values.format, ['markdown', 'json'] as const, 'markdown');
+  const format = levelOption(
+    'audit',
+    'format',
+    values.format,
+    ['markdown', 'json', 'html'] as const,
+    'markdown',
+  );
   const operator = operatorScanOptions(values.timeout);
+  let previousFleet: FleetData | undefined;
+  if (values.previous !== undefined) {
+    let text: string;
+    try {
+      text = await fs.readFile(values.previous, 'utf8');
+    } catch (err) {
+      throw new InputError(
+        'not-found',
+        `cannot read --previous ${values.previous}: ${(err as Error).message}`,
+        {
+          cause: err,
+        },
+      );
+    }
+    try {
+      previousFleet = parseFleetData(text, `--previous ${values.previous}`);
+    } catch (err) {
+      throw new InputError('usage', (err as Error).message, { cause: err });
+    }
+  }
   const dir = positionals[0] as string;
   let names: string[];
   try {
@@ -679,16 +728,24 @@ async function auditCommand(args: string[], io: CliIo): Promise<number> {
   const result = await runLocalAudit(archives, store, {
     registry: values.registry === true,
     scanOptions: operator,
+    ...(previousFleet !== undefined ? { previousFleet } : {}),
     ...(io.isTTY
       ? { onProgress: (p) => io.stderr(progressBar(p.done, p.total, `${p.repository} (${p.status})`)) }
       : {}),
   });
   if (io.isTTY) io.stderr('\n');
-  io.stdout(
-    format === 'json'
-      ? JSON.stringify(result.summary, null, 2) + '\n'
-      : renderSummaryMarkdown(result.summary),
-  );
+  let text: string;
+  if (format === 'html') {
+    if (result.fleet === null)
+      throw new InputError(
+        'usage',
+        `the store ${values.store ?? 'tfguard-reports'} holds a newer audit's fleet page`,
+      );
+    text = renderFleetHtml(result.fleet);
+  } else if (format === 'json') text = JSON.stringify(result.summary, null, 2) + '\n';
+  else text = renderSummaryMarkdown(result.summary);
+  if (values.output !== undefined) await writeAtomically(values.output, text);
+  else io.stdout(text);
   return EXIT_OK;
 }
 

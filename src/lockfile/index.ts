@@ -1,7 +1,7 @@
 /**
  * Lock-file verification: parse `.terraform.lock.hcl`, hash provider packages the way
  * Terraform does, cross-check with the provider registry. The `lock-*` rules (src/rules/lock-*.ts,
- * `LOCK_RULES` in src/rules/index.ts) judge the `LockAnalysis` that `analyzeLocks` returns.
+ * `LOCK_RULES` in src/rules/registry.ts) judge the `LockAnalysis` that `analyzeLocks` returns.
  */
 export { analyzeLocks, isPackageNotLoaded, packageNotLoaded } from './analyze';
 export type { AnalyzeLocksInput } from './analyze';

@@ -65,7 +65,7 @@ export function currentPlatform(): string {
   return `${os}_${arch ?? process.arch}`;
 }
 
-const DEFAULT_MAX_PACKAGE_BYTES = 1024 * 1024 * 1024;
+export const DEFAULT_MAX_PACKAGE_BYTES = 1024 * 1024 * 1024;
 const DEFAULT_DOWNLOAD_TIMEOUT_MS = 10 * 60 * 1000;
 
 export class ReleaseHashResolver {

@@ -15,7 +15,7 @@ import type { Engine, SourceLocation } from '../model';
 import type { ModuleCall, ProviderConfig, ProviderRequirement, ProviderUse, ValueExpression } from './types';
 import type { AssembledModule, RequiredProviderEntry, SrcAttr } from './assemble';
 import { attr, loc } from './assemble';
-import { evaluateConstant } from './constants';
+import { evaluateConstant, moduleSourceRules } from './constants';
 import type { ConstantScope, Evaluated } from './constants';
 import { compareUtf8 } from '../archive';
 import {
@@ -117,6 +117,39 @@ function evaluateEntryValue(raw: unknown, engine: Engine, scope: ConstantScope |
     };
   }
   return evaluateConstant(raw, scope);
+}
+
+/**
+ * A module block's `source` or `version`: a literal as written, or an expression evaluated as the
+ * engine does during init:
+ * - Terraform 1.15 reads `const = true` variables and locals there (the 1.15 release notes,
+ *   https://danielmschmidt.de/posts/2026-04-29-what-s-new-in-terraform-1-15, and hashicorp/terraform
+ *   internal/command/testdata/dynamic-module-sources); older releases reject any expression;
+ * - OpenTofu 1.8 evaluates variables and locals early (any variable, `const = false` excluded since
+ *   1.12: opentofu/opentofu website/docs/language/modules/sources.mdx "Support for Variable and
+ *   Local Evaluation", website/docs/language/values/variables.mdx "Marking variable as constant").
+ * A known value stands for the argument (with `expression` saying where it came from); an unknown
+ * or rejected one keeps the text as written, so nothing is resolved from it, and `expression` says
+ * why (the module-unresolved notice quotes it).
+ */
+function moduleArgument(
+  a: SrcAttr,
+  engine: Engine,
+  scope: ConstantScope | undefined,
+): { value: string | null; expression?: ValueExpression } {
+  if (!hasInterpolation(a.value)) return { value: literal(a.value) };
+  const ev: Evaluated =
+    scope === undefined
+      ? {
+          text: typeof a.value === 'string' ? a.value : JSON.stringify(a.value),
+          status: 'unknown',
+          value: null,
+          detail: "tfguard did not read this module's variables and locals",
+          references: [],
+        }
+      : evaluateConstant(a.value, scope, moduleSourceRules(engine));
+  const expression = expressionOf(ev, valueLocation(a));
+  return { value: ev.status === 'known' ? ev.value : literal(a.value), expression };
 }
 
 function expressionOf(e: Evaluated, location: SourceLocation): ValueExpression {
@@ -319,9 +352,11 @@ export function collectModule(
   for (const b of m.moduleCalls) {
     const name = b.labels[0] ?? '';
     const sourceAttr = attr(b, 'source');
-    const source = sourceAttr ? literal(sourceAttr.value) : null;
-    const sourceKind = classifyModuleSource(source);
     const versionAttr = attr(b, 'version');
+    const sourceEval = sourceAttr ? moduleArgument(sourceAttr, engine, constants) : null;
+    const versionEval = versionAttr ? moduleArgument(versionAttr, engine, constants) : null;
+    const source = sourceEval?.value ?? null;
+    const sourceKind = classifyModuleSource(source);
     const providersAttr = attr(b, 'providers');
     const providers: Record<string, string> = {};
     if (providersAttr && providersAttr.value !== null && typeof providersAttr.value === 'object') {
@@ -346,13 +381,15 @@ export function collectModule(
       name,
       source,
       sourceKind,
-      version: versionAttr ? literal(versionAttr.value) : null,
+      version: versionEval?.value ?? null,
       providers,
       target: sourceKind === 'local' && source !== null ? resolveLocalTarget(modulePath, source) : null,
       location: loc(b),
       ...(sourceAttr ? { sourceLocation: valueLocation(sourceAttr) } : {}),
       ...(versionAttr ? { versionLocation: valueLocation(versionAttr) } : {}),
       ...(sourceAttr ? { sourceRange: sourceAttr.range } : {}),
+      ...(sourceEval?.expression ? { sourceExpression: sourceEval.expression } : {}),
+      ...(versionEval?.expression ? { versionExpression: versionEval.expression } : {}),
     });
   }
 

@@ -19,6 +19,7 @@
  * writes them (templates); the two read the same through `templateParts`.
  */
 import { hasInterpolation, templateParts } from '../hcl';
+import type { Engine } from '../model';
 import type { ValueExpression } from './types';
 import type { AssembledModule, SrcAttr, SrcBlock, SrcFile } from './assemble';
 import { attr, mergeBlock } from './assemble';
@@ -88,7 +89,10 @@ class Evaluator {
   private readonly localStack: string[] = [];
   private readonly localMemo = new Map<string, Outcome>();
 
-  constructor(private readonly scope: ConstantScope) {}
+  constructor(
+    private readonly scope: ConstantScope,
+    private readonly rules: VariableRules = 'terraform-const',
+  ) {}
 
   private note(list: string[], item: string): void {
     if (!list.includes(item)) list.push(item);
@@ -179,7 +183,18 @@ class Evaluator {
       return { ok: false, status: 'rejected', why: `${ref} is not declared in this module`, ref };
     }
     const constant = attr(block, 'const')?.value;
-    if (constant !== true && constant !== 'true') {
+    if (this.rules === 'opentofu-static') {
+      // OpenTofu 1.12 (opentofu/opentofu#3946, internal/configs/static_scope.go): `const = false`
+      // keeps a variable out of static evaluation; without `const`, any variable may be used.
+      if (constant === false || constant === 'false') {
+        return {
+          ok: false,
+          status: 'rejected',
+          why: `${ref} is declared with const = false, which OpenTofu (1.12+) does not evaluate during init`,
+          ref,
+        };
+      }
+    } else if (constant !== true && constant !== 'true') {
       return {
         ok: false,
         status: 'rejected',
@@ -291,8 +306,12 @@ export interface Evaluated extends ValueExpression {
  * Evaluates `raw` (a `version` or `source` value as rendered: a template string) in `scope`. The
  * text is the expression as written; references lists the variables and locals read.
  */
-export function evaluateConstant(raw: unknown, scope: ConstantScope): Evaluated {
-  const ev = new Evaluator(scope);
+export function evaluateConstant(
+  raw: unknown,
+  scope: ConstantScope,
+  rules: VariableRules = 'terraform-const',
+): Evaluated {
+  const ev = new Evaluator(scope, rules);
   const text = typeof raw === 'string' ? raw : JSON.stringify(raw);
   let out = ev.resolve(raw);
   if (out.ok) out = asText(out.value, text);
@@ -308,15 +327,34 @@ export function evaluateConstant(raw: unknown, scope: ConstantScope): Evaluated 
   return { text, status: out.status, value: null, detail: out.why, references: ev.references };
 }
 
+/**
+ * Which variables a static evaluation may read:
+ * - `terraform-const`: Terraform's init-time values (module `source`/`version` since 1.15,
+ *   `required_providers` since 1.17): only variables declared `const = true`, and locals;
+ * - `opentofu-static`: OpenTofu's early evaluation (module `source`/`version` and backends since
+ *   1.8; opentofu/opentofu rfc/20240513-static-evaluation.md): any variable and local, except a
+ *   variable declared `const = false` (1.12).
+ */
+export type VariableRules = 'terraform-const' | 'opentofu-static';
+
+/** The variable rules of an engine's static evaluation of module `source` and `version`. */
+export function moduleSourceRules(engine: Engine): VariableRules {
+  return engine === 'opentofu' ? 'opentofu-static' : 'terraform-const';
+}
+
 /** True when a module's `required_providers` (as assembled: the first block, overrides applied)
- * has an entry whose `version` or `source` is an expression: the module's variables and locals are
- * then read too (`CONSTANT_PROJECTION`). */
-export function readsConstants(module: Pick<AssembledModule, 'requiredProviders'>): boolean {
+ * has an entry whose `version` or `source` is an expression, or a `module` block's `source` or
+ * `version` is one: the module's variables and locals are then read too (`CONSTANT_PROJECTION`). */
+export function readsConstants(module: Pick<AssembledModule, 'requiredProviders' | 'moduleCalls'>): boolean {
   for (const a of module.requiredProviders.values()) {
     const v = a.value;
     if (v === null || typeof v !== 'object' || Array.isArray(v)) continue;
     const entry = v as Record<string, unknown>;
     if (hasInterpolation(entry.version) || hasInterpolation(entry.source)) return true;
+  }
+  for (const b of module.moduleCalls) {
+    if (hasInterpolation(attr(b, 'source')?.value) || hasInterpolation(attr(b, 'version')?.value))
+      return true;
   }
   return false;
 }

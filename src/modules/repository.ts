@@ -70,7 +70,13 @@ export interface RepositorySignals {
   generateSources: Map<string, string[]>;
   /** Roots declared by deployment tooling, and Terraform Stacks (src/modules/declarations). */
   declarations: ReadDeclarations;
+  /** Directories holding a scanner's expected results (`positive_expected_result.json`, KICS's
+   * query tests), mapped to that file: the samples beside them are fixtures, not modules. */
+  expectedResults: Map<string, string>;
 }
+
+/** A scanner's expected-results file (KICS: `test/positive_expected_result.json`). */
+export const EXPECTED_RESULT_FILE = /(^|[_-])expected[_-]results?\.json$/i;
 
 const TERRAGRUNT_PROJECTION: BlockSpec = {
   blocks: {
@@ -248,6 +254,15 @@ export async function readRepositorySignals(
 
   const declarations = await readDeclarations(archive, parser, signal);
 
+  const expectedResults = new Map<string, string>();
+  // Entries, not loaded files: the archive reader keeps only the contents it needs.
+  const entryFiles = archive.entries.filter((e) => e.type === 'file').map((e) => e.path);
+  for (const path of entryFiles.sort(compareUtf8)) {
+    const dir = dirname(path) || '.';
+    if (EXPECTED_RESULT_FILE.test(basename(path)) && !expectedResults.has(dir))
+      expectedResults.set(dir, path);
+  }
+
   return {
     declarations,
     units: units.sort((a, b) => compareUtf8(a.dir, b.dir)),
@@ -259,6 +274,7 @@ export async function readRepositorySignals(
     generatedMarkers,
     linkTargets,
     generateSources,
+    expectedResults,
   };
 }
 

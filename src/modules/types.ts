@@ -96,6 +96,12 @@ export interface ModuleCall {
   versionLocation?: SourceLocation;
   /** The `source` argument (name to value), where a fix inserts a missing `version` after it. */
   sourceRange?: SourceRange;
+  /** A `source` / `version` written as an expression (Terraform 1.15 const variables and locals,
+   * OpenTofu 1.8 early evaluation), as tfguard evaluated it for the engine: `known`, `source` /
+   * `version` hold the value; otherwise they hold the text as written and nothing is resolved
+   * from it. */
+  sourceExpression?: ValueExpression;
+  versionExpression?: ValueExpression;
 }
 
 export interface BackendInfo {
@@ -323,6 +329,20 @@ export type LoadDiagnostic =
       module: string;
       tool: string;
       message: string;
+      location: SourceLocation;
+    }
+  | {
+      /** Configuration tfguard deliberately leaves unchecked, said once: a tree of scanner test
+       * samples (`positive1.tf`, `negative1.tf` beside `positive_expected_result.json`), or a
+       * Terramate stack whose Terraform files `terramate generate` writes (not in the archive). */
+      kind: 'configuration-not-checked';
+      /** The fixture tree's top directory, or the Terramate stack's directory. */
+      module: string;
+      what: 'scanner-fixtures' | 'terramate-generated';
+      /** Fixture directories skipped (scanner-fixtures), or the generated file names (terramate-generated). */
+      items: string[];
+      /** What the evidence is, in words. */
+      evidence: string;
       location: SourceLocation;
     }
   | {

@@ -16,6 +16,8 @@
  *   sanitizeMarkdown does), `mdCode` for code spans (exact, in a fence longer than any backtick
  *   run, pipes escaped for tables), `mdFence` for suggestion blocks (or null when the text cannot be
  *   shown exactly);
+ * - HTML (the fleet page): `htmlText` for element text and double-quoted attribute values
+ *   (`visible`, then `&`, `<`, `>`, `"` and `'` as character references);
  * - SARIF and GitLab Code Quality: `plainText` for message fields (`visible`, and no SARIF embedded
  *   link `[text](target)`, SARIF 2.1.0 §3.11.6), `sarifUri` for artifact locations, and
  *   `jsonForLogs` over the serialised JSON (same value, no `##[` for a log that prints it).
@@ -147,6 +149,28 @@ export function mdFence(text: string): string | null {
   if (/\r(?!\n)/.test(text)) return null;
   const longest = Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length));
   return '`'.repeat(Math.max(3, longest + 1));
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTML (the fleet page, src/service/fleet-html.ts)
+// ---------------------------------------------------------------------------------------------
+
+const HTML_SPECIAL: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
+
+/**
+ * Archive text as HTML element content or a quoted attribute value: `visible` (so a hidden or
+ * bidirectional character shows as its escape), then the five characters with a meaning in
+ * markup as character references (the set OWASP's XSS prevention cheat sheet gives for HTML
+ * body and quoted attribute contexts). Never for a `<script>`, `<style>` or URL context.
+ */
+export function htmlText(text: string): string {
+  return visible(text).replace(/[&<>"']/g, (c) => HTML_SPECIAL[c] as string);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -37,12 +37,18 @@ export function ruleContext(
     // A fragment's calls resolve where its files are copied to, not where they sit: only its parse
     // errors are reported (as notices when it is a template; not at all for a template in a
     // directory the settings declare a fragment: the user confirmed it is not Terraform).
-    // Installed third-party code: nothing.
+    // Installed third-party code and scanner test samples (one configuration-not-checked notice
+    // per fixture tree says what was skipped): nothing.
     diagnostics: loaded.diagnostics.filter((d) => {
       const m = byPath.get(d.module);
       if (m?.installedCopy !== undefined) return false;
       if (m?.kind !== 'fragment') return true;
-      return d.kind === 'parse-error' && !(d.template === true && m.kindSignal === 'settings');
+      // Scanner test samples are fixtures, odd on purpose: not even their parse errors.
+      return (
+        d.kind === 'parse-error' &&
+        m.kindSignal !== 'scanner-fixture' &&
+        !(d.template === true && m.kindSignal === 'settings')
+      );
     }),
     config: { ...config, engine: loaded.engine },
     engine: loaded.engine,

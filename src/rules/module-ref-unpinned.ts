@@ -1,6 +1,8 @@
 import { parseRemoteModuleSource } from '../addrs';
 import type { ModuleCall, ModuleInfo } from '../modules';
 import type { ModuleRefPolicy } from '../model';
+import { MODULE_REF_POLICIES } from '../model';
+import { oneOf } from '../util/settings';
 import type { RuleFinding } from './types';
 import { at } from './helpers';
 import type { Rule } from './types';
@@ -102,16 +104,70 @@ function describe(
   }
 }
 
+/** OCI's digest grammar (opencontainers/image-spec descriptor.md): `algorithm:encoded`. */
+const OCI_DIGEST = /^[a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$/;
+
+/**
+ * An OCI module source (OpenTofu 1.10+): only `?digest=` names one artifact; a `?tag=` (or no
+ * argument: the tag `latest`) is whatever the registry's tag points to when init runs, and a tag is
+ * moved by pushing to it. Null when the source is pinned.
+ */
+function describeOci(
+  label: string,
+  source: string,
+  query: ReadonlyMap<string, string>,
+): { message: string; note: string } | null {
+  const src = `OCI source "${source}"`;
+  const tag = query.get('tag');
+  const digest = query.get('digest');
+  const pin = 'Pin the artifact by its manifest digest: ?digest=sha256:<hex> (keep the tag in a comment).';
+  if (tag !== undefined && digest !== undefined) {
+    return {
+      message: `${label} uses ${src} with both a tag and a digest, which OpenTofu rejects (only one of them may be given)`,
+      note: 'Keep only ?digest=sha256:<hex>.',
+    };
+  }
+  if (digest !== undefined) {
+    if (OCI_DIGEST.test(digest)) return null;
+    return {
+      message: `${label} uses ${src} with digest "${digest}", which is not an OCI digest (algorithm:hex), so init cannot fetch it`,
+      note: pin,
+    };
+  }
+  if (tag === undefined || tag === '') {
+    return {
+      message: `${label} uses ${src} without a tag or digest, so every init installs whatever the tag "latest" names then`,
+      note: pin,
+    };
+  }
+  return {
+    message: `${label} uses ${src} with tag "${tag}": a tag in an OCI registry can be pushed again to name another artifact, so init may install other code under the same configuration`,
+    note: pin,
+  };
+}
+
 /**
  * A git module source is fetched again at every `terraform init` (modules are not in the dependency
  * lock file): without a `ref`, or with a branch, the code can change under an unchanged
- * configuration. Registry modules are pinned by `version` instead (`module-version-missing`).
+ * configuration. Likewise an OCI source (OpenTofu 1.10) without a `digest`. Registry modules are
+ * pinned by `version` instead (`module-version-missing`).
  */
 export const moduleRefUnpinned: Rule = {
   id: 'module-ref-unpinned',
   defaultSeverity: 'warning',
   summary:
-    'A module call with a git source should pin a ref that is a version tag or a full commit SHA (only a SHA with module_ref_policy = "sha").',
+    'A module call with a git source should pin a ref that is a version tag or a full commit SHA (only a SHA with module_ref_policy = "sha"); an OCI source, a digest.',
+  options: [
+    {
+      key: 'module_ref_policy',
+      field: 'moduleRefPolicy',
+      type: oneOf(MODULE_REF_POLICIES),
+      default: 'tag-or-sha',
+      origins: ['repository'],
+      doc: 'how git module sources must be pinned: a version tag or a full commit SHA, or (`"sha"`) only a full commit SHA',
+      example: '"sha"',
+    },
+  ],
   check(ctx) {
     const policy = ctx.config.moduleRefPolicy;
     const out: RuleFinding[] = [];
@@ -120,6 +176,11 @@ export const moduleRefUnpinned: Rule = {
         // Terraform rejects an interpolated source; Terragrunt fills it in at run time.
         if (call.sourceKind !== 'remote' || call.source === null || call.source.includes('${')) continue;
         const remote = parseRemoteModuleSource(call.source);
+        if (remote?.getter === 'oci') {
+          const oci = describeOci(callLabel(m, call), call.source, remote.query);
+          if (oci !== null) out.push({ module: m.path, ...at(call.sourceLocation ?? call.location), ...oci });
+          continue;
+        }
         if (remote === null || remote.getter !== 'git') continue;
         const ref = remote.query.get('ref') ?? '';
         const kind = refKind(ref);

@@ -96,6 +96,17 @@ export const moduleVersionMissing: Rule = {
       for (const call of m.moduleCalls) {
         if (call.sourceKind !== 'registry') continue;
         if (call.version !== null && call.version.trim() !== '') continue;
+        if (m.terragrunt !== undefined && call.location.file === m.terragrunt.file) {
+          // A Terragrunt `tfr://` source: the version is its `?version=`, which Terragrunt requires
+          // (gruntwork-io/terragrunt internal/tfr/getter.go: "missing version query").
+          out.push({
+            module: m.path,
+            ...at(call.location),
+            message: `the Terragrunt unit "${m.path}" uses the registry module "${call.source ?? ''}" (tfr://) without ?version=, which Terragrunt refuses ("missing version query")`,
+            note: 'Add ?version=X.Y.Z (the release you have tested) to the tfr:// source.',
+          });
+          continue;
+        }
         const derived = call.version === null ? derive(ctx, m, call) : { reason: 'its version is empty' };
         const src = sourceFor(ctx, call.sourceRange?.file);
         const edits =

@@ -1,5 +1,7 @@
 import { moduleConstraintBounded, parseModuleConstraints } from '../constraints';
 import type { ModuleVersionStyle } from '../model';
+import { MODULE_VERSION_STYLES } from '../model';
+import { oneOf } from '../util/settings';
 import type { RuleFinding } from './types';
 import { at, isDeployable, kindCaveat } from './helpers';
 import type { Rule } from './types';
@@ -62,6 +64,17 @@ export const moduleVersionStyle: Rule = {
   defaultSeverity: 'warning',
   summary:
     'With module_version_style set, a root module must give registry module calls an exact version ("exact") or a ~> constraint ("pessimistic").',
+  options: [
+    {
+      key: 'module_version_style',
+      field: 'moduleVersionStyle',
+      type: oneOf(MODULE_VERSION_STYLES),
+      default: 'any',
+      origins: ['repository'],
+      doc: 'the form of registry module versions in root modules: `"exact"`, `"pessimistic"` (`~>`) or `"any"` (not checked)',
+      example: '"pessimistic"',
+    },
+  ],
   check(ctx) {
     const style = ctx.config.moduleVersionStyle;
     if (style === 'any') return [];

@@ -1,4 +1,5 @@
 import type { LockAnalysis } from '../lockfile/types';
+import type { FieldSetting } from '../util/settings';
 import type { Engine, InputKind, ScanConfig, Severity, SourceRange, TextEdit } from '../model';
 import type { LoadDiagnostic, ModuleInfo, RootTree } from '../modules';
 
@@ -47,6 +48,9 @@ export interface Rule {
   /** `after-suppression`: runs after every other rule's findings were matched against the inline
    * annotations, with `ctx.suppressionsUsed` set; its findings are never suppressed. */
   stage?: 'after-suppression';
+  /** The settings only this rule reads (`module_ref_policy`), declared here and nowhere else: the
+   * settings file parser, the defaults and the README's settings table take them from the rule. */
+  options?: readonly FieldSetting<keyof ScanConfig>[];
 }
 
 /** A mechanical fix a finding can offer (for example the replacement constraint string). */
@@ -70,6 +74,9 @@ export interface Finding {
   message: string;
   /** Module path relative to the archive root, `"."` for the top directory. */
   module: string;
+  /** When one location serves several modules (Terragrunt units sharing a generated file), every
+   * module the finding applies to, sorted; `module` is the first. Absent otherwise. */
+  modules?: string[];
   file: string | null;
   line: number | null;
   /** The exact span the finding is about (start and end line, column and byte), when known. Its

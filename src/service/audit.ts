@@ -19,6 +19,7 @@
  * content.
  */
 import { createHash } from 'node:crypto';
+import { RegistryClient } from '../lockfile/registry';
 import type { MessageQueue, VersionedObjectSource } from '../storage/ports';
 import type { ObjectStore } from '../storage/types';
 import { compareKeys } from '../storage/keys';
@@ -26,6 +27,8 @@ import { deadlinePassed, isScanTimeout } from './deadline';
 import { auditRunId, type AuditRunLayout, type ReportLayout } from './keys';
 import { METRIC, errorAttributes, type ServiceLogger, type ServiceMetrics } from './observability';
 import { readLatest, scanAndStore, type ScanContext } from './scans';
+import { buildFleet, parseFleetData, registryNewest, type FleetData } from './fleet';
+import { renderFleetHtml } from './fleet-html';
 import {
   buildSummary,
   entryOf,
@@ -50,6 +53,9 @@ export interface AuditDeps {
   /** The invocation's deadline: a rescan still running stops (`scan-timeout`), later ones do not
    * start; either way the message is redelivered, and recorded `failed` on its last delivery. */
   signal?: AbortSignal | undefined;
+  /** The fleet data to compare the fleet page with instead of the stored `fleet/index.json`
+   * (`tfguard audit --previous FILE`). */
+  previousFleet?: FleetData | undefined;
 }
 
 export interface AuditManifest {
@@ -416,9 +422,52 @@ export async function completeRun(
     };
     await putJson(deps.reports, deps.layout.auditLatest, pointer);
   }
+  await writeFleet(deps, summary);
   deps.metrics.addMetric(METRIC.auditRuns, 'Count', 1);
   deps.logger.info('audit run complete', { runId: manifest.runId, totals: summary.totals });
   return summary;
+}
+
+/**
+ * Writes the fleet page and its data (`fleet/index.html`, `fleet/index.json`), compared with the
+ * stored fleet data of an earlier run (or `deps.previousFleet`), unless a newer run already wrote
+ * them. With the registry check, each provider's newest release is asked once per run.
+ */
+export async function writeFleet(deps: AuditDeps, summary: AuditSummary): Promise<FleetData | null> {
+  let stored: FleetData | null = null;
+  const got = await deps.reports.get(deps.layout.fleetJson);
+  if (got !== null) {
+    try {
+      stored = parseFleetData(got.body.toString('utf8'), deps.layout.fleetJson);
+    } catch (err) {
+      // A damaged page is replaced; the run still completes (there is just nothing to diff with).
+      deps.logger.warn('the stored fleet data is unreadable; the fleet page is written without changes', {
+        ...errorAttributes(err),
+      });
+    }
+  }
+  if (stored !== null && compareKeys(stored.runId, summary.runId) > 0) return null;
+  const previous =
+    deps.previousFleet ?? (stored !== null && compareKeys(stored.runId, summary.runId) < 0 ? stored : null);
+  let registry = null;
+  if (deps.registry && summary.providers.length > 0) {
+    const config = deps.scanOptions.config;
+    const client = new RegistryClient({
+      hosts: config?.registryHosts ?? {},
+      credentials: { ...(config?.credentials ?? {}), ...(deps.scanOptions.registryTokens ?? {}) },
+      ...(deps.signal ? { signal: deps.signal } : {}),
+    });
+    registry = await registryNewest(
+      summary.providers.map((p) => p.source),
+      (source) => client.availableVersions(source),
+    );
+  }
+  const fleet = buildFleet(summary, { registry, previous });
+  await putJson(deps.reports, deps.layout.fleetJson, fleet);
+  await deps.reports.put(deps.layout.fleetHtml, renderFleetHtml(fleet), {
+    contentType: 'text/html; charset=utf-8',
+  });
+  return fleet;
 }
 
 /** Processes one queue message in the Lambda worker. */

@@ -88,3 +88,13 @@ export {
 } from './summary';
 export { invocationDeadline, deadlineMargin, isScanTimeout, MAX_MARGIN_SHARE } from './deadline';
 export { silentLogger, noMetrics, type ServiceLogger, type ServiceMetrics } from './observability';
+export {
+  buildFleet,
+  parseFleetData,
+  behind,
+  type FleetData,
+  type FleetRepository,
+  type FleetProvider,
+  type Behind,
+} from './fleet';
+export { renderFleetHtml, FLEET_CSP } from './fleet-html';

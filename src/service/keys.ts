@@ -11,6 +11,7 @@
  *   requests/<uploadId>.json                             a `POST /uploads` request and its outcome
  *   audits/latest.json                                   the newest complete audit run
  *   audits/runs/<runId>/...                              one audit run (see audit.ts)
+ *   fleet/index.html|index.json                          the newest audit's fleet page and its data
  *   cache/registry/...                                   verified registry SHA256SUMS
  *
  * `repoKey` is the repository name with every `/`-separated segment percent-encoded
@@ -167,6 +168,16 @@ export class ReportLayout {
 
   get auditLatest(): string {
     return `${this.prefix}audits/latest.json`;
+  }
+
+  /** The fleet page of the newest complete audit (src/service/fleet-html.ts). */
+  get fleetHtml(): string {
+    return `${this.prefix}fleet/index.html`;
+  }
+
+  /** The fleet page's data, also what the next audit compares with (docs/fleet.schema.json). */
+  get fleetJson(): string {
+    return `${this.prefix}fleet/index.json`;
   }
 
   auditRun(runId: string): AuditRunLayout {

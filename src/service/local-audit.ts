@@ -10,6 +10,7 @@ import { auditRunId, normalizeRepository, ReportLayout } from './keys';
 import { noMetrics, silentLogger, type ServiceLogger, type ServiceMetrics } from './observability';
 import type { ScanContext } from './scans';
 import type { AuditSummary, RepositoryResult } from './summary';
+import type { FleetData } from './fleet';
 
 export interface LocalArchive {
   /** Repository name (for example the archive's file name without its suffix). */
@@ -30,6 +31,8 @@ export interface LocalAuditOptions {
   /** Run start time (default now); also seeds the run id. */
   now?: Date;
   shardSize?: number;
+  /** Fleet data to compare the fleet page with instead of the store's `fleet/index.json`. */
+  previousFleet?: FleetData;
   logger?: ServiceLogger;
   metrics?: ServiceMetrics;
   onProgress?: (progress: {
@@ -43,8 +46,10 @@ export interface LocalAuditOptions {
 export interface LocalAuditResult {
   runId: string;
   summary: AuditSummary;
-  /** Store keys of the summary. */
-  keys: { json: string; markdown: string };
+  /** The fleet page's data (null when a newer audit in the store already wrote the page). */
+  fleet: FleetData | null;
+  /** Store keys of the summary and of the fleet page and its data. */
+  keys: { json: string; markdown: string; fleetHtml: string; fleetJson: string };
 }
 
 /**
@@ -82,6 +87,7 @@ export async function runLocalAudit(
     metrics: options.metrics ?? noMetrics,
     registry: options.registry ?? false,
     shardSize: options.shardSize,
+    previousFleet: options.previousFleet,
   };
   const runId = auditRunId(now, `local:${[...byRepository.keys()].join('\n')}`);
   const plan = await planRun(deps, { runId, startedAt: now.toISOString() }, async () => [
@@ -116,9 +122,17 @@ export async function runLocalAudit(
   }
   const stored = await store.get(run.summaryJson);
   if (stored === null) throw new Error(`audit ${runId} finished without a summary`);
+  const fleetStored = await store.get(layout.fleetJson);
+  const fleet = fleetStored === null ? null : (JSON.parse(fleetStored.body.toString('utf8')) as FleetData);
   return {
     runId,
     summary: JSON.parse(stored.body.toString('utf8')) as AuditSummary,
-    keys: { json: run.summaryJson, markdown: run.summaryMarkdown },
+    fleet: fleet !== null && fleet.runId === runId ? fleet : null,
+    keys: {
+      json: run.summaryJson,
+      markdown: run.summaryMarkdown,
+      fleetHtml: layout.fleetHtml,
+      fleetJson: layout.fleetJson,
+    },
   };
 }

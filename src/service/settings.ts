@@ -4,6 +4,9 @@
  * here; docs/service.md lists them.
  */
 import type { FailOn } from '../report/types';
+import { configSetting } from '../scan/settings';
+import type { SettingSpec, SettingType } from '../util/settings';
+import { bool, defaultText, SettingValueError } from '../util/settings';
 import { AccessPolicyError, parseAccessPolicy, type AccessPolicy } from './access';
 
 export interface BucketLocation {
@@ -70,44 +73,7 @@ export class SettingsError extends Error {
   override readonly name = 'SettingsError';
 }
 
-export const DEFAULTS = {
-  uploadsPrefix: 'uploads/',
-  reportsPrefix: 'reports/',
-  failOn: 'error' as FailOn,
-  maxArchiveBytes: 50 * 1024 * 1024,
-  // 4.5 MB of archive is 6 MB once API Gateway base64-encodes it: Lambda's synchronous payload limit.
-  apiMaxBodyBytes: 4_500_000,
-  uploadUrlTtlSeconds: 900,
-  reportUrlTtlSeconds: 900,
-  auditMaxReceiveCount: 3,
-  deadlineMarginMs: 10_000,
-};
-
 type Env = Readonly<Record<string, string | undefined>>;
-
-function text(env: Env, name: string): string | undefined {
-  const value = env[name];
-  if (value === undefined) return undefined;
-  const trimmed = value.trim();
-  return trimmed === '' ? undefined : trimmed;
-}
-
-function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = text(env, name);
-  if (raw === undefined) return fallback;
-  if (!/^\d+$/.test(raw)) throw new SettingsError(`${name} must be an integer, got ${JSON.stringify(raw)}`);
-  const n = Number(raw);
-  if (n < min || n > max) throw new SettingsError(`${name} must be between ${min} and ${max}, got ${n}`);
-  return n;
-}
-
-function boolean(env: Env, name: string, fallback: boolean): boolean {
-  const raw = text(env, name)?.toLowerCase();
-  if (raw === undefined) return fallback;
-  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
-  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
-  throw new SettingsError(`${name} must be true or false, got ${JSON.stringify(env[name])}`);
-}
 
 const FAIL_ON: readonly FailOn[] = ['error', 'warning', 'notice', 'never'];
 
@@ -120,90 +86,283 @@ export function parseFailOn(value: string, what: string): FailOn {
 // S3 bucket naming rules (general purpose buckets).
 const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 
-function bucket(env: Env, name: string, fallback?: string): string {
-  const value = text(env, name) ?? fallback;
-  if (value === undefined) throw new SettingsError(`${name} is required`);
-  if (!BUCKET.test(value))
-    throw new SettingsError(`${name} is not a valid bucket name: ${JSON.stringify(value)}`);
-  return value;
-}
+// ---------------------------------------------------------------------------------------------
+// The types of the service's variables (src/util/settings.ts). Messages name the variable alone.
+// ---------------------------------------------------------------------------------------------
 
-function prefix(env: Env, name: string, fallback: string): string {
-  let value = env[name] === undefined ? fallback : (env[name] ?? '').trim();
-  if (value.startsWith('/'))
-    throw new SettingsError(`${name} must not start with "/": ${JSON.stringify(value)}`);
-  if (value !== '' && !value.endsWith('/')) value += '/';
-  if (
-    value
-      .split('/')
-      .slice(0, -1)
-      .some((s) => s === '' || s === '.' || s === '..')
-  ) {
-    throw new SettingsError(`${name} has an empty, "." or ".." segment: ${JSON.stringify(value)}`);
-  }
-  return value;
-}
+const bucketName: SettingType<string> = {
+  describe: 'an S3 bucket name',
+  fromValue: (value, name) => bucketName.fromText?.(String(value), name) ?? '',
+  fromText(value, name) {
+    if (!BUCKET.test(value))
+      throw new SettingsError(`${name} is not a valid bucket name: ${JSON.stringify(value)}`);
+    return value;
+  },
+};
 
-function registryHosts(env: Env, name: string, allowEmpty = false): Record<string, string> {
-  const raw = text(env, name);
-  if (raw === undefined) return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch (err) {
-    throw new SettingsError(`${name} must be a JSON object of hostname to URL: ${JSON.stringify(raw)}`, {
-      cause: err,
-    });
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw new SettingsError(`${name} must be a JSON object of hostname to URL, got ${JSON.stringify(raw)}`);
-  }
-  const out: Record<string, string> = {};
-  for (const [host, value] of Object.entries(parsed as Record<string, unknown>)) {
-    if (typeof value !== 'string' || !(/^https?:\/\/\S+$/.test(value) || (allowEmpty && value === ''))) {
-      throw new SettingsError(
-        `${name}: the URL for ${JSON.stringify(host)} must be an http(s) URL${allowEmpty ? ' (or "" for https://HOST)' : ''}`,
-      );
+const keyPrefix: SettingType<string> = {
+  describe: 'an S3 key prefix',
+  fromValue: (value, name) => keyPrefix.fromText?.(String(value), name) ?? '',
+  fromText(raw, name) {
+    let value = raw.trim();
+    if (value.startsWith('/'))
+      throw new SettingsError(`${name} must not start with "/": ${JSON.stringify(value)}`);
+    if (value !== '' && !value.endsWith('/')) value += '/';
+    if (
+      value
+        .split('/')
+        .slice(0, -1)
+        .some((part) => part === '' || part === '.' || part === '..')
+    ) {
+      throw new SettingsError(`${name} has an empty, "." or ".." segment: ${JSON.stringify(value)}`);
     }
-    out[host.toLowerCase()] = value.replace(/\/+$/, '');
-  }
-  return out;
+    return value;
+  },
+};
+
+const httpUrl: SettingType<string> = {
+  describe: 'an http(s) URL',
+  fromValue: (value, name) => httpUrl.fromText?.(String(value), name) ?? '',
+  fromText(value, name) {
+    let parsed: URL;
+    try {
+      parsed = new URL(value);
+    } catch (err) {
+      throw new SettingsError(`${name} is not a URL: ${JSON.stringify(value)}`, { cause: err });
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+      throw new SettingsError(`${name} must be an http(s) URL: ${JSON.stringify(value)}`);
+    }
+    return value;
+  },
+};
+
+function integerIn(min: number, max: number): SettingType<number> {
+  const type: SettingType<number> = {
+    describe: `an integer from ${min} to ${max}`,
+    fromValue: (value, name) => type.fromText?.(String(value), name) ?? 0,
+    fromText(raw, name) {
+      if (!/^\d+$/.test(raw))
+        throw new SettingsError(`${name} must be an integer, got ${JSON.stringify(raw)}`);
+      const n = Number(raw);
+      if (n < min || n > max) throw new SettingsError(`${name} must be between ${min} and ${max}, got ${n}`);
+      return n;
+    },
+  };
+  return type;
 }
 
-function url(env: Env, name: string): string | undefined {
-  const value = text(env, name);
-  if (value === undefined) return undefined;
-  let parsed: URL;
-  try {
-    parsed = new URL(value);
-  } catch (err) {
-    throw new SettingsError(`${name} is not a URL: ${JSON.stringify(value)}`, { cause: err });
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    throw new SettingsError(`${name} must be an http(s) URL: ${JSON.stringify(value)}`);
-  }
-  return value;
+const failOnType: SettingType<FailOn> = {
+  describe: FAIL_ON.join(', '),
+  fromValue: (value, name) => parseFailOn(String(value), name),
+  fromText: (value, name) => parseFailOn(value, name),
+};
+
+const accessPolicyType: SettingType<AccessPolicy | null> = {
+  describe: 'JSON (docs/service.md "Tenants")',
+  fromValue: (value, name) => accessPolicyType.fromText?.(String(value), name) ?? null,
+  fromText(value, name) {
+    try {
+      return parseAccessPolicy(value, name);
+    } catch (err) {
+      if (err instanceof AccessPolicyError) throw new SettingsError(err.message, { cause: err });
+      throw err;
+    }
+  },
+};
+
+/** `registry_hosts` / `module_hosts` of the settings table, read from their variables. */
+function hostsOf(key: 'registry_hosts' | 'module_hosts'): SettingType<Record<string, string>> {
+  const setting = configSetting(key);
+  if (setting === undefined) throw new Error(`no setting ${key}`);
+  return setting.type as SettingType<Record<string, string>>;
 }
 
-function accessPolicy(env: Env, name: string): AccessPolicy | null {
+function service<T>(
+  env: string,
+  type: SettingType<T>,
+  defaultValue: T | undefined,
+  doc: string,
+  defaultText?: string,
+): SettingSpec<T> {
+  return {
+    env,
+    type,
+    default: defaultValue,
+    origins: ['environment'],
+    doc,
+    ...(defaultText ? { defaultText } : {}),
+  };
+}
+
+/**
+ * Every variable of the deployed service, declared once: `loadServiceSettings` reads them, and
+ * docs/service.md's table is made from this list (scripts/readme-sections.ts). The scan's operator
+ * settings (limits, budgets, time limits) are `OPERATOR_SETTINGS` in src/config.ts.
+ */
+export const SERVICE_SETTINGS = {
+  uploadsBucket: service('TFGUARD_UPLOADS_BUCKET', bucketName, undefined, 'uploads bucket', '(required)'),
+  uploadsPrefix: service('TFGUARD_UPLOADS_PREFIX', keyPrefix, 'uploads/', 'uploads prefix'),
+  reportsBucket: service(
+    'TFGUARD_REPORTS_BUCKET',
+    bucketName,
+    undefined,
+    'reports bucket',
+    'the uploads bucket',
+  ),
+  reportsPrefix: service(
+    'TFGUARD_REPORTS_PREFIX',
+    keyPrefix,
+    'reports/',
+    'reports prefix (must not overlap the uploads prefix in one bucket)',
+  ),
+  s3Endpoint: service(
+    'TFGUARD_S3_ENDPOINT',
+    httpUrl,
+    undefined,
+    'S3-compatible endpoint (s3rver, MinIO …)',
+    'AWS',
+  ),
+  s3ForcePathStyle: service(
+    'TFGUARD_S3_FORCE_PATH_STYLE',
+    bool,
+    undefined,
+    'path-style URLs',
+    '`true` with an endpoint, else `false`',
+  ),
+  sqsEndpoint: service(
+    'TFGUARD_SQS_ENDPOINT',
+    httpUrl,
+    undefined,
+    'SQS-compatible endpoint (ElasticMQ …)',
+    'AWS',
+  ),
+  auditQueueUrl: service(
+    'TFGUARD_AUDIT_QUEUE_URL',
+    httpUrl,
+    undefined,
+    'audit queue',
+    '(required by `auditStart`)',
+  ),
+  failOn: service('TFGUARD_FAIL_ON', failOnType, 'error' as FailOn, 'default API gate'),
+  accessPolicy: service(
+    'TFGUARD_ACCESS_POLICY',
+    accessPolicyType,
+    null,
+    'JSON: which IAM principals may scan, upload and read which repositories, and the auditors ([Tenants](#tenants-who-may-scan-and-read-which-repository))',
+    'none (single-tenant)',
+  ),
+  scanRegistry: service('TFGUARD_SCAN_REGISTRY', bool, true, 'registry check in upload and API scans'),
+  auditRegistry: service('TFGUARD_AUDIT_REGISTRY', bool, true, 'registry check in audit rescans'),
+  registryHosts: service(
+    'TFGUARD_REGISTRY_HOSTS',
+    hostsOf('registry_hosts'),
+    {},
+    'JSON object, registry hostname → base URL (private registries, mirrors); the only way to add a registry host (`registry_hosts` of `--config`)',
+  ),
+  remoteModules: service(
+    'TFGUARD_REMOTE_MODULES',
+    bool,
+    true,
+    "resolve remote modules over the network in every scan ([remote-modules.md](remote-modules.md)); answers are cached in the reports bucket under the registry cache prefix (`…cache/registry/remote-modules/v1/`, expired `remoteModuleCacheDays` after each write; content behind a branch, tag or unchecksummed URL only for the scan's repository: [the cache](remote-modules.md#the-cache))",
+  ),
+  moduleHosts: service(
+    'TFGUARD_MODULE_HOSTS',
+    hostsOf('module_hosts'),
+    {},
+    'JSON object, git / HTTP hostname → base URL (`""` for `https://HOST`): the only hosts remote module packages are downloaded from (e.g. `{"github.com": ""}`; `module_hosts` of `--config`)',
+  ),
+  maxArchiveBytes: service(
+    'TFGUARD_MAX_ARCHIVE_BYTES',
+    integerIn(1, 2 ** 40),
+    50 * 1024 * 1024,
+    "larger uploads are rejected without download; the presigned POST's `content-length-range`",
+  ),
+  apiMaxBodyBytes: service(
+    'TFGUARD_API_MAX_BODY_BYTES',
+    integerIn(1, 6 * 1024 * 1024),
+    // 4.5 MB of archive is 6 MB once API Gateway base64-encodes it: Lambda's synchronous payload limit.
+    4_500_000,
+    'largest `POST /scans` body',
+  ),
+  uploadUrlTtlSeconds: service(
+    'TFGUARD_UPLOAD_URL_TTL_SECONDS',
+    integerIn(1, 604_800),
+    900,
+    'presigned PUT URL and POST policy lifetime',
+  ),
+  reportUrlTtlSeconds: service(
+    'TFGUARD_REPORT_URL_TTL_SECONDS',
+    integerIn(1, 604_800),
+    900,
+    'lifetime of the presigned report links the API returns',
+  ),
+  auditMaxReceiveCount: service(
+    'TFGUARD_AUDIT_MAX_RECEIVE_COUNT',
+    integerIn(1, 1000),
+    3,
+    "must equal the audit queue's `maxReceiveCount`",
+  ),
+  auditShardSize: service(
+    'TFGUARD_AUDIT_SHARD_SIZE',
+    integerIn(1, 1000),
+    undefined,
+    'repositories per audit shard',
+    '~√N, ≥ 10',
+  ),
+  deadlineMarginMs: service(
+    'TFGUARD_DEADLINE_MARGIN_MS',
+    integerIn(0, 900_000),
+    10_000,
+    "scans stop this long before the Lambda timeout (at most a quarter of the invocation's time; `0`: no early stop)",
+  ),
+} as const;
+
+/** The defaults, from the table (tests and docs). */
+export const DEFAULTS = {
+  uploadsPrefix: SERVICE_SETTINGS.uploadsPrefix.default as string,
+  reportsPrefix: SERVICE_SETTINGS.reportsPrefix.default as string,
+  failOn: SERVICE_SETTINGS.failOn.default as FailOn,
+  maxArchiveBytes: SERVICE_SETTINGS.maxArchiveBytes.default as number,
+  apiMaxBodyBytes: SERVICE_SETTINGS.apiMaxBodyBytes.default as number,
+  uploadUrlTtlSeconds: SERVICE_SETTINGS.uploadUrlTtlSeconds.default as number,
+  reportUrlTtlSeconds: SERVICE_SETTINGS.reportUrlTtlSeconds.default as number,
+  auditMaxReceiveCount: SERVICE_SETTINGS.auditMaxReceiveCount.default as number,
+  deadlineMarginMs: SERVICE_SETTINGS.deadlineMarginMs.default as number,
+};
+
+/** One variable: unset or blank is `fallback` (the default unless given); else read by its type,
+ * any failure a `SettingsError` naming the variable. */
+function read<T>(env: Env, spec: SettingSpec<T>, fallback: T | undefined = spec.default): T | undefined {
+  const name = spec.env as string;
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
   try {
-    return parseAccessPolicy(env[name], name);
+    return spec.type.fromText !== undefined
+      ? spec.type.fromText(raw.trim(), name)
+      : spec.type.fromValue(raw.trim(), name);
   } catch (err) {
-    if (err instanceof AccessPolicyError) throw new SettingsError(err.message, { cause: err });
+    if (err instanceof SettingValueError) throw new SettingsError(err.message, { cause: err });
     throw err;
   }
 }
 
+function required<T>(value: T | undefined, spec: SettingSpec<T>): T {
+  if (value === undefined) throw new SettingsError(`${spec.env as string} is required`);
+  return value;
+}
+
 /** Reads and validates the service settings. Throws `SettingsError` naming the variable at fault. */
 export function loadServiceSettings(env: Env): ServiceSettings {
-  const uploadsBucket = bucket(env, 'TFGUARD_UPLOADS_BUCKET');
-  const uploads = {
-    bucket: uploadsBucket,
-    prefix: prefix(env, 'TFGUARD_UPLOADS_PREFIX', DEFAULTS.uploadsPrefix),
-  };
+  const S = SERVICE_SETTINGS;
+  const uploadsBucket = required(read(env, S.uploadsBucket), S.uploadsBucket);
+  // A prefix set to '' is the bucket's top, not the default.
+  const prefixOf = (spec: SettingSpec<string>): string =>
+    env[spec.env as string] === undefined ? (spec.default as string) : (read(env, spec, '') as string);
+  const uploads = { bucket: uploadsBucket, prefix: prefixOf(S.uploadsPrefix) };
   const reports = {
-    bucket: bucket(env, 'TFGUARD_REPORTS_BUCKET', uploadsBucket),
-    prefix: prefix(env, 'TFGUARD_REPORTS_PREFIX', DEFAULTS.reportsPrefix),
+    bucket: read(env, S.reportsBucket, uploadsBucket) as string,
+    prefix: prefixOf(S.reportsPrefix),
   };
   if (
     uploads.bucket === reports.bucket &&
@@ -215,47 +374,41 @@ export function loadServiceSettings(env: Env): ServiceSettings {
         `(${JSON.stringify(uploads.prefix)}) overlap in bucket ${uploads.bucket}`,
     );
   }
-  const endpoint = url(env, 'TFGUARD_S3_ENDPOINT');
-  const failOnRaw = text(env, 'TFGUARD_FAIL_ON');
-  const shard = text(env, 'TFGUARD_AUDIT_SHARD_SIZE');
+  const endpoint = read(env, S.s3Endpoint);
+  const region = env.AWS_REGION?.trim() || env.AWS_DEFAULT_REGION?.trim() || undefined;
   return {
-    region: text(env, 'AWS_REGION') ?? text(env, 'AWS_DEFAULT_REGION'),
+    region,
     uploads,
     reports,
-    s3: { endpoint, forcePathStyle: boolean(env, 'TFGUARD_S3_FORCE_PATH_STYLE', endpoint !== undefined) },
-    sqs: { endpoint: url(env, 'TFGUARD_SQS_ENDPOINT') },
-    auditQueueUrl: url(env, 'TFGUARD_AUDIT_QUEUE_URL'),
-    failOn: failOnRaw === undefined ? DEFAULTS.failOn : parseFailOn(failOnRaw, 'TFGUARD_FAIL_ON'),
-    scanRegistry: boolean(env, 'TFGUARD_SCAN_REGISTRY', true),
-    auditRegistry: boolean(env, 'TFGUARD_AUDIT_REGISTRY', true),
-    registryHosts: registryHosts(env, 'TFGUARD_REGISTRY_HOSTS'),
-    remoteModules: boolean(env, 'TFGUARD_REMOTE_MODULES', true),
-    moduleHosts: registryHosts(env, 'TFGUARD_MODULE_HOSTS', true),
-    maxArchiveBytes: integer(env, 'TFGUARD_MAX_ARCHIVE_BYTES', DEFAULTS.maxArchiveBytes, 1, 2 ** 40),
-    apiMaxBodyBytes: integer(env, 'TFGUARD_API_MAX_BODY_BYTES', DEFAULTS.apiMaxBodyBytes, 1, 6 * 1024 * 1024),
-    uploadUrlTtlSeconds: integer(
-      env,
-      'TFGUARD_UPLOAD_URL_TTL_SECONDS',
-      DEFAULTS.uploadUrlTtlSeconds,
-      1,
-      604_800,
-    ),
-    reportUrlTtlSeconds: integer(
-      env,
-      'TFGUARD_REPORT_URL_TTL_SECONDS',
-      DEFAULTS.reportUrlTtlSeconds,
-      1,
-      604_800,
-    ),
-    auditMaxReceiveCount: integer(
-      env,
-      'TFGUARD_AUDIT_MAX_RECEIVE_COUNT',
-      DEFAULTS.auditMaxReceiveCount,
-      1,
-      1000,
-    ),
-    auditShardSize: shard === undefined ? undefined : integer(env, 'TFGUARD_AUDIT_SHARD_SIZE', 0, 1, 1000),
-    deadlineMarginMs: integer(env, 'TFGUARD_DEADLINE_MARGIN_MS', DEFAULTS.deadlineMarginMs, 0, 900_000),
-    accessPolicy: accessPolicy(env, 'TFGUARD_ACCESS_POLICY'),
+    s3: { endpoint, forcePathStyle: read(env, S.s3ForcePathStyle, endpoint !== undefined) as boolean },
+    sqs: { endpoint: read(env, S.sqsEndpoint) },
+    auditQueueUrl: read(env, S.auditQueueUrl),
+    failOn: read(env, S.failOn) as FailOn,
+    scanRegistry: read(env, S.scanRegistry) as boolean,
+    auditRegistry: read(env, S.auditRegistry) as boolean,
+    registryHosts: read(env, S.registryHosts) as Record<string, string>,
+    remoteModules: read(env, S.remoteModules) as boolean,
+    moduleHosts: read(env, S.moduleHosts) as Record<string, string>,
+    maxArchiveBytes: read(env, S.maxArchiveBytes) as number,
+    apiMaxBodyBytes: read(env, S.apiMaxBodyBytes) as number,
+    uploadUrlTtlSeconds: read(env, S.uploadUrlTtlSeconds) as number,
+    reportUrlTtlSeconds: read(env, S.reportUrlTtlSeconds) as number,
+    auditMaxReceiveCount: read(env, S.auditMaxReceiveCount) as number,
+    auditShardSize: read(env, S.auditShardSize),
+    deadlineMarginMs: read(env, S.deadlineMarginMs) as number,
+    accessPolicy: read(env, S.accessPolicy) as AccessPolicy | null,
   };
+}
+
+/** docs/service.md's table of variables, from `SERVICE_SETTINGS` and the operator settings the
+ * service reads (links written from the README's place made relative to docs/). */
+export function serviceSettingsTable(operator: readonly SettingSpec[]): string {
+  const row = (spec: SettingSpec): string =>
+    `| \`${spec.env as string}\` | ${defaultText(spec).replace(/\|/g, '\\|')} | ${spec.doc.replace(/\|/g, '\\|').replace(/\]\(docs\//g, '](')} |`;
+  return [
+    '| Variable | Default | Meaning |',
+    '|---|---|---|',
+    ...Object.values(SERVICE_SETTINGS).map((spec) => row(spec as SettingSpec)),
+    ...operator.filter((spec) => spec.readBy !== 'cli').map(row),
+  ].join('\n');
 }

@@ -21,6 +21,9 @@ export interface FindingRef {
   severity: Severity;
   module: string;
   file: string | null;
+  /** Not part of the comparison (edits above a finding move it); absent in results stored before
+   * the fleet page. */
+  line?: number | null;
   message: string;
 }
 
@@ -50,6 +53,15 @@ export interface RepositoryEntry {
   rules: Record<string, { severity: Severity; count: number }>;
   /** Why a repository was not scanned (rejected, missing, failed). */
   reason: string | null;
+  // The fleet page's data (src/service/fleet.ts). Optional: results stored before it lack them.
+  /** The engines of the repository's roots (`terraform`, `opentofu`), sorted. */
+  engines?: string[];
+  /** Distinct `required_version` constraints, with the number of modules stating each. */
+  requiredVersions?: { constraint: string; modules: number }[];
+  /** Registry module calls, grouped by source and version constraint (null: none given). */
+  moduleVersions?: { source: string; version: string | null; calls: number }[];
+  /** The findings of the organisation policy (rule ids starting with `policy-`), not suppressed. */
+  policy?: FindingRef[];
 }
 
 /** What the worker stores per repository: the entry plus the full finding list for the next diff. */
@@ -101,8 +113,18 @@ export interface AuditSummary {
 export const TOP_VIOLATIONS = 10;
 
 export function findingRef(f: Finding): FindingRef {
-  return { ruleId: f.ruleId, severity: f.severity, module: f.module, file: f.file, message: f.message };
+  return {
+    ruleId: f.ruleId,
+    severity: f.severity,
+    module: f.module,
+    file: f.file,
+    line: f.line,
+    message: f.message,
+  };
 }
+
+/** Rule ids of the organisation policy's rules start with this. */
+export const POLICY_RULE_PREFIX = 'policy-';
 
 function fingerprint(f: FindingRef): string {
   return JSON.stringify([f.ruleId, f.module, f.file, f.message]);
@@ -150,7 +172,7 @@ function terraformVersion(s: string): Version | null {
  * versions Terraform reads (`1.2` is 1.2.0). What Terraform cannot read comes last, by key; equal
  * precedence (e.g. different build metadata) falls back to the key, so the order is total.
  */
-function compareVersions(a: string, b: string): number {
+export function compareVersions(a: string, b: string): number {
   const va = terraformVersion(a);
   const vb = terraformVersion(b);
   if (va && vb) return compareTerraformVersions(vb, va) || compareKeys(a, b);
@@ -174,6 +196,34 @@ export function lockedVersions(report: Report): Record<string, string[]> {
   for (const source of [...bySource.keys()].sort(compareKeys))
     out[source] = [...bySource.get(source)!].sort(compareVersions);
   return out;
+}
+
+/** The `required_version` constraints of every module, with how many modules state each. */
+export function requiredVersions(report: Report): { constraint: string; modules: number }[] {
+  const counts = new Map<string, number>();
+  for (const m of report.modules) {
+    for (const c of new Set(m.requiredVersion)) counts.set(c, (counts.get(c) ?? 0) + 1);
+  }
+  return [...counts.keys()]
+    .sort(compareKeys)
+    .map((constraint) => ({ constraint, modules: counts.get(constraint)! }));
+}
+
+/** Registry module calls of every module, grouped by source and version constraint. */
+export function moduleVersions(report: Report): { source: string; version: string | null; calls: number }[] {
+  const counts = new Map<string, { source: string; version: string | null; calls: number }>();
+  for (const m of report.modules) {
+    for (const call of m.moduleCalls) {
+      if (call.sourceKind !== 'registry' || call.source === null) continue;
+      const key = JSON.stringify([call.source, call.version]);
+      const entry = counts.get(key) ?? { source: call.source, version: call.version, calls: 0 };
+      entry.calls++;
+      counts.set(key, entry);
+    }
+  }
+  return [...counts.values()].sort(
+    (a, b) => compareKeys(a.source, b.source) || compareKeys(a.version ?? '', b.version ?? ''),
+  );
 }
 
 function ruleCounts(findings: FindingRef[]): Record<string, { severity: Severity; count: number }> {
@@ -215,6 +265,10 @@ export function scannedResult(
     locks: lockedVersions(report),
     rules: ruleCounts(findings),
     reason: null,
+    engines: [...new Set(report.roots.map((r) => r.engine))].sort(compareKeys),
+    requiredVersions: requiredVersions(report),
+    moduleVersions: moduleVersions(report),
+    policy: findings.filter((f) => f.ruleId.startsWith(POLICY_RULE_PREFIX)),
     findings,
   };
 }

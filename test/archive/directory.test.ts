@@ -39,24 +39,29 @@ const SAMPLE = {
   '.git/HEAD': 'ref: refs/heads/main',
   '.terraform/providers/huge.bin': 'binary',
   '.terraform/modules/modules.json': '{}',
+  '.terraform/modules/vpc/main.tf': 'installed',
+  '.terraform/modules/vpc/.git/HEAD': 'ref: refs/heads/main',
+  '.terraform/terraform.tfstate': '{}',
   'nested/.git': 'gitdir: ../.git/modules/nested',
   '._main.tf': 'apple double',
   empty: null,
 };
 
 describe('readDirectory', () => {
-  test('lists the tree, skips .git/.terraform (but modules.json)/AppleDouble, loads selected files', async () => {
+  test('lists the tree, skips .git/.terraform (but its modules)/AppleDouble, loads selected files', async () => {
     const root = tree(path.join(scratch, 'config'), SAMPLE);
     chmodSync(path.join(root, 'main.tf'), 0o600);
     const archive = await readDirectory(root);
     expect(archive.name).toBe('config');
     expect(archive.format).toBe('directory');
     expect(archive.entries.map((e) => [e.path, e.type])).toEqual([
-      // Of .terraform only the record of installed modules (module versions for tfguard fix).
+      // Of .terraform only the installed modules and their record, as a tarball of it has them.
       ['.terraform', 'directory'],
       ['.terraform.lock.hcl', 'file'],
       ['.terraform/modules', 'directory'],
       ['.terraform/modules/modules.json', 'file'],
+      ['.terraform/modules/vpc', 'directory'],
+      ['.terraform/modules/vpc/main.tf', 'file'],
       ['empty', 'directory'],
       ['main.tf', 'file'],
       ['modules', 'directory'],
@@ -74,6 +79,7 @@ describe('readDirectory', () => {
     });
     expect([...archive.files.keys()]).toEqual([
       '.terraform.lock.hcl',
+      '.terraform/modules/vpc/main.tf',
       'main.tf',
       'modules/vpc/README.md',
       'modules/vpc/main.tf',

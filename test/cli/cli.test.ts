@@ -10,6 +10,7 @@ import { readLockFile, terraformInit, withMirror } from '../support/terraform';
 import { describeWithTerraform } from '../support/external';
 import { startRegistry } from '../support/registry-server';
 import type { Report } from '../../src/report/types';
+import { fakeH1, lockText } from '../support/lock-fixtures';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');
@@ -216,6 +217,76 @@ describe('tfguard scan --remote-modules', () => {
 
   it('--cache-dir without --remote-modules is a usage error', async () => {
     const r = await cli(['scan', DEMO, '--cache-dir', tmp]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--cache-dir is used only with --remote-modules');
+  });
+});
+
+describe('tfguard fix --remote-modules', () => {
+  // The root gets hashicorp/random only through the registry module; the lock also holds an entry
+  // for hashicorp/null, which nothing requires. Only a tree that resolved the module can call that
+  // entry stale: without the module, it may be what the module needs.
+  const MAIN =
+    'terraform {\n  required_version = ">= 1.5"\n}\n\n' +
+    'module "kms" {\n  source  = "acme/kms/aws"\n  version = "~> 2.2"\n}\n';
+  const LOCK = lockText([
+    { source: 'registry.terraform.io/hashicorp/null', version: '3.2.2', hashes: [fakeH1('null')] },
+    {
+      source: 'registry.terraform.io/hashicorp/random',
+      version: '3.6.0',
+      constraints: '>= 3.1.0',
+      hashes: [fakeH1('random')],
+    },
+  ]);
+
+  it('resolves remote modules as scan does, for the fixes and for what remains', async () => {
+    const registry = await startRegistry({
+      modules: [
+        {
+          namespace: 'acme',
+          name: 'kms',
+          system: 'aws',
+          versions: [{ version: '2.2.1', root: { providers: [{ name: 'random', version: '>= 3.1' }] } }],
+        },
+      ],
+    });
+    try {
+      const dir = path.join(tmp, 'fix-remote');
+      await fs.mkdir(dir, { recursive: true });
+      await fs.writeFile(path.join(dir, 'main.tf'), MAIN);
+      await fs.writeFile(path.join(dir, '.terraform.lock.hcl'), LOCK);
+      const ops = path.join(tmp, 'fix-ops.hcl');
+      await fs.writeFile(ops, `registry_hosts = { "registry.terraform.io" = "${registry.url}" }\n`);
+      const cache = path.join(tmp, 'fix-remote-cache');
+      const common = ['--config', ops, '--fail-on', 'never', '--rule', 'lock-provider-stale'];
+
+      const off = await cli(['fix', dir, '--dry-run', ...common]);
+      expect(registry.requests).toEqual([]);
+      expect([off.code, off.stdout]).toEqual([0, '']);
+      expect(off.stderr).toContain('tfguard fix: would fix 0 findings in 0 files');
+
+      const dry = await cli(['fix', dir, '--dry-run', ...common, '--remote-modules', '--cache-dir', cache]);
+      expect(dry.code).toBe(0);
+      expect(registry.requests.length).toBeGreaterThan(0);
+      expect(dry.stderr).toContain('tfguard fix: would fix 1 finding in 1 file');
+      expect(dry.stdout).toContain('-provider "registry.terraform.io/hashicorp/null" {');
+      expect(dry.stdout).not.toContain('-provider "registry.terraform.io/hashicorp/random" {');
+
+      // In place: the rescan of what remains resolves the module too (nothing is left to a person).
+      const fixed = await cli(['fix', dir, ...common, '--remote-modules', '--cache-dir', cache]);
+      expect(fixed.code).toBe(0);
+      expect(fixed.stdout).toContain('tfguard fix: fixed 1 finding in 1 file');
+      expect(fixed.stdout).not.toContain('still needs a person');
+      const lock = await fs.readFile(path.join(dir, '.terraform.lock.hcl'), 'utf8');
+      expect(lock).not.toContain('hashicorp/null');
+      expect(lock).toContain('provider "registry.terraform.io/hashicorp/random" {');
+    } finally {
+      await registry.close();
+    }
+  });
+
+  it('--cache-dir without --remote-modules is a usage error', async () => {
+    const r = await cli(['fix', tmp, '--cache-dir', tmp]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('--cache-dir is used only with --remote-modules');
   });

@@ -6,6 +6,8 @@ import {
   repositorySections,
   RULES_INDEX,
   rulesIndexSections,
+  SERVICE_DOC,
+  serviceSections,
 } from '../../scripts/readme-sections';
 import { CORPUS_DIR_VAR, describeWithCorpus, REQUIRE_EXTERNAL_VAR } from '../support/external';
 
@@ -20,6 +22,12 @@ describe('README', () => {
     const text = await fs.readFile(RULES_INDEX, 'utf8');
     // On failure: npx tsx scripts/readme-sections.ts --write
     expect(applySections(text, rulesIndexSections())).toBe(text);
+  });
+
+  it('docs/service.md lists every variable of the service, generated from the settings tables', async () => {
+    const text = await fs.readFile(SERVICE_DOC, 'utf8');
+    // On failure: npx tsx scripts/readme-sections.ts --write
+    expect(applySections(text, serviceSections())).toBe(text);
   });
 
   it('gives the two fresh-machine commands that CI and people run', async () => {

@@ -13,6 +13,7 @@ import { handler as scanUpload } from '../../handlers/upload-scan';
 import type { AuditLatestPointer } from '../../src/service/audit';
 import { ReportLayout } from '../../src/service/keys';
 import type { AuditSummary } from '../../src/service/summary';
+import type { FleetData } from '../../src/service/fleet';
 import { scanBytes } from '../../src/scan';
 import type { Report } from '../../src/report/types';
 import { makeTarGz } from '../support/archive';
@@ -303,4 +304,60 @@ test('an audit over 52 repositories writes a summary that matches the archives',
   );
   expect(again.runId).toBe(runId);
   expect(captured.map((e) => e.MessageBody).sort()).toHaveLength(resent);
+}, 240_000);
+
+test('every audit writes the fleet page and its data to the reports bucket, the next one says what changed', async () => {
+  const first = await json<FleetData>(layout.fleetJson);
+  const page = await h.reports.get(layout.fleetHtml);
+  expect(page?.contentType).toBe('text/html; charset=utf-8');
+  expect(first).toMatchObject({ kind: 'tfguard-fleet', schemaVersion: 1, registry: false, changes: null });
+  const lock = (repository: string, source = 'registry.terraform.io/hashicorp/aws') =>
+    first.repositories.find((r) => r.repository === repository)!.locks.find((l) => l.source === source);
+  // Newest aws in the fleet: 5.40.0 (fleet/b-*); 5.31.0 is 9 minor versions and one locked
+  // version behind, 4.67.0 a major and two locked versions behind.
+  expect(lock('fleet/a-00')).toMatchObject({
+    versions: ['5.31.0'],
+    fleet: { newest: '5.40.0', releases: 1, majors: 0, minors: 9 },
+    registry: null,
+  });
+  expect(lock('fleet/d-01')!.fleet).toEqual({ newest: '5.40.0', releases: 2, majors: 1, minors: null });
+  expect(lock('fleet/b-00')!.fleet).toEqual({ newest: '5.40.0', releases: 0, majors: 0, minors: 0 });
+  expect(first.providers.find((p) => p.source === 'registry.terraform.io/hashicorp/aws')).toMatchObject({
+    newest: '5.40.0',
+    behind: 22,
+  });
+  expect(first.requiredVersions).toEqual([
+    { constraint: '>= 1.5', repositories: expect.any(Array), modules: 49 },
+  ]);
+  const html = page!.body.toString('utf8');
+  expect(html).toContain(`<code>${first.runId}</code>`);
+  expect(html).toContain('fleet/d-01');
+  expect(html).toContain('1 major behind');
+
+  // fleet/a-00's latest upload changed (no lock file, no upper bound) since the first run.
+  const second = await runAudit('2025-01-02T03:00:00Z', 'schedule-2');
+  const fleet = await json<FleetData>(layout.fleetJson);
+  expect(fleet.runId).toBe(second.runId);
+  expect(fleet.previousRunId).toBe(first.runId);
+  expect(fleet.changes).toMatchObject({
+    previous: { runId: first.runId },
+    added: [],
+    removed: [],
+    locks: [
+      {
+        repository: 'fleet/a-00',
+        source: 'registry.terraform.io/hashicorp/aws',
+        before: ['5.31.0'],
+        after: [],
+        change: 'removed',
+      },
+    ],
+  });
+  const a00 = fleet.repositories.find((r) => r.repository === 'fleet/a-00')!;
+  expect(a00.compared).toBe(true);
+  expect(a00.newCount).toBeGreaterThan(0);
+  expect(fleet.changes!.counts.map((c) => c.repository)).toEqual(['fleet/a-00']);
+  const html2 = (await h.reports.get(layout.fleetHtml))!.body.toString('utf8');
+  expect(html2).toContain('lock-changes-table');
+  expect(html2).toContain(`Fleet compared with audit <code>${first.runId}</code>`);
 }, 240_000);

@@ -261,15 +261,16 @@ test('IAM: each role grants only what its function does, on named resources', ()
   expect(grants('AuditStartRole')).toEqual({
     'logs:CreateLogStream': logs('AuditStart'),
     'logs:PutLogEvents': logs('AuditStart'),
-    's3:GetObject': [`${REPORTS}/reports/audits/*`],
+    's3:GetObject': [`${REPORTS}/reports/audits/*`, `${REPORTS}/reports/fleet/*`],
     's3:ListBucket': ['ReportsBucket.Arn'],
-    's3:PutObject': [`${REPORTS}/reports/audits/*`],
+    's3:PutObject': [`${REPORTS}/reports/audits/*`, `${REPORTS}/reports/fleet/*`],
     'sqs:SendMessage': ['AuditQueue.Arn', 'AuditStartDeadLetterQueue.Arn'],
   });
   const worker = grants('AuditWorkerRole');
   expect(worker['s3:PutObject']).toEqual([
     `${REPORTS}/reports/audits/*`,
     `${REPORTS}/reports/cache/*`,
+    `${REPORTS}/reports/fleet/*`,
     `${REPORTS}/reports/scans/*`,
   ]);
   expect(worker['s3:GetObjectVersion']).toEqual([`${UPLOADS}/uploads/*`]);

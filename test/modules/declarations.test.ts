@@ -132,6 +132,45 @@ describe('Digger', () => {
       'error digger.yml:8 Digger generate_projects include "nothing/**" (digger.yml:8) matches no directory with Terraform configuration, so it generates no project',
     ]);
   });
+
+  it('a project or generate_projects block with opentofu: true runs OpenTofu; a pulumi: true project is no Terraform root', async () => {
+    // ProjectYaml and BlockYaml of https://github.com/diggerhq/digger/blob/develop/libs/digger_config/yaml.go
+    const r = await scanFiles({
+      'digger.yml': [
+        'projects:',
+        '  - name: dev',
+        '    dir: dev',
+        '    opentofu: true',
+        '  - name: prod',
+        '    dir: prod',
+        '  - name: infra',
+        '    dir: pulumi/infra',
+        '    pulumi: true',
+        'generate_projects:',
+        '  blocks:',
+        '    - include: "tofu/*"',
+        '      opentofu: true',
+        '',
+      ].join('\n'),
+      'dev/main.tf': PLAIN,
+      'prod/main.tf': PLAIN,
+      'tofu/a/main.tf': PLAIN,
+      'pulumi/infra/Pulumi.yaml': 'name: infra\nruntime: go\n',
+    });
+    const engines = Object.fromEntries(r.roots.map((t) => [t.path, t.engine]));
+    expect(engines).toEqual({ dev: 'opentofu', prod: 'terraform', 'tofu/a': 'opentofu' });
+    // OpenTofu roots resolve implied provider sources on OpenTofu's registry.
+    expect(r.roots.find((t) => t.path === 'dev')?.providers.map((p) => p.source)).toEqual([
+      'registry.opentofu.org/hashicorp/aws',
+    ]);
+    const command = (m: string): string | undefined => /\((\w+) init -lockfile=readonly fails\)/.exec(m)?.[1];
+    expect(findingsOf(r, 'lock-missing').map((f) => `${f.module}: ${command(f.message)}`)).toEqual([
+      'dev: tofu',
+      'prod: terraform',
+      'tofu/a: tofu',
+    ]);
+    expect(missing(r)).toEqual([]);
+  });
 });
 
 describe('Spacelift', () => {
@@ -322,6 +361,57 @@ describe('env0 and CDKTF', () => {
     });
     expect(kinds(r)['modules/app']).toBe('root/strong');
     expect(reason(r, 'modules/app')).toBe('declared by env0: env0.workflow.yml:10 environment "app"');
+  });
+
+  it('reads env0_template path and env0_environment without_template_settings path, by type', async () => {
+    // https://registry.terraform.io/providers/env0/env0/latest/docs/resources/template
+    const r = await scanFiles({
+      'env0/main.tf': [
+        'resource "env0_template" "vpc" {',
+        '  name       = "vpc"',
+        '  repository = "https://github.com/org/infra"',
+        '  path       = "stacks/vpc"',
+        '}',
+        'resource "env0_template" "tofu" {',
+        '  repository = "https://github.com/org/infra"',
+        '  path       = "stacks/tofu"',
+        '  type       = "opentofu"',
+        '}',
+        'resource "env0_template" "chart" {',
+        '  path = "charts/web"',
+        '  type = "helm"',
+        '}',
+        'resource "env0_template" "many" {',
+        '  for_each = local.templates',
+        '  path     = each.value.path',
+        '  type     = each.value.type',
+        '}',
+        'resource "env0_environment" "adhoc" {',
+        '  name = "adhoc"',
+        '  without_template_settings {',
+        '    repository = "https://github.com/org/infra"',
+        '    path       = "stacks/adhoc"',
+        '    type       = "terraform"',
+        '  }',
+        '}',
+        '',
+      ].join('\n'),
+      'stacks/vpc/main.tf': PLAIN,
+      'stacks/tofu/main.tf': PLAIN,
+      'stacks/adhoc/main.tf': PLAIN,
+    });
+    expect(reason(r, 'stacks/vpc')).toBe(
+      'declared by env0: env0/main.tf:4 env0_template.vpc path "stacks/vpc"',
+    );
+    expect(reason(r, 'stacks/adhoc')).toBe(
+      'declared by env0: env0/main.tf:24 env0_environment.adhoc without_template_settings.path "stacks/adhoc"',
+    );
+    expect(kinds(r)['stacks/tofu']).toBe('root/strong');
+    const engines = Object.fromEntries(r.roots.map((t) => [t.path, t.engine]));
+    expect(engines['stacks/tofu']).toBe('opentofu');
+    expect(engines['stacks/vpc']).toBe('terraform');
+    // A Helm chart path is not Terraform: no declared-root-missing for it.
+    expect(missing(r)).toEqual([]);
   });
 
   it('a synthesized CDKTF stack is a root', async () => {

@@ -181,3 +181,28 @@ describe('a Terraform Stack', () => {
     expect(rules(r)).toEqual(['parse-error error stack/broken.tfcomponent.hcl:1']);
   });
 });
+
+describe('a Stack of public-beta files only (*.tfstack.hcl)', () => {
+  it('its components are modules the Stack calls, not guessed roots', async () => {
+    // justinclayton/learn-tf-stacks-concepts's layout: components.tfstack.hcl naming ./hello-world.
+    const r = await scanFiles({
+      'components.tfstack.hcl': ['component "hello" {', '  source = "./hello-world"', '}', ''].join('\n'),
+      'hello-world/main.tf': [
+        'terraform {',
+        '  required_providers {',
+        '    random = { source = "hashicorp/random", version = ">= 3.0" }',
+        '  }',
+        '}',
+        'resource "random_string" "s" {',
+        '  length = 8',
+        '}',
+        '',
+      ].join('\n'),
+    });
+    expect(kinds(r)).toEqual({ 'hello-world': 'shared/strong' });
+    expect(r.modules[0]?.kindReason).toBe(
+      'called by component "hello" of the Terraform Stacks beta file components.tfstack.hcl (components.tfstack.hcl:2)',
+    );
+    expect(rules(r)).toEqual(['stack-legacy-file error components.tfstack.hcl:1']);
+  });
+});

@@ -236,6 +236,51 @@ ruleTable('module-ref-unpinned', [
       },
     ],
   },
+  {
+    // OpenTofu 1.10 OCI module sources (opentofu/opentofu website/docs/language/modules/sources.mdx,
+    // "OCI Distribution Repository"): the tag "latest" without an argument, `?tag=` a tag that can be
+    // pushed again, `?digest=` one manifest; tag and digest together are rejected.
+    name: 'OCI sources (OpenTofu 1.10): only a digest pins the artifact',
+    files: {
+      'main.tofu': calls(
+        'oci://example.com/acme/net',
+        'oci://example.com/acme/net//modules/vpc?tag=v1.2.0',
+        `oci://example.com/acme/net?digest=sha256:${'ab'.repeat(32)}`,
+        `oci://example.com/acme/net//modules/vpc?digest=sha256:${'cd'.repeat(32)}`,
+        `oci://example.com/acme/net?tag=v1.2.0&digest=sha256:${'ab'.repeat(32)}`,
+        'oci://example.com/acme/net?digest=v1.2.0',
+      ),
+    },
+    expected: [
+      {
+        module: '.',
+        file: 'main.tofu',
+        line: 2,
+        message:
+          'module "m0" uses OCI source "oci://example.com/acme/net" without a tag or digest, so every init installs whatever the tag "latest" names then',
+        note: 'Pin the artifact by its manifest digest: ?digest=sha256:<hex>',
+      },
+      {
+        module: '.',
+        file: 'main.tofu',
+        line: 5,
+        message: 'with tag "v1.2.0": a tag in an OCI registry can be pushed again',
+        note: '?digest=sha256:<hex>',
+      },
+      {
+        module: '.',
+        file: 'main.tofu',
+        line: 14,
+        message: 'with both a tag and a digest, which OpenTofu rejects',
+      },
+      {
+        module: '.',
+        file: 'main.tofu',
+        line: 17,
+        message: 'with digest "v1.2.0", which is not an OCI digest',
+      },
+    ],
+  },
 ]);
 
 test('the finding covers the source string', async () => {

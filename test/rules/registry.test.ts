@@ -13,6 +13,7 @@ const readme = fs.readFileSync(path.join(repo, 'docs/rules/README.md'), 'utf8');
 /** Files in src/rules that are not rules. */
 const NOT_RULES = new Set([
   'index.ts',
+  'registry.ts',
   'types.ts',
   'helpers.ts',
   'root-bounds.ts',
@@ -20,6 +21,7 @@ const NOT_RULES = new Set([
   'fix-helpers.ts',
   'context.ts',
   'suppress.ts',
+  'merge.ts',
 ]);
 
 /** The README index row of a rule: `| \`id\` | severity | ... | [..](id.md) |`. */

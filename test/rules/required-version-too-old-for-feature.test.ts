@@ -17,6 +17,16 @@ const FEATURE = lines(
   '  }',
   '}',
 );
+const MODULE_FEATURE = lines(
+  'variable "kms_source" {',
+  '  const   = true',
+  '  default = "acme/kms/aws"',
+  '}',
+  'module "kms" {',
+  '  source  = var.kms_source',
+  '  version = "~> 2.2"',
+  '}',
+);
 const requiredVersion = (v: string): string => lines('terraform {', `  required_version = "${v}"`, '}');
 
 ruleTable('required-version-too-old-for-feature', [
@@ -139,6 +149,74 @@ ruleTable('required-version-too-old-for-feature', [
     name: 'OpenTofu does not have the feature: invalid-version-constraint reports it instead',
     files: { 'main.tofu': FEATURE },
     expected: [],
+  },
+  // Module sources and versions: Terraform 1.15 (const variables, locals; terraform 1.11
+  // answers "Variables not allowed", test/modules/module-source-expressions.test.ts), OpenTofu 1.8
+  // (early evaluation, opentofu/opentofu website/docs/language/modules/sources.mdx).
+  {
+    name: 'a module source read from a const variable, no required_version (Terraform 1.15)',
+    files: { 'main.tf': MODULE_FEATURE },
+    expected: [
+      {
+        module: '.',
+        file: 'main.tf',
+        line: 6,
+        message:
+          'module "kms" reads variables or locals in its source (var.kms_source), which Terraform older than 1.15 rejects, but the module has no terraform { required_version }',
+        note: 'required_version = ">= 1.15"',
+      },
+    ],
+  },
+  {
+    name: 'a module source read from a const variable, required_version >= 1.15',
+    files: { 'main.tf': MODULE_FEATURE, 'versions.tf': requiredVersion('>= 1.15') },
+    expected: [],
+  },
+  {
+    name: 'a module source evaluated by a variable Terraform refuses (no const) is not the feature',
+    files: { 'main.tf': MODULE_FEATURE.replace('  const   = true\n', '') },
+    expected: [],
+  },
+  {
+    name: 'both features: the newer one (1.17) is asked for',
+    files: {
+      'main.tf': FEATURE,
+      'modules.tf': MODULE_FEATURE,
+      'versions.tf': requiredVersion('>= 1.15'),
+    },
+    expected: [
+      {
+        module: '.',
+        file: 'main.tf',
+        line: 8,
+        message:
+          'required_providers reads variables or locals (version of "aws" is var.aws_version, and 1 more), which Terraform older than 1.17 rejects, but required_version ">= 1.15"',
+      },
+    ],
+  },
+  {
+    name: 'OpenTofu: a module version read from a local, required_version admits 1.7',
+    files: {
+      'main.tofu': lines(
+        'locals {',
+        '  kms_version = "~> 2.2"',
+        '}',
+        'module "kms" {',
+        '  source  = "acme/kms/aws"',
+        '  version = local.kms_version',
+        '}',
+      ),
+      'versions.tofu': requiredVersion('>= 1.6'),
+    },
+    expected: [
+      {
+        module: '.',
+        file: 'main.tofu',
+        line: 6,
+        message:
+          'module "kms" reads variables or locals in its version (local.kms_version), which OpenTofu older than 1.8 rejects, but required_version ">= 1.6" (versions.tofu:2) admits such versions',
+      },
+    ],
   },
 ]);
 

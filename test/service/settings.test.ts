@@ -85,7 +85,10 @@ describe('loadServiceSettings', () => {
     [{ TFGUARD_UPLOADS_BUCKET: 'bkt', TFGUARD_UPLOADS_PREFIX: 'a/../b' }, /segment/],
     [{ TFGUARD_UPLOADS_BUCKET: 'bkt', TFGUARD_FAIL_ON: 'critical' }, /TFGUARD_FAIL_ON must be one of/],
     [{ TFGUARD_UPLOADS_BUCKET: 'bkt', TFGUARD_SCAN_REGISTRY: 'maybe' }, /true or false/],
-    [{ TFGUARD_UPLOADS_BUCKET: 'bkt', TFGUARD_REGISTRY_HOSTS: '["x"]' }, /JSON object of hostname to URL/],
+    [
+      { TFGUARD_UPLOADS_BUCKET: 'bkt', TFGUARD_REGISTRY_HOSTS: '["x"]' },
+      /TFGUARD_REGISTRY_HOSTS must be a JSON object \(a map of hostname to base URL\)/,
+    ],
     [
       { TFGUARD_UPLOADS_BUCKET: 'bkt', TFGUARD_REGISTRY_HOSTS: '{"a.b": "file:///etc"}' },
       /must be an http\(s\) URL/,
@@ -97,11 +100,11 @@ describe('loadServiceSettings', () => {
     ],
     [
       { TFGUARD_UPLOADS_BUCKET: 'bkt', TFGUARD_MODULE_HOSTS: '{"github.com": "ssh://git@github.com"}' },
-      /TFGUARD_MODULE_HOSTS: the URL for "github.com" must be an http\(s\) URL \(or "" for https:\/\/HOST\)/,
+      /TFGUARD_MODULE_HOSTS\["github.com"\] must be an http\(s\) URL, or "" for https:\/\/github.com/,
     ],
     [
       { TFGUARD_UPLOADS_BUCKET: 'bkt', TFGUARD_REGISTRY_HOSTS: '{"a.b": ""}' },
-      /TFGUARD_REGISTRY_HOSTS: the URL for "a.b" must be an http\(s\) URL$/,
+      /TFGUARD_REGISTRY_HOSTS\["a.b"\] must be an http\(s\) URL$/,
     ],
     [{ TFGUARD_UPLOADS_BUCKET: 'bkt', TFGUARD_UPLOAD_URL_TTL_SECONDS: '0' }, /between 1 and 604800/],
     [

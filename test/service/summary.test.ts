@@ -22,8 +22,10 @@ function finding(
 function report(findings: Finding[], locks: Array<Record<string, string | null>> = []): Report {
   return {
     findings,
+    modules: [],
     roots: locks.map((providers, i) => ({
       path: String(i),
+      engine: 'terraform',
       modules: [],
       remoteModules: [],
       providers: [],

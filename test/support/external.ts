@@ -9,6 +9,8 @@
  *   and `--version` answers (`.ci/run` installs them when a machine lacks them).
  * - the `pre-commit` CLI (the real client of the hook, Debian's `pre-commit` package): on PATH, and
  *   `pre-commit --version` succeeds.
+ * - `chromium-headless-shell` (Debian's package of that name: the real browser that renders the
+ *   fleet page, test/support/chromium.ts): on PATH, and `--version` answers.
  *
  * A fresh clone with only Node.js has neither, so the suites that need them wrap their tests in
  * `describeWithCorpus` / `describeWithTerraform` / `describeWithExternal`. When something is missing
@@ -17,7 +19,7 @@
  *
  *   tfguard tests: skipped "real-world corpus" (test/archive/corpus.test.ts): corpus not found at ../shared/corpus (set TFGUARD_CORPUS_DIR)
  *
- * With `TFGUARD_REQUIRE_EXTERNAL=1` (set by `.ci/run`) a missing corpus, terraform, patch, cmark-gfm or pre-commit fails the
+ * With `TFGUARD_REQUIRE_EXTERNAL=1` (set by `.ci/run`) a missing corpus, terraform, patch, cmark-gfm, pre-commit or chromium-headless-shell fails the
  * block instead, so CI never passes by skipping.
  *
  * The body of a wrapped block also runs (to collect the skipped tests' names) when the resource is
@@ -37,7 +39,8 @@ export const REQUIRE_EXTERNAL_VAR = 'TFGUARD_REQUIRE_EXTERNAL';
 /** The variable that says where the corpus is. */
 export const CORPUS_DIR_VAR = 'TFGUARD_CORPUS_DIR';
 
-export type External = 'corpus' | 'terraform' | 'patch' | 'cmark-gfm' | 'pre-commit';
+export type External =
+  'corpus' | 'terraform' | 'patch' | 'cmark-gfm' | 'pre-commit' | 'chromium-headless-shell';
 
 export type Availability<T> = { ok: true; value: T } | { ok: false; reason: string };
 
@@ -154,6 +157,11 @@ const TOOLS = {
   patch: { args: ['--version'], answer: /GNU patch/, install: 'apt-get install patch' },
   'cmark-gfm': { args: ['--version'], answer: /cmark-gfm/, install: 'apt-get install cmark-gfm' },
   'pre-commit': { args: ['--version'], answer: /pre-commit/, install: 'apt-get install pre-commit' },
+  'chromium-headless-shell': {
+    args: ['--version'],
+    answer: /Chromium/,
+    install: 'apt-get install chromium-headless-shell',
+  },
 } as const;
 
 type Tool = keyof typeof TOOLS;

@@ -45,6 +45,11 @@ export function buildContext(input: ClassifyInput, fragments: ReadonlySet<string
     if (declaredByDir.has(r.dir)) continue;
     declaredByDir.set(r.dir, `declared by ${r.tool}: ${r.location.file}:${r.location.line} ${r.label}`);
   }
+  const indirectCallers = new Map<string, string>();
+  for (const c of signals.declarations.indirectCalls) {
+    if (!indirectCallers.has(c.target))
+      indirectCallers.set(c.target, `${c.via} (${c.location.file}:${c.location.line})`);
+  }
   const list = signals.declarations.completeLists[0];
   const completeList =
     list === undefined
@@ -63,6 +68,7 @@ export function buildContext(input: ClassifyInput, fragments: ReadonlySet<string
     unitsBySource,
     helperRuns,
     declaredByDir,
+    indirectCallers,
     completeList,
     repoDeploysNothing,
     isFragment: (path) => fragments.has(path),

@@ -58,6 +58,9 @@ export interface ClassificationContext extends ClassifyInput {
   /** Directories that deployment tooling declares as roots, with the first declaration in words
    * (`declared by Atlantis: atlantis.yaml:5 project "net"`). */
   declaredByDir: ReadonlyMap<string, string>;
+  /** Modules called from configuration not loaded as a module (a Stacks beta file's `component`,
+   * a `module` block in a Terramate `generate_hcl`), with the first such call in words. */
+  indirectCallers: ReadonlyMap<string, string>;
   /** When a declaration file lists every directory its tool deploys (Atlantis, Digger): that
    * file and count in words; null otherwise. */
   completeList: string | null;

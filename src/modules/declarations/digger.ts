@@ -5,6 +5,11 @@
  * Terraform files (Terragrunt files for a block with `terragrunt: true`) becomes a project; with
  * `traverse_to_nested_projects: false` (the default) only the first such directory down a path
  * counts (https://docs.digger.dev/ce/howto/generate-projects).
+ *
+ * A project or a `generate_projects` block with `opentofu: true` runs OpenTofu there; one with
+ * `pulumi: true` runs Pulumi, not Terraform, and declares no Terraform root (the `ProjectYaml` and
+ * `BlockYaml` fields of https://github.com/diggerhq/digger/blob/develop/libs/digger_config/yaml.go,
+ * and https://docs.digger.dev/ce/getting-started/with-opentofu).
  */
 import { basename } from '../../archive';
 import { matchGlob } from '../glob';
@@ -59,7 +64,7 @@ export function readDigger(file: DeclarationFile, candidates: DiggerCandidates):
       if (!isRecord(p)) return;
       const line = doc.keyLine(p, 'dir', doc.lineOf(projects[i + 1]));
       const written = staticString(p['dir']);
-      if (written === null) return;
+      if (written === null || p['pulumi'] === true) return;
       const dir = resolveDir(base, written);
       const name = staticString(p['name']);
       const label = name === null ? `project dir "${written}"` : `project "${name}"`;
@@ -67,7 +72,14 @@ export function readDigger(file: DeclarationFile, candidates: DiggerCandidates):
         problems.push(shapeProblem('Digger', file.path, line, `${label} points outside the repository`));
         return;
       }
-      roots.push({ tool: 'Digger', dir, written, location: { file: file.path, line }, label });
+      roots.push({
+        tool: 'Digger',
+        dir,
+        written,
+        location: { file: file.path, line },
+        label,
+        ...(p['opentofu'] === true ? { engine: 'opentofu' as const } : {}),
+      });
     });
   } else if (projects !== undefined && projects !== null) {
     problems.push(
@@ -116,6 +128,7 @@ export function readDigger(file: DeclarationFile, candidates: DiggerCandidates):
         location: { file: file.path, line },
         label,
         glob: true,
+        ...(b['opentofu'] === true ? { engine: 'opentofu' as const } : {}),
       });
     }
   });

@@ -11,7 +11,10 @@
  *   of its repository, that the stack runs in
  *   (https://registry.terraform.io/providers/spacelift-io/spacelift/latest/docs/resources/stack).
  *
- * Both resources may name another repository (`vcs_repo`, `repository`): their roots are
+ * - env0: an `env0_template` resource's `path`, or the `path` in an `env0_environment`'s
+ *   `without_template_settings` block, is the directory its runs execute in (see ENV0_ROOT_TYPES).
+ *
+ * These resources may name another repository (`vcs_repo`, `repository`): their roots are
  * `uncertain`: a directory this archive lacks is only likely missing.
  */
 import type { HclBlock, HclBody } from '../../hcl';
@@ -67,16 +70,37 @@ export function readTerramate(path: string, body: HclBody): DeclaredRoot[] {
   ];
 }
 
-/** The resource types whose arguments declare a root, and which argument. */
+/** The resource types whose arguments declare a root, and which argument (in a nested block for
+ * `env0_environment`). */
 export const DECLARING_RESOURCES: Readonly<
-  Record<string, { attribute: string; tool: DeclaredRoot['tool'] }>
+  Record<string, { attribute: string; block?: string; tool: DeclaredRoot['tool'] }>
 > = {
   tfe_workspace: { attribute: 'working_directory', tool: 'HCP Terraform' },
   spacelift_stack: { attribute: 'project_root', tool: 'Spacelift' },
+  env0_template: { attribute: 'path', tool: 'env0' },
+  env0_environment: { attribute: 'path', block: 'without_template_settings', tool: 'env0' },
+};
+
+/**
+ * env0 templates and template-less environments run the IaC tool their `type` names
+ * (https://registry.terraform.io/providers/env0/env0/latest/docs/resources/template,
+ * https://registry.terraform.io/providers/env0/env0/latest/docs/resources/environment): only
+ * `terraform` (the default) and `opentofu` make `path` a root module. A `terragrunt` path holds
+ * units, which tfguard finds by their `terragrunt.hcl`; other types (`pulumi`, `k8s`, `helm`,
+ * `cloudformation`, `ansible`, `workflow`) are not Terraform.
+ */
+const ENV0_ROOT_TYPES: Readonly<Record<string, DeclaredRoot['engine']>> = {
+  terraform: 'terraform',
+  opentofu: 'opentofu',
 };
 
 export const RESOURCE_PROJECTION: BlockSpec = {
-  blocks: { resource: { attributes: ['working_directory', 'project_root'] } },
+  blocks: {
+    resource: {
+      attributes: ['working_directory', 'project_root', 'path', 'type'],
+      blocks: { without_template_settings: { attributes: ['path', 'type'] } },
+    },
+  },
 };
 
 /** Whether a configuration file may hold a declaring resource (a cheap test before parsing). */
@@ -91,18 +115,30 @@ export function readDeclaringResources(path: string, body: HclBody): DeclaredRoo
     const [type = '', name = ''] = b.labels;
     const spec = DECLARING_RESOURCES[type];
     if (spec === undefined) continue;
-    const attr = b.body.attributes.find((a) => a.name === spec.attribute);
+    const holder = spec.block === undefined ? b.body : b.body.blocks.find((x) => x.type === spec.block)?.body;
+    if (holder === undefined) continue;
+    let engine: DeclaredRoot['engine'];
+    if (spec.tool === 'env0') {
+      const typeAttr = holder.attributes.find((a) => a.name === 'type');
+      const written = typeAttr === undefined ? 'terraform' : staticString(typeAttr.value);
+      // An unknown type (`each.value.type`) may be any tool: nothing is declared.
+      if (written === null || !Object.prototype.hasOwnProperty.call(ENV0_ROOT_TYPES, written)) continue;
+      engine = ENV0_ROOT_TYPES[written];
+    }
+    const attr = holder.attributes.find((a) => a.name === spec.attribute);
     const written = staticString(attr?.value);
     if (attr === undefined || written === null) continue;
     const dir = resolveDir('.', written);
     if (dir === null) continue;
+    const where = spec.block === undefined ? spec.attribute : `${spec.block}.${spec.attribute}`;
     out.push({
       tool: spec.tool,
       dir,
       written,
       location: { file: path, line: attr.line },
-      label: `${type}.${name} ${spec.attribute} "${written}"`,
+      label: `${type}.${name} ${where} "${written}"`,
       uncertain: ELSEWHERE,
+      ...(engine === 'opentofu' ? { engine } : {}),
     });
   }
   return out;

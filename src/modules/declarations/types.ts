@@ -4,7 +4,7 @@
  * makes each declared directory a `root` with strong evidence, and the loader reports the ones
  * that do not exist. docs/classification.md lists the formats and the documentation they follow.
  */
-import type { SourceLocation } from '../../model';
+import type { Engine, SourceLocation } from '../../model';
 
 export type DeclarationTool =
   | 'Atlantis'
@@ -33,6 +33,37 @@ export interface DeclaredRoot {
   uncertain?: string;
   /** Set for roots matched by a glob (Digger `generate_projects`). */
   glob?: boolean;
+  /** The engine the tool runs there, when the declaration says (Digger `opentofu: true`, an env0
+   * template of `type = "opentofu"`). */
+  engine?: Engine;
+}
+
+/**
+ * A module that configuration tfguard does not load as a module calls: a `component` of a
+ * Terraform Stacks beta file (`*.tfstack.hcl`), a `module` block inside a Terramate
+ * `generate_hcl` block. The target is a module run through that call, not a root of its own.
+ */
+export interface IndirectCall {
+  /** The called directory, archive-relative. */
+  target: string;
+  /** The source as written. */
+  written: string;
+  location: SourceLocation;
+  /** What calls it, in words: `component "vpc" of the Stacks beta file x.tfstack.hcl`. */
+  via: string;
+}
+
+/** A Terramate stack whose Terraform code `terramate generate` writes from `generate_hcl` blocks
+ * into files the repository does not hold (usually gitignored): tfguard does not run Terramate,
+ * so that code is not checked. */
+export interface TerramateGenerated {
+  /** The stack's directory. */
+  dir: string;
+  /** The stack block. */
+  location: SourceLocation;
+  label: string;
+  /** The generated file names (`_providers.tf`) missing from the directory, sorted. */
+  files: string[];
 }
 
 /** A glob that declares roots (Digger `generate_projects`) but matches no directory. */
@@ -60,6 +91,10 @@ export interface Declarations {
    * projects without `autodiscover` `mode: enabled`, Digger projects (listed or generated). A
    * directory they leave out is not deployed by that tool. */
   completeLists: CompleteList[];
+  /** Modules called from configuration that is not loaded as a module (IndirectCall). */
+  indirectCalls: IndirectCall[];
+  /** Terramate stacks whose Terraform code is generated and not in the repository. */
+  terramateGenerated: TerramateGenerated[];
 }
 
 /** A declaration file that lists every directory its tool deploys. */

@@ -28,6 +28,10 @@ export const DEFAULT_REMOTE_BUDGET: Readonly<RemoteBudgetLimits> = Object.freeze
   maxConcurrent: 8,
 });
 
+/** How long a package behind a branch, tag or unchecksummed URL is reused from the cache
+ * (`TFGUARD_REMOTE_MUTABLE_TTL_SECONDS`). */
+export const DEFAULT_MUTABLE_TTL_MS = 10 * 60 * 1000;
+
 /** A counting semaphore: at most `size` holders; waiters are served in order. */
 export class Slots {
   private held = 0;

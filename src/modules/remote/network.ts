@@ -30,7 +30,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { ObjectStore } from '../../storage/types';
-import { DEFAULT_REMOTE_BUDGET, RemoteBudget } from './budget';
+import { DEFAULT_MUTABLE_TTL_MS, DEFAULT_REMOTE_BUDGET, RemoteBudget } from './budget';
 import type { RemoteBudgetLimits } from './budget';
 import {
   HttpClient,
@@ -186,7 +186,7 @@ export class RemoteNetwork {
     this.cache = options.cache;
     this.cachePrefix = options.cachePrefix ?? 'remote-modules/v1/';
     this.versionsTtlMs = options.versionsTtlMs ?? 60 * 60 * 1000;
-    this.mutableTtlMs = options.mutableTtlMs ?? 10 * 60 * 1000;
+    this.mutableTtlMs = options.mutableTtlMs ?? DEFAULT_MUTABLE_TTL_MS;
     this.tenant = options.tenant ?? '';
     this.maxDownloadBytes = options.maxDownloadBytes ?? 32 * 1024 * 1024;
     this.maxRedirects = options.maxRedirects ?? 5;

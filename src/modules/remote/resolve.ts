@@ -40,7 +40,7 @@ import {
 } from '../../constraints';
 import type { ArchiveLimits, Engine, InputKind, SourceLocation } from '../../model';
 import type { LoadedArchive } from '../../archive';
-import type { ModuleInfo, RemoteModule, RemoteOrigin, RootTree } from '../types';
+import type { ModuleCall, ModuleInfo, RemoteModule, RemoteOrigin, RootTree } from '../types';
 import { describeError, httpUrl } from '../../util/http';
 import { installedPackage, readModulesManifest, sameSource } from './manifest';
 import type { ManifestEntry } from './manifest';
@@ -97,6 +97,10 @@ interface Node {
   name: string;
   source: string;
   version: string | null;
+  /** Why an expression in the call's `source` / `version` has no value tfguard could evaluate
+   * (constants.ts), for calls of the archive's own modules. */
+  sourceUnknown?: string;
+  versionUnknown?: string;
   module: string;
   location: SourceLocation;
   depth: number;
@@ -251,12 +255,18 @@ export class RemoteResolver {
           (c) => c.name === rc.name && (c.sourceKind === 'registry' || c.sourceKind === 'remote'),
         );
         const base = keys.get(rc.module) ?? '';
+        const unknown = (e: ModuleCall['sourceExpression']): string | undefined =>
+          e === undefined || e.status === 'known' ? undefined : `${e.text} (${e.detail})`;
+        const sourceUnknown = unknown(call?.sourceExpression);
+        const versionUnknown = unknown(call?.versionExpression);
         return {
           key: base === '' ? rc.name : `${base}.${rc.name}`,
           parent: null,
           name: rc.name,
           source: rc.source as string,
           version: rc.version,
+          ...(sourceUnknown === undefined ? {} : { sourceUnknown }),
+          ...(versionUnknown === undefined ? {} : { versionUnknown }),
           module: rc.module,
           location: call?.location ?? { file: caller?.files[0] ?? rc.module, line: 1 },
           depth: 1,
@@ -325,6 +335,13 @@ export class RemoteResolver {
     if (++ctx.count > MAX_REMOTE_MODULES) {
       return this.unresolved(ctx, n, `the tree has more than ${MAX_REMOTE_MODULES} remote modules`);
     }
+    if (n.sourceUnknown !== undefined) {
+      return this.unresolved(
+        ctx,
+        n,
+        `its source is an expression that tfguard could not evaluate: ${n.sourceUnknown}`,
+      );
+    }
     if (n.source.includes('${')) {
       return this.unresolved(ctx, n, 'its source is an expression (${...}) that tfguard does not evaluate');
     }
@@ -365,6 +382,15 @@ export class RemoteResolver {
     const registry = parseRegistrySource(n.source, engine);
     try {
       if (registry !== null) {
+        // An installed copy (above) is what init chose with the real value; without one, the
+        // version cannot be selected.
+        if (n.versionUnknown !== undefined) {
+          return this.unresolved(
+            ctx,
+            n,
+            `its version is an expression that tfguard could not evaluate: ${n.versionUnknown}`,
+          );
+        }
         const handle = await this.registryPackage(network, registry, n, engine);
         return await this.inPackage(ctx, handle, joinDir(handle.root, registry.subdir), n);
       }

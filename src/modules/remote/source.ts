@@ -219,6 +219,7 @@ export function parseRemotePackage(raw: string): RemotePackage {
     return unsupported(`"${raw}" is not a source tfguard can fetch`);
   }
   const host = url.hostname.toLowerCase();
+  if (url.protocol === 'oci:') return unsupported('OCI registry sources (OpenTofu 1.10+) are not fetched');
   if (url.protocol === 'file:')
     return unsupported('file:// sources name files on the machine that runs init');
   if (url.username !== '' && url.protocol !== 'ssh:')

@@ -15,7 +15,12 @@ import { posix } from 'node:path';
 import type { HclBlock, HclBody } from '../../hcl';
 import { templateParts } from '../../hcl';
 import type { InputKind, SourceLocation } from '../../model';
-import { classifyModuleSource, isOutsideArchive, resolveLocalTarget } from '../../addrs';
+import {
+  classifyModuleSource,
+  isOutsideArchive,
+  parseTerragruntRegistrySource,
+  resolveLocalTarget,
+} from '../../addrs';
 import type { ModuleSourceKind } from '../../addrs';
 import type { Expr } from './expression';
 import {
@@ -84,6 +89,8 @@ export interface TerragruntUnit {
   unresolved: Unresolved[];
   /** Remote sources a conditional could also select (the local branch is `target`). */
   alternatives: string[];
+  /** A `tfr://` source: the registry module it names and its `?version=` (the call's `version`). */
+  registry?: { source: string; version: string | null };
 }
 
 export interface UnitInput {
@@ -334,11 +341,17 @@ export function readUnit(dir: string, path: string, body: HclBody, input: UnitIn
 
   let sourceKind: ModuleSourceKind = 'local';
   let target: string | null = dir;
+  let registry: TerragruntUnit['registry'];
   const alternatives: string[] = [];
   if (source !== null) {
     const location = { file: source.file, line: source.line };
     const v = source.value;
-    if (typeof v === 'string') {
+    const tfr = typeof v === 'string' ? parseTerragruntRegistrySource(v) : null;
+    if (tfr !== null) {
+      sourceKind = 'registry';
+      target = null;
+      registry = tfr;
+    } else if (typeof v === 'string') {
       ({ kind: sourceKind, target } = resolveSource(dir, v));
     } else {
       const branches = isUnknown(v)
@@ -386,6 +399,7 @@ export function readUnit(dir: string, path: string, body: HclBody, input: UnitIn
     includes: [...includes.values()].map((i) => i.file),
     unresolved,
     alternatives,
+    ...(registry === undefined ? {} : { registry }),
   };
 }
 

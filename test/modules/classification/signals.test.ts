@@ -16,6 +16,8 @@ import { generatedCopy } from '../../../src/modules/classification/signals/gener
 import { templateFiles } from '../../../src/modules/classification/signals/template-files';
 import { mixinFiles } from '../../../src/modules/classification/signals/mixin-files';
 import { linkedFiles } from '../../../src/modules/classification/signals/linked-files';
+import { scannerFixture } from '../../../src/modules/classification/signals/scanner-fixture';
+import { indirectCall } from '../../../src/modules/classification/signals/indirect-call';
 import { testHelper } from '../../../src/modules/classification/signals/test-helper';
 import { terragruntSource } from '../../../src/modules/classification/signals/terragrunt-source';
 import { localCalls } from '../../../src/modules/classification/signals/local-calls';
@@ -182,6 +184,27 @@ signalTable(linkedFiles, [
   },
 ]);
 
+signalTable(scannerFixture, [
+  {
+    name: 'KICS query samples beside their expected results are a fragment; look-alikes are not',
+    files: {
+      // https://github.com/Checkmarx/kics/blob/master/docs/creating-queries.md ("Test Folder")
+      'q/a/test/positive1.tf': R,
+      'q/a/test/negative1.tf': R,
+      'q/a/test/positive_expected_result.json': '[]\n',
+      'q/b/test/positive1/main.tf': R,
+      'q/b/test/positive_expected_result.json': '[]\n',
+      // A sample name without expected results, and a real file beside expected results.
+      'c/positive.tf': R,
+      'd/main.tf': R,
+      'd/negative1.tf': R,
+      'd/positive_expected_result.json': '[]\n',
+    },
+    expect: { 'q/a/test': 'fragment/strong', 'q/b/test/positive1': 'fragment/strong', c: null, d: null },
+    reason: /^scanner test samples?: .*positive_expected_result\.json/,
+  },
+]);
+
 signalTable(testHelper, [
   {
     name: 'a run block module below a test directory is a helper; the module itself is not',
@@ -221,6 +244,37 @@ signalTable(localCalls, [
     },
     expect: { app: null, net: 'shared/strong', lonely: null },
     reason: /called by module "app" \(module\.net\)/,
+  },
+]);
+
+signalTable(indirectCall, [
+  {
+    name: 'components of a Stacks beta file and modules in Terramate generate_hcl are called',
+    files: {
+      'stack/components.tfstack.hcl': call('hello', './hello').replace('module', 'component'),
+      'stack/hello/main.tf': R,
+      'tm/app/stack.tm.hcl': 'stack {\n}\n',
+      'tm/app/main.tm.hcl':
+        'generate_hcl "_main.tf" {\n  content {\n    module "web" {\n      source = "${terramate.root.path.fs.absolute}/modules/web"\n    }\n    module "db" {\n      source = "../../modules/db"\n    }\n    module "x" {\n      source = "${global.modules}/x"\n    }\n  }\n}\n',
+      'modules/web/main.tf': R,
+      'modules/db/main.tf': R,
+      'modules/x/main.tf': R,
+      // Committed generated code is loaded as it is: its calls are ordinary calls.
+      'tm/done/stack.tm.hcl': 'stack {\n}\n',
+      'tm/done/main.tm.hcl':
+        'generate_hcl "_main.tf" {\n  content {\n    module "y" {\n      source = "../../modules/y"\n    }\n  }\n}\n',
+      'tm/done/_main.tf': call('y', '../../modules/y'),
+      'modules/y/main.tf': R,
+    },
+    expect: {
+      'stack/hello': 'shared/strong',
+      'modules/web': 'shared/strong',
+      'modules/db': 'shared/strong',
+      'modules/x': null,
+      'modules/y': null,
+    },
+    reason:
+      /^called by (component "hello" of the Terraform Stacks beta file stack\/components\.tfstack\.hcl|module "(web|db)" in generate_hcl "_main\.tf" \(tm\/app\/main\.tm\.hcl:1\) of the Terramate stack "tm\/app") \(/,
   },
 ]);
 

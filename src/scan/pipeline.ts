@@ -1,0 +1,380 @@
+/**
+ * The scan pipeline: archive → settings → modules → rules → report. Used by the CLI, the Lambda
+ * handlers and the tests alike; it never reads the environment and never writes anywhere.
+ */
+import { defaultShouldLoad, inputKind, readArchiveBytes, readInput } from '../archive';
+import { HclParser } from '../hcl';
+import { analyzeLocks, isProviderPackageZip, RegistryClient } from '../lockfile';
+import type { LoadedArchive } from '../archive';
+import type { ScanConfig } from '../model';
+import {
+  isModulesManifest,
+  LOADER_PROJECTION,
+  loadModules,
+  RemoteNetwork,
+  resolveRemoteModules,
+} from '../modules';
+import type { ConfigFileReader } from '../modules';
+import { createHash } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
+import { DEFAULT_MAX_NESTING_DEPTH, hcl2jsonPackageJson, specFingerprint } from '../hcl';
+import { ExtractionCache, EXTRACTOR_VERSION } from './cache';
+import { buildReport } from '../report';
+import type { Report } from '../report/types';
+import { readAnnotations, RULES, ruleContext, runRules } from '../rules';
+import type { AnnotatedFile } from '../rules';
+import type { LockAnalysis } from '../lockfile/types';
+import type { ModuleInfo } from '../modules';
+import { CONFIG_FILE_NAME, DEFAULT_CONFIG, mergeConfig, parseConfigFile } from './config-file';
+import type { ConfigLayer } from './config-file';
+import type { HclParserSettings, ScanOptions } from './types';
+import {
+  duration,
+  PARSING,
+  registryBudgetMs,
+  timeLimit,
+  withDeadline,
+  type ScanDeadline,
+  type TimeLimit,
+} from './deadline';
+
+export type { ScanOptions } from './types';
+export { EXTRACTOR_VERSION } from './cache';
+export type { CacheStats } from './cache';
+export {
+  duration,
+  timeLimit,
+  TimeLimitReached,
+  registryBudgetMs,
+  REGISTRY_RESERVE_MIN_MS,
+  REGISTRY_RESERVE_SHARE,
+  type TimeLimit,
+} from './deadline';
+
+const KNOWN_RULES: ReadonlySet<string> = new Set(RULES.map((r) => r.id));
+
+let sharedParser: { settings: string; parser: HclParser } | null = null;
+
+/**
+ * One parser (and its worker threads) per process, reused across scans: Lambda warm starts and
+ * fleet audits skip the WebAssembly start-up. Workers are unref'd when idle, so a CLI still exits.
+ */
+export function sharedHclParser(settings: HclParserSettings = {}): HclParser {
+  const key = JSON.stringify(settings);
+  if (sharedParser === null || sharedParser.settings !== key) {
+    const old = sharedParser?.parser;
+    sharedParser = { settings: key, parser: new HclParser(settings) };
+    if (old) void old.close();
+  }
+  return sharedParser.parser;
+}
+
+/** Stops the shared parser's workers (tests, CLI shutdown). */
+export async function closeSharedParser(): Promise<void> {
+  const current = sharedParser;
+  sharedParser = null;
+  if (current) await current.parser.close();
+}
+
+/** Which files the archive reader keeps in memory (with `terraform init`'s record of the modules it
+ * installed, `.terraform/modules/modules.json`: remote resolution reads it, and `module-version-missing`
+ * fixes take versions from it). */
+export function shouldLoad(path: string): boolean {
+  return defaultShouldLoad(path) || isProviderPackageZip(path) || isModulesManifest(path);
+}
+
+async function resolveConfig(
+  archive: LoadedArchive,
+  parser: HclParser,
+  options: ScanOptions,
+  signal: AbortSignal | undefined,
+): Promise<ScanConfig> {
+  const layers: Array<{ file: string | null; layer: ConfigLayer }> = [];
+  const own = archive.files.get(CONFIG_FILE_NAME);
+  if (own !== undefined) {
+    const parsed = await parser.parse(CONFIG_FILE_NAME, own, { signal });
+    layers.push({
+      file: CONFIG_FILE_NAME,
+      layer: parseConfigFile(CONFIG_FILE_NAME, parsed, KNOWN_RULES, { fromArchive: true }),
+    });
+  }
+  if (options.configText !== undefined) {
+    const { name, text } = options.configText;
+    const parsed = await parser.parse(name, Buffer.from(text, 'utf8'), { signal });
+    layers.push({ file: name, layer: parseConfigFile(name, parsed, KNOWN_RULES) });
+  }
+  if (options.config !== undefined) layers.push({ file: null, layer: options.config });
+  if (options.registry !== undefined) layers.push({ file: null, layer: { registry: options.registry } });
+  return mergeConfig(DEFAULT_CONFIG, layers);
+}
+
+let hcl2jsonVersion: string | null = null;
+
+/** Everything besides a file's content that determines its extraction result. */
+export function cacheFingerprint(): string {
+  if (hcl2jsonVersion === null) {
+    try {
+      const pkg = JSON.parse(readFileSync(hcl2jsonPackageJson(), 'utf8')) as {
+        version?: unknown;
+      };
+      hcl2jsonVersion = String(pkg.version);
+    } catch {
+      hcl2jsonVersion = 'unknown';
+    }
+  }
+  const material = [
+    `v${EXTRACTOR_VERSION}`,
+    specFingerprint(LOADER_PROJECTION),
+    `depth${DEFAULT_MAX_NESTING_DEPTH}`,
+    `hcl2json${hcl2jsonVersion}`,
+  ].join('/');
+  return createHash('sha256').update(material).digest('hex').slice(0, 24);
+}
+
+/** The content hash of each loaded file (the archive reader's, or computed for link paths). */
+function fileHashes(archive: LoadedArchive): (path: string, content: Buffer) => string {
+  const known = new Map<string, string>();
+  for (const e of archive.entries)
+    if (e.type === 'file' && e.sha256 !== undefined) known.set(e.path, e.sha256);
+  return (path, content) => known.get(path) ?? createHash('sha256').update(content).digest('hex');
+}
+
+/** The files whose `tfguard:` annotations count: every module's configuration files and lock files
+ * (a finding never points anywhere else that a comment could be written). */
+function* annotatedFiles(
+  archive: LoadedArchive,
+  modules: readonly ModuleInfo[],
+  lock: LockAnalysis,
+): Generator<AnnotatedFile> {
+  const paths = new Set<string>();
+  for (const m of modules) {
+    for (const f of m.files) paths.add(f);
+    if (m.lockFile !== null) paths.add(m.lockFile);
+  }
+  for (const r of lock.roots) if (r.lockFile !== null) paths.add(r.lockFile);
+  for (const path of [...paths].sort()) {
+    const content = archive.files.get(path);
+    if (content !== undefined) yield { path, content };
+  }
+}
+
+/**
+ * Remote module resolution (src/modules/remote): installed copies in the archive always; the
+ * registries and allowed hosts only with `options.remoteModules`, within what the deadline leaves
+ * after a reserve for the rest of the scan (half of it when the registry check follows).
+ */
+async function resolveRemote(
+  loaded: Awaited<ReturnType<typeof loadModules>>,
+  archive: LoadedArchive,
+  config: ScanConfig,
+  parser: HclParser,
+  read: ConfigFileReader,
+  options: ScanOptions,
+  deadline: ScanDeadline,
+): Promise<Awaited<ReturnType<typeof loadModules>>> {
+  if (!loaded.roots.some((r) => r.remoteCalls.some((c) => c.installed !== true && c.source !== null))) {
+    return loaded;
+  }
+  const online = options.remoteModules === true;
+  deadline.enter(online ? 'resolving remote modules (with the network)' : 'resolving remote modules');
+  const remaining = online ? deadline.remainingMs() : undefined;
+  let budget: TimeLimit | undefined;
+  if (remaining !== undefined) {
+    const ms = Math.floor(registryBudgetMs(remaining) * (config.registry ? 0.5 : 1));
+    budget = timeLimit(
+      ms,
+      `remote module resolution's time budget of ${duration(ms)} ran out (the scan's deadline left ` +
+        `${duration(remaining)})`,
+      options.clock,
+    );
+  }
+  const cache = options.remoteModuleCache ?? options.store;
+  const network = online
+    ? new RemoteNetwork({
+        ...(options.remoteModuleSettings ?? {}),
+        registryHosts: config.registryHosts,
+        credentials: { ...(config.credentials ?? {}), ...(options.registryTokens ?? {}) },
+        moduleHosts: config.moduleHosts ?? {},
+        ...(options.remoteModuleTenant !== undefined ? { tenant: options.remoteModuleTenant } : {}),
+        ...(cache !== undefined ? { cache } : {}),
+        ...(budget !== undefined ? { signal: budget.signal } : {}),
+      })
+    : null;
+  try {
+    const resolved = await deadline.race(
+      resolveRemoteModules(loaded, {
+        archive,
+        config,
+        parser,
+        readConfigFile: read,
+        signal: deadline.signal,
+        network,
+        offlineReason: options.remoteModulesOffReason ?? offlineReason(archive),
+        ...(options.limits !== undefined ? { limits: options.limits } : {}),
+      }),
+    );
+    if (network !== null) {
+      options.onRemoteStats?.({ requests: network.requestCount, downloads: network.downloadCount });
+    }
+    return resolved;
+  } finally {
+    budget?.dispose();
+  }
+}
+
+/** Why remote modules stay unresolved when the scan does not fetch them (the loader's
+ * `offlineReason`, naming the input as the user gave it). */
+function offlineReason(archive: LoadedArchive): string {
+  return (
+    'remote modules are fetched only with --remote-modules, and the ' +
+    `${inputKind(archive)} has no installed copy (.terraform/modules)`
+  );
+}
+
+/** Scans an archive already read into memory. Throws `InputError` only for unusable settings
+ * (and `scan-timeout`, see `ScanOptions.timeoutMs` / `signal`). */
+export async function scanArchive(archive: LoadedArchive, options: ScanOptions = {}): Promise<Report> {
+  return withDeadline(options, (deadline) => scanLoaded(archive, options, deadline));
+}
+
+async function scanLoaded(
+  archive: LoadedArchive,
+  options: ScanOptions,
+  deadline: ScanDeadline,
+): Promise<Report> {
+  const signal = deadline.signal;
+  deadline.enter('reading the settings');
+  const parser = sharedHclParser(options.parser);
+  const config = await resolveConfig(archive, parser, options, signal);
+  let cache: ExtractionCache | null = null;
+  let read: ConfigFileReader = (path, content) =>
+    parser.extract(path, content, LOADER_PROJECTION, { signal });
+  if (options.cache !== undefined) {
+    deadline.enter('reading the extraction cache');
+    const c = await deadline.race(
+      ExtractionCache.open(
+        {
+          store: options.cache,
+          fingerprint: cacheFingerprint(),
+          ...(options.cacheLineage !== undefined ? { lineage: options.cacheLineage } : {}),
+        },
+        archive.sha256,
+      ),
+    );
+    cache = c;
+    const hashOf = fileHashes(archive);
+    read = async (path, content) => {
+      const sha256 = hashOf(path, content);
+      const hit = c.lookup(sha256, path);
+      if (hit !== undefined) return hit;
+      const result = await parser.extract(path, content, LOADER_PROJECTION, { signal });
+      c.record(sha256, result);
+      return result;
+    };
+  }
+  deadline.enter(PARSING);
+  let loaded = await loadModules({
+    archive,
+    config,
+    parser,
+    readConfigFile: deadline.reader(read),
+    signal,
+  });
+  loaded = await resolveRemote(loaded, archive, config, parser, deadline.reader(read), options, deadline);
+  if (cache !== null) {
+    deadline.enter('saving the extraction cache');
+    await deadline.race(cache.save());
+    options.onCacheStats?.(cache.stats);
+  }
+  deadline.enter(config.registry ? 'checking the lock files (with the registry)' : 'checking the lock files');
+  // The registry check gets what the deadline leaves after a reserve for the rules and the report.
+  const remaining = config.registry ? deadline.remainingMs() : undefined;
+  let budget: TimeLimit | undefined;
+  if (remaining !== undefined) {
+    const ms = registryBudgetMs(remaining);
+    budget = timeLimit(
+      ms,
+      `the registry check's time budget of ${duration(ms)} ran out (the scan's deadline left ` +
+        `${duration(remaining)}, ${duration(remaining - ms)} of it kept for the rules and the report)`,
+      options.clock,
+    );
+  }
+  const registry = config.registry
+    ? new RegistryClient({
+        hosts: config.registryHosts,
+        credentials: { ...(config.credentials ?? {}), ...(options.registryTokens ?? {}) },
+        ...(options.store ? { cache: options.store } : {}),
+        ...(budget ? { signal: budget.signal } : {}),
+      })
+    : undefined;
+  let lock;
+  try {
+    lock = await deadline.race(
+      analyzeLocks({
+        archive,
+        modules: loaded.modules,
+        // Lock files are verified for deployable roots (and examples with strict_examples).
+        roots: loaded.roots.filter(
+          (r) => r.kind === 'root' || (r.kind === 'example' && config.strictExamples),
+        ),
+        config,
+        parser,
+        engine: loaded.engine,
+        ...(registry ? { registry } : {}),
+      }),
+    );
+  } finally {
+    budget?.dispose();
+  }
+  options.onLockAnalysis?.(lock, config);
+  deadline.enter('reading inline annotations');
+  const annotations = readAnnotations(annotatedFiles(archive, loaded.modules, lock), KNOWN_RULES);
+  deadline.enter('running the rules');
+  const ctx = ruleContext(loaded, config, lock, annotations, archive.files, inputKind(archive));
+  const findings = runRules(ctx);
+  deadline.enter('building the report');
+  return buildReport({
+    archive,
+    engine: loaded.engine,
+    configFiles: config.configFiles,
+    modules: loaded.modules,
+    roots: loaded.roots,
+    lock,
+    findings,
+  });
+}
+
+/** Scans archive bytes (`.tar.gz`, `.tgz`, `.tar`, `.zip`; the format is read from the content). */
+export async function scanBytes(name: string, bytes: Buffer, options: ScanOptions = {}): Promise<Report> {
+  return withDeadline(options, async (deadline) => {
+    deadline.enter('reading the archive');
+    const archive = await deadline.race(
+      readArchiveBytes(name, bytes, { limits: options.limits, shouldLoad }),
+    );
+    return scanLoaded(archive, options, deadline);
+  });
+}
+
+/** Whether `path` is a directory (for the phase a timeout names; readInput reports a bad path). */
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** Scans a directory or an archive file on disk. */
+export async function scanPath(path: string, options: ScanOptions = {}): Promise<Report> {
+  return withDeadline(options, async (deadline) => {
+    deadline.enter(`reading the ${isDirectory(path) ? 'directory' : 'archive'}`);
+    const archive = await deadline.race(
+      readInput(path, {
+        limits: options.limits,
+        shouldLoad,
+        ...(options.directories !== undefined ? { directories: options.directories } : {}),
+      }),
+    );
+    return scanLoaded(archive, options, deadline);
+  });
+}
