@@ -1,54 +1,40 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import architecture from './scripts/eslint-architecture.mjs';
+
+const ROOT = path.dirname(fileURLToPath(import.meta.url));
 
 /**
- * The layers of src/, lowest first. A module may import its own layer and the layers below it,
- * never one above: an upward import (or a cycle between directories) fails lint. Leaves: the shared
- * model types, errors, version and storage (ports and adapters, which import nothing else).
- * `src/config.ts`, `src/cli` and `handlers/` sit on top. docs/architecture.md explains each layer.
+ * The layers of src/, lowest first: each entry is a directory of src/ or a file at its root. A
+ * module may import its own layer and the layers below it, never one above (handlers/ sits above
+ * all of them). The rules are in scripts/eslint-architecture.mjs: `tfguard/layers` resolves every
+ * import to its file and fails an upward one, a dynamic import()/require() outside
+ * src/util/lazy.ts, the AWS SDK outside src/storage, src/ importing outside src/, and a src/ entry
+ * missing from this list; `tfguard/no-cycle` fails a cycle between files or between the
+ * directories of src/. test/architecture/layers.test.ts plants each violation to prove the rules
+ * fire. docs/architecture.md explains each layer.
  */
 export const LAYERS = [
+  // Leaves: the shared vocabulary, errors, version, small helpers and storage (ports and adapters).
+  ['model.ts', 'errors.ts', 'version.ts', 'util', 'storage'],
   ['addrs'],
   ['constraints', 'archive', 'hcl'],
   ['modules'],
   ['lockfile'],
   ['policy'],
   ['rules'],
-  ['report', 'fix'],
+  ['fix'],
+  ['report'],
   ['scan'],
   ['service'],
-  ['cli'],
+  // Top: the command line and the one module that reads process.env.
+  ['cli', 'config.ts'],
 ];
 
-const AWS_SDK = {
-  group: ['@aws-sdk/*', '@smithy/*'],
-  message: 'Only storage adapters (src/storage) import the AWS SDK.',
-};
-
-/** One config block per layer: imports of any higher layer are errors. */
-function layerRules() {
-  return LAYERS.flatMap((layer, i) => {
-    const above = LAYERS.slice(i + 1).flat();
-    if (above.length === 0) return [];
-    return layer.map((dir) => ({
-      files: [`src/${dir}/**/*.ts`],
-      rules: {
-        'no-restricted-imports': [
-          'error',
-          {
-            patterns: [
-              ...above.map((up) => ({
-                group: [`**/${up}`, `**/${up}/**`],
-                message: `src/${dir} is below src/${up} in the layer order (eslint.config.mjs LAYERS): it must not import it.`,
-              })),
-              AWS_SDK,
-            ],
-          },
-        ],
-      },
-    }));
-  });
-}
+/** The one file where a dynamic import()/require() may load code on first use. */
+export const LAZY = 'src/util/lazy.ts';
 
 export default tseslint.config(
   {
@@ -68,6 +54,9 @@ export default tseslint.config(
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts'],
+    // Named, so that typescript-eslint does not guess between this repository and a copy of it
+    // (test/architecture/lint-planted.mjs lints one).
+    languageOptions: { parserOptions: { tsconfigRootDir: ROOT } },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'no-restricted-properties': [
@@ -78,27 +67,31 @@ export default tseslint.config(
   },
   {
     files: ['src/**/*.ts', 'handlers/**/*.ts'],
-    ignores: ['src/storage/**'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [AWS_SDK] }] },
-  },
-  {
-    // The leaves import no other part of src/.
-    files: ['src/model.ts', 'src/errors.ts', 'src/version.ts', 'src/storage/**/*.ts', 'src/util/**/*.ts'],
+    plugins: { tfguard: architecture },
     rules: {
+      'tfguard/layers': ['error', { root: ROOT, layers: LAYERS, lazy: LAZY, sdk: 'src/storage/' }],
+      'tfguard/no-cycle': ['error', { root: ROOT }],
+      // npm's semver orders pre-releases unlike Terraform and rejects versions Terraform reads
+      // (`1.2`); it stays a devDependency for the tests that compare the two.
       'no-restricted-imports': [
         'error',
         {
+          paths: [
+            {
+              name: 'semver',
+              message: "Versions are ordered as Terraform orders them: src/constraints, not npm's semver.",
+            },
+          ],
           patterns: [
             {
-              group: LAYERS.flat().flatMap((d) => [`**/${d}`, `**/${d}/**`]),
-              message: 'The model, errors, version, util and storage are leaves: they import no other layer.',
+              group: ['semver/*'],
+              message: 'Versions are ordered as Terraform orders them: src/constraints.',
             },
           ],
         },
       ],
     },
   },
-  ...layerRules(),
   {
     files: ['src/config.ts', 'test/**/*.ts', 'scripts/**/*.ts', 'bench/**/*.ts'],
     rules: { 'no-restricted-properties': 'off' },

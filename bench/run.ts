@@ -297,7 +297,8 @@ async function childBatching(file: string): Promise<ChildResult> {
  */
 async function childFix(file: string, runs: number): Promise<ChildResult> {
   const { runCli } = await import('../src/cli/main');
-  const { closeSharedParser, fixPath } = await import('../src/scan');
+  const { closeSharedParser } = await import('../src/scan');
+  const { fixPath } = await import('../src/scan/fix');
   const { tarGzFiles } = await import('../test/support/corpus');
   const dir = mkdtempSync(path.join(os.tmpdir(), 'tfguard-bench-fix-'));
   try {
@@ -590,7 +591,7 @@ async function childStacks(shape: string, runs: number): Promise<ChildResult> {
   };
 }
 
-/** Stacks in the generated archive (issue 20: 12,000 took 31 s before classification was linear). */
+/** Stacks in the generated archive (12,000 took 31 s before classification was linear). */
 const STACKS = 12_000;
 
 /**

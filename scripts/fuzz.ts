@@ -29,9 +29,9 @@ import {
   pack,
   type CorpusFile,
   type GeneratedArchive,
-} from '../test/security/generators';
+} from '../test/support/generators';
 import { corpusStatus } from '../test/support/external';
-import { checkPaths, checkTarReaders, outcome, PropertyViolation } from '../test/security/scan-properties';
+import { checkPaths, checkTarReaders, outcome, PropertyViolation } from '../test/support/scan-properties';
 
 interface Options {
   seconds: number;

@@ -15,7 +15,7 @@ export type Engine = 'terraform' | 'opentofu';
 export const ENGINES: readonly Engine[] = ['terraform', 'opentofu'];
 
 /** What was scanned: a directory on disk or an archive file (tar, tar.gz, zip). Messages name the
- * input as the user gave it ("not in the directory", "not in the archive"; issue 22). */
+ * input as the user gave it ("not in the directory", "not in the archive"). */
 export type InputKind = 'directory' | 'archive';
 
 /** A position inside the uploaded archive. `file` is archive-relative with `/`; `line` is 1-based. */

@@ -162,7 +162,7 @@ function relativeInside(target: string, ...roots: string[]): string | null {
 /**
  * Of a `.terraform` directory, only `modules/`: `terraform init`'s record of the modules it installed
  * (`modules.json`) and the installed copies themselves, read exactly as an archive of the same
- * directory carries them (issue 21: a directory after `terraform get` resolves its remote modules
+ * directory carries them (a directory after `terraform get` resolves its remote modules
  * like a tarball of it). The rest (`providers/`: provider binaries of hundreds of MiB, `terraform.tfstate`
  * of a backend, `environment`) is not configuration and is skipped. Returns the `modules` directory's
  * segments to walk, or null.
@@ -199,7 +199,7 @@ function addInstalledModules(
  * The walk is in name order and uses synchronous filesystem calls: thousands of small files read
  * through Node's thread pool cost a round trip per call (lstat, open, fstat, read, read, close)
  * and left the process idle most of the time, so a directory took twice as long as a tarball of
- * it (issue 22); each call takes microseconds on a local filesystem, and the first read asks for
+ * it; each call takes microseconds on a local filesystem, and the first read asks for
  * the whole file. Only the CLI reads directories (the service receives archives).
  */
 export async function scanDirectory(

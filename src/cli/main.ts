@@ -33,16 +33,10 @@ import type { Finding } from '../rules';
 import type { ScanConfig } from '../model';
 import { RULES } from '../rules';
 import { gitQuotedName } from '../fix';
-import {
-  closeSharedParser,
-  fixPatch,
-  fixPatchParts,
-  fixPath,
-  policyInput,
-  readPolicy,
-  scanPath,
-} from '../scan';
+import { closeSharedParser, policyInput, readPolicy, scanPath } from '../scan';
 import type { Policy } from '../policy';
+// scan/fix.ts runs the pipeline of scan/pipeline.ts, so the index does not re-export it (no cycle).
+import { fixPatch, fixPatchParts, fixPath } from '../scan/fix';
 import { insideSubtree, locateRepository, scanSubtree, subtreeDirectories } from '../scan/subtree';
 import type { ScanOptions } from '../scan/types';
 import { parseFleetData, renderFleetHtml, renderSummaryMarkdown, runLocalAudit } from '../service';
@@ -179,7 +173,7 @@ const FIX_OPTIONS = {
   config: { type: 'string', short: 'c' },
   'fail-on': { type: 'string' },
   registry: { type: 'boolean' },
-  // The same resolution as `scan --remote-modules` (issue 21): the fixes and "still needs a person"
+  // The same resolution as `scan --remote-modules`: the fixes and "still needs a person"
   // see the remote modules' requirements.
   'remote-modules': { type: 'boolean' },
   'cache-dir': { type: 'string' },

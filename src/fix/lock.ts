@@ -28,8 +28,8 @@ import type {
   RootLockAnalysis,
 } from '../lockfile';
 import type { Engine, TextEdit } from '../model';
+import type { RootProvider, RootTree } from '../modules';
 import type { Finding } from '../rules';
-import type { RootReport } from '../report/types';
 import type { SkippedFix } from './edits';
 
 /** Registry access for lock-file additions (`ReleaseHashResolver` implements it). */
@@ -43,9 +43,16 @@ export interface LockFixSource {
   ): Promise<Resolved<ReleaseHashes>>;
 }
 
+/** What a lock fix reads of a root (a `RootReport` of src/report has it: fix sits below report). */
+export interface LockFixRoot {
+  path: string;
+  providers: readonly Pick<RootProvider, 'source' | 'constraints'>[];
+  remoteModules: RootTree['remoteCalls'];
+}
+
 export interface LockFixInput {
   findings: readonly Finding[];
-  roots: readonly Pick<RootReport, 'path' | 'providers' | 'remoteModules'>[];
+  roots: readonly LockFixRoot[];
   lock: LockAnalysis;
   /** Platforms whose `h1:` new hashes cover: the `platforms` setting (else the current platform). */
   platforms: readonly string[];
@@ -105,7 +112,7 @@ function wholeFile(file: string, content: Buffer): TextEdit['range'] {
 
 interface Work {
   a: RootLockAnalysis;
-  root: Pick<RootReport, 'path' | 'providers' | 'remoteModules'>;
+  root: LockFixRoot;
   file: string;
   findings: Finding[];
 }

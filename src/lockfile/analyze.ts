@@ -5,8 +5,8 @@
  * result synchronously.
  */
 import type { HclParser } from '../hcl';
-import type { Engine, ScanConfig } from '../model';
-import type { LoadedArchive } from '../archive';
+import type { Engine, InputKind, ScanConfig } from '../model';
+import { inputKind, type LoadedArchive } from '../archive';
 import type { ModuleInfo, RootTree } from '../modules';
 import type { ParseResult } from '../hcl';
 import { hashEntries, hashZip } from './hash';
@@ -50,7 +50,7 @@ async function readLock(
       path,
       readable: false,
       providers: [],
-      errors: [{ message: 'the lock file content was not loaded from the archive', line: 1 }],
+      errors: [{ message: `the lock file content was not loaded from the ${inputKind(archive)}`, line: 1 }],
     };
   }
   let result: ParseResult;
@@ -64,7 +64,14 @@ async function readLock(
 }
 
 /** Message used when a zip was listed but its bytes were not loaded (e.g. over the file-size limit). */
-export const PACKAGE_NOT_LOADED = 'the package content was not loaded from the archive';
+export function packageNotLoaded(input: InputKind): string {
+  return `the package content was not loaded from the ${input}`;
+}
+
+/** Whether a package's error is `packageNotLoaded` (for either input). */
+export function isPackageNotLoaded(error: string | null | undefined): boolean {
+  return error === packageNotLoaded('archive') || error === packageNotLoaded('directory');
+}
 
 async function hashPackageIn(pkg: ProviderPackage, archive: LoadedArchive): Promise<HashedPackage> {
   const none = { h1: null, h1Unpacked: null, zh: null };
@@ -84,7 +91,7 @@ async function hashPackageIn(pkg: ProviderPackage, archive: LoadedArchive): Prom
     }
   }
   const bytes = archive.files.get(pkg.path);
-  if (bytes === undefined) return { ...pkg, ...none, error: PACKAGE_NOT_LOADED };
+  if (bytes === undefined) return { ...pkg, ...none, error: packageNotLoaded(inputKind(archive)) };
   try {
     const z = await hashZip(bytes);
     return { ...pkg, h1: z.h1Packed, h1Unpacked: z.h1, zh: z.zh, error: null };

@@ -1,9 +1,9 @@
 /**
- * Lock-file verification (issue 3): parse `.terraform.lock.hcl`, hash provider packages the way
+ * Lock-file verification: parse `.terraform.lock.hcl`, hash provider packages the way
  * Terraform does, cross-check with the provider registry. The `lock-*` rules (src/rules/lock-*.ts,
  * `LOCK_RULES` in src/rules/registry.ts) judge the `LockAnalysis` that `analyzeLocks` returns.
  */
-export { analyzeLocks, PACKAGE_NOT_LOADED } from './analyze';
+export { analyzeLocks, isPackageNotLoaded, packageNotLoaded } from './analyze';
 export type { AnalyzeLocksInput } from './analyze';
 export {
   EMPTY_H1,

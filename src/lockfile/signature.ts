@@ -13,15 +13,11 @@
  * still verifies old releases.
  */
 import type * as openpgp from 'openpgp';
+import { loadOpenpgp } from '../util/lazy';
 import type { TrustLevel } from './types';
 
-/** openpgp.js is loaded on first use: only a registry cross-check needs it, and evaluating it costs
- * tens of milliseconds of every cold start (CLI runs, Lambda initialisation). */
-let library: Promise<typeof openpgp> | undefined;
-function pgp(): Promise<typeof openpgp> {
-  library ??= import('openpgp');
-  return library;
-}
+/** openpgp.js, loaded on first use (src/util/lazy.ts says why). */
+const pgp = loadOpenpgp;
 
 export interface RegistrySigningKey {
   keyId?: string;

@@ -25,7 +25,7 @@ export { remoteLabel, withRemoteModules } from './tree';
 export {
   isModulesManifest,
   MAX_REMOTE_DEPTH,
-  OFFLINE_REASON,
+  offlineReason,
   parseModuleVersions,
   parseRegistrySource,
   parseRemotePackage,

@@ -12,7 +12,7 @@ import type { HclParser, BlockSpec } from '../hcl';
 import type { HclBlock, HclBody, ParseResult } from '../hcl';
 import type { LoadedArchive } from '../archive';
 import type { Engine, SourceLocation } from '../model';
-import { basename, compareUtf8, dirname } from '../archive';
+import { basename, compareUtf8, dirname, inputKind } from '../archive';
 import { inToolDirectory } from './files';
 import { classifyModuleSource, isOutsideArchive, resolveLocalTarget } from '../addrs';
 import { readUnit } from './terragrunt/unit';
@@ -192,6 +192,7 @@ export async function readRepositorySignals(
     bodies,
     exists: (p: string) => filePaths.has(p),
     read: (p: string) => archive.files.get(p)?.toString('utf8') ?? null,
+    input: inputKind(archive),
   };
   for (const [path, body] of bodies) {
     if (basename(path) === STACK_FILE) {

@@ -386,4 +386,3 @@ export function moduleSourceAllowed(policy: Policy, source: string): boolean {
   if (host !== null) forms.push(host[2] as string);
   return policy.moduleSources.some((g) => forms.some((f) => globMatches(g, f)));
 }
-

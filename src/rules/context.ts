@@ -2,7 +2,7 @@ import type { LockAnalysis } from '../lockfile/types';
 import type { Engine, InputKind, ScanConfig } from '../model';
 import type { LoadDiagnostic, ModuleInfo, RootTree } from '../modules';
 import type { PolicyInput } from '../policy';
-import type { Annotation } from './suppress';
+import type { Annotation } from './types';
 import type { RuleContext } from './types';
 
 /** What the module loader produced (`LoadedModules`), as far as the rules read it. */
@@ -38,7 +38,7 @@ export function ruleContext(
     roots: loaded.roots,
     // A fragment's calls resolve where its files are copied to, not where they sit: only its parse
     // errors are reported (as notices when it is a template; not at all for a template in a
-    // directory the settings declare a fragment: the user confirmed it is not Terraform, issue 20).
+    // directory the settings declare a fragment: the user confirmed it is not Terraform).
     // Installed third-party code and scanner test samples (one configuration-not-checked notice
     // per fixture tree says what was skipped): nothing.
     diagnostics: loaded.diagnostics.filter((d) => {

@@ -138,7 +138,7 @@ export function plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
 }
 
-/** What was scanned as messages name it: "directory" or "archive" (issue 22: never "the archive"
+/** What was scanned as messages name it: "directory" or "archive" (never "the archive"
  * for a directory). */
 export function inputNoun(ctx: Pick<RuleContext, 'input'>): 'directory' | 'archive' {
   return ctx.input ?? 'archive';

@@ -1,4 +1,4 @@
-import { PACKAGE_NOT_LOADED } from '../lockfile';
+import { isPackageNotLoaded } from '../lockfile';
 import { shortSource } from '../addrs';
 import { cliName, liveEntries, pathFromRoot, lockRoots } from './lock-helpers';
 import type { RuleFinding } from './types';
@@ -37,7 +37,7 @@ export const lockHashMismatch: Rule = {
         const what = `${LOCATION[pkg.location] ?? 'package'} ${pkg.kind} package ${pkg.path} (${shortSource(pkg.source, a.engine)} ${pkg.version}, ${pkg.platform})`;
         const where = { module: a.root, file: a.lock.path, line: e.line, range: e.range };
         if (pkg.error !== null) {
-          if (pkg.error === PACKAGE_NOT_LOADED) continue;
+          if (isPackageNotLoaded(pkg.error)) continue;
           out.push({
             ...where,
             message: `the ${what} cannot be verified against the lock file: ${pkg.error}`,

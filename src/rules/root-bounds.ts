@@ -1,5 +1,5 @@
 /**
- * Moving bounds up (issue 21): a provider's maximum belongs in the root module. When a shared
+ * Moving bounds up: a provider's maximum belongs in the root module. When a shared
  * module's cap is removed, or when only shared modules' minimums constrain a provider, the roots
  * that use it need a bound of their own. This file decides which roots need one, what bound, and
  * the edits that write it into the root's `required_providers`. Not a rule itself: read by
@@ -12,6 +12,7 @@ import type { ModuleInfo, RootProvider, RootTree } from '../modules';
 import { sourceText, type SourceText } from './fix-helpers';
 import {
   checkableConstraint,
+  inputNoun,
   isDeployable,
   lockedVersion,
   releaseLine,
@@ -74,7 +75,7 @@ export function rootBound(
   fallback: string | null,
 ): RootBound {
   const root = ctx.moduleByPath.get(tree.root);
-  if (root === undefined) return { reason: 'it is not in the archive' };
+  if (root === undefined) return { reason: `it is not in the ${inputNoun(ctx)}` };
   if (root.kindEvidence === 'weak') return { reason: `its kind is a guess (${root.kindReason})` };
   // A Terragrunt unit runs its source module: the bound goes there (it is the units' configuration,
   // docs/classification.md), agreeing with every unit's lock, unless the units generate its
@@ -84,7 +85,7 @@ export function rootBound(
   if (root.terragrunt !== undefined) {
     const s = unitSourceOf(ctx, root);
     if (s === undefined)
-      return { reason: 'it is a Terragrunt unit whose source module is not in the archive' };
+      return { reason: `it is a Terragrunt unit whose source module is not in the ${inputNoun(ctx)}` };
     if ((s.generatedDeclarations ?? []).length > 0)
       return {
         reason: `its Terragrunt units generate the required_providers of ${s.path}: bound the provider there`,

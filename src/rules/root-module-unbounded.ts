@@ -137,7 +137,7 @@ function unbounded(
 /**
  * Providers root `m` gets only through the modules it calls, none of which bounds the version (they
  * say `>=`, as shared modules should) while the root bounds it nowhere: the combined constraints of
- * the root's tree have no maximum (issue 21). Reported on the root's `required_providers` block, or
+ * the root's tree have no maximum. Reported on the root's `required_providers` block, or
  * on the module call that brings the provider in when it has none, naming the modules. The fix adds
  * the entry to the root with `~> MAJOR.MINOR` of the locked version (else of the combined minimum).
  */

@@ -3,6 +3,7 @@ import type { RuleFinding } from './types';
 import {
   at,
   checkableConstraint,
+  inputNoun,
   constraintOrigin,
   describeProvider,
   fixWith,
@@ -76,7 +77,7 @@ function withRootEdits(shared: TextEdit[] | undefined, roots: TextEdit[]): TextE
 }
 
 /**
- * What removing the cap does to the roots that use module `m` (issue 21, "move bounds up"): every
+ * What removing the cap does to the roots that use module `m` ("move bounds up"): every
  * root whose combined constraints for `source` would have no upper bound once the shared modules'
  * caps are gone gets one in the same fix (`~> MAJOR.MINOR` of its locked version, else the caps
  * removed). A root that cannot be edited (its kind a guess, a Terragrunt unit, a shape tfguard does
@@ -97,7 +98,7 @@ function boundsMovedUp(
       roots: [],
       blocked: [],
       note:
-        ' No root module in the archive uses this module: the roots that call it from elsewhere must bound ' +
+        ` No root module in the ${inputNoun(ctx)} uses this module: the roots that call it from elsewhere must bound ` +
         'the provider in their own required_providers (root-module-unbounded reports one that does not).',
     };
   }

@@ -20,9 +20,8 @@
  */
 import { decodeSource, DEFAULT_MAX_NESTING_DEPTH, parseJsonWithPositions, type JsonNode } from '../hcl';
 import { scanHcl, type ScanComment } from '../hcl';
-import type { Finding } from './types';
+import type { Annotation, AnnotationScope, Finding, RuleContext } from './types';
 import { compareStrings } from './helpers';
-import type { RuleContext } from './types';
 
 /** Rule ids whose findings are about annotations themselves: they cannot be suppressed inline. */
 export const SUPPRESSION_RULE_IDS: readonly string[] = ['suppression-invalid', 'suppression-unused'];
@@ -46,25 +45,7 @@ export function mentionsTfguard(content: Buffer): boolean {
   return false;
 }
 
-export type AnnotationScope = 'line' | 'file';
-
-/** One `tfguard:` annotation found in a file. */
-export interface Annotation {
-  file: string;
-  /** Line of the comment (of the `"//"` property in JSON). */
-  line: number;
-  scope: AnnotationScope;
-  /** The directive as written, e.g. `tfguard:ignore`. */
-  directive: string;
-  /** Rule ids named, in the order written, without duplicates. */
-  ruleIds: string[];
-  /** The reason, white space collapsed; empty when none was given. */
-  reason: string;
-  /** Line scope: the lines whose findings it covers, ascending. Empty for file scope. */
-  covers: number[];
-  /** Why it suppresses nothing; empty for a valid annotation. */
-  problems: string[];
-}
+export type { Annotation, AnnotationScope } from './types';
 
 /** A file whose annotations are read. */
 export interface AnnotatedFile {

@@ -1,5 +1,4 @@
 import type { LockAnalysis } from '../lockfile/types';
-import type { Annotation } from './suppress';
 import type { FieldSetting } from '../util/settings';
 import type { Engine, InputKind, ScanConfig, Severity, SourceRange, TextEdit } from '../model';
 import type { LoadDiagnostic, ModuleInfo, RootTree } from '../modules';
@@ -116,3 +115,23 @@ export type RuleFinding = Omit<Finding, 'ruleId' | 'severity' | 'suppressed'> & 
    * that names a provider applies to it. Never in the report. */
   provider?: string;
 };
+
+export type AnnotationScope = 'line' | 'file';
+
+/** One `tfguard:` annotation found in a file. */
+export interface Annotation {
+  file: string;
+  /** Line of the comment (of the `"//"` property in JSON). */
+  line: number;
+  scope: AnnotationScope;
+  /** The directive as written, e.g. `tfguard:ignore`. */
+  directive: string;
+  /** Rule ids named, in the order written, without duplicates. */
+  ruleIds: string[];
+  /** The reason, white space collapsed; empty when none was given. */
+  reason: string;
+  /** Line scope: the lines whose findings it covers, ascending. Empty for file scope. */
+  covers: number[];
+  /** Why it suppresses nothing; empty for a valid annotation. */
+  problems: string[];
+}

@@ -28,7 +28,7 @@ import type { Finding } from '../rules';
 import type { LoadedArchive } from '../archive';
 import type { Report } from '../report/types';
 import type { ScanOptions } from './types';
-import { scanArchive, shouldLoad } from './index';
+import { scanArchive, shouldLoad } from './pipeline';
 import { insideSubtree } from './subtree';
 
 /** At most this many scans: each further pass exists only for fixes an overlap deferred. */

@@ -16,7 +16,7 @@ import {
 } from '../modules';
 import type { ConfigFileReader } from '../modules';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { DEFAULT_MAX_NESTING_DEPTH, hcl2jsonPackageJson, specFingerprint } from '../hcl';
 import { ExtractionCache, EXTRACTOR_VERSION } from './cache';
 import { buildReport } from '../report';
@@ -39,10 +39,6 @@ import {
 } from './deadline';
 
 export type { ScanOptions } from './types';
-export { readPolicy, policyInput } from './policy-file';
-export { fixArchive, fixBytes, fixPatch, fixPatchParts, fixPath } from './fix';
-export type { LeftOut } from './fix';
-export type { FileChange, FixOptions, FixOutcome } from './fix';
 export { EXTRACTOR_VERSION } from './cache';
 export type { CacheStats } from './cache';
 export {
@@ -227,7 +223,7 @@ async function resolveRemote(
 }
 
 /** Why remote modules stay unresolved when the scan does not fetch them (the loader's
- * `OFFLINE_REASON`, naming the input as the user gave it). */
+ * `offlineReason`, naming the input as the user gave it). */
 function offlineReason(archive: LoadedArchive): string {
   return (
     'remote modules are fetched only with --remote-modules, and the ' +
@@ -367,10 +363,19 @@ export async function scanBytes(name: string, bytes: Buffer, options: ScanOption
   });
 }
 
+/** Whether `path` is a directory (for the phase a timeout names; readInput reports a bad path). */
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 /** Scans a directory or an archive file on disk. */
 export async function scanPath(path: string, options: ScanOptions = {}): Promise<Report> {
   return withDeadline(options, async (deadline) => {
-    deadline.enter('reading the archive');
+    deadline.enter(`reading the ${isDirectory(path) ? 'directory' : 'archive'}`);
     const archive = await deadline.race(
       readInput(path, {
         limits: options.limits,

@@ -5,7 +5,7 @@
 import { parsePolicy, utcDay, type Policy, type PolicyInput } from '../policy';
 import { RULES } from '../rules';
 import type { HclParserSettings } from './types';
-import { sharedHclParser } from './index';
+import { sharedHclParser } from './pipeline';
 
 const KNOWN_RULES: ReadonlySet<string> = new Set(RULES.map((r) => r.id));
 

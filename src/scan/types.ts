@@ -23,7 +23,7 @@ export interface ScanOptions {
   configText?: { name: string; text: string };
   limits?: Partial<ArchiveLimits>;
   parser?: HclParserSettings;
-  /** Registry cross-check of lock files (issue 3); overrides `registry` in the config files. */
+  /** Registry cross-check of lock files; overrides `registry` in the config files. */
   registry?: boolean;
   /** Where verified registry SHA256SUMS (and, unless `remoteModuleCache` says otherwise, remote
    * module answers) are cached. */

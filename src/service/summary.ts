@@ -123,7 +123,7 @@ export function findingRef(f: Finding): FindingRef {
   };
 }
 
-/** Rule ids of the organisation policy's rules start with this (issue 23). */
+/** Rule ids of the organisation policy's rules start with this. */
 export const POLICY_RULE_PREFIX = 'policy-';
 
 function fingerprint(f: FindingRef): string {

@@ -1,5 +1,5 @@
 /**
- * Issue 24 item 3: every `index.ts` under src/ only re-exports (`export … from`), so the code lives
+ * Every `index.ts` under src/ only re-exports (`export … from`), so the code lives
  * in files named for what they do. Checked with the TypeScript compiler's own parser, and shown to
  * bite on a planted index that declares something.
  */

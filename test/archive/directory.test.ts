@@ -4,7 +4,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { readDirectory, readInput } from '../../src/archive';
-import { expectInputError } from './helpers/expect-input-error';
+import { expectInputError } from '../support/expect-input-error';
 import { buildTarGz } from '../support/archive';
 
 const sha = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');

@@ -2,7 +2,7 @@ import { gzipSync } from 'node:zlib';
 import { DEFAULT_LIMITS, readArchiveBytes } from '../../src/archive';
 import { ArchiveBuilder } from '../../src/archive/builder';
 import { resolveLimits } from '../../src/archive/limits';
-import { expectInputError } from './helpers/expect-input-error';
+import { expectInputError } from '../support/expect-input-error';
 import { buildTar, buildTarGz } from '../support/archive';
 import { writeZip } from '../support/zip-writer';
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { readArchiveBytes, readInput } from '../../src/archive';
-import { expectInputError } from './helpers/expect-input-error';
+import { expectInputError } from '../support/expect-input-error';
 import { buildTar, buildTarGz, paxHeader, rawTar, rawTarHeader, tarData, TAR_END } from '../support/archive';
 import { writeZip } from '../support/zip-writer';
 

@@ -12,7 +12,7 @@ import {
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { readArchiveBytes, readInput } from '../../src/archive';
-import { expectInputError } from './helpers/expect-input-error';
+import { expectInputError } from '../support/expect-input-error';
 import {
   S_IFBLK,
   S_IFCHR,

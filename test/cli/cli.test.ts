@@ -10,7 +10,7 @@ import { readLockFile, terraformInit, withMirror } from '../support/terraform';
 import { describeWithTerraform } from '../support/external';
 import { startRegistry } from '../support/registry-server';
 import type { Report } from '../../src/report/types';
-import { fakeH1, lockText } from '../lockfile/fixtures';
+import { fakeH1, lockText } from '../support/lock-fixtures';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');

@@ -1,5 +1,5 @@
 /**
- * `tfguard fix live/prod` inside a repository (issue 22 item 5, as `scan` does): the repository
+ * `tfguard fix live/prod` inside a repository: the repository
  * root is found (git), modules are resolved from it, only files inside the requested directory are
  * edited, what was not edited is said, and the patch's paths are from the repository root, so that
  * the real `git apply` run at the root accepts it.

@@ -1,5 +1,5 @@
 /**
- * `tfguard init [dir]` (issue 20 item 5) through the CLI: the file it writes is read back by the
+ * `tfguard init [dir]` through the CLI: the file it writes is read back by the
  * real scan (no weak kind, no low-confidence finding), a re-run keeps the user's edits byte for byte
  * and adds only new directories, and an invalid existing file is an error, never overwritten.
  */

@@ -2,7 +2,7 @@
  * Module version constraints as Terraform reads them: hashicorp/go-version alone (constraint.go
  * `constraintPessimistic`, version.go `NewVersion`/`Compare`), as internal/initwd/module_install.go
  * `installRegistryModule` applies it; provider constraints keep apparentlymart/go-versions'
- * semantics (test/constraints/semantics.test.ts). The `~> 5` rows are the ones that differ, and
+ * semantics (test/constraints/constraints.test.ts, oracle.test.ts). The `~> 5` rows are the ones that differ, and
  * they are checked against `terraform init` in test/modules/remote-module-version-oracle.test.ts.
  */
 import {

@@ -1,5 +1,5 @@
 /**
- * Moving bounds up (issue 21 item 1), through the real CLI on small trees: when `tfguard fix`
+ * Moving bounds up, through the real CLI on small trees: when `tfguard fix`
  * removes a shared module's cap, every root that would be left without a bound for that provider
  * gets one in the same patch (`~> MAJOR.MINOR` of its locked version, else the removed cap), in its
  * `required_providers` (a new entry, or a new `versions.tf` when it has no such block); a root that

@@ -10,7 +10,8 @@
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { fixPath, scanPath } from '../../src/scan';
+import { scanPath } from '../../src/scan';
+import { fixPath } from '../../src/scan/fix';
 import { describeWithTerraform } from '../support/external';
 import { cli } from '../support/cli';
 import { readTextTree, runTerraform, writeTree } from '../support/terraform';

@@ -8,7 +8,8 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Finding } from '../../src/rules';
-import { fixPath, scanPath } from '../../src/scan';
+import { scanPath } from '../../src/scan';
+import { fixPath } from '../../src/scan/fix';
 import { readCorpusArchive, tarGzFiles } from '../support/corpus';
 import { corpusArchives, describeWithCorpus } from '../support/external';
 import { readTree, writeTree } from '../support/terraform';
@@ -42,7 +43,7 @@ describeWithCorpus('tfguard fix converges on every corpus archive', () => {
     // Only files that a fixed finding's edits point at changed, each in that finding's module, and
     // the lock files whose findings a rewrite fixed.
     const targets = new Set<string>();
-    // A shared module's cap moves to the roots that use it (issue 21): that fix also edits (or
+    // A shared module's cap moves to the roots that use it: that fix also edits (or
     // creates a versions.tf in) those roots.
     const rootsOf = (module: string): string[] =>
       outcome.report.roots.filter((t) => t.modules.includes(module)).map((t) => t.path);

@@ -1,5 +1,5 @@
 /**
- * `tfguard fix` leaves files as they were (issue 21, items 2 and 4), on real directories through
+ * `tfguard fix` leaves files as they were, on real directories through
  * the CLI: symlinks stay symlinks (the target inside the tree is edited; a link whose reader needs
  * a fix another reader of the same file does not is left to a person), modes are kept (0664,
  * executable bits), nothing under `.terraform/` is edited, and `x.tf` / `x.tofu` twins are edited

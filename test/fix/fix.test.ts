@@ -144,7 +144,7 @@ describe('tfguard fix', () => {
     expect(res.stdout).not.toContain('root-module-unbounded');
     // Removing the shared cap would leave the root unbounded: the same fix bounds the root's own
     // `>= 5.1` (the edit root-module-unbounded makes), so even this --rule run leaves no root
-    // unbounded (issue 21).
+    // unbounded.
     expect((await tree(tmp))['main.tf']).toBe(ROOT_TF.replace('">= 5.1"', '"~> 5.1"'));
     expect(res.code).toBe(0);
     const bad = await cli(['fix', tmp, '--rule', 'no-such-rule']);

@@ -1,5 +1,5 @@
 /**
- * Lock rewrites of `tfguard fix` write only what Terraform would write (issue 21, item 3), checked
+ * Lock rewrites of `tfguard fix` write only what Terraform would write, checked
  * byte for byte against `terraform providers lock -fs-mirror=DIR -platform=...` (terraform 1.11,
  * offline, fake provider packages) for every lock scenario the fix produces without a registry:
  * a stale entry, drifted constraints, both, the constraints a constraint fix changes (with

@@ -14,7 +14,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { gitQuotedName, unpatchablePath } from '../../src/fix';
-import { fixBytes, fixPatch } from '../../src/scan';
+import { fixBytes, fixPatch } from '../../src/scan/fix';
 import { buildTarGz } from '../support/archive';
 import { cli } from '../support/cli';
 import { describeWithExternal } from '../support/external';

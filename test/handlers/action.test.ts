@@ -29,7 +29,7 @@ import {
   type StepResult,
   type Value,
 } from '../support/github-actions';
-import { CI_AWS_ENV, startApiStandIn, type ApiStandIn } from './api-stand-in';
+import { CI_AWS_ENV, startApiStandIn, type ApiStandIn } from '../support/api-stand-in';
 import { type Harness, startHarness } from '../support/lambda';
 
 const exec = promisify(execFile);

@@ -3,7 +3,7 @@
  * that the real `git apply` and GNU `patch -p1` accept on the archive as `tar` extracts it, giving
  * the fixed files and nothing else (no `.github/workflows/pwn.yml` from a directory named like a
  * patch header), with a `.git`-like directory left out and named; the Markdown answer escapes the
- * same names (issue 25, items 3 and 4, through the service path).
+ * same names.
  */
 import { execFile, spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';

@@ -1,5 +1,5 @@
 /**
- * Issue 11, gap 2: API responses always fit Lambda's 6 MB response limit. A report whose response
+ * API responses always fit Lambda's 6 MB response limit. A report whose response
  * would not fit under `MAX_INLINE_RESPONSE_BYTES` is not inlined: the response says
  * `reportInline: false` and carries the verdict, the summary, the stored keys and presigned links,
  * which really download the stored renderings from s3rver. A SARIF/Markdown document that does not

@@ -17,7 +17,7 @@ import { load } from 'js-yaml';
 import { checkoutSample, condition, type ActionDefinition, type Contexts } from '../support/github-actions';
 import { REPOSITORY_URL } from '../../src/version';
 import pkg from '../../package.json';
-import { CI_AWS_ENV, startApiStandIn, type ApiStandIn } from './api-stand-in';
+import { CI_AWS_ENV, startApiStandIn, type ApiStandIn } from '../support/api-stand-in';
 import { type Harness, startHarness } from '../support/lambda';
 
 const exec = promisify(execFile);

@@ -22,7 +22,7 @@ import {
 } from '../support/lambda';
 import { slowToParse } from '../support/scan';
 import type { GatewayRecord } from '../support/sigv4-gateway';
-import { CI_AWS_ENV, startApiStandIn, type ApiStandIn } from './api-stand-in';
+import { CI_AWS_ENV, startApiStandIn, type ApiStandIn } from '../support/api-stand-in';
 import { count } from '../../src/util/words';
 
 export const SCRIPT = resolve(__dirname, '..', '..', 'docs', 'ci', 'tfguard-scan.sh');

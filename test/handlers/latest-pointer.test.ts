@@ -1,5 +1,5 @@
 /**
- * Issue 11, gap 3: the per-repository `latest` pointer never goes backwards. Many uploads of one
+ * The per-repository `latest` pointer never goes backwards. Many uploads of one
  * repository (real archives uploaded to s3rver one after the other, within a second or two), their
  * own s3rver notification events delivered to the real handler concurrently and in random order:
  * the pointer must end on the upload made last. The service's S3 client goes through

@@ -1,5 +1,5 @@
 /**
- * Issue 11, gap 5 (the code part): the `requestId` a 500 returns is logged with the error on every
+ * The `requestId` a 500 returns is logged with the error on every
  * error path, and every metric carries a `stage` dimension (`TFGUARD_STAGE`, read through
  * src/config.ts) so that stages never share a series. The real handlers against s3rver, Powertools'
  * own JSON log lines and EMF records captured from stdout.

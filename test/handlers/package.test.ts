@@ -18,7 +18,7 @@ import { makeTarGz } from '../support/archive';
 import { lambdaEnv, REPORTS_BUCKET, UPLOADS_BUCKET } from '../support/lambda';
 import { generateTestKey, startRegistry } from '../support/registry-server';
 import { startS3rver, type RunningS3rver } from '../support/s3rver';
-import { lockText } from '../lockfile/fixtures';
+import { lockText } from '../support/lock-fixtures';
 
 const run = promisify(execFile);
 const REPO = resolve(__dirname, '..', '..');

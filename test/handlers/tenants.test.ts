@@ -1,5 +1,5 @@
 /**
- * Tenant boundaries (issue 25 items 1, 2 and the HEAD part of 6), end to end on 127.0.0.1: two CI
+ * Tenant boundaries, end to end on 127.0.0.1: two CI
  * roles and an auditor role call the real API handlers through the SigV4-verifying stand-in for API
  * Gateway (each request verified against its own caller's credentials, the verified caller in
  * `requestContext.authorizer.iam`), uploads go to s3rver and its notifications to the real upload
@@ -31,7 +31,7 @@ import {
   UPLOADS_BUCKET,
   withEnv,
 } from '../support/lambda';
-import { CI_REGION, startApiStandIn, type ApiStandIn, type StandInCaller } from './api-stand-in';
+import { CI_REGION, startApiStandIn, type ApiStandIn, type StandInCaller } from '../support/api-stand-in';
 
 const layout = new ReportLayout('reports/');
 const ACCOUNT = '123456789012';

@@ -24,8 +24,8 @@ import {
 } from '../support/terraform';
 import type { LockEntry } from '../support/terraform';
 import { describeWithTerraform } from '../support/external';
-import { fakeH1, lockText, tf } from './fixtures';
-import type { LockEntrySpec } from './fixtures';
+import { fakeH1, lockText, tf } from '../support/lock-fixtures';
+import type { LockEntrySpec } from '../support/lock-fixtures';
 
 const PLATFORM = currentPlatform();
 const REG = 'registry.terraform.io';

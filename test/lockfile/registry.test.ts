@@ -10,7 +10,7 @@ import { closedPort, generateTestKey, startRegistry, trustSignature } from '../s
 import type { FakeRelease, RegistryServer, TestKey } from '../support/registry-server';
 import { registryBudgetMs, timeLimit } from '../../src/scan';
 import { ManualClock } from '../support/clock';
-import { MemoryStore } from './memory-store';
+import { MemoryStore } from '../support/memory-store';
 
 const HOST = 'registry.example.test';
 const PLATFORMS = ['linux_amd64', 'darwin_arm64', 'windows_amd64'];

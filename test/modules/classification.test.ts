@@ -1,5 +1,5 @@
 /**
- * The real-world layouts of issue 10 (docs/classification.md), each a small tree built from the
+ * The real-world layouts of docs/classification.md, each a small tree built from the
  * pattern and scanned through the real pipeline: what each directory is, and which findings follow.
  */
 import { promises as fs } from 'node:fs';
@@ -299,7 +299,7 @@ test('mixins (cloudposse: *.mixin.tf copied into components) are fragments; thei
   expect(findingsOf(r, 'module-source-missing')).toEqual([]);
 });
 
-test('issue 20: uncalled modules under _modules/ are shared, not guessed roots (no lock-missing)', async () => {
+test('uncalled modules under _modules/ are shared, not guessed roots (no lock-missing)', async () => {
   const r = await scanFiles({
     'live/app/main.tf': `terraform {\n  backend "s3" {}\n}\n${PROVIDER}module "net" {\n  source = "../../_modules/net"\n}\n`,
     '_modules/net/main.tf': VERSIONS_MIN + RESOURCE,
@@ -309,7 +309,7 @@ test('issue 20: uncalled modules under _modules/ are shared, not guessed roots (
   expect(r.findings.filter((f) => f.module === '_modules/dns')).toEqual([]);
 });
 
-test("issue 20: a landing zone's stages are not a module library; a library module with a provider is not a root", async () => {
+test("a landing zone's stages are not a module library; a library module with a provider is not a root", async () => {
   const stages = await scanFiles({
     '0-bootstrap/main.tf': `${VERSIONS_CAPPED}module "a" {\n  source = "../modules/a"\n}\nmodule "b" {\n  source = "../modules/b"\n}\n`,
     '1-org/main.tf': `${VERSIONS_CAPPED}module "a" {\n  source = "../modules/a"\n}\n`,

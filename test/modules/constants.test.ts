@@ -12,7 +12,7 @@
 import { afterAll, describe, expect, jest, test } from '@jest/globals';
 import type { ProviderRequirement } from '../../src/modules';
 import { CONSTANT_PROJECTION } from '../../src/modules';
-import { closeParser, load, moduleAt, provider, sharedParser } from './helpers';
+import { closeParser, load, moduleAt, provider, sharedParser } from '../support/modules';
 
 afterAll(closeParser);
 

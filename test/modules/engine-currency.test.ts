@@ -10,7 +10,7 @@
  */
 import { afterAll, expect, test } from '@jest/globals';
 import { findingsOf, scanFiles } from '../support/scan';
-import { closeParser } from './helpers';
+import { closeParser } from '../support/modules';
 
 afterAll(closeParser);
 

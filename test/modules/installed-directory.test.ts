@@ -1,5 +1,5 @@
 /**
- * One tree for every input (issue 21, item 5): a directory after a real `terraform get` and a tarball
+ * One tree for every input: a directory after a real `terraform get` and a tarball
  * of that same directory (packed by the system's `tar`, `.terraform/` and all) give the same report.
  * The directory reader takes `.terraform/modules/` (the installed copies and their `modules.json`)
  * exactly as the archive carries it, so the remote modules resolve from the installed copies, with

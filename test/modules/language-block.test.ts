@@ -18,7 +18,7 @@ import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { describeWithTerraform } from '../support/external';
 import { runTerraform, writeTree } from '../support/terraform';
 import { findingsOf, scanFiles } from '../support/scan';
-import { closeParser } from './helpers';
+import { closeParser } from '../support/modules';
 
 afterAll(closeParser);
 

@@ -1,5 +1,5 @@
 /**
- * Differential tests of the repository layouts of issue 10 against the real `terraform` CLI (1.11,
+ * Differential tests of the repository layouts of docs/classification.md against the real `terraform` CLI (1.11,
  * offline, fake provider packages in a filesystem mirror: test/support/terraform.ts). Each layout is
  * a small tree built here from the pattern, scanned by tfguard through the real path (a tar.gz read
  * by `scanBytes`, or a directory read by `scanPath`), and run through terraform the way the layout
@@ -48,9 +48,9 @@ import {
   withMirror,
   writeTree,
 } from '../support/terraform';
-import { lineOf, lockText } from '../lockfile/fixtures';
+import { lineOf, lockText } from '../support/lock-fixtures';
 import { describeWithTerraform } from '../support/external';
-import type { LockEntrySpec } from '../lockfile/fixtures';
+import type { LockEntrySpec } from '../support/lock-fixtures';
 
 const REG = 'registry.terraform.io';
 const LOCK = '.terraform.lock.hcl';

@@ -1,5 +1,5 @@
 /**
- * Module `source` and `version` written as expressions (issue 21, item 7), evaluated as each engine
+ * Module `source` and `version` written as expressions, evaluated as each engine
  * does during init, through the real pipeline (tar.gz, the HCL parser, the loader, remote resolution
  * against a registry on 127.0.0.1):
  *
@@ -22,7 +22,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Report } from '../../src/report/types';
-import { fakeH1, lockText } from '../lockfile/fixtures';
+import { fakeH1, lockText } from '../support/lock-fixtures';
 import { describeWithTerraform } from '../support/external';
 import { startRegistry } from '../support/registry-server';
 import type { RegistryServer } from '../support/registry-server';

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
-import { closeParser, load, moduleAt, provider } from './helpers';
+import { closeParser, load, moduleAt, provider } from '../support/modules';
 import { withoutRanges } from '../support/ranges';
 
 afterAll(closeParser);

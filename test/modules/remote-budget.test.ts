@@ -1,5 +1,5 @@
 /**
- * Budgets of remote resolution (issue 25): one archive with one module call made tfguard download
+ * Budgets of remote resolution: one archive with one module call made tfguard download
  * 1,743–1,823 packages, up to 524 at once. A hostile git host on 127.0.0.1 serves, for every ref, a
  * package that calls six more packages at new refs (a tree as large as the 2,000-module limit
  * allows); the host counts what it receives, and the bounds must hold there: requests and
@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Report } from '../../src/report/types';
 import type { ScanOptions } from '../../src/scan/types';
-import { lines } from '../rules/table';
+import { lines } from '../support/rule-table';
 import { makeTarGz } from '../support/archive';
 import { cli } from '../support/cli';
 import { findingsOf, scanFiles } from '../support/scan';

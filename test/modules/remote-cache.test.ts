@@ -1,5 +1,5 @@
 /**
- * The shared remote-module cache cannot be poisoned (issue 25): scans of two repositories share one
+ * The shared remote-module cache cannot be poisoned: scans of two repositories share one
  * cache in s3rver (the service's reports bucket), and a host on 127.0.0.1 whose answers change
  * between scans stands in for a git host whose branch or tag moves, and for an HTTP archive URL
  * whose content changes. Content behind a mutable reference is reused only by the same repository,
@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import type { Report } from '../../src/report/types';
 import { S3ObjectStore } from '../../src/storage/s3';
 import { PrefixedObjectStore } from '../../src/storage/prefixed';
-import { lines } from '../rules/table';
+import { lines } from '../support/rule-table';
 import { makeTarGz } from '../support/archive';
 import { startS3rver, type RunningS3rver } from '../support/s3rver';
 import { findingsOf, scanFiles } from '../support/scan';

@@ -9,7 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { registryTokens } from '../../src/config';
 import type { Report } from '../../src/report/types';
-import { lines } from '../rules/table';
+import { lines } from '../support/rule-table';
 import { describeWithTerraform } from '../support/external';
 import { cliHostBlock, selfSignedCertificate, startRegistry } from '../support/registry-server';
 import type { RegistryServer } from '../support/registry-server';

@@ -14,7 +14,7 @@ import { cli } from '../support/cli';
 import { registryTokens, tokenVariableHost, tokenVariableName } from '../../src/config';
 import type { Report } from '../../src/report/types';
 import type { ScanOptions } from '../../src/scan/types';
-import { lines } from '../rules/table';
+import { lines } from '../support/rule-table';
 import { makeTarGz } from '../support/archive';
 import { generateTestKey, startRegistry } from '../support/registry-server';
 import type { FakeModule, RegistryServer } from '../support/registry-server';

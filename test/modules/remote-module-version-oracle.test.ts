@@ -13,7 +13,7 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Report } from '../../src/report/types';
-import { lines } from '../rules/table';
+import { lines } from '../support/rule-table';
 import { describeWithTerraform } from '../support/external';
 import { cliHostBlock, selfSignedCertificate, startRegistry } from '../support/registry-server';
 import type { FakeModule, FakeModuleVersion, RegistryServer } from '../support/registry-server';

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import type { Report } from '../../src/report/types';
 import type { ScanOptions } from '../../src/scan/types';
-import { lines } from '../rules/table';
+import { lines } from '../support/rule-table';
 import { makeTarGz } from '../support/archive';
 import type { FileMap } from '../support/archive';
 import { gitArchive, gitRepo } from '../support/git';

@@ -20,7 +20,7 @@ import type { GitRepo } from '../support/git';
 import type { Mirror } from '../support/terraform';
 import { readTree, runTerraform, terraformInit, withMirror, writeTree } from '../support/terraform';
 import { scanBytes } from '../../src/scan';
-import { parseInitFinding, parseProvidersTree } from './oracle';
+import { parseInitFinding, parseProvidersTree } from '../support/module-oracle';
 
 const rp = (entries: Record<string, [string, string | null]>): string =>
   `terraform {\n  required_providers {\n${Object.entries(entries)

@@ -11,7 +11,7 @@ import { startRegistry } from '../support/registry-server';
 import type { FakeModule, RegistryServer } from '../support/registry-server';
 import { findingsOf, scanFiles } from '../support/scan';
 import type { FileMap } from '../support/archive';
-import { lines } from '../rules/table';
+import { lines } from '../support/rule-table';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import reportSchema from '../../docs/report.schema.json';
@@ -139,7 +139,7 @@ describe('version selection as terraform init', () => {
     ['20.9.0-beta1', '20.9.0-beta1'],
     ['>= 20.9.0-beta1', '21.0.0'],
     // "= 20.9.0-beta1" (a space after "=") selects nothing: terraform 1.11 checks pre-releases in
-    // go-versions' syntax too, which does not read it (test/modules/remote-module-version-oracle)
+    // go-versions' syntax too, which does not read it (test/modules/remote-module-version-oracle.test.ts)
     ['=20.9.0-beta1', '20.9.0-beta1'],
     ['~> 20', '21.0.0'],
   ])('%s selects %s (pre-releases only when named exactly)', (constraint, expected) => {

@@ -18,8 +18,8 @@ import { buildRootTree } from '../../src/modules/tree';
 import type { Mirror } from '../support/terraform';
 import { mapLimit, withMirror, writeTree } from '../support/terraform';
 import { corpusFile, describeWithExternal } from '../support/external';
-import { BASE_CONFIG, closeParser, sharedParser } from './helpers';
-import { terraformView } from './oracle';
+import { BASE_CONFIG, closeParser, sharedParser } from '../support/modules';
+import { terraformView } from '../support/module-oracle';
 
 const rp = (entries: string) => `terraform {\n  required_providers {\n${entries}\n  }\n}\n`;
 

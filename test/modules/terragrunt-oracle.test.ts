@@ -1,5 +1,5 @@
 /**
- * A Terragrunt unit written with expressions (issue 20, item 3), judged by terraform 1.11 (offline,
+ * A Terragrunt unit written with expressions, judged by terraform 1.11 (offline,
  * fake providers in a filesystem mirror: test/support/terraform.ts). Terragrunt is not installed, so
  * the test does what Terragrunt does for `live/staging/app` (see test/modules/layout-oracle.test.ts
  * for the steps): the unit includes `root.hcl` with a bare `include {}` and `_envcommon/app.hcl` with
@@ -23,9 +23,9 @@ import { scanFiles } from '../support/scan';
 import type { LockEntry, Mirror, TerraformResult } from '../support/terraform';
 import { mapLimit, readLockFile, terraformInit, withMirror, writeTree } from '../support/terraform';
 import { describeWithTerraform } from '../support/external';
-import { lineOf, lockText } from '../lockfile/fixtures';
-import type { LockEntrySpec } from '../lockfile/fixtures';
-import { lines } from '../rules/table';
+import { lineOf, lockText } from '../support/lock-fixtures';
+import type { LockEntrySpec } from '../support/lock-fixtures';
+import { lines } from '../support/rule-table';
 
 const REG = 'registry.terraform.io';
 const LOCK = '.terraform.lock.hcl';

@@ -1,5 +1,5 @@
 /**
- * Terragrunt's registry getter (issue 21, item 7): `terraform { source = "tfr://…" }` is a registry
+ * Terragrunt's registry getter: `terraform { source = "tfr://…" }` is a registry
  * module with the `?version=` it asks for (Terragrunt 0.31.5+; gruntwork-io/terragrunt
  * internal/tfr/getter.go: `tfr://REGISTRY_DOMAIN/MODULE_PATH?version=VERSION`, an empty domain is the
  * default registry, the version query is required exactly once). Through the real path: tar.gz,
@@ -7,7 +7,7 @@
  */
 import { parseTerragruntRegistrySource } from '../../src/addrs';
 import type { Report } from '../../src/report/types';
-import { lines } from '../rules/table';
+import { lines } from '../support/rule-table';
 import { startRegistry } from '../support/registry-server';
 import type { RegistryServer } from '../support/registry-server';
 import { findingsOf, scanFiles } from '../support/scan';

@@ -1,12 +1,12 @@
 /**
- * Terragrunt read statically (issue 20, item 3): each form of unit configuration as a small tree,
+ * Terragrunt read statically: each form of unit configuration as a small tree,
  * scanned through the real path (tar.gz → archive reader → HCL parser → loader → rules → report).
  * Function semantics: https://terragrunt.gruntwork.io/docs/reference/built-in-functions/
  */
 import { describe, expect, test } from '@jest/globals';
 import type { Report } from '../../src/report/types';
-import { lockText } from '../lockfile/fixtures';
-import { lines } from '../rules/table';
+import { lockText } from '../support/lock-fixtures';
+import { lines } from '../support/rule-table';
 import { findingsOf, scanFiles } from '../support/scan';
 
 const REG = 'registry.terraform.io';

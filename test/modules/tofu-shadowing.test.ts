@@ -19,7 +19,7 @@ import { selectConfigFiles } from '../../src/modules';
 import { describeWithTerraform } from '../support/external';
 import { runTerraform, writeTree } from '../support/terraform';
 import { scanFiles } from '../support/scan';
-import { closeParser, load } from './helpers';
+import { closeParser, load } from '../support/modules';
 
 afterAll(closeParser);
 

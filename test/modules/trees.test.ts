@@ -4,7 +4,7 @@ import type { ModuleCall, ModuleInfo } from '../../src/modules';
 import { detectEngine } from '../../src/modules';
 import { buildRootTree, moduleCycles } from '../../src/modules/tree';
 import { makeTarGz } from '../support/archive';
-import { BASE_CONFIG, closeParser, load, moduleAt } from './helpers';
+import { BASE_CONFIG, closeParser, load, moduleAt } from '../support/modules';
 import { withoutRanges } from '../support/ranges';
 
 afterAll(closeParser);

@@ -16,7 +16,7 @@ import type { Report } from '../../src/report/types';
 import reportSchema from '../../docs/report.schema.json';
 import { makeTarGz } from '../support/archive';
 import { scanFiles } from '../support/scan';
-import { lines } from '../rules/table';
+import { lines } from '../support/rule-table';
 
 const sarifSchemaPath = require.resolve('@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json');
 

@@ -5,7 +5,7 @@
 import { renderReport } from '../../src/report';
 import type { Report } from '../../src/report/types';
 import { scanFiles } from '../support/scan';
-import { lines } from '../rules/table';
+import { lines } from '../support/rule-table';
 
 let report: Report;
 let text: string;

@@ -1,4 +1,4 @@
-import { lines, ruleTable } from './table';
+import { lines, ruleTable } from '../support/rule-table';
 import { findingsOf, scanFiles } from '../support/scan';
 
 // KICS's query test layout (https://github.com/Checkmarx/kics/blob/master/docs/creating-queries.md):

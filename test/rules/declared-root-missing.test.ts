@@ -1,4 +1,4 @@
-import { lines, ruleTable } from './table';
+import { lines, ruleTable } from '../support/rule-table';
 
 const PLAIN = lines('resource "aws_s3_bucket" "b" {}');
 

@@ -1,4 +1,4 @@
-import { lines, ruleTable } from './table';
+import { lines, ruleTable } from '../support/rule-table';
 
 const block = (entry: string) => lines('terraform {', '  required_providers {', `    ${entry}`, '  }', '}');
 

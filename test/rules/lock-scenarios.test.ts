@@ -3,7 +3,7 @@
  * lock findings); each rule's own cases are in test/rules/<rule-id>.test.ts.
  */
 import type { Severity } from '../../src/model';
-import { MemoryStore } from '../lockfile/memory-store';
+import { MemoryStore } from '../support/memory-store';
 import {
   AWS,
   CLOUD,

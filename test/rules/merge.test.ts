@@ -6,7 +6,7 @@
 import { findingsOf, scanFiles } from '../support/scan';
 import { mergeSameLocation } from '../../src/rules/merge';
 import type { Finding } from '../../src/rules';
-import { lines } from './table';
+import { lines } from '../support/rule-table';
 
 const ROOT_HCL = lines(
   'generate "versions" {',

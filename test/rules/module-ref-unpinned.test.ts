@@ -1,5 +1,5 @@
 import { findingsOf, scanFiles } from '../support/scan';
-import { lines, ruleTable } from './table';
+import { lines, ruleTable } from '../support/rule-table';
 
 const SHA = 'de95e21a3bc51cd3a44b3b95a4c2f61000649ebb';
 

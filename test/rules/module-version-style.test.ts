@@ -1,5 +1,5 @@
 import { findingsOf, scanFiles } from '../support/scan';
-import { lines, ruleTable } from './table';
+import { lines, ruleTable } from '../support/rule-table';
 
 const BACKEND = ['terraform {', '  backend "s3" {}', '}'];
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { scanFiles } from '../support/scan';
 import { mapLimit, terraformInit, withMirror, writeTree, type Mirror } from '../support/terraform';
 import { describeWithTerraform } from '../support/external';
-import { lines } from './table';
+import { lines } from '../support/rule-table';
 
 const FAKE_VERSIONS = ['1.0.0', '1.2.0', '1.2.5', '2.0.0', '2.3.1', '3.0.0'];
 

@@ -1,4 +1,4 @@
-import { lines, ruleTable } from './table';
+import { lines, ruleTable } from '../support/rule-table';
 
 /** Terraform 1.17 (hashicorp/terraform#39153) reads const variables and locals in required_providers;
  * terraform 1.11, the CLI on the test machines, rejects them all, so it cannot judge these rows. */

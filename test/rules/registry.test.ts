@@ -6,7 +6,7 @@ import { INTERNAL_ERROR_RULE_ID, LOCK_RULES, RULES, ruleById, runRules } from '.
 import { REGISTRY_RULE_IDS } from '../../src/rules/lock-helpers';
 import type { Rule, RuleContext } from '../../src/rules/types';
 import { findingsOf, scanFiles } from '../support/scan';
-import { lines } from './table';
+import { lines } from '../support/rule-table';
 
 const repo = path.resolve(__dirname, '../..');
 const readme = fs.readFileSync(path.join(repo, 'docs/rules/README.md'), 'utf8');
@@ -63,7 +63,7 @@ describe('rule registry', () => {
       expect(text).toMatch(/## Why/);
       expect(text).toMatch(/## Fix/);
 
-      // Its own test file, whose table is about this rule (test/rules/table.ts, test/support/lock.ts).
+      // Its own test file, whose table is about this rule (the one harness, test/support/rule-table.ts).
       const test = path.join(repo, 'test/rules', `${id}.test.ts`);
       expect([test, fs.existsSync(test)]).toEqual([test, true]);
       expect(fs.readFileSync(test, 'utf8')).toMatch(

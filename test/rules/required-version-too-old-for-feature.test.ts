@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describeWithTerraform } from '../support/external';
 import { runTerraform, writeTree } from '../support/terraform';
-import { lines, ruleTable } from './table';
+import { lines, ruleTable } from '../support/rule-table';
 
 const FEATURE = lines(
   'variable "aws_version" {',
@@ -150,7 +150,7 @@ ruleTable('required-version-too-old-for-feature', [
     files: { 'main.tofu': FEATURE },
     expected: [],
   },
-  // Module sources and versions (issue 21): Terraform 1.15 (const variables, locals; terraform 1.11
+  // Module sources and versions: Terraform 1.15 (const variables, locals; terraform 1.11
   // answers "Variables not allowed", test/modules/module-source-expressions.test.ts), OpenTofu 1.8
   // (early evaluation, opentofu/opentofu website/docs/language/modules/sources.mdx).
   {

@@ -1,5 +1,5 @@
 import { findingsOf, scanFiles } from '../support/scan';
-import { callsTo, lines, ruleTable } from './table';
+import { callsTo, lines, ruleTable } from '../support/rule-table';
 
 const versions = (...entries: string[]) =>
   lines('terraform {', '  required_version = ">= 1.5"', '  required_providers {', ...entries, '  }', '}');
@@ -166,7 +166,7 @@ describe('root-module-unbounded fix for an evaluated constraint', () => {
   });
 });
 
-// Issue 21: a root that gets a provider only through modules that say `>=` and bounds it nowhere.
+// A root that gets a provider only through modules that say `>=` and bounds it nowhere.
 const netWith = (version: string) =>
   lines(
     'terraform {',

@@ -1,4 +1,4 @@
-import { callsTo, lines, ruleTable } from './table';
+import { callsTo, lines, ruleTable } from '../support/rule-table';
 
 const root = callsTo('modules/net');
 const sharedWith = (version: string) =>
@@ -201,7 +201,7 @@ ruleTable('shared-module-upper-bound', [
     ],
   },
   {
-    // Issue 21: the cap moves to the root that would lose it; the note says so.
+    // The cap moves to the root that would lose it; the note says so.
     name: 'the bound moves to a root that declares nothing for the provider',
     files: { 'main.tf': root, 'modules/net/versions.tf': sharedWith('~> 5.0') },
     expected: [

@@ -1,4 +1,4 @@
-import { lines, ruleTable } from './table';
+import { lines, ruleTable } from '../support/rule-table';
 
 const COMPONENT = lines('component "s3" {', '  source = "./s3"', '}');
 

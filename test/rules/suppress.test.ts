@@ -21,8 +21,8 @@ import {
   withMirror,
   writeTree,
 } from '../support/terraform';
-import { fakeH1, lineOf, lockText } from '../lockfile/fixtures';
-import { lines } from './table';
+import { fakeH1, lineOf, lockText } from '../support/lock-fixtures';
+import { lines } from '../support/rule-table';
 
 const KNOWN = new Set(RULES.map((r) => r.id));
 const AWS = 'registry.terraform.io/hashicorp/aws';

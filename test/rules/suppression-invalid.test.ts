@@ -1,5 +1,5 @@
-import { lockText, fakeH1 } from '../lockfile/fixtures';
-import { lines, ruleTable } from './table';
+import { lockText, fakeH1 } from '../support/lock-fixtures';
+import { lines, ruleTable } from '../support/rule-table';
 
 const AWS = 'registry.terraform.io/hashicorp/aws';
 /** A root whose only finding besides the annotations is root-module-unbounded on line 4. */

@@ -1,4 +1,4 @@
-import { lines, ruleTable } from './table';
+import { lines, ruleTable } from '../support/rule-table';
 
 /** A root whose only finding is root-module-unbounded for aws (line 5) when `aws` is unbounded. */
 const root = (awsVersion: string, annotation: string): string =>

@@ -1,4 +1,4 @@
-import { callsTo, lines, ruleTable } from './table';
+import { callsTo, lines, ruleTable } from '../support/rule-table';
 
 const rp = (...entries: string[]) => lines('terraform {', '  required_providers {', ...entries, '  }', '}');
 

@@ -18,7 +18,7 @@ import { startS3rver } from '../support/s3rver';
 import type { ObjectStore, PutOptions, StoredObject } from '../../src/storage/types';
 import type { Report } from '../../src/report/types';
 import { makeTarGz } from '../support/archive';
-import { MemoryStore } from '../lockfile/memory-store';
+import { MemoryStore } from '../support/memory-store';
 import { corpusFile, describeWithCorpus } from '../support/external';
 
 let dir: string;

@@ -18,7 +18,7 @@ import { ManualClock } from '../support/clock';
 import { DEFAULT_CONFIG } from '../../src/scan/config-file';
 import { makeTarGz } from '../support/archive';
 import { generateTestKey, startRegistry, type RegistryServer } from '../support/registry-server';
-import { lockText } from '../lockfile/fixtures';
+import { lockText } from '../support/lock-fixtures';
 import { slowToParse } from '../support/scan';
 
 const SAMPLE = readFileSync(path.join(__dirname, '..', '..', 'events', 'archives', 'acme-network.tar.gz'));

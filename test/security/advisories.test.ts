@@ -8,7 +8,7 @@
 import { gzipSync } from 'node:zlib';
 import { scanBytes } from '../../src/scan';
 import { buildTar, buildTarGz, paxHeader, rawTar, rawTarHeader, type TarEntrySpec } from '../support/archive';
-import { expectScanRejected, rejection } from './helpers';
+import { expectScanRejected, rejection } from '../support/security';
 
 const MiB = 1024 * 1024;
 

@@ -27,7 +27,7 @@ import {
   writeZip,
   type ZipEntrySpec,
 } from '../support/zip-writer';
-import { expectScanRejected, rejection } from './helpers';
+import { expectScanRejected, rejection } from '../support/security';
 
 const MiB = 1024 * 1024;
 const MAIN_TF = 'terraform {\n  required_version = ">= 1.6"\n}\n';

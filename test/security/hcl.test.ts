@@ -8,7 +8,7 @@ import type { Report } from '../../src/report/types';
 import { scanBytes } from '../../src/scan';
 import type { ScanOptions } from '../../src/scan/types';
 import { makeTarGz, type FileMap } from '../support/archive';
-import { rejection } from './helpers';
+import { rejection } from '../support/security';
 
 const VERSIONS = [
   'terraform {',

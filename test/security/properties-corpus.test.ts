@@ -4,8 +4,8 @@
  */
 import fc from 'fast-check';
 import { describeWithCorpus } from '../support/external';
-import { loadCorpusFiles, type CorpusFile, type GeneratedArchive } from './generators';
-import { checkArchive } from './scan-properties';
+import { loadCorpusFiles, type CorpusFile, type GeneratedArchive } from '../support/generators';
+import { checkArchive } from '../support/scan-properties';
 
 describeWithCorpus('scan properties over archives of corpus files', () => {
   let corpus: CorpusFile[] = [];

@@ -12,8 +12,8 @@ import type { Report } from '../../src/report/types';
 import { scanBytes } from '../../src/scan';
 import { makeTarGz } from '../support/archive';
 import { describeWithCorpus } from '../support/external';
-import { archiveArbitrary, loadCorpusFiles, type CorpusFile } from './generators';
-import { checkArchive, checkPaths, PropertyViolation } from './scan-properties';
+import { archiveArbitrary, loadCorpusFiles, type CorpusFile } from '../support/generators';
+import { checkArchive, checkPaths, PropertyViolation } from '../support/scan-properties';
 
 describeWithCorpus('scan properties over random corpus-based archives', () => {
   let corpus: CorpusFile[] = [];

@@ -16,7 +16,7 @@ import { handler as auditWorker } from '../../handlers/audit-worker';
 import { handler as scanUpload } from '../../handlers/upload-scan';
 import { auditSqsEvent, sampleEvent } from '../support/lambda';
 import { makeTarGz } from '../support/archive';
-import { layout, MAIN_TF, ROOT, startServiceFixture, type ServiceFixture } from './service-fixture';
+import { layout, MAIN_TF, ROOT, startServiceFixture, type ServiceFixture } from '../support/service-fixture';
 
 const QUEUE_URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/tfguard-test-AuditQueue';
 const sqs = mockClient(SQSClient);

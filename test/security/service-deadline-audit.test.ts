@@ -17,7 +17,7 @@ import type { AuditSummary } from '../../src/service/summary';
 import { auditSqsEvent, lambdaContext, sampleEvent, withEnv } from '../support/lambda';
 import { slowToParse } from '../support/scan';
 import { makeTarGz } from '../support/archive';
-import { layout, MAIN_TF, startServiceFixture, type ServiceFixture } from './service-fixture';
+import { layout, MAIN_TF, startServiceFixture, type ServiceFixture } from '../support/service-fixture';
 
 const QUEUE_URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/tfguard-test-AuditQueue';
 const sqs = mockClient(SQSClient);

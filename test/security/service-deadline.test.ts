@@ -34,7 +34,7 @@ import {
   UPLOADS_BUCKET,
   startServiceFixture,
   type ServiceFixture,
-} from './service-fixture';
+} from '../support/service-fixture';
 import { createHash } from 'node:crypto';
 
 let f: ServiceFixture;

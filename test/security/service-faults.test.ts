@@ -10,7 +10,7 @@ import { handler } from '../../handlers/upload-scan';
 import { loadScan } from '../../src/service/scans';
 import { setEnv } from '../support/lambda';
 import { makeTarGz } from '../support/archive';
-import { startThrottlingProxy } from './fault-servers';
+import { startThrottlingProxy } from '../support/fault-servers';
 import {
   COMPLETE,
   expectOnFailureQueue,
@@ -20,7 +20,7 @@ import {
   startServiceFixture,
   UPLOADS_BUCKET,
   type ServiceFixture,
-} from './service-fixture';
+} from '../support/service-fixture';
 
 let f: ServiceFixture;
 

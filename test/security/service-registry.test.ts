@@ -6,7 +6,7 @@
  * result: a `lock-registry-unavailable` notice on the lock entry says which check was skipped and
  * why. Nothing is retried (the next scan asks again).
  *
- * Issue 11, gap 4: `POST /scans` gives a scan 21.75 s (29 s timeout, 7.25 s margin), less than the
+ * `POST /scans` gives a scan 21.75 s (29 s timeout, 7.25 s margin), less than the
  * registry client's own ~31 s of retries; the registry check gets a budget inside the scan's
  * deadline, so a hung registry gives the same notice there too, never a 504.
  */
@@ -18,8 +18,8 @@ import { loadScan } from '../../src/service/scans';
 import { generateTestKey, startRegistry, type RegistryServer } from '../support/registry-server';
 import { makeTarGz } from '../support/archive';
 import { lambdaContext, sampleEvent } from '../support/lambda';
-import { lockText } from '../lockfile/fixtures';
-import { COMPLETE, layout, startServiceFixture, type ServiceFixture } from './service-fixture';
+import { lockText } from '../support/lock-fixtures';
+import { COMPLETE, layout, startServiceFixture, type ServiceFixture } from '../support/service-fixture';
 
 const HOST = 'registry.example.test';
 const SOURCE = `${HOST}/acme/cloud`;

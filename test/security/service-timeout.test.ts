@@ -20,7 +20,7 @@ import {
   startServiceFixture,
   UPLOADS_BUCKET,
   type ServiceFixture,
-} from './service-fixture';
+} from '../support/service-fixture';
 
 let f: ServiceFixture;
 
@@ -40,7 +40,7 @@ function startChild(event: unknown, remainingMs: number) {
     [
       '--require',
       require.resolve('tsx/cjs'),
-      path.join(__dirname, 'lambda-child.ts'),
+      path.join(__dirname, '../support/lambda-child.ts'),
       JSON.stringify(event),
       String(remainingMs),
     ],

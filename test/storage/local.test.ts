@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StorageKeyError } from '../../src/storage/keys';
 import { LocalObjectStore, StorageConflictError } from '../../src/storage/local';
-import { objectStoreContract } from './contract';
+import { objectStoreContract } from '../support/storage-contract';
 
 const dirs: string[] = [];
 async function freshDir(): Promise<string> {

@@ -11,7 +11,7 @@ import {
   fieldsOutsidePolicy,
   postForm,
 } from '../support/presigned-post';
-import { objectStoreContract } from './contract';
+import { objectStoreContract } from '../support/storage-contract';
 
 let server: RunningS3rver;
 let client: S3Client;

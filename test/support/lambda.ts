@@ -1,6 +1,6 @@
 /**
  * The Lambda test environment, shared by the handler suites (test/handlers/), the service-fault
- * suites (test/security/service-*.test.ts, including the child process of lambda-child.ts) and
+ * suites (test/security/service-*.test.ts, including the child process of test/support/lambda-child.ts) and
  * scripts/soak: the environment the handlers read (through src/config.ts), Lambda contexts, the
  * sample events in events/ adjusted to uploaded objects, and `startHarness`, a real s3rver with the
  * two buckets and that environment set.
@@ -36,7 +36,7 @@ export function lambdaEnv(s3Endpoint: string, extra: Record<string, string> = {}
     TFGUARD_REPORTS_BUCKET: REPORTS_BUCKET,
     TFGUARD_S3_ENDPOINT: s3Endpoint,
     // The registry cross-check is on by default in Lambda; these tests have no registry to reach
-    // (it is exercised against a local signed registry in test/service/local-audit.test.ts).
+    // (it is exercised against a local signed registry in test/service/audit.test.ts).
     TFGUARD_SCAN_REGISTRY: 'false',
     // On by default in Lambda; tests that resolve remote modules map a fake registry and turn it on.
     TFGUARD_REMOTE_MODULES: 'false',

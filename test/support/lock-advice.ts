@@ -38,7 +38,7 @@ import {
   type Mirror,
   type TerraformResult,
 } from './terraform';
-import { lines } from '../rules/table';
+import { lines } from './rule-table';
 
 export const PLATFORM = currentPlatform();
 export const OTHER_PLATFORM = PLATFORM === 'darwin_arm64' ? 'linux_amd64' : 'darwin_arm64';

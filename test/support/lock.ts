@@ -1,29 +1,20 @@
 /**
  * Shared fixtures for the lock-file rule tests (`test/rules/lock-*.test.ts`, one file per rule and
- * `lock-scenarios.test.ts`), and their table.
- *
- * `lockRuleTable(ruleId, rows)` is the lock-file counterpart of `ruleTable` (`test/rules/table.ts`):
- * each row's files are packed into a real tar.gz and run through the lock-file half of the pipeline
- * (`test/lockfile/pipeline.ts`: archive reader, HCL parser, module loader, `analyzeLocks`, the
- * `lock-*` rules through the rule engine). A row lists EVERY lock finding the scan must produce, in
- * any order of rules: the table's rule by default, another lock rule where a finding names it
- * (`rule`). So a missing, extra or misplaced finding of any lock rule fails the row, and a row that
- * expects only its rule's findings also asserts that no other lock rule reports anything.
+ * `lock-scenarios.test.ts`), whose rows run in the one rule harness (`rule-table.ts`, re-exported
+ * here: `lockRuleTable` is `ruleTable` with `{ pipeline: 'lock' }`).
  */
 import { createHash } from 'node:crypto';
 import { RegistryClient, hashEntries, hashZip } from '../../src/lockfile';
-import type { ScanConfig, Severity } from '../../src/model';
-import { ruleById } from '../../src/rules';
-import { compareStrings } from '../../src/rules/helpers';
-import type { FileMap } from './archive';
+import type { ScanConfig } from '../../src/model';
 import { generateTestKey, startRegistry } from './registry-server';
 import type { RegistryServer } from './registry-server';
 import { writeZip } from './terraform';
-import { fakeH1, lockText, tf } from '../lockfile/fixtures';
-import { closeLockParser, lockScan } from '../lockfile/pipeline';
+import { fakeH1, lockText, tf } from './lock-fixtures';
+import type { Row } from './rule-table';
 
-export { fakeH1, fakeZh, lineOf, lockText, tf } from '../lockfile/fixtures';
-export { closeLockParser, lockScan } from '../lockfile/pipeline';
+export { fakeH1, fakeZh, lineOf, lockText, tf } from './lock-fixtures';
+export { closeLockParser, lockScan } from './lock-pipeline';
+export { lockRuleTable, lockScenarioTable } from './rule-table';
 
 // ---------------------------------------------------------------------------------------------
 // Configurations and lock files
@@ -167,7 +158,7 @@ export function registryRow(
   lock: string,
   url: string,
   config: Partial<ScanConfig> = {},
-): Pick<LockRow, 'files' | 'config' | 'registry'> {
+): Pick<Row, 'files' | 'config' | 'registry'> {
   return {
     files: { 'main.tf': cloudTf, [L]: lock },
     config: { registry: true, registryHosts: { [REGISTRY_HOST]: url }, ...config },
@@ -178,122 +169,4 @@ export function registryRow(
       timeoutMs: 2000,
     }),
   };
-}
-
-// ---------------------------------------------------------------------------------------------
-// The table
-// ---------------------------------------------------------------------------------------------
-
-export interface LockExpected {
-  /** Defaults to the table's rule. */
-  rule?: string;
-  file: string;
-  line: number;
-  /** A substring the message must contain (each of them, for a list), or a pattern it matches. */
-  message: string | string[] | RegExp;
-  /** The fix's replacement text; omitted = the finding must have no fix. */
-  fix?: string;
-  /** Defaults to the rule's default severity. */
-  severity?: Severity;
-  /** A substring the note must contain; checked only when given. */
-  note?: string;
-}
-
-export interface LockRow {
-  name: string;
-  files: FileMap;
-  /** Scan settings over DEFAULT_CONFIG. */
-  config?: Partial<ScanConfig>;
-  /** The registry client of the scan (default: none, or one from `config.registryHosts`). */
-  registry?: RegistryClient;
-  /** Every lock finding of the scan. */
-  expected: LockExpected[];
-}
-
-/** A row whose files or expectations need something from the test's hooks (a running registry,
- * computed hashes): `build` runs inside the test. */
-export interface LazyLockRow {
-  name: string;
-  build: () => Omit<LockRow, 'name'> | Promise<Omit<LockRow, 'name'>>;
-}
-
-export type LockRowSpec = LockRow | LazyLockRow;
-
-function severityOf(ruleId: string): Severity {
-  const rule = ruleById(ruleId);
-  if (rule === undefined) throw new Error(`no rule "${ruleId}" in RULES`);
-  return rule.defaultSeverity;
-}
-
-function messageMatcher(message: string | string[] | RegExp): unknown {
-  if (typeof message === 'string') return expect.stringContaining(message);
-  if (message instanceof RegExp) return expect.stringMatching(message);
-  const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return expect.stringMatching(new RegExp(`^${message.map((m) => `(?=[\\s\\S]*${escape(m)})`).join('')}`));
-}
-
-async function checkRow(spec: LockRowSpec, defaultRule: string | undefined): Promise<void> {
-  const row = 'build' in spec ? await spec.build() : spec;
-  const { findings } = await lockScan(row.files, {
-    ...(row.config === undefined ? {} : { config: row.config }),
-    ...(row.registry === undefined ? {} : { registry: row.registry }),
-  });
-  const actual = findings.map((f) => ({
-    rule: f.ruleId,
-    file: f.file,
-    line: f.line,
-    message: f.message,
-    fix: f.fix?.replacement ?? null,
-    severity: f.severity,
-    note: f.note ?? null,
-  }));
-  const withRules = row.expected.map((e) => {
-    const rule = e.rule ?? defaultRule;
-    if (rule === undefined) throw new Error(`${spec.name}: a scenario row names the rule of every finding`);
-    return { ...e, rule };
-  });
-  // The engine's order (file, line, rule); findings of one rule on one line in the order written.
-  const sorted = [...withRules].sort(
-    (a, b) => compareStrings(a.file, b.file) || a.line - b.line || compareStrings(a.rule, b.rule),
-  );
-  const expected = sorted.map((e, i) => ({
-    rule: e.rule,
-    file: e.file,
-    line: e.line,
-    message: messageMatcher(e.message),
-    fix: e.fix ?? null,
-    severity: e.severity ?? severityOf(e.rule),
-    note: e.note === undefined ? (actual[i]?.note ?? null) : expect.stringContaining(e.note),
-  }));
-  expect(actual).toEqual(expected);
-}
-
-function closeParserAfterAll(): void {
-  afterAll(async () => {
-    await closeLockParser();
-  });
-}
-
-/**
- * The table of one lock rule. Call at the top level of the test file (it also closes the lock
- * pipeline's parser after the file).
- */
-export function lockRuleTable(ruleId: string, rows: LockRowSpec[]): void {
-  severityOf(ruleId);
-  closeParserAfterAll();
-  describe(`rule ${ruleId}`, () => {
-    it.each(rows.map((r) => [r.name, r] as const))('%s', async (_name, row) => {
-      await checkRow(row, ruleId);
-    });
-  });
-}
-
-/** Rows about the whole set of lock findings, each naming the rule of every expected finding. */
-export function lockScenarioTable(title: string, rows: LockRowSpec[]): void {
-  closeParserAfterAll();
-  describe(title, () => {
-    it.each(rows.map((r) => [r.name, r] as const))('%s', async (_name, row) => {
-      await checkRow(row, undefined);
-    });
-  });
 }

@@ -12,7 +12,7 @@
  * stopped with `crash()` (SIGKILL, a real crash) can be started again on the same data and
  * address (scripts/soak.ts); a directory given by the caller is the caller's to remove.
  * `options.dieOn` makes it exit the moment it has stored an object whose key matches, before it
- * answers that write (S3 failing in the middle of a sequence of writes; test/security/fault-servers.ts).
+ * answers that write (S3 failing in the middle of a sequence of writes; test/support/fault-servers.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -3,12 +3,12 @@
  * directories, uktrade/platform-tools' `terraform/<name>`). Computed once per archive as counts per
  * directory (how many modules sit directly in it, how many of those are called by a module below
  * it), so that asking for one module is a lookup: O(n · depth) in all, where a scan of all modules
- * per module took 31 s on an archive of 12,000 stacks (issue 20).
+ * per module took 31 s on an archive of 12,000 stacks.
  *
  * Only the modules directly in a directory are its members, called from below that directory: a
  * directory of deployable stages that call modules kept elsewhere (`0-bootstrap/`, `1-org/` beside
  * `modules/`) is not a library, even though the repository as a whole holds modules that are called
- * (issue 20: an earlier form of this test counted every module below any ancestor, so the top
+ * (an earlier form of this test counted every module below any ancestor, so the top
  * directory of almost any repository was a "library", and it made such stages shared modules). A
  * module nested in a library module's directory (`terraform/vpc-peering/requester`) is in the
  * library of an ancestor.

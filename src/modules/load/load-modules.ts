@@ -67,7 +67,7 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
   addStacks(state, signals);
   await addTerragruntUnits(state, signals);
   const installedCopies = await addInstalledCopies(state);
-  state.diagnostics.push(...stackNotices(signals));
+  state.diagnostics.push(...stackNotices(signals, inputKind(input.archive)));
   const callers = decideKinds(state, signals, installedCopies);
   markUnitSources(state, signals, callers);
   const installed = installedCalls(state.modules);

@@ -3,7 +3,7 @@
  * concurrency; a file that cannot be read or parsed is a result, never a thrown error).
  */
 import type { LoadedArchive } from '../../archive';
-import { dirname } from '../../archive';
+import { dirname, inputKind } from '../../archive';
 import type { ParseResult } from '../../hcl';
 import { inToolDirectory } from '../files';
 import { INSTALLED_MODULES } from './installed';
@@ -47,7 +47,12 @@ export async function parseAll(
       if (content === undefined) {
         results.set(path, {
           ok: false,
-          error: { path, message: 'the file content was not loaded from the archive', line: 1, column: 1 },
+          error: {
+            path,
+            message: `the file content was not loaded from the ${inputKind(archive)}`,
+            line: 1,
+            column: 1,
+          },
         });
         continue;
       }

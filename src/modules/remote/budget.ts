@@ -1,5 +1,5 @@
 /**
- * Bounds on what remote resolution may ask of the network (issue 25): a scanned archive decides
+ * Bounds on what remote resolution may ask of the network: a scanned archive decides
  * which modules it calls, and a hostile package can call thousands of others (one archive with one
  * module call caused 1,743 package downloads, 524 at once). So:
  *

@@ -1,5 +1,5 @@
 /**
- * Remote module resolution (issue 13): registry modules through their provider metadata or their
+ * Remote module resolution: registry modules through their provider metadata or their
  * packages, git and HTTP packages on allowed hosts, and installed copies in the archive
  * (`.terraform/modules`). See resolve.ts for the order, network.ts for what is asked of whom and
  * cached, and docs/remote-modules.md.
@@ -13,7 +13,7 @@ export {
   MAX_REMOTE_DEPTH,
   MAX_REMOTE_MODULES,
   metadataSummary,
-  OFFLINE_REASON,
+  offlineReason,
   RemoteResolver,
   selectModuleVersion,
   stripTopDirectory,

@@ -23,7 +23,7 @@
  * Local calls inside a remote package resolve inside the same package (`//modules/x`, `../y`).
  */
 import { createHash } from 'node:crypto';
-import { defaultShouldLoad, readArchiveBytes } from '../../archive';
+import { defaultShouldLoad, inputKind, readArchiveBytes } from '../../archive';
 import { posix } from 'node:path';
 import {
   classifyModuleSource,
@@ -38,7 +38,7 @@ import {
   selectModuleRelease,
   validateModuleConstraints,
 } from '../../constraints';
-import type { ArchiveLimits, Engine, SourceLocation } from '../../model';
+import type { ArchiveLimits, Engine, InputKind, SourceLocation } from '../../model';
 import type { LoadedArchive } from '../../archive';
 import type { ModuleCall, ModuleInfo, RemoteModule, RemoteOrigin, RootTree } from '../types';
 import { describeError, httpUrl } from '../../util/http';
@@ -86,8 +86,10 @@ export interface ResolveRemoteInput {
 export const MAX_REMOTE_DEPTH = 16;
 export const MAX_REMOTE_MODULES = 2000;
 
-export const OFFLINE_REASON =
-  'remote modules are fetched only with --remote-modules, and the archive has no installed copy (.terraform/modules)';
+/** Why remote modules stay unresolved offline, naming the input as the user gave it. */
+export function offlineReason(input: InputKind): string {
+  return `remote modules are fetched only with --remote-modules, and the ${input} has no installed copy (.terraform/modules)`;
+}
 
 interface Node {
   key: string;
@@ -231,6 +233,11 @@ export class RemoteResolver {
 
   constructor(private readonly input: ResolveRemoteInput) {}
 
+  /** What was scanned, as messages name it: "directory" or "archive". */
+  private inputWord(): InputKind {
+    return inputKind(this.input.archive);
+  }
+
   /** The remote modules of one tree, in call order (each followed by what it calls). */
   async resolveTree(tree: RootTree): Promise<RemoteModule[]> {
     const keys = new Map<string, string>([[tree.root, '']]);
@@ -284,7 +291,7 @@ export class RemoteResolver {
     const out: RemoteModule[] = [];
     if (network === null && manifest === null) {
       // Nothing can resolve (no network, no installed copies): every call says why, at once.
-      const reason = this.input.offlineReason ?? OFFLINE_REASON;
+      const reason = this.input.offlineReason ?? offlineReason(this.inputWord());
       for (const n of tops) out.push(...(this.settled(ctx, n) ?? this.unresolved(ctx, n, reason)));
     } else {
       for (const list of await Promise.all(tops.map((n) => this.node(ctx, n)))) out.push(...list);
@@ -365,12 +372,12 @@ export class RemoteResolver {
           };
           return this.inPackage(ctx, handle, entry.dir, n);
         }
-        stale = `its installed copy (${entry.dir}) is not in the archive`;
+        stale = `its installed copy (${entry.dir}) is not in the ${this.inputWord()}`;
       }
     }
     const network = this.input.network;
     if (network === null) {
-      return this.unresolved(ctx, n, stale ?? this.input.offlineReason ?? OFFLINE_REASON);
+      return this.unresolved(ctx, n, stale ?? this.input.offlineReason ?? offlineReason(this.inputWord()));
     }
     const registry = parseRegistrySource(n.source, engine);
     try {
@@ -388,7 +395,11 @@ export class RemoteResolver {
         return await this.inPackage(ctx, handle, joinDir(handle.root, registry.subdir), n);
       }
       if (classifyModuleSource(n.source) === 'local') {
-        return this.unresolved(ctx, n, 'a local path of the archive that the loader could not read');
+        return this.unresolved(
+          ctx,
+          n,
+          `a local path of the ${this.inputWord()} that the loader could not read`,
+        );
       }
       const p = parseRemotePackage(n.source);
       if (p.kind === 'unsupported') return this.unresolved(ctx, n, p.reason);

@@ -17,6 +17,7 @@
  */
 import { posix } from 'node:path';
 import { templateParts } from '../../hcl';
+import type { InputKind } from '../../model';
 
 /** The absolute path the archive's top directory stands for while evaluating. */
 export const ARCHIVE_ROOT = '/__tfguard_archive__';
@@ -85,6 +86,8 @@ export interface Scope {
   /** `read_terragrunt_config(path)`: the locals of that configuration file, or null when the
    * archive has no such (parsable) file. */
   readConfig?(path: string): { local(name: string): Value } | null;
+  /** What was scanned, as reasons name it ("not in the directory"); absent: an archive. */
+  input?: InputKind;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -661,7 +664,7 @@ const PATH_FUNCTIONS: Record<string, (args: Value[], scope: Scope) => Value> = {
     if (p === null) return unknown('file() of a value that is not a string');
     const archivePath = p.startsWith('/') ? toArchivePath(p) : posix.normalize(posix.join(s.fileDir, p));
     const text = archivePath === null ? null : s.read(archivePath);
-    return text ?? unknown(`file("${clip(p)}"), which is not in the archive`);
+    return text ?? unknown(`file("${clip(p)}"), which is not in the ${s.input ?? 'archive'}`);
   },
   // https://terragrunt.gruntwork.io/docs/reference/built-in-functions/#read_terragrunt_config:
   // the file's configuration as an object; tfguard reads its `locals` (account.hcl, region.hcl).
@@ -673,7 +676,9 @@ const PATH_FUNCTIONS: Record<string, (args: Value[], scope: Scope) => Value> = {
     if (config === null) {
       return a[1] !== undefined
         ? a[1]
-        : unknown(`read_terragrunt_config("${clip(p)}"), which is not a readable file of the archive`);
+        : unknown(
+            `read_terragrunt_config("${clip(p)}"), which is not a readable file of the ${s.input ?? 'archive'}`,
+          );
     }
     return { locals: lazyObject((n) => config.local(n)) };
   },

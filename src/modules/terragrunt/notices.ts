@@ -7,6 +7,7 @@ import type { LoadDiagnostic, ModuleInfo } from '../types';
 import type { GeneratedFile } from './unit';
 import type { RepositorySignals } from '../repository';
 import { dirname } from '../../archive';
+import type { InputKind } from '../../model';
 
 /**
  * Moves every location of `m` that points into generated contents (parsed under a virtual name,
@@ -55,7 +56,7 @@ export function relocateGenerated(m: ModuleInfo, virtualFiles: ReadonlyMap<strin
 
 /** One notice per `terragrunt.stack.hcl` and per catalog unit template: Terragrunt generates the
  * deployed units (`.terragrunt-stack/<path>`) when it runs; tfguard reads what is in the archive. */
-export function stackNotices(signals: RepositorySignals): LoadDiagnostic[] {
+export function stackNotices(signals: RepositorySignals, input: InputKind = 'archive'): LoadDiagnostic[] {
   const out: LoadDiagnostic[] = [];
   for (const s of signals.stacks) {
     const dir = dirname(s.file) || '.';
@@ -72,7 +73,7 @@ export function stackNotices(signals: RepositorySignals): LoadDiagnostic[] {
         s.blocks.length === 0
           ? 'it declares no unit or stack blocks tfguard could read'
           : `it generates ${listed.join(', ')} into ${dir === '.' ? '' : `${dir}/`}.terragrunt-stack/ when Terragrunt runs; ` +
-            'those generated units, their values and their lock files are not in the archive and were not checked ' +
+            `those generated units, their values and their lock files are not in the ${input} and were not checked ` +
             '(catalog units and the modules they run are checked where they sit)',
       ],
       location: { file: s.file, line: s.blocks[0]?.line ?? 1 },

@@ -14,7 +14,7 @@
 import { posix } from 'node:path';
 import type { HclBlock, HclBody } from '../../hcl';
 import { templateParts } from '../../hcl';
-import type { SourceLocation } from '../../model';
+import type { InputKind, SourceLocation } from '../../model';
 import {
   classifyModuleSource,
   isOutsideArchive,
@@ -97,6 +97,8 @@ export interface UnitInput {
   bodies: ReadonlyMap<string, HclBody>;
   exists(path: string): boolean;
   read(path: string): string | null;
+  /** What was scanned, as reasons name it; absent: an archive. */
+  input?: InputKind;
 }
 
 function attr(body: HclBody, name: string): { value: unknown; line: number } | null {
@@ -187,6 +189,7 @@ export function readUnit(dir: string, path: string, body: HclBody, input: UnitIn
         exists: input.exists,
         read: input.read,
         readConfig,
+        ...(input.input !== undefined ? { input: input.input } : {}),
         local: (n) => local(n),
         include: () => null,
         includeNames: () => [],
@@ -207,6 +210,7 @@ export function readUnit(dir: string, path: string, body: HclBody, input: UnitIn
     exists: input.exists,
     read: input.read,
     readConfig,
+    ...(input.input !== undefined ? { input: input.input } : {}),
   });
   // The unit's scope and its included files' scopes see the unit's includes; `parentDir` (what
   // `get_parent_terragrunt_dir()` without a name returns) is the included file's own directory.
@@ -244,7 +248,7 @@ export function readUnit(dir: string, path: string, body: HclBody, input: UnitIn
         reasons: [
           file !== null && input.exists(file)
             ? `${file} does not parse`
-            : `its path ${JSON.stringify(shown)} is not a file of the archive`,
+            : `its path ${JSON.stringify(shown)} is not a file of the ${input.input ?? 'archive'}`,
         ],
         location,
         partial: true,
@@ -435,7 +439,7 @@ function readContents(
       if (from !== undefined) return { ...none, from, unknown: [], partial: false };
       return {
         ...none,
-        unknown: [`file(${JSON.stringify(shown(arg))}) is not in the archive`],
+        unknown: [`file(${JSON.stringify(shown(arg))}) is not in the ${layer.scope.input ?? 'archive'}`],
         partial: true,
       };
     }

@@ -1,3 +1,3 @@
-import { describeCloudposseShard } from './differential';
+import { describeCloudposseShard } from '../../support/hcl-differential';
 
 describeCloudposseShard(2);

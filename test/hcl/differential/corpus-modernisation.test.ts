@@ -1,5 +1,5 @@
 import { describeWithCorpus } from '../../support/external';
-import { differential } from './differential';
+import { differential } from '../../support/hcl-differential';
 
 describeWithCorpus('fast path vs hcl2json: modernisation-platform', () => {
   it('modernisation-platform: the fast path equals a full hcl2json parse for every file, without calling hcl2json', async () => {

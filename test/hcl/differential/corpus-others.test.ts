@@ -1,6 +1,6 @@
 import { robustnessArchives } from '../../support/corpus';
 import { describeWithCorpus } from '../../support/external';
-import { differential } from './differential';
+import { differential } from '../../support/hcl-differential';
 
 describeWithCorpus('fast path vs hcl2json: the other corpus archives', () => {
   // cloudposse and modernisation-platform have test files of their own. `it.each`, not

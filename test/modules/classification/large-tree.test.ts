@@ -3,7 +3,7 @@
  * (the time of 12,000 stacks is measured by `npm run bench`, never asserted in a test). The
  * expected kinds are derived from how each tree was generated, not from the classifier.
  */
-import { closeParser, load } from '../helpers';
+import { closeParser, load } from '../../support/modules';
 
 afterAll(closeParser);
 

@@ -6,7 +6,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { SIGNALS } from '../../../src/modules';
-import { signalTable, closeParser } from './support';
+import { signalTable, closeParser } from '../../support/classification';
 import { settings } from '../../../src/modules/classification/signals/settings';
 import { deploymentDeclaration } from '../../../src/modules/classification/signals/deployment-declaration';
 import { terragruntUnit } from '../../../src/modules/classification/signals/terragrunt-unit';

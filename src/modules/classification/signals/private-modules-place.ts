@@ -7,7 +7,7 @@ export const PRIVATE_MODULE_SEGMENTS: readonly string[] = ['_modules', '_module'
 /**
  * `_modules/` and `_module/` hold modules that the repository's own configurations (or its
  * Terragrunt units, through sources tfguard may not resolve) run; nothing deploys from there
- * (issue 20: 16 false findings on such modules guessed to be roots). Strong unless the module
+ * (16 false findings on such modules guessed to be roots). Strong unless the module
  * configures a provider, which a module meant to be called should not: then a guess.
  */
 export const privateModulesPlace: Signal = {

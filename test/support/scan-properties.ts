@@ -11,7 +11,7 @@ import type { Report } from '../../src/report/types';
 import { scanBytes, shouldLoad } from '../../src/scan';
 import type { ScanOptions } from '../../src/scan/types';
 import { pack, type GeneratedArchive } from './generators';
-import { isInsideArchive, reportedPaths } from './helpers';
+import { isInsideArchive, reportedPaths } from './security';
 
 export class PropertyViolation extends Error {
   override readonly name = 'PropertyViolation';

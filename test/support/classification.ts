@@ -2,17 +2,17 @@
  * Runs one classification signal on small trees loaded through the real pipeline (tar.gz, archive
  * reader, HCL parser, repository signals), with the context the classification itself builds.
  */
-import { buildContext, classifyModules, subjectOf } from '../../../src/modules';
-import type { ClassifyInput, Signal } from '../../../src/modules';
-import type { ScanConfig } from '../../../src/model';
-import { localCallers } from '../../../src/modules/tree';
-import { readArchiveBytes } from '../../../src/archive';
-import { loadModules } from '../../../src/modules';
-import { buildTarGz } from '../../support/archive';
-import type { FileMap } from '../../support/archive';
-import { BASE_CONFIG, sharedParser } from '../helpers';
+import { buildContext, classifyModules, subjectOf } from '../../src/modules';
+import type { ClassifyInput, Signal } from '../../src/modules';
+import type { ScanConfig } from '../../src/model';
+import { localCallers } from '../../src/modules/tree';
+import { readArchiveBytes } from '../../src/archive';
+import { loadModules } from '../../src/modules';
+import { buildTarGz } from './archive';
+import type { FileMap } from './archive';
+import { BASE_CONFIG, sharedParser } from './modules';
 
-export { closeParser } from '../helpers';
+export { closeParser } from './modules';
 
 export interface Row {
   name: string;

@@ -7,14 +7,14 @@
  *   every value) equals the full hcl2json parse, so every value the evaluator produces anywhere in
  *   the corpus is checked against hcl2json's.
  */
-import { decodeSource, FULL_SPEC, fastParse, HclParser, scanHcl, verifyHcl } from '../../../src/hcl';
+import { decodeSource, FULL_SPEC, fastParse, HclParser, scanHcl, verifyHcl } from '../../src/hcl';
 import { isDeepStrictEqual } from 'node:util';
-import type { ParseResult } from '../../../src/hcl';
-import { LOADER_PROJECTION } from '../../../src/modules';
-import { mapLimit } from '../../../src/util/map-limit';
-import { corpusFiles } from '../../support/corpus';
-import { describeWithCorpus } from '../../support/external';
-import { projected, referenceParser, render, sameResult } from '../../support/hcl2json';
+import type { ParseResult } from '../../src/hcl';
+import { LOADER_PROJECTION } from '../../src/modules';
+import { mapLimit } from '../../src/util/map-limit';
+import { corpusFiles } from './corpus';
+import { describeWithCorpus } from './external';
+import { projected, referenceParser, render, sameResult } from './hcl2json';
 
 export interface DifferentialOutcome {
   files: number;

@@ -14,7 +14,7 @@ import { createServer, request, type IncomingMessage, type Server, type ServerRe
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startS3rver, type RunningS3rver } from '../support/s3rver';
+import { startS3rver, type RunningS3rver } from './s3rver';
 
 export interface StoppableS3rver {
   endpoint: string;

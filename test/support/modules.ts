@@ -5,8 +5,8 @@ import type { ScanConfig } from '../../src/model';
 import { loadModules } from '../../src/modules';
 import type { LoadedModules } from '../../src/modules';
 import { DEFAULT_CONFIG } from '../../src/scan/config-file';
-import { makeTarGz } from '../support/archive';
-import type { FileMap } from '../support/archive';
+import { makeTarGz } from './archive';
+import type { FileMap } from './archive';
 
 /** The scan's own defaults, so module tests load exactly what a default scan loads. */
 export const BASE_CONFIG: ScanConfig = { ...DEFAULT_CONFIG };

@@ -5,7 +5,7 @@
  */
 import type { S3Event } from 'aws-lambda';
 import { handler } from '../../handlers/upload-scan';
-import { lambdaContext } from '../support/lambda';
+import { lambdaContext } from './lambda';
 
 const event = JSON.parse(process.argv[2] ?? '{}') as S3Event;
 const context = lambdaContext('scanUpload', Number(process.argv[3] ?? '120000'));

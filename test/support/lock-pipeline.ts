@@ -16,8 +16,8 @@ import { ruleContext, runRules } from '../../src/rules';
 import { LOCK_RULES } from '../../src/rules';
 import type { RuleContext } from '../../src/rules/types';
 import { DEFAULT_CONFIG } from '../../src/scan/config-file';
-import { makeTarGz } from '../support/archive';
-import type { FileMap } from '../support/archive';
+import { makeTarGz } from './archive';
+import type { FileMap } from './archive';
 
 let parser: HclParser | null = null;
 

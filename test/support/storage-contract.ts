@@ -1,6 +1,6 @@
 /**
- * The one contract every `ObjectStore` adapter must pass (used by s3.test.ts against a real s3rver
- * and by local.test.ts against a temp directory).
+ * The one contract every `ObjectStore` adapter must pass (used by s3.test.ts against a real s3rver,
+ * by local.test.ts against a temp directory, and by memory.test.ts against the tests' MemoryStore).
  */
 import { StorageKeyError } from '../../src/storage/keys';
 import type { ObjectStore } from '../../src/storage/types';

@@ -1,4 +1,4 @@
-import { InputError, type InputErrorCode } from '../../../src/errors';
+import { InputError, type InputErrorCode } from '../../src/errors';
 
 /** Await a rejection and check it is an `InputError` with `code` (and `entry`, when given). */
 export async function expectInputError(

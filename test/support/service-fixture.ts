@@ -19,8 +19,8 @@ import {
   setEnv,
   UPLOADS_BUCKET,
   type UploadedObject,
-} from '../support/lambda';
-import { s3rverClient } from '../support/s3rver';
+} from './lambda';
+import { s3rverClient } from './s3rver';
 import { startStoppableS3rver, type StoppableS3rver } from './fault-servers';
 
 export { REPORTS_BUCKET, UPLOADS_BUCKET };

@@ -10,8 +10,8 @@
 import { cp, rm, writeFile } from 'node:fs/promises';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
-import type { Mirror } from '../support/terraform';
-import { runTerraform } from '../support/terraform';
+import type { Mirror } from './terraform';
+import { runTerraform } from './terraform';
 
 export interface TerraformView {
   /** Archive-relative module directory → (provider source → constraints, '' when none), merged over

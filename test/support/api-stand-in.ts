@@ -8,9 +8,9 @@ import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { createScan, createUpload, getScan } from '../../handlers/api';
 import { handler as scanUpload } from '../../handlers/upload-scan';
-import { startGateway, type Credentials, type Gateway, type ReceivedRequest } from '../support/sigv4-gateway';
-import { type Harness, setEnv, UPLOADS_BUCKET } from '../support/lambda';
-import { startConditionalS3 } from '../support/conditional-s3';
+import { startGateway, type Credentials, type Gateway, type ReceivedRequest } from './sigv4-gateway';
+import { type Harness, setEnv, UPLOADS_BUCKET } from './lambda';
+import { startConditionalS3 } from './conditional-s3';
 
 export const CI_REGION = 'eu-west-1';
 export const CI_CREDENTIALS: Credentials = {

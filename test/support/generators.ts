@@ -6,9 +6,9 @@
 import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { readArchiveBytes } from '../../src/archive';
-import { buildTar } from '../support/archive';
-import { writeZip } from '../support/zip-writer';
-import { readCorpusArchive, robustnessArchives } from '../support/corpus';
+import { buildTar } from './archive';
+import { writeZip } from './zip-writer';
+import { readCorpusArchive, robustnessArchives } from './corpus';
 
 export interface CorpusFile {
   /** Path inside its corpus archive. */

@@ -1,0 +1,16 @@
+/**
+ * The one module that loads code on first use (a dynamic `import()`): everything else imports
+ * statically, and lint fails a dynamic import or `require()` anywhere else (`tfguard/layers` in
+ * scripts/eslint-architecture.mjs, docs/architecture.md). Each loader says why it is deferred.
+ */
+import type * as openpgp from 'openpgp';
+
+/** Memoises an asynchronous loader: the first call starts it, later calls share its promise. */
+export function onFirstUse<T>(load: () => Promise<T>): () => Promise<T> {
+  let loaded: Promise<T> | undefined;
+  return () => (loaded ??= load());
+}
+
+/** openpgp.js: only a registry cross-check of signed `SHA256SUMS` needs it (src/lockfile/signature.ts),
+ * and evaluating it costs tens of milliseconds of every cold start (CLI runs, Lambda initialisation). */
+export const loadOpenpgp: () => Promise<typeof openpgp> = onFirstUse(() => import('openpgp'));
