@@ -257,11 +257,16 @@ function entryEdits(
   return [{ range: { file: name, start: zero, end: zero }, text }];
 }
 
-/** The deployable trees (roots) a module is part of. */
+/**
+ * The trees a module is part of whose root someone runs: the deployable roots, and the examples
+ * (run as their README shows, whether or not `strict_examples` holds them to the root rules). A fix
+ * that removes a shared cap keeps every one of them as bounded as it was: an example the cap
+ * bounded is still bounded after the fix (the repair study, docs/fix.md).
+ */
 export function rootTreesWith(ctx: RuleContext, path: string): RootTree[] {
   return ctx.roots.filter((t) => {
     const r = ctx.moduleByPath.get(t.root);
-    return r !== undefined && t.modules.includes(path) && isDeployable(r, ctx);
+    return r !== undefined && t.modules.includes(path) && (isDeployable(r, ctx) || r.kind === 'example');
   });
 }
 

@@ -116,7 +116,8 @@ function boundsMovedUp(
       ),
     ].sort();
     const b = rootBound(ctx, t, rp, localName, caps.length === 0 ? null : caps.join(', '));
-    if ('reason' in b) blocked.push(`root "${t.root}" would lose its bound (${b.reason})`);
+    const what = ctx.moduleByPath.get(t.root)?.kind === 'example' ? 'example' : 'root';
+    if ('reason' in b) blocked.push(`${what} "${t.root}" would lose its bound (${b.reason})`);
     else {
       // Units of one source module share its edit: once.
       const where = `"${b.module}" (${b.bound})`;
