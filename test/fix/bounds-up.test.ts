@@ -257,6 +257,29 @@ describe('moving a shared cap up to the roots', () => {
     expect(await tree(tmp)).toEqual(blocked);
   });
 
+  it.each([
+    ['a namespace in capitals', 'DataDog/datadog', 'DataDog/datadog'],
+    ['the normalized form', 'datadog/datadog', 'datadog/datadog'],
+    ['an explicit registry host, written short', 'registry.terraform.io/DataDog/datadog', 'datadog/datadog'],
+  ])('a root’s new entry spells the source as the module does: %s', async (_what, written, expected) => {
+    const net = NET.replace('random = {', 'datadog = {').replace('"hashicorp/random"', `"${written}"`);
+    const files = { 'live/b/main.tf': FILES['live/b/main.tf'] as string, 'modules/net/versions.tf': net };
+    await writeTree(tmp, files);
+    await cli(['fix', tmp, ...RULES]);
+    expect((await tree(tmp))['live/b/versions.tf']).toBe(
+      L(
+        'terraform {',
+        '  required_providers {',
+        '    datadog = {',
+        `      source  = "${expected}"`,
+        '      version = "~> 3.4"',
+        '    }',
+        '  }',
+        '}',
+      ),
+    );
+  });
+
   it('a module no root of the archive uses loses its cap alone: its roots are elsewhere', async () => {
     const files = { 'modules/net/versions.tf': NET };
     await writeTree(tmp, files);
