@@ -15,8 +15,9 @@
  *   other as well: the same bytes when the twins are identical (identical copies stay identical),
  *   else at the one place where the lines around the edit read the same in both. When neither
  *   holds, the fix is not applied and a person edits both.
- * - **Copies stay copies.** A configuration file with at least COPY_MIN_OTHERS other files of the
- *   same name that differ from it in at most COPY_MAX_DIFFERENT_LINES lines (a template's generated
+ * - **Copies stay copies.** A configuration file (of COPY_MIN_LINES lines or more) with at least
+ *   COPY_MIN_OTHERS other files of the same name that differ from it in at most
+ *   COPY_MAX_DIFFERENT_LINES lines (a template's generated
  *   copies, which differ in a path or a name: the repair study's cloud-foundation-fabric keeps 101
  *   `versions.tf` made by one script and checked against `default-versions.tf`) is edited only when
  *   every copy that reads the same around the edit gets the same edit in the same pass; otherwise
@@ -42,8 +43,11 @@ const TWIN_CONTEXT_LINES = 3;
 
 /** A file is one of a template's copies when at least this many other files of its name… */
 const COPY_MIN_OTHERS = 2;
-/** …differ from it in at most this many lines (same line count). */
+/** …differ from it in at most this many lines (same line count)… */
 const COPY_MAX_DIFFERENT_LINES = 2;
+/** …and it has at least this many lines: short files (a 9-line versions.tf) are alike by chance,
+ * as a root's and the module it calls often are (the repair study, cloud-platform-infrastructure). */
+const COPY_MIN_LINES = 20;
 
 const TWIN_EXTENSIONS: readonly [string, string][] = [
   ['.tofu.json', '.tf.json'],
@@ -199,7 +203,7 @@ export class EditPlacer {
     if (others.length < COPY_MIN_OTHERS) return null;
     const mine = this.lines(file);
     const from = this.view.read(file);
-    if (mine === undefined || from === undefined) return null;
+    if (mine === undefined || from === undefined || mine.length < COPY_MIN_LINES) return null;
     const copies = others.filter((p) => {
       const theirs = this.lines(p);
       if (theirs === undefined || theirs.length !== mine.length) return false;

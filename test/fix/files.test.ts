@@ -235,6 +235,7 @@ describe('copies of one template, through the CLI', () => {
     // providers in JSON, which tfguard does not extend, so its module's cap cannot move up: no copy
     // is edited.
     const shared =
+      '# Copyright 2026 Example\n#\n# Licensed under the Apache License, Version 2.0\n#\n#\n#\n#\n#\n#\n#\n#\n#\n' +
       'terraform {\n  required_providers {\n    random = {\n      source  = "hashicorp/random"\n      version = "~> 3.4"\n    }\n  }\n}\n';
     const root = (m: string): string =>
       `terraform {\n  backend "local" {}\n}\n\nmodule "m" {\n  source = "../../modules/${m}"\n}\n`;
@@ -347,11 +348,16 @@ describe('EditPlacer', () => {
   describe('copies of one template stay copies', () => {
     // As cloud-foundation-fabric's 101 versions.tf (tools/versions.py writes them; they differ in
     // a module_name line): an edit of some copies but not others is left to a person.
+    const header =
+      '# Copyright 2026 Example\n#\n# Licensed under the Apache License, Version 2.0 (the "License");\n#\n#\n#\n#\n#\n#\n#\n#\n#\n';
     const copy = (name: string): string =>
-      `terraform {\n  required_providers {\n    aws = {\n      version = "~> 5.1"\n    }\n  }\n  provider_meta "aws" {\n    module_name = "${name}"\n  }\n}\n`;
+      `${header}terraform {\n  required_providers {\n    aws = {\n      version = "~> 5.1"\n    }\n  }\n  provider_meta "aws" {\n    module_name = "${name}"\n  }\n}\n`;
     const at = copy('a').indexOf('~> 5.1');
-    const edit = (file: string): TextEdit => ({ range: range(file, at, at + 6), text: '>= 5.1' });
+    const shortAt = copy('a').replace(header, '').indexOf('~> 5.1');
+    let offset = at;
+    const edit = (file: string): TextEdit => ({ range: range(file, offset, offset + 6), text: '>= 5.1' });
     it.each([
+      ['short files alike by chance are not copies', ['m/a', 'm/b', 'm/c'], ['m/a'], true],
       ['three copies, all edited alike', ['m/a', 'm/b', 'm/c'], ['m/a', 'm/b', 'm/c'], true],
       ['three copies, one left out', ['m/a', 'm/b', 'm/c'], ['m/a', 'm/b'], false],
       ['two files of one name are not a template', ['m/a', 'm/b'], ['m/a'], true],
@@ -359,12 +365,16 @@ describe('EditPlacer', () => {
     ] as const)('%s', (what, dirs, edited, ok) => {
       const files: Record<string, string> = {};
       for (const d of dirs) files[`${d}/versions.tf`] = copy(d);
+      if (what.startsWith('short files'))
+        for (const d of dirs)
+          files[`${d}/versions.tf`] = (files[`${d}/versions.tf`] as string).replace(header, '');
       if (what.startsWith('files that differ'))
         for (const d of dirs.slice(1))
           files[`${d}/versions.tf`] = (files[`${d}/versions.tf`] as string).replace(
             'terraform {',
             '# x\nterraform {\n',
           );
+      offset = what.startsWith('short files') ? shortAt : at;
       const placer = new EditPlacer(view(files), new Map());
       placer.prepare(edited.map((d) => [edit(`${d}/versions.tf`)]));
       const placed = placer.place([edit(`${edited[0]}/versions.tf`)]);
