@@ -22,6 +22,11 @@
  *   `versions.tf` made by one script and checked against `default-versions.tf`) is edited only when
  *   every copy that reads the same around the edit gets the same edit in the same pass; otherwise
  *   a person edits them together, or their template.
+ * - **Generated files are not edited.** A file that says it is generated (`DO NOT EDIT`,
+ *   `automatically generated`, in its first GENERATED_MARKER_LINES lines), or whose module's other
+ *   files mostly say so (terraform-google-kubernetes-engine renders whole modules from
+ *   `autogen/*.tmpl`; its `versions.tf` carries no marker of its own), is left to a person: the
+ *   generator would undo the edit.
  * - **Nothing under `.terraform/` or `.git/`** is edited: those are what `terraform init` installed
  *   and the repository's own metadata.
  */
@@ -40,6 +45,10 @@ export type Placement = { ok: true; edits: TextEdit[] } | { ok: false; reason: s
 const MAX_LINK_HOPS = 40;
 /** Lines of context around an edit that must read the same in both twins (as in a unified diff). */
 const TWIN_CONTEXT_LINES = 3;
+
+/** Where a generated file says so (Terramate, go generate, templating scripts). */
+const GENERATED_MARKER = /\b(do not edit|automatically generated|generated automatically|code generated)\b/i;
+const GENERATED_MARKER_LINES = 30;
 
 /** A file is one of a template's copies when at least this many other files of its name… */
 const COPY_MIN_OTHERS = 2;
@@ -170,6 +179,8 @@ export class EditPlacer {
   /** This pass's edits by the file they reach (keys of `key`). */
   private readonly planned = new Map<string, Set<string>>();
   private readonly linesOf = new Map<string, string[]>();
+  /** Regular configuration files by directory. */
+  private readonly byDir = new Map<string, string[]>();
 
   constructor(
     private readonly view: FileView,
@@ -182,7 +193,31 @@ export class EditPlacer {
       const list = this.byName.get(name) ?? [];
       list.push(e.path);
       this.byName.set(name, list);
+      const dir = e.path.slice(0, Math.max(0, e.path.lastIndexOf('/')));
+      this.byDir.set(dir, [...(this.byDir.get(dir) ?? []), e.path]);
     }
+  }
+
+  private marked(path: string): boolean {
+    const lines = this.lines(path);
+    return (
+      lines !== undefined && lines.slice(0, GENERATED_MARKER_LINES).some((l) => GENERATED_MARKER.test(l))
+    );
+  }
+
+  /** Why `file` must not be edited by hand because it is generated, or null. */
+  private generated(file: string): string | null {
+    if (this.view.read(file) === undefined) return null;
+    if (this.marked(file)) return `${file} says it is generated: change what generates it`;
+    const dir = file.slice(0, Math.max(0, file.lastIndexOf('/')));
+    const others = (this.byDir.get(dir) ?? []).filter((p) => p !== file);
+    const marked = others.filter((p) => this.marked(p));
+    if (others.length >= 2 && marked.length * 2 > others.length)
+      return (
+        `${file} is in a module whose files say they are generated (${marked.length} of ${others.length}, e.g. ` +
+        `${marked[0] as string}): change what generates it`
+      );
+    return null;
   }
 
   private lines(path: string): string[] | undefined {
@@ -290,6 +325,8 @@ export class EditPlacer {
       const conflict = this.conflicts.get(file);
       if (conflict !== undefined) return { ok: false, reason: conflict };
       const placed: TextEdit = { ...e, range: { ...e.range, file } };
+      const generated = this.generated(file);
+      if (generated !== null) return { ok: false, reason: generated };
       const copies = this.copiesLeftBehind(placed, file);
       if (copies !== null) return { ok: false, reason: copies };
       out.set(key(placed), placed);

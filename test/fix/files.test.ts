@@ -388,6 +388,42 @@ describe('EditPlacer', () => {
     });
   });
 
+  it.each([
+    [
+      'a file that says DO NOT EDIT',
+      { 'm/versions.tf': '// TERRAMATE: GENERATED AUTOMATICALLY DO NOT EDIT\nversion = "~> 5.1"\n' },
+      /m\/versions\.tf says it is generated/,
+    ],
+    [
+      'a file in a module whose other files say they are generated',
+      {
+        'm/versions.tf': '\nversion = "~> 5.1"\n',
+        'm/main.tf': '// This file was automatically generated from a template in ./autogen/main\n',
+        'm/outputs.tf': '// This file was automatically generated from a template in ./autogen/main\n',
+        'm/moved.tf': '\n',
+      },
+      /in a module whose files say they are generated \(2 of 3, e\.g\. m\/main\.tf\)/,
+    ],
+    [
+      'a module with one generated file among others',
+      {
+        'm/versions.tf': '\nversion = "~> 5.1"\n',
+        'm/share.tf': '# DO NOT EDIT\n',
+        'm/main.tf': '\n',
+        'm/x.tf': '\n',
+      },
+      null,
+    ],
+  ] as const)('generated files are left to a person: %s', (_what, files, reason) => {
+    const at = (files['m/versions.tf'] as string).indexOf('~> 5.1');
+    const e: TextEdit = { range: range('m/versions.tf', at, at + 6), text: '>= 5.1' };
+    const placer = new EditPlacer(view(files as Record<string, string>), new Map());
+    placer.prepare([[e]]);
+    const placed = placer.place([e]);
+    if (reason === null) expect(placed).toEqual({ ok: true, edits: [e] });
+    else expect(placed).toEqual({ ok: false, reason: expect.stringMatching(reason) });
+  });
+
   it('twinPath pairs only configuration names', () => {
     expect(twinPath('a/x.tf')).toBe('a/x.tofu');
     expect(twinPath('a/x.tofu.json')).toBe('a/x.tf.json');
