@@ -168,6 +168,7 @@ interface Finding {
 interface Root {
   path: string;
   kind?: string;
+  engine?: string;
   modules: string[];
 }
 interface Report {
@@ -537,7 +538,9 @@ function studyInput(name: string, origin: string, prepare: (dir: string) => void
     const checkDirs = roots.length > 0 ? roots : [...dirs];
     for (const root of checkDirs) {
       const isRoot = roots.includes(root);
-      for (const view of views) {
+      // A root only OpenTofu runs (its settings in .tofu files) is judged as OpenTofu reads it.
+      const engine = before.roots.find((r) => r.path === root)?.engine;
+      for (const view of engine === 'opentofu' && hasTofu ? (['opentofu'] as const) : views) {
         const b = oracle('before', view, root);
         const a = oracle('after', view, root);
         if (!b.loads) {
@@ -546,7 +549,7 @@ function studyInput(name: string, origin: string, prepare: (dir: string) => void
           continue;
         }
         providerChecked++;
-        const where = views.length > 1 ? `${root} (${view})` : root;
+        const where = hasTofu ? `${root} (${view})` : root;
         if (!a.loads) {
           providerProblems.push(`${where}: no longer loads: ${a.error ?? ''}`);
           continue;
