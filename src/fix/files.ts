@@ -15,6 +15,18 @@
  *   other as well: the same bytes when the twins are identical (identical copies stay identical),
  *   else at the one place where the lines around the edit read the same in both. When neither
  *   holds, the fix is not applied and a person edits both.
+ * - **Copies stay copies.** A configuration file (of COPY_MIN_LINES lines or more) with at least
+ *   COPY_MIN_OTHERS other files of the same name that differ from it in at most
+ *   COPY_MAX_DIFFERENT_LINES lines (a template's generated
+ *   copies, which differ in a path or a name: the repair study's cloud-foundation-fabric keeps 101
+ *   `versions.tf` made by one script and checked against `default-versions.tf`) is edited only when
+ *   every copy that reads the same around the edit gets the same edit in the same pass; otherwise
+ *   a person edits them together, or their template.
+ * - **Generated files are not edited.** A file that says it is generated (`DO NOT EDIT`,
+ *   `automatically generated`, in its first GENERATED_MARKER_LINES lines), or whose module's other
+ *   files mostly say so (terraform-google-kubernetes-engine renders whole modules from
+ *   `autogen/*.tmpl`; its `versions.tf` carries no marker of its own), is left to a person: the
+ *   generator would undo the edit.
  * - **Nothing under `.terraform/` or `.git/`** is edited: those are what `terraform init` installed
  *   and the repository's own metadata.
  */
@@ -33,6 +45,18 @@ export type Placement = { ok: true; edits: TextEdit[] } | { ok: false; reason: s
 const MAX_LINK_HOPS = 40;
 /** Lines of context around an edit that must read the same in both twins (as in a unified diff). */
 const TWIN_CONTEXT_LINES = 3;
+
+/** Where a generated file says so (Terramate, go generate, templating scripts). */
+const GENERATED_MARKER = /\b(do not edit|automatically generated|generated automatically|code generated)\b/i;
+const GENERATED_MARKER_LINES = 30;
+
+/** A file is one of a template's copies when at least this many other files of its name… */
+const COPY_MIN_OTHERS = 2;
+/** …differ from it in at most this many lines (same line count)… */
+const COPY_MAX_DIFFERENT_LINES = 2;
+/** …and it has at least this many lines: short files (a 9-line versions.tf) are alike by chance,
+ * as a root's and the module it calls often are (the repair study, cloud-platform-infrastructure). */
+const COPY_MIN_LINES = 20;
 
 const TWIN_EXTENSIONS: readonly [string, string][] = [
   ['.tofu.json', '.tf.json'],
@@ -150,12 +174,91 @@ function key(e: TextEdit): string {
 export class EditPlacer {
   private readonly byPath: Map<string, ArchiveEntry>;
   private readonly conflicts = new Map<string, string>();
+  /** Regular configuration files by file name (candidates for a template's copies). */
+  private readonly byName = new Map<string, string[]>();
+  /** This pass's edits by the file they reach (keys of `key`). */
+  private readonly planned = new Map<string, Set<string>>();
+  private readonly linesOf = new Map<string, string[]>();
+  /** Regular configuration files by directory. */
+  private readonly byDir = new Map<string, string[]>();
 
   constructor(
     private readonly view: FileView,
     private readonly earlier: Map<string, Set<string>>,
   ) {
     this.byPath = new Map(view.entries.map((e) => [e.path, e]));
+    for (const e of view.entries) {
+      if (e.type !== 'file' || twinPath(e.path) === null || inToolState(e.path)) continue;
+      const name = e.path.slice(e.path.lastIndexOf('/') + 1);
+      const list = this.byName.get(name) ?? [];
+      list.push(e.path);
+      this.byName.set(name, list);
+      const dir = e.path.slice(0, Math.max(0, e.path.lastIndexOf('/')));
+      this.byDir.set(dir, [...(this.byDir.get(dir) ?? []), e.path]);
+    }
+  }
+
+  private marked(path: string): boolean {
+    const lines = this.lines(path);
+    return (
+      lines !== undefined && lines.slice(0, GENERATED_MARKER_LINES).some((l) => GENERATED_MARKER.test(l))
+    );
+  }
+
+  /** Why `file` must not be edited by hand because it is generated, or null. */
+  private generated(file: string): string | null {
+    if (this.view.read(file) === undefined) return null;
+    if (this.marked(file)) return `${file} says it is generated: change what generates it`;
+    const dir = file.slice(0, Math.max(0, file.lastIndexOf('/')));
+    const others = (this.byDir.get(dir) ?? []).filter((p) => p !== file);
+    const marked = others.filter((p) => this.marked(p));
+    if (others.length >= 2 && marked.length * 2 > others.length)
+      return (
+        `${file} is in a module whose files say they are generated (${marked.length} of ${others.length}, e.g. ` +
+        `${marked[0] as string}): change what generates it`
+      );
+    return null;
+  }
+
+  private lines(path: string): string[] | undefined {
+    let l = this.linesOf.get(path);
+    if (l === undefined) {
+      const bytes = this.view.read(path);
+      if (bytes === undefined) return undefined;
+      l = bytes.toString('utf8').split('\n');
+      this.linesOf.set(path, l);
+    }
+    return l;
+  }
+
+  /** Why `edit` of `file` would make a template's copies differ, or null. */
+  private copiesLeftBehind(edit: TextEdit, file: string): string | null {
+    const name = file.slice(file.lastIndexOf('/') + 1);
+    const others = (this.byName.get(name) ?? []).filter((p) => p !== file);
+    if (others.length < COPY_MIN_OTHERS) return null;
+    const mine = this.lines(file);
+    const from = this.view.read(file);
+    if (mine === undefined || from === undefined || mine.length < COPY_MIN_LINES) return null;
+    const copies = others.filter((p) => {
+      const theirs = this.lines(p);
+      if (theirs === undefined || theirs.length !== mine.length) return false;
+      let different = 0;
+      for (let i = 0; i < mine.length && different <= COPY_MAX_DIFFERENT_LINES; i++)
+        if (mine[i] !== theirs[i]) different++;
+      return different <= COPY_MAX_DIFFERENT_LINES;
+    });
+    if (copies.length < COPY_MIN_OTHERS) return null;
+    const left = copies.filter((p) => {
+      const to = this.view.read(p);
+      const moved = to === undefined ? null : transfer(edit, from, to, p);
+      return moved !== null && this.planned.get(p)?.has(key(moved)) !== true;
+    });
+    if (left.length === 0) return null;
+    const named = left.slice(0, 3).join(', ') + (left.length > 3 ? ` and ${left.length - 3} more` : '');
+    return (
+      `${file} is one of ${copies.length + 1} copies of one file (generated from one template?), and ` +
+      `${left.length} of them would not get this edit (${named}): edit the copies together, or their template`
+    );
   }
 
   /** Notes which files this pass's edits (per finding) reach through several paths with different
@@ -166,6 +269,9 @@ export class EditPlacer {
       for (const e of edits) {
         const real = realFile(this.byPath, e.range.file);
         if (!real.ok) continue;
+        const planned = this.planned.get(real.file) ?? new Set<string>();
+        planned.add(key({ ...e, range: { ...e.range, file: real.file } }));
+        this.planned.set(real.file, planned);
         const paths = via.get(real.file) ?? new Map<string, Set<string>>();
         const set = paths.get(e.range.file) ?? new Set<string>();
         // Same bytes through any path: compare the edits by their place in the file.
@@ -219,6 +325,10 @@ export class EditPlacer {
       const conflict = this.conflicts.get(file);
       if (conflict !== undefined) return { ok: false, reason: conflict };
       const placed: TextEdit = { ...e, range: { ...e.range, file } };
+      const generated = this.generated(file);
+      if (generated !== null) return { ok: false, reason: generated };
+      const copies = this.copiesLeftBehind(placed, file);
+      if (copies !== null) return { ok: false, reason: copies };
       out.set(key(placed), placed);
       reached.push([file, e.range.file]);
       const twin = twinPath(file);

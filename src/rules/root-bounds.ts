@@ -8,7 +8,7 @@
 import { shortSource } from '../addrs';
 import { hasUpperBound, suggestMinimumOnly, suggestUpperBound, suggestUpperBoundAt } from '../constraints';
 import type { TextEdit } from '../model';
-import type { ModuleInfo, RootProvider, RootTree } from '../modules';
+import type { ModuleInfo, ProviderRequirement, RootProvider, RootTree } from '../modules';
 import { sourceText, type SourceText } from './fix-helpers';
 import {
   checkableConstraint,
@@ -56,9 +56,25 @@ export type RootBound =
   /** `module`: where the bound goes (the root, or the source module of a Terragrunt unit). */
   { edits: TextEdit[]; bound: string; module: string } | { reason: string };
 
-/** The source as an entry of a root's `required_providers` writes it. */
-function sourceText_(source: string, tree: RootTree): string {
-  return shortSource(source, tree.engine);
+/**
+ * The source as an entry of a root's `required_providers` writes it: as the module the requirement
+ * comes from spells it (`Azure/azapi`, not the normalized `azure/azapi`) when that literal names
+ * the same provider in the same short form, else tfguard's short form.
+ */
+function sourceText_(source: string, tree: RootTree, spelled: string | undefined): string {
+  const short = shortSource(source, tree.engine);
+  return spelled !== undefined && spelled !== short && spelled.toLowerCase() === short.toLowerCase()
+    ? spelled
+    : short;
+}
+
+/** The `source` literal of a `required_providers` entry as written, when it is a plain string. */
+export function sourceAsWritten(ctx: RuleContext, p: ProviderRequirement): string | undefined {
+  const item = p.entry?.items?.find((i) => i.key === 'source');
+  const src = sourceOf(ctx, item?.valueRange.file);
+  if (item === undefined || src === undefined) return undefined;
+  const raw = src.bytes.subarray(item.valueRange.start.byte, item.valueRange.end.byte).toString('utf8');
+  return /^"[A-Za-z0-9._/-]+"$/.test(raw) ? raw.slice(1, -1) : undefined;
 }
 
 /**
@@ -73,6 +89,7 @@ export function rootBound(
   rp: RootProvider,
   localName: string,
   fallback: string | null,
+  spelled?: string,
 ): RootBound {
   const root = ctx.moduleByPath.get(tree.root);
   if (root === undefined) return { reason: `it is not in the ${inputNoun(ctx)}` };
@@ -135,7 +152,7 @@ export function rootBound(
   const name = r.providers.find((q) => q.source === rp.source)?.name ?? localName;
   if (r.providers.some((q) => q.name === name && q.source !== rp.source))
     return { reason: `the local name "${name}" means another provider there` };
-  const entry = { name, source: sourceText_(rp.source, tree), version: bound };
+  const entry = { name, source: sourceText_(rp.source, tree, spelled), version: bound };
   const generated = new Set(
     lockRoots
       .flatMap((u) => ctx.moduleByPath.get(u)?.terragrunt?.generated ?? [])
@@ -258,11 +275,16 @@ function entryEdits(
   return [{ range: { file: name, start: zero, end: zero }, text }];
 }
 
-/** The deployable trees (roots) a module is part of. */
+/**
+ * The trees a module is part of whose root someone runs: the deployable roots, and the examples
+ * (run as their README shows, whether or not `strict_examples` holds them to the root rules). A fix
+ * that removes a shared cap keeps every one of them as bounded as it was: an example the cap
+ * bounded is still bounded after the fix (the repair study, docs/fix.md).
+ */
 export function rootTreesWith(ctx: RuleContext, path: string): RootTree[] {
   return ctx.roots.filter((t) => {
     const r = ctx.moduleByPath.get(t.root);
-    return r !== undefined && t.modules.includes(path) && isDeployable(r, ctx);
+    return r !== undefined && t.modules.includes(path) && (isDeployable(r, ctx) || r.kind === 'example');
   });
 }
 

@@ -15,7 +15,7 @@ import type { Rule, RuleContext } from './types';
 import type { ModuleInfo, ProviderRequirement } from '../modules';
 import { shortSource } from '../addrs';
 import { callPaths } from './helpers';
-import { capsSafely, rootBound, unitSourceOf as unitSourceModule } from './root-bounds';
+import { capsSafely, rootBound, sourceAsWritten, unitSourceOf as unitSourceModule } from './root-bounds';
 
 /**
  * Root modules (where `apply` runs) should also set a maximum provider version so an upgrade never
@@ -164,9 +164,8 @@ function throughModules(ctx: RuleContext, m: ModuleInfo): RuleFinding[] {
     const named = via.slice(0, 3).map((k) => `${k.module} ("${k.constraints}")`);
     if (via.length > 3) named.push(`${via.length - 3} more`);
     const first = via[0] as (typeof via)[number];
-    const localName =
-      ctx.moduleByPath.get(first.module)?.providers.find((q) => q.source === rp.source)?.name ??
-      (rp.source.split('/').pop() as string);
+    const firstReq = ctx.moduleByPath.get(first.module)?.providers.find((q) => q.source === rp.source);
+    const localName = firstReq?.name ?? (rp.source.split('/').pop() as string);
     // Where: the root's required_providers block, else the call that leads to the first module.
     const callName = first.remote === undefined ? callPaths(tree, first.module)[0]?.[0] : undefined;
     const where =
@@ -190,7 +189,8 @@ function throughModules(ctx: RuleContext, m: ModuleInfo): RuleFinding[] {
       suggestUpperBound(c)
         ?.split(', ')
         .find((x) => x.startsWith('~>')) ?? null;
-    const b = guess ? null : rootBound(ctx, tree, rp, localName, cap);
+    const spelled = firstReq === undefined || firstReq.implicit ? undefined : sourceAsWritten(ctx, firstReq);
+    const b = guess ? null : rootBound(ctx, tree, rp, localName, cap, spelled);
     const fixable = b !== null && !('reason' in b);
     out.push({
       module: m.path,

@@ -13,7 +13,13 @@ import {
 import type { Rule, RuleContext } from './types';
 import type { ModuleInfo } from '../modules';
 import type { TextEdit } from '../model';
-import { boundedWithoutSharedCaps, removableCap, rootBound, rootTreesWith } from './root-bounds';
+import {
+  boundedWithoutSharedCaps,
+  removableCap,
+  rootBound,
+  rootTreesWith,
+  sourceAsWritten,
+} from './root-bounds';
 
 /**
  * Shared modules declare a minimum provider version only. Terraform's provider-requirements guide:
@@ -105,6 +111,8 @@ function boundsMovedUp(
   const edits: TextEdit[] = [];
   const roots: string[] = [];
   const blocked: string[] = [];
+  const own = m.providers.find((q) => q.source === source && !q.implicit);
+  const spelled = own === undefined ? undefined : sourceAsWritten(ctx, own);
   for (const t of trees) {
     const rp = t.providers.find((x) => x.source === source);
     if (rp === undefined || rp.constraints === null || boundedWithoutSharedCaps(ctx, rp)) continue;
@@ -116,8 +124,9 @@ function boundsMovedUp(
           .filter((c): c is string => c !== null),
       ),
     ].sort();
-    const b = rootBound(ctx, t, rp, localName, caps.length === 0 ? null : caps.join(', '));
-    if ('reason' in b) blocked.push(`root "${t.root}" would lose its bound (${b.reason})`);
+    const b = rootBound(ctx, t, rp, localName, caps.length === 0 ? null : caps.join(', '), spelled);
+    const what = ctx.moduleByPath.get(t.root)?.kind === 'example' ? 'example' : 'root';
+    if ('reason' in b) blocked.push(`${what} "${t.root}" would lose its bound (${b.reason})`);
     else {
       // Units of one source module share its edit: once.
       const where = `"${b.module}" (${b.bound})`;

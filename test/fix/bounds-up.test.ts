@@ -223,6 +223,63 @@ describe('moving a shared cap up to the roots', () => {
     expect(second.stdout).toMatch(/^tfguard fix: fixed 0 findings in 0 files/);
   });
 
+  it('an example the cap bounded is bounded after the fix too; one that cannot take it blocks', async () => {
+    // The repair study (docs/fix.md): examples are run as their README shows; removing the module's
+    // cap must not leave them unbounded, though strict_examples is off (no root rule judges them).
+    const call = L('module "net" {', '  source = "../../modules/net"', '}');
+    const files = { 'examples/basic/main.tf': call, 'modules/net/versions.tf': NET };
+    await writeTree(tmp, files);
+    expect((await scanPath(tmp)).modules.find((m) => m.path === 'examples/basic')).toMatchObject({
+      kind: 'example',
+      kindEvidence: 'strong',
+    });
+    const first = await cli(['fix', tmp, ...RULES]);
+    expect(first.stdout).toContain('bound it in "examples/basic" (~> 3.4)');
+    expect(await tree(tmp)).toEqual({
+      ...files,
+      'examples/basic/versions.tf': CHANGED['live/b/versions.tf'],
+      'modules/net/versions.tf': NET_FIXED,
+    });
+    expect((await cli(['fix', tmp, ...RULES])).stdout).toMatch(/^tfguard fix: fixed 0 findings in 0 files/);
+
+    const blocked = {
+      ...files,
+      'examples/json/main.tf': call,
+      'examples/json/versions.tf.json': '{"terraform": {"required_providers": {}}}\n',
+    };
+    await fs.rm(tmp, { recursive: true, force: true });
+    await writeTree(tmp, blocked);
+    const held = await cli(['fix', tmp, ...RULES]);
+    expect(held.stdout).toMatch(/^tfguard fix: fixed 0 findings in 0 files/);
+    expect(held.stdout).toContain(
+      'example "examples/json" would lose its bound (its required_providers block is JSON',
+    );
+    expect(await tree(tmp)).toEqual(blocked);
+  });
+
+  it.each([
+    ['a namespace in capitals', 'DataDog/datadog', 'DataDog/datadog'],
+    ['the normalized form', 'datadog/datadog', 'datadog/datadog'],
+    ['an explicit registry host, written short', 'registry.terraform.io/DataDog/datadog', 'datadog/datadog'],
+  ])('a root’s new entry spells the source as the module does: %s', async (_what, written, expected) => {
+    const net = NET.replace('random = {', 'datadog = {').replace('"hashicorp/random"', `"${written}"`);
+    const files = { 'live/b/main.tf': FILES['live/b/main.tf'] as string, 'modules/net/versions.tf': net };
+    await writeTree(tmp, files);
+    await cli(['fix', tmp, ...RULES]);
+    expect((await tree(tmp))['live/b/versions.tf']).toBe(
+      L(
+        'terraform {',
+        '  required_providers {',
+        '    datadog = {',
+        `      source  = "${expected}"`,
+        '      version = "~> 3.4"',
+        '    }',
+        '  }',
+        '}',
+      ),
+    );
+  });
+
   it('a module no root of the archive uses loses its cap alone: its roots are elsewhere', async () => {
     const files = { 'modules/net/versions.tf': NET };
     await writeTree(tmp, files);

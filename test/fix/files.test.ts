@@ -229,6 +229,44 @@ describe('twins are one setting', () => {
   });
 });
 
+describe('copies of one template, through the CLI', () => {
+  it('are fixed together, or not at all when one copy cannot take the fix', async () => {
+    // Three shared modules with the same versions.tf, called by one root each; live/c declares its
+    // providers in JSON, which tfguard does not extend, so its module's cap cannot move up: no copy
+    // is edited.
+    const shared =
+      '# Copyright 2026 Example\n#\n# Licensed under the Apache License, Version 2.0\n#\n#\n#\n#\n#\n#\n#\n#\n#\n' +
+      'terraform {\n  required_providers {\n    random = {\n      source  = "hashicorp/random"\n      version = "~> 3.4"\n    }\n  }\n}\n';
+    const root = (m: string): string =>
+      `terraform {\n  backend "local" {}\n}\n\nmodule "m" {\n  source = "../../modules/${m}"\n}\n`;
+    const json = '{"terraform": {"required_providers": {}}}\n';
+    const files: Record<string, string> = {
+      'modules/a/versions.tf': shared,
+      'modules/b/versions.tf': shared,
+      'modules/c/versions.tf': shared,
+      'live/a/main.tf': root('a'),
+      'live/b/main.tf': root('b'),
+      'live/c/main.tf': root('c'),
+      'live/c/versions.tf.json': json,
+    };
+    await writeTree(tmp, files);
+    const before = await snapshot(tmp);
+    const held = await cli(['fix', tmp, '--rule', 'shared-module-upper-bound']);
+    expect(held.stdout).toMatch(/^tfguard fix: fixed 0 findings in 0 files/);
+    expect(held.stdout).toContain(
+      'modules/a/versions.tf is one of 3 copies of one file (generated from one template?), and 1 of them would not get this edit (modules/c/versions.tf)',
+    );
+    expect(await snapshot(tmp)).toEqual(before);
+    // Once live/c can take a bound, every copy takes the same edit.
+    await fs.rm(path.join(tmp, 'live/c/versions.tf.json'));
+    const fixed = await cli(['fix', tmp, '--rule', 'shared-module-upper-bound']);
+    expect(fixed.stdout).toMatch(/^tfguard fix: fixed 3 findings in 6 files/);
+    const after = await snapshot(tmp);
+    for (const m of ['a', 'b', 'c'])
+      expect(after[`modules/${m}/versions.tf`]).toBe(`644 ${shared.replace('~> 3.4', '>= 3.4')}`);
+  });
+});
+
 describeWithTerraform('twins against terraform 1.11', () => {
   it('after the fix terraform reads the fixed constraint from versions.tf', async () => {
     // No backend (terraform providers would ask for init): a root on strong evidence because it
@@ -305,6 +343,85 @@ describe('EditPlacer', () => {
     const placer = new EditPlacer(view({ 'v.tofu': block, 'v.tf': `${block}${block}` }), new Map());
     const placed = placer.place([{ range: range('v.tofu', 6, 7), text: 'D' }]);
     expect(placed.ok).toBe(false);
+  });
+
+  describe('copies of one template stay copies', () => {
+    // As cloud-foundation-fabric's 101 versions.tf (tools/versions.py writes them; they differ in
+    // a module_name line): an edit of some copies but not others is left to a person.
+    const header =
+      '# Copyright 2026 Example\n#\n# Licensed under the Apache License, Version 2.0 (the "License");\n#\n#\n#\n#\n#\n#\n#\n#\n#\n';
+    const copy = (name: string): string =>
+      `${header}terraform {\n  required_providers {\n    aws = {\n      version = "~> 5.1"\n    }\n  }\n  provider_meta "aws" {\n    module_name = "${name}"\n  }\n}\n`;
+    const at = copy('a').indexOf('~> 5.1');
+    const shortAt = copy('a').replace(header, '').indexOf('~> 5.1');
+    let offset = at;
+    const edit = (file: string): TextEdit => ({ range: range(file, offset, offset + 6), text: '>= 5.1' });
+    it.each([
+      ['short files alike by chance are not copies', ['m/a', 'm/b', 'm/c'], ['m/a'], true],
+      ['three copies, all edited alike', ['m/a', 'm/b', 'm/c'], ['m/a', 'm/b', 'm/c'], true],
+      ['three copies, one left out', ['m/a', 'm/b', 'm/c'], ['m/a', 'm/b'], false],
+      ['two files of one name are not a template', ['m/a', 'm/b'], ['m/a'], true],
+      ['files that differ in more lines are not copies', ['m/a', 'm/b', 'm/c'], ['m/a'], true],
+    ] as const)('%s', (what, dirs, edited, ok) => {
+      const files: Record<string, string> = {};
+      for (const d of dirs) files[`${d}/versions.tf`] = copy(d);
+      if (what.startsWith('short files'))
+        for (const d of dirs)
+          files[`${d}/versions.tf`] = (files[`${d}/versions.tf`] as string).replace(header, '');
+      if (what.startsWith('files that differ'))
+        for (const d of dirs.slice(1))
+          files[`${d}/versions.tf`] = (files[`${d}/versions.tf`] as string).replace(
+            'terraform {',
+            '# x\nterraform {\n',
+          );
+      offset = what.startsWith('short files') ? shortAt : at;
+      const placer = new EditPlacer(view(files), new Map());
+      placer.prepare(edited.map((d) => [edit(`${d}/versions.tf`)]));
+      const placed = placer.place([edit(`${edited[0]}/versions.tf`)]);
+      if (ok) expect(placed).toEqual({ ok: true, edits: [edit(`${edited[0]}/versions.tf`)] });
+      else
+        expect(placed).toEqual({
+          ok: false,
+          reason:
+            'm/a/versions.tf is one of 3 copies of one file (generated from one template?), and 1 of them would not get this edit (m/c/versions.tf): edit the copies together, or their template',
+        });
+    });
+  });
+
+  it.each([
+    [
+      'a file that says DO NOT EDIT',
+      { 'm/versions.tf': '// TERRAMATE: GENERATED AUTOMATICALLY DO NOT EDIT\nversion = "~> 5.1"\n' },
+      /m\/versions\.tf says it is generated/,
+    ],
+    [
+      'a file in a module whose other files say they are generated',
+      {
+        'm/versions.tf': '\nversion = "~> 5.1"\n',
+        'm/main.tf': '// This file was automatically generated from a template in ./autogen/main\n',
+        'm/outputs.tf': '// This file was automatically generated from a template in ./autogen/main\n',
+        'm/moved.tf': '\n',
+      },
+      /in a module whose files say they are generated \(2 of 3, e\.g\. m\/main\.tf\)/,
+    ],
+    [
+      'a module with one generated file among others',
+      {
+        'm/versions.tf': '\nversion = "~> 5.1"\n',
+        'm/share.tf': '# DO NOT EDIT\n',
+        'm/main.tf': '\n',
+        'm/x.tf': '\n',
+      },
+      null,
+    ],
+  ] as const)('generated files are left to a person: %s', (_what, files, reason) => {
+    const at = (files['m/versions.tf'] as string).indexOf('~> 5.1');
+    const e: TextEdit = { range: range('m/versions.tf', at, at + 6), text: '>= 5.1' };
+    const placer = new EditPlacer(view(files as Record<string, string>), new Map());
+    placer.prepare([[e]]);
+    const placed = placer.place([e]);
+    if (reason === null) expect(placed).toEqual({ ok: true, edits: [e] });
+    else expect(placed).toEqual({ ok: false, reason: expect.stringMatching(reason) });
   });
 
   it('twinPath pairs only configuration names', () => {
