@@ -4931,10 +4931,10 @@ var ArchiveBuilder = class {
   /** Validate and normalise a raw name. Returns null for entries to ignore silently: the root
    * directory itself (`./`) and macOS debris (`._*`, `__MACOSX/`). Anything but a directory
    * naming the root (`.`, an empty name) is invalid. */
-  admit(name, isDirectory) {
+  admit(name, isDirectory2) {
     const path5 = normaliseEntryPath(name, this.limits, this.normaliseOptions);
     if (path5 === null) {
-      if (isDirectory) return null;
+      if (isDirectory2) return null;
       const shown2 = displayName(name);
       throw new InputError("invalid-path", `a non-directory entry names the archive root: "${shown2}"`, {
         entry: shown2
@@ -6856,12 +6856,15 @@ VYF2OtVmpc4ntcRyrItyhSkR/m7BQeBFIT8GQvbTmrCDQgrZCsFsIwxd4Cb4
 -----END PGP PUBLIC KEY BLOCK-----
 `;
 
-// src/lockfile/signature.ts
-var library;
-function pgp() {
-  library ??= Promise.resolve().then(() => __toESM(require("./openpgp.cjs")));
-  return library;
+// src/util/lazy.ts
+function onFirstUse(load2) {
+  let loaded;
+  return () => loaded ??= load2();
 }
+var loadOpenpgp = onFirstUse(() => Promise.resolve().then(() => __toESM(require("./openpgp.cjs"))));
+
+// src/lockfile/signature.ts
+var pgp = loadOpenpgp;
 async function readSignature(bytes2) {
   const text3 = Buffer.from(bytes2).toString("latin1");
   if (text3.includes("-----BEGIN PGP SIGNATURE-----")) {
@@ -12764,7 +12767,7 @@ function buildContext(input, fragments) {
   for (const m of modules.values()) {
     if (m.backend !== null || m.lockFile !== null) repoDeploysNothing = false;
   }
-  const library2 = libraryIndex(modules, callers, repoDeploysNothing);
+  const library = libraryIndex(modules, callers, repoDeploysNothing);
   const readme = readmeIndex(signals);
   return {
     ...input,
@@ -12777,7 +12780,7 @@ function buildContext(input, fragments) {
     completeList,
     repoDeploysNothing,
     isFragment: (path5) => fragments.has(path5),
-    libraryEvidence: (path5) => library2.evidence(path5),
+    libraryEvidence: (path5) => library.evidence(path5),
     readmeEvidence: (path5) => readme.evidence(path5)
   };
 }
@@ -13077,11 +13080,11 @@ var lockFile = {
         `has a dependency lock file (${lock}) and configures provider "${configured[0]}"`
       );
     }
-    const library2 = ctx.libraryEvidence(path5);
-    if (segments3.includes(SHARED_SEGMENT) || library2 !== null) {
+    const library = ctx.libraryEvidence(path5);
+    if (segments3.includes(SHARED_SEGMENT) || library !== null) {
       return weak(
         "shared",
-        `has a dependency lock file (${lock}) but no backend or provider configuration, and ${library2 ?? `its path has a "${SHARED_SEGMENT}" directory`}`
+        `has a dependency lock file (${lock}) but no backend or provider configuration, and ${library ?? `its path has a "${SHARED_SEGMENT}" directory`}`
       );
     }
     return strong("root", `has a dependency lock file (${lock})`);
@@ -13131,8 +13134,8 @@ var providerConfiguration = {
 var moduleLibrary = {
   id: "module-library",
   decide({ path: path5 }, ctx) {
-    const library2 = ctx.libraryEvidence(path5);
-    return library2 === null ? null : weak("shared", library2);
+    const library = ctx.libraryEvidence(path5);
+    return library === null ? null : weak("shared", library);
   }
 };
 
@@ -13770,7 +13773,7 @@ var PATH_FUNCTIONS = {
     if (p === null) return unknown("file() of a value that is not a string");
     const archivePath2 = p.startsWith("/") ? toArchivePath(p) : import_node_path.posix.normalize(import_node_path.posix.join(s.fileDir, p));
     const text3 = archivePath2 === null ? null : s.read(archivePath2);
-    return text3 ?? unknown(`file("${clip(p)}"), which is not in the archive`);
+    return text3 ?? unknown(`file("${clip(p)}"), which is not in the ${s.input ?? "archive"}`);
   },
   // https://terragrunt.gruntwork.io/docs/reference/built-in-functions/#read_terragrunt_config:
   // the file's configuration as an object; tfguard reads its `locals` (account.hcl, region.hcl).
@@ -13780,7 +13783,9 @@ var PATH_FUNCTIONS = {
     const archivePath2 = p.startsWith("/") ? toArchivePath(p) : import_node_path.posix.normalize(import_node_path.posix.join(s.fileDir, p));
     const config = archivePath2 === null || s.readConfig === void 0 ? null : s.readConfig(archivePath2);
     if (config === null) {
-      return a[1] !== void 0 ? a[1] : unknown(`read_terragrunt_config("${clip(p)}"), which is not a readable file of the archive`);
+      return a[1] !== void 0 ? a[1] : unknown(
+        `read_terragrunt_config("${clip(p)}"), which is not a readable file of the ${s.input ?? "archive"}`
+      );
     }
     return { locals: lazyObject((n) => config.local(n)) };
   },
@@ -13904,6 +13909,7 @@ function readUnit(dir, path5, body2, input) {
         exists: input.exists,
         read: input.read,
         readConfig,
+        ...input.input !== void 0 ? { input: input.input } : {},
         local: (n) => local(n),
         include: () => null,
         includeNames: () => []
@@ -13920,7 +13926,8 @@ function readUnit(dir, path5, body2, input) {
     parentDir: parentDir2,
     exists: input.exists,
     read: input.read,
-    readConfig
+    readConfig,
+    ...input.input !== void 0 ? { input: input.input } : {}
   });
   const unitScope = {
     ...base(dir, null),
@@ -13953,7 +13960,7 @@ function readUnit(dir, path5, body2, input) {
       unresolved.push({
         what,
         reasons: [
-          file !== null && input.exists(file) ? `${file} does not parse` : `its path ${JSON.stringify(shown2)} is not a file of the archive`
+          file !== null && input.exists(file) ? `${file} does not parse` : `its path ${JSON.stringify(shown2)} is not a file of the ${input.input ?? "archive"}`
         ],
         location: location2,
         partial: true
@@ -14110,7 +14117,7 @@ function readContents(contents, layer, location2) {
       if (from !== void 0) return { ...none, from, unknown: [], partial: false };
       return {
         ...none,
-        unknown: [`file(${JSON.stringify(shown(arg))}) is not in the archive`],
+        unknown: [`file(${JSON.stringify(shown(arg))}) is not in the ${layer.scope.input ?? "archive"}`],
         partial: true
       };
     }
@@ -18160,7 +18167,8 @@ async function readRepositorySignals(archive, parser, signal, engine = "terrafor
   const unitInput = {
     bodies,
     exists: (p) => filePaths.has(p),
-    read: (p) => archive.files.get(p)?.toString("utf8") ?? null
+    read: (p) => archive.files.get(p)?.toString("utf8") ?? null,
+    input: inputKind(archive)
   };
   for (const [path5, body2] of bodies) {
     if (basename(path5) === STACK_FILE) {
@@ -18772,7 +18780,9 @@ var import_node_crypto8 = require("node:crypto");
 var import_node_path3 = require("node:path");
 var MAX_REMOTE_DEPTH = 16;
 var MAX_REMOTE_MODULES = 2e3;
-var OFFLINE_REASON = "remote modules are fetched only with --remote-modules, and the archive has no installed copy (.terraform/modules)";
+function offlineReason(input) {
+  return `remote modules are fetched only with --remote-modules, and the ${input} has no installed copy (.terraform/modules)`;
+}
 var Unresolved = class extends Error {
 };
 var NO_CHAIN = /* @__PURE__ */ new Set();
@@ -18853,6 +18863,10 @@ var RemoteResolver = class {
   installed = /* @__PURE__ */ new Map();
   packages = /* @__PURE__ */ new Map();
   summaries = /* @__PURE__ */ new Map();
+  /** What was scanned, as messages name it: "directory" or "archive". */
+  inputWord() {
+    return inputKind(this.input.archive);
+  }
   /** The remote modules of one tree, in call order (each followed by what it calls). */
   async resolveTree(tree) {
     const keys = /* @__PURE__ */ new Map([[tree.root, ""]]);
@@ -18897,7 +18911,7 @@ var RemoteResolver = class {
     }
     const out = [];
     if (network === null && manifest === null) {
-      const reason = this.input.offlineReason ?? OFFLINE_REASON;
+      const reason = this.input.offlineReason ?? offlineReason(this.inputWord());
       for (const n of tops) out.push(...this.settled(ctx, n) ?? this.unresolved(ctx, n, reason));
     } else {
       for (const list3 of await Promise.all(tops.map((n) => this.node(ctx, n)))) out.push(...list3);
@@ -18975,12 +18989,12 @@ var RemoteResolver = class {
           };
           return this.inPackage(ctx, handle, entry.dir, n);
         }
-        stale = `its installed copy (${entry.dir}) is not in the archive`;
+        stale = `its installed copy (${entry.dir}) is not in the ${this.inputWord()}`;
       }
     }
     const network = this.input.network;
     if (network === null) {
-      return this.unresolved(ctx, n, stale ?? this.input.offlineReason ?? OFFLINE_REASON);
+      return this.unresolved(ctx, n, stale ?? this.input.offlineReason ?? offlineReason(this.inputWord()));
     }
     const registry = parseRegistrySource(n.source, engine);
     try {
@@ -18996,7 +19010,11 @@ var RemoteResolver = class {
         return await this.inPackage(ctx, handle2, joinDir(handle2.root, registry.subdir), n);
       }
       if (classifyModuleSource(n.source) === "local") {
-        return this.unresolved(ctx, n, "a local path of the archive that the loader could not read");
+        return this.unresolved(
+          ctx,
+          n,
+          `a local path of the ${this.inputWord()} that the loader could not read`
+        );
       }
       const p = parseRemotePackage(n.source);
       if (p.kind === "unsupported") return this.unresolved(ctx, n, p.reason);
@@ -20111,7 +20129,7 @@ function relocateGenerated(m, virtualFiles) {
   visit(m.requiredVersions);
   visit(m.requiredProvidersBlocks);
 }
-function stackNotices(signals) {
+function stackNotices(signals, input = "archive") {
   const out = [];
   for (const s of signals.stacks) {
     const dir = dirname(s.file) || ".";
@@ -20123,7 +20141,7 @@ function stackNotices(signals) {
       module: dir,
       what: "terragrunt.stack.hcl",
       reasons: [
-        s.blocks.length === 0 ? "it declares no unit or stack blocks tfguard could read" : `it generates ${listed.join(", ")} into ${dir === "." ? "" : `${dir}/`}.terragrunt-stack/ when Terragrunt runs; those generated units, their values and their lock files are not in the archive and were not checked (catalog units and the modules they run are checked where they sit)`
+        s.blocks.length === 0 ? "it declares no unit or stack blocks tfguard could read" : `it generates ${listed.join(", ")} into ${dir === "." ? "" : `${dir}/`}.terragrunt-stack/ when Terragrunt runs; those generated units, their values and their lock files are not in the ${input} and were not checked (catalog units and the modules they run are checked where they sit)`
       ],
       location: { file: s.file, line: s.blocks[0]?.line ?? 1 },
       partial: false
@@ -20326,7 +20344,12 @@ async function parseAll(paths, archive, read, signal) {
       if (content === void 0) {
         results.set(path5, {
           ok: false,
-          error: { path: path5, message: "the file content was not loaded from the archive", line: 1, column: 1 }
+          error: {
+            path: path5,
+            message: `the file content was not loaded from the ${inputKind(archive)}`,
+            line: 1,
+            column: 1
+          }
         });
         continue;
       }
@@ -20614,7 +20637,7 @@ async function loadModules(input) {
   addStacks(state, signals);
   await addTerragruntUnits(state, signals);
   const installedCopies = await addInstalledCopies(state);
-  state.diagnostics.push(...stackNotices(signals));
+  state.diagnostics.push(...stackNotices(signals, inputKind(input.archive)));
   const callers = decideKinds(state, signals, installedCopies);
   markUnitSources(state, signals, callers);
   const installed2 = installedCalls(state.modules);
@@ -22238,7 +22261,7 @@ async function readLock(path5, archive, parser) {
       path: path5,
       readable: false,
       providers: [],
-      errors: [{ message: "the lock file content was not loaded from the archive", line: 1 }]
+      errors: [{ message: `the lock file content was not loaded from the ${inputKind(archive)}`, line: 1 }]
     };
   }
   let result;
@@ -22250,7 +22273,12 @@ async function readLock(path5, archive, parser) {
   }
   return parseLockFile(path5, result);
 }
-var PACKAGE_NOT_LOADED = "the package content was not loaded from the archive";
+function packageNotLoaded(input) {
+  return `the package content was not loaded from the ${input}`;
+}
+function isPackageNotLoaded(error) {
+  return error === packageNotLoaded("archive") || error === packageNotLoaded("directory");
+}
 async function hashPackageIn(pkg, archive) {
   const none = { h1: null, h1Unpacked: null, zh: null };
   if (pkg.kind === "unpacked") {
@@ -22269,7 +22297,7 @@ async function hashPackageIn(pkg, archive) {
     }
   }
   const bytes2 = archive.files.get(pkg.path);
-  if (bytes2 === void 0) return { ...pkg, ...none, error: PACKAGE_NOT_LOADED };
+  if (bytes2 === void 0) return { ...pkg, ...none, error: packageNotLoaded(inputKind(archive)) };
   try {
     const z = await hashZip(bytes2);
     return { ...pkg, h1: z.h1Packed, h1Unpacked: z.h1, zh: z.zh, error: null };
@@ -22463,7 +22491,7 @@ var lockHashMismatch = {
         const what = `${LOCATION[pkg.location] ?? "package"} ${pkg.kind} package ${pkg.path} (${shortSource(pkg.source, a.engine)} ${pkg.version}, ${pkg.platform})`;
         const where5 = { module: a.root, file: a.lock.path, line: e.line, range: e.range };
         if (pkg.error !== null) {
-          if (pkg.error === PACKAGE_NOT_LOADED) continue;
+          if (isPackageNotLoaded(pkg.error)) continue;
           out.push({
             ...where5,
             message: `the ${what} cannot be verified against the lock file: ${pkg.error}`,
@@ -24370,19 +24398,27 @@ function boundedWithoutSharedCaps(ctx, rp) {
     (k) => capsSafely(k.constraints) && (k.remote !== void 0 || removableCap(ctx, k.module, rp.source) !== k.constraints)
   );
 }
-function sourceText_(source2, tree) {
-  return shortSource(source2, tree.engine);
+function sourceText_(source2, tree, spelled) {
+  const short2 = shortSource(source2, tree.engine);
+  return spelled !== void 0 && spelled !== short2 && spelled.toLowerCase() === short2.toLowerCase() ? spelled : short2;
 }
-function rootBound(ctx, tree, rp, localName, fallback) {
+function sourceAsWritten(ctx, p) {
+  const item = p.entry?.items?.find((i) => i.key === "source");
+  const src = sourceOf(ctx, item?.valueRange.file);
+  if (item === void 0 || src === void 0) return void 0;
+  const raw = src.bytes.subarray(item.valueRange.start.byte, item.valueRange.end.byte).toString("utf8");
+  return /^"[A-Za-z0-9._/-]+"$/.test(raw) ? raw.slice(1, -1) : void 0;
+}
+function rootBound(ctx, tree, rp, localName, fallback, spelled) {
   const root = ctx.moduleByPath.get(tree.root);
-  if (root === void 0) return { reason: "it is not in the archive" };
+  if (root === void 0) return { reason: `it is not in the ${inputNoun(ctx)}` };
   if (root.kindEvidence === "weak") return { reason: `its kind is a guess (${root.kindReason})` };
   let r = root;
   let lockRoots2 = [tree.root];
   if (root.terragrunt !== void 0) {
     const s = unitSourceOf(ctx, root);
     if (s === void 0)
-      return { reason: "it is a Terragrunt unit whose source module is not in the archive" };
+      return { reason: `it is a Terragrunt unit whose source module is not in the ${inputNoun(ctx)}` };
     if ((s.generatedDeclarations ?? []).length > 0)
       return {
         reason: `its Terragrunt units generate the required_providers of ${s.path}: bound the provider there`
@@ -24423,7 +24459,7 @@ function rootBound(ctx, tree, rp, localName, fallback) {
   const name = r.providers.find((q) => q.source === rp.source)?.name ?? localName;
   if (r.providers.some((q) => q.name === name && q.source !== rp.source))
     return { reason: `the local name "${name}" means another provider there` };
-  const entry = { name, source: sourceText_(rp.source, tree), version: bound };
+  const entry = { name, source: sourceText_(rp.source, tree, spelled), version: bound };
   const generated = new Set(
     lockRoots2.flatMap((u) => ctx.moduleByPath.get(u)?.terragrunt?.generated ?? []).map((g) => g.split("/").pop())
   );
@@ -24522,7 +24558,7 @@ ${entryLines(e, "    ", "\n")}  }
 function rootTreesWith(ctx, path5) {
   return ctx.roots.filter((t) => {
     const r = ctx.moduleByPath.get(t.root);
-    return r !== void 0 && t.modules.includes(path5) && isDeployable(r, ctx);
+    return r !== void 0 && t.modules.includes(path5) && (isDeployable(r, ctx) || r.kind === "example");
   });
 }
 function unitSourceOf(ctx, m) {
@@ -24626,14 +24662,16 @@ function throughModules(ctx, m) {
     const named = via.slice(0, 3).map((k) => `${k.module} ("${k.constraints}")`);
     if (via.length > 3) named.push(`${via.length - 3} more`);
     const first = via[0];
-    const localName = ctx.moduleByPath.get(first.module)?.providers.find((q) => q.source === rp.source)?.name ?? rp.source.split("/").pop();
+    const firstReq = ctx.moduleByPath.get(first.module)?.providers.find((q) => q.source === rp.source);
+    const localName = firstReq?.name ?? rp.source.split("/").pop();
     const callName = first.remote === void 0 ? callPaths(tree, first.module)[0]?.[0] : void 0;
     const where5 = m.requiredProvidersBlocks[0] ?? (first.remote !== void 0 ? first.location : m.moduleCalls.find((k) => k.name === callName)?.location) ?? null;
     const caveat = kindCaveat(m);
     const guess = caveat.weak || unresolved.length > 0;
     const unresolvedNote = unresolved.length > 0 ? ` (unless remote module${unresolved.length > 1 ? "s" : ""} ${unresolved.slice(0, 3).map((u) => `"${u.name}"`).join(", ")}, which tfguard did not read, bound${unresolved.length > 1 ? "" : "s"} it)` : "";
     const cap = suggestUpperBound(c)?.split(", ").find((x) => x.startsWith("~>")) ?? null;
-    const b = guess ? null : rootBound(ctx, tree, rp, localName, cap);
+    const spelled = firstReq === void 0 || firstReq.implicit ? void 0 : sourceAsWritten(ctx, firstReq);
+    const b = guess ? null : rootBound(ctx, tree, rp, localName, cap, spelled);
     const fixable = b !== null && !("reason" in b);
     out.push({
       module: m.path,
@@ -24722,12 +24760,14 @@ function boundsMovedUp(ctx, m, localName, source2) {
       edits: [],
       roots: [],
       blocked: [],
-      note: " No root module in the archive uses this module: the roots that call it from elsewhere must bound the provider in their own required_providers (root-module-unbounded reports one that does not)."
+      note: ` No root module in the ${inputNoun(ctx)} uses this module: the roots that call it from elsewhere must bound the provider in their own required_providers (root-module-unbounded reports one that does not).`
     };
   }
   const edits = [];
   const roots = [];
   const blocked = [];
+  const own = m.providers.find((q) => q.source === source2 && !q.implicit);
+  const spelled = own === void 0 ? void 0 : sourceAsWritten(ctx, own);
   for (const t of trees) {
     const rp = t.providers.find((x) => x.source === source2);
     if (rp === void 0 || rp.constraints === null || boundedWithoutSharedCaps(ctx, rp)) continue;
@@ -24736,8 +24776,9 @@ function boundsMovedUp(ctx, m, localName, source2) {
         rp.contributions.map((k) => removableCap(ctx, k.module, source2)).filter((c) => c !== null)
       )
     ].sort();
-    const b = rootBound(ctx, t, rp, localName, caps.length === 0 ? null : caps.join(", "));
-    if ("reason" in b) blocked.push(`root "${t.root}" would lose its bound (${b.reason})`);
+    const b = rootBound(ctx, t, rp, localName, caps.length === 0 ? null : caps.join(", "), spelled);
+    const what = ctx.moduleByPath.get(t.root)?.kind === "example" ? "example" : "root";
+    if ("reason" in b) blocked.push(`${what} "${t.root}" would lose its bound (${b.reason})`);
     else {
       const where5 = `"${b.module}" (${b.bound})`;
       if (!roots.includes(where5)) roots.push(where5);
@@ -25107,7 +25148,7 @@ function ruleContext(loaded, config, lock, annotations, sources, input, policy) 
     roots: loaded.roots,
     // A fragment's calls resolve where its files are copied to, not where they sit: only its parse
     // errors are reported (as notices when it is a template; not at all for a template in a
-    // directory the settings declare a fragment: the user confirmed it is not Terraform, issue 20).
+    // directory the settings declare a fragment: the user confirmed it is not Terraform).
     // Installed third-party code and scanner test samples (one configuration-not-checked notice
     // per fixture tree says what was skipped): nothing.
     diagnostics: loaded.diagnostics.filter((d) => {
@@ -26282,6 +26323,11 @@ function unifiedDiff(path5, before, after, created = false) {
 // src/fix/files.ts
 var MAX_LINK_HOPS2 = 40;
 var TWIN_CONTEXT_LINES = 3;
+var GENERATED_MARKER = /\b(do not edit|automatically generated|generated automatically|code generated)\b/i;
+var GENERATED_MARKER_LINES = 30;
+var COPY_MIN_OTHERS = 2;
+var COPY_MAX_DIFFERENT_LINES = 2;
+var COPY_MIN_LINES = 20;
 var TWIN_EXTENSIONS = [
   [".tofu.json", ".tf.json"],
   [".tf.json", ".tofu.json"],
@@ -26374,11 +26420,78 @@ var EditPlacer = class {
     this.view = view;
     this.earlier = earlier;
     this.byPath = new Map(view.entries.map((e) => [e.path, e]));
+    for (const e of view.entries) {
+      if (e.type !== "file" || twinPath(e.path) === null || inToolState(e.path)) continue;
+      const name = e.path.slice(e.path.lastIndexOf("/") + 1);
+      const list3 = this.byName.get(name) ?? [];
+      list3.push(e.path);
+      this.byName.set(name, list3);
+      const dir = e.path.slice(0, Math.max(0, e.path.lastIndexOf("/")));
+      this.byDir.set(dir, [...this.byDir.get(dir) ?? [], e.path]);
+    }
   }
   view;
   earlier;
   byPath;
   conflicts = /* @__PURE__ */ new Map();
+  /** Regular configuration files by file name (candidates for a template's copies). */
+  byName = /* @__PURE__ */ new Map();
+  /** This pass's edits by the file they reach (keys of `key`). */
+  planned = /* @__PURE__ */ new Map();
+  linesOf = /* @__PURE__ */ new Map();
+  /** Regular configuration files by directory. */
+  byDir = /* @__PURE__ */ new Map();
+  marked(path5) {
+    const lines = this.lines(path5);
+    return lines !== void 0 && lines.slice(0, GENERATED_MARKER_LINES).some((l) => GENERATED_MARKER.test(l));
+  }
+  /** Why `file` must not be edited by hand because it is generated, or null. */
+  generated(file) {
+    if (this.view.read(file) === void 0) return null;
+    if (this.marked(file)) return `${file} says it is generated: change what generates it`;
+    const dir = file.slice(0, Math.max(0, file.lastIndexOf("/")));
+    const others = (this.byDir.get(dir) ?? []).filter((p) => p !== file);
+    const marked = others.filter((p) => this.marked(p));
+    if (others.length >= 2 && marked.length * 2 > others.length)
+      return `${file} is in a module whose files say they are generated (${marked.length} of ${others.length}, e.g. ${marked[0]}): change what generates it`;
+    return null;
+  }
+  lines(path5) {
+    let l = this.linesOf.get(path5);
+    if (l === void 0) {
+      const bytes2 = this.view.read(path5);
+      if (bytes2 === void 0) return void 0;
+      l = bytes2.toString("utf8").split("\n");
+      this.linesOf.set(path5, l);
+    }
+    return l;
+  }
+  /** Why `edit` of `file` would make a template's copies differ, or null. */
+  copiesLeftBehind(edit, file) {
+    const name = file.slice(file.lastIndexOf("/") + 1);
+    const others = (this.byName.get(name) ?? []).filter((p) => p !== file);
+    if (others.length < COPY_MIN_OTHERS) return null;
+    const mine = this.lines(file);
+    const from = this.view.read(file);
+    if (mine === void 0 || from === void 0 || mine.length < COPY_MIN_LINES) return null;
+    const copies = others.filter((p) => {
+      const theirs = this.lines(p);
+      if (theirs === void 0 || theirs.length !== mine.length) return false;
+      let different = 0;
+      for (let i = 0; i < mine.length && different <= COPY_MAX_DIFFERENT_LINES; i++)
+        if (mine[i] !== theirs[i]) different++;
+      return different <= COPY_MAX_DIFFERENT_LINES;
+    });
+    if (copies.length < COPY_MIN_OTHERS) return null;
+    const left = copies.filter((p) => {
+      const to = this.view.read(p);
+      const moved = to === void 0 ? null : transfer(edit, from, to, p);
+      return moved !== null && this.planned.get(p)?.has(key(moved)) !== true;
+    });
+    if (left.length === 0) return null;
+    const named = left.slice(0, 3).join(", ") + (left.length > 3 ? ` and ${left.length - 3} more` : "");
+    return `${file} is one of ${copies.length + 1} copies of one file (generated from one template?), and ${left.length} of them would not get this edit (${named}): edit the copies together, or their template`;
+  }
   /** Notes which files this pass's edits (per finding) reach through several paths with different
    * edits, or through a path other than an earlier pass's: those get no edit. */
   prepare(editLists) {
@@ -26387,6 +26500,9 @@ var EditPlacer = class {
       for (const e of edits) {
         const real = realFile(this.byPath, e.range.file);
         if (!real.ok) continue;
+        const planned = this.planned.get(real.file) ?? /* @__PURE__ */ new Set();
+        planned.add(key({ ...e, range: { ...e.range, file: real.file } }));
+        this.planned.set(real.file, planned);
         const paths = via.get(real.file) ?? /* @__PURE__ */ new Map();
         const set2 = paths.get(e.range.file) ?? /* @__PURE__ */ new Set();
         set2.add(key({ ...e, range: { ...e.range, file: real.file } }));
@@ -26435,6 +26551,10 @@ var EditPlacer = class {
       const conflict = this.conflicts.get(file);
       if (conflict !== void 0) return { ok: false, reason: conflict };
       const placed = { ...e, range: { ...e.range, file } };
+      const generated = this.generated(file);
+      if (generated !== null) return { ok: false, reason: generated };
+      const copies = this.copiesLeftBehind(placed, file);
+      if (copies !== null) return { ok: false, reason: copies };
       out.set(key(placed), placed);
       reached.push([file, e.range.file]);
       const twin = twinPath(file);
@@ -26622,8 +26742,8 @@ function verdict(report, failOn) {
 }
 
 // src/scan/pipeline.ts
-var import_node_crypto12 = require("node:crypto");
-var import_node_fs6 = require("node:fs");
+var import_node_crypto11 = require("node:crypto");
+var import_node_fs5 = require("node:fs");
 
 // src/scan/cache.ts
 var import_node_crypto10 = require("node:crypto");
@@ -27440,26 +27560,289 @@ async function withDeadline(options2, work) {
   }
 }
 
-// src/scan/policy-file.ts
+// src/scan/pipeline.ts
 var KNOWN_RULES = new Set(RULES.map((r) => r.id));
+var sharedParser = null;
+function sharedHclParser(settings2 = {}) {
+  const key2 = JSON.stringify(settings2);
+  if (sharedParser === null || sharedParser.settings !== key2) {
+    const old = sharedParser?.parser;
+    sharedParser = { settings: key2, parser: new HclParser(settings2) };
+    if (old) void old.close();
+  }
+  return sharedParser.parser;
+}
+async function closeSharedParser() {
+  const current = sharedParser;
+  sharedParser = null;
+  if (current) await current.parser.close();
+}
+function shouldLoad(path5) {
+  return defaultShouldLoad(path5) || isProviderPackageZip(path5) || isModulesManifest(path5);
+}
+async function resolveConfig(archive, parser, options2, signal) {
+  const layers = [];
+  const own = archive.files.get(CONFIG_FILE_NAME);
+  if (own !== void 0) {
+    const parsed3 = await parser.parse(CONFIG_FILE_NAME, own, { signal });
+    layers.push({
+      file: CONFIG_FILE_NAME,
+      layer: parseConfigFile(CONFIG_FILE_NAME, parsed3, KNOWN_RULES, { fromArchive: true })
+    });
+  }
+  if (options2.configText !== void 0) {
+    const { name, text: text3 } = options2.configText;
+    const parsed3 = await parser.parse(name, Buffer.from(text3, "utf8"), { signal });
+    layers.push({ file: name, layer: parseConfigFile(name, parsed3, KNOWN_RULES) });
+  }
+  if (options2.config !== void 0) layers.push({ file: null, layer: options2.config });
+  if (options2.registry !== void 0) layers.push({ file: null, layer: { registry: options2.registry } });
+  return mergeConfig(DEFAULT_CONFIG, layers);
+}
+var hcl2jsonVersion = null;
+function cacheFingerprint() {
+  if (hcl2jsonVersion === null) {
+    try {
+      const pkg = JSON.parse((0, import_node_fs5.readFileSync)(hcl2jsonPackageJson(), "utf8"));
+      hcl2jsonVersion = String(pkg.version);
+    } catch {
+      hcl2jsonVersion = "unknown";
+    }
+  }
+  const material = [
+    `v${EXTRACTOR_VERSION}`,
+    specFingerprint(LOADER_PROJECTION),
+    `depth${DEFAULT_MAX_NESTING_DEPTH}`,
+    `hcl2json${hcl2jsonVersion}`
+  ].join("/");
+  return (0, import_node_crypto11.createHash)("sha256").update(material).digest("hex").slice(0, 24);
+}
+function fileHashes(archive) {
+  const known = /* @__PURE__ */ new Map();
+  for (const e of archive.entries)
+    if (e.type === "file" && e.sha256 !== void 0) known.set(e.path, e.sha256);
+  return (path5, content) => known.get(path5) ?? (0, import_node_crypto11.createHash)("sha256").update(content).digest("hex");
+}
+function* annotatedFiles(archive, modules, lock) {
+  const paths = /* @__PURE__ */ new Set();
+  for (const m of modules) {
+    for (const f of m.files) paths.add(f);
+    if (m.lockFile !== null) paths.add(m.lockFile);
+  }
+  for (const r of lock.roots) if (r.lockFile !== null) paths.add(r.lockFile);
+  for (const path5 of [...paths].sort()) {
+    const content = archive.files.get(path5);
+    if (content !== void 0) yield { path: path5, content };
+  }
+}
+async function resolveRemote(loaded, archive, config, parser, read, options2, deadline) {
+  if (!loaded.roots.some((r) => r.remoteCalls.some((c) => c.installed !== true && c.source !== null))) {
+    return loaded;
+  }
+  const online = options2.remoteModules === true;
+  deadline.enter(online ? "resolving remote modules (with the network)" : "resolving remote modules");
+  const remaining = online ? deadline.remainingMs() : void 0;
+  let budget;
+  if (remaining !== void 0) {
+    const ms = Math.floor(registryBudgetMs(remaining) * (config.registry ? 0.5 : 1));
+    budget = timeLimit(
+      ms,
+      `remote module resolution's time budget of ${duration(ms)} ran out (the scan's deadline left ${duration(remaining)})`,
+      options2.clock
+    );
+  }
+  const cache = options2.remoteModuleCache ?? options2.store;
+  const network = online ? new RemoteNetwork({
+    ...options2.remoteModuleSettings ?? {},
+    registryHosts: config.registryHosts,
+    credentials: { ...config.credentials ?? {}, ...options2.registryTokens ?? {} },
+    moduleHosts: config.moduleHosts ?? {},
+    ...options2.remoteModuleTenant !== void 0 ? { tenant: options2.remoteModuleTenant } : {},
+    ...cache !== void 0 ? { cache } : {},
+    ...budget !== void 0 ? { signal: budget.signal } : {}
+  }) : null;
+  try {
+    const resolved = await deadline.race(
+      resolveRemoteModules(loaded, {
+        archive,
+        config,
+        parser,
+        readConfigFile: read,
+        signal: deadline.signal,
+        network,
+        offlineReason: options2.remoteModulesOffReason ?? offlineReason2(archive),
+        ...options2.limits !== void 0 ? { limits: options2.limits } : {}
+      })
+    );
+    if (network !== null) {
+      options2.onRemoteStats?.({ requests: network.requestCount, downloads: network.downloadCount });
+    }
+    return resolved;
+  } finally {
+    budget?.dispose();
+  }
+}
+function offlineReason2(archive) {
+  return `remote modules are fetched only with --remote-modules, and the ${inputKind(archive)} has no installed copy (.terraform/modules)`;
+}
+async function scanArchive2(archive, options2 = {}) {
+  return withDeadline(options2, (deadline) => scanLoaded(archive, options2, deadline));
+}
+async function scanLoaded(archive, options2, deadline) {
+  const signal = deadline.signal;
+  deadline.enter("reading the settings");
+  const parser = sharedHclParser(options2.parser);
+  const config = await resolveConfig(archive, parser, options2, signal);
+  let cache = null;
+  let read = (path5, content) => parser.extract(path5, content, LOADER_PROJECTION, { signal });
+  if (options2.cache !== void 0) {
+    deadline.enter("reading the extraction cache");
+    const c = await deadline.race(
+      ExtractionCache.open(
+        {
+          store: options2.cache,
+          fingerprint: cacheFingerprint(),
+          ...options2.cacheLineage !== void 0 ? { lineage: options2.cacheLineage } : {}
+        },
+        archive.sha256
+      )
+    );
+    cache = c;
+    const hashOf = fileHashes(archive);
+    read = async (path5, content) => {
+      const sha2565 = hashOf(path5, content);
+      const hit = c.lookup(sha2565, path5);
+      if (hit !== void 0) return hit;
+      const result = await parser.extract(path5, content, LOADER_PROJECTION, { signal });
+      c.record(sha2565, result);
+      return result;
+    };
+  }
+  deadline.enter(PARSING);
+  let loaded = await loadModules({
+    archive,
+    config,
+    parser,
+    readConfigFile: deadline.reader(read),
+    signal
+  });
+  loaded = await resolveRemote(loaded, archive, config, parser, deadline.reader(read), options2, deadline);
+  if (cache !== null) {
+    deadline.enter("saving the extraction cache");
+    await deadline.race(cache.save());
+    options2.onCacheStats?.(cache.stats);
+  }
+  deadline.enter(config.registry ? "checking the lock files (with the registry)" : "checking the lock files");
+  const remaining = config.registry ? deadline.remainingMs() : void 0;
+  let budget;
+  if (remaining !== void 0) {
+    const ms = registryBudgetMs(remaining);
+    budget = timeLimit(
+      ms,
+      `the registry check's time budget of ${duration(ms)} ran out (the scan's deadline left ${duration(remaining)}, ${duration(remaining - ms)} of it kept for the rules and the report)`,
+      options2.clock
+    );
+  }
+  const registry = config.registry ? new RegistryClient({
+    hosts: config.registryHosts,
+    credentials: { ...config.credentials ?? {}, ...options2.registryTokens ?? {} },
+    ...options2.store ? { cache: options2.store } : {},
+    ...budget ? { signal: budget.signal } : {}
+  }) : void 0;
+  let lock;
+  try {
+    lock = await deadline.race(
+      analyzeLocks({
+        archive,
+        modules: loaded.modules,
+        // Lock files are verified for deployable roots (and examples with strict_examples).
+        roots: loaded.roots.filter(
+          (r) => r.kind === "root" || r.kind === "example" && config.strictExamples
+        ),
+        config,
+        parser,
+        engine: loaded.engine,
+        ...registry ? { registry } : {}
+      })
+    );
+  } finally {
+    budget?.dispose();
+  }
+  options2.onLockAnalysis?.(lock, config);
+  deadline.enter("reading inline annotations");
+  const annotations = readAnnotations(annotatedFiles(archive, loaded.modules, lock), KNOWN_RULES);
+  deadline.enter("running the rules");
+  const ctx = ruleContext(
+    loaded,
+    config,
+    lock,
+    annotations,
+    archive.files,
+    inputKind(archive),
+    options2.policy
+  );
+  const findings = runRules(ctx);
+  deadline.enter("building the report");
+  return buildReport({
+    archive,
+    engine: loaded.engine,
+    configFiles: config.configFiles,
+    modules: loaded.modules,
+    roots: loaded.roots,
+    lock,
+    findings
+  });
+}
+async function scanBytes(name, bytes2, options2 = {}) {
+  return withDeadline(options2, async (deadline) => {
+    deadline.enter("reading the archive");
+    const archive = await deadline.race(
+      readArchiveBytes(name, bytes2, { limits: options2.limits, shouldLoad })
+    );
+    return scanLoaded(archive, options2, deadline);
+  });
+}
+function isDirectory(path5) {
+  try {
+    return (0, import_node_fs5.statSync)(path5).isDirectory();
+  } catch {
+    return false;
+  }
+}
+async function scanPath(path5, options2 = {}) {
+  return withDeadline(options2, async (deadline) => {
+    deadline.enter(`reading the ${isDirectory(path5) ? "directory" : "archive"}`);
+    const archive = await deadline.race(
+      readInput(path5, {
+        limits: options2.limits,
+        shouldLoad,
+        ...options2.directories !== void 0 ? { directories: options2.directories } : {}
+      })
+    );
+    return scanLoaded(archive, options2, deadline);
+  });
+}
+
+// src/scan/policy-file.ts
+var KNOWN_RULES2 = new Set(RULES.map((r) => r.id));
 async function readPolicy(name, content, parser = {}) {
   const parseName = name.endsWith(".json") ? `${name}.hcl` : name;
   const result = await sharedHclParser(parser).parse(parseName, content);
   const named = result.ok ? result : { ok: false, error: { ...result.error, path: name } };
-  return parsePolicy(name, named, KNOWN_RULES);
+  return parsePolicy(name, named, KNOWN_RULES2);
 }
 function policyInput(policy, repository, now) {
   return { policy, repository, today: utcDay(now) };
 }
 
 // src/scan/fix.ts
-var import_node_crypto11 = require("node:crypto");
+var import_node_crypto12 = require("node:crypto");
 
 // src/scan/subtree.ts
-var import_node_fs5 = require("node:fs");
+var import_node_fs6 = require("node:fs");
 var nodePath4 = __toESM(require("node:path"));
 async function exists(file) {
-  return import_node_fs5.promises.lstat(file).then(
+  return import_node_fs6.promises.lstat(file).then(
     () => true,
     () => false
   );
@@ -27470,7 +27853,7 @@ function ancestors(dir) {
   return out;
 }
 async function locateRepository(dir) {
-  const start = await import_node_fs5.promises.realpath(dir);
+  const start = await import_node_fs6.promises.realpath(dir);
   const chain = ancestors(start);
   let root;
   let reason = "directory";
@@ -27553,7 +27936,7 @@ function withFiles(archive, changed) {
   const entries = archive.entries.map((e) => {
     const bytes2 = changed.get(e.path);
     if (bytes2 === void 0 || e.type !== "file") return e;
-    return { ...e, size: bytes2.length, sha256: (0, import_node_crypto11.createHash)("sha256").update(bytes2).digest("hex") };
+    return { ...e, size: bytes2.length, sha256: (0, import_node_crypto12.createHash)("sha256").update(bytes2).digest("hex") };
   });
   const known = new Set(archive.entries.map((e) => e.path));
   for (const [path5, bytes2] of changed) {
@@ -27562,7 +27945,7 @@ function withFiles(archive, changed) {
       path: path5,
       type: "file",
       size: bytes2.length,
-      sha256: (0, import_node_crypto11.createHash)("sha256").update(bytes2).digest("hex")
+      sha256: (0, import_node_crypto12.createHash)("sha256").update(bytes2).digest("hex")
     });
   }
   return { ...archive, files, entries };
@@ -27714,262 +28097,6 @@ async function fixPath(path5, options2 = {}) {
 async function fixBytes(name, bytes2, options2 = {}) {
   const archive = await readArchiveBytes(name, bytes2, { limits: options2.limits, shouldLoad });
   return fixArchive(archive, options2);
-}
-
-// src/scan/pipeline.ts
-var KNOWN_RULES2 = new Set(RULES.map((r) => r.id));
-var sharedParser = null;
-function sharedHclParser(settings2 = {}) {
-  const key2 = JSON.stringify(settings2);
-  if (sharedParser === null || sharedParser.settings !== key2) {
-    const old = sharedParser?.parser;
-    sharedParser = { settings: key2, parser: new HclParser(settings2) };
-    if (old) void old.close();
-  }
-  return sharedParser.parser;
-}
-async function closeSharedParser() {
-  const current = sharedParser;
-  sharedParser = null;
-  if (current) await current.parser.close();
-}
-function shouldLoad(path5) {
-  return defaultShouldLoad(path5) || isProviderPackageZip(path5) || isModulesManifest(path5);
-}
-async function resolveConfig(archive, parser, options2, signal) {
-  const layers = [];
-  const own = archive.files.get(CONFIG_FILE_NAME);
-  if (own !== void 0) {
-    const parsed3 = await parser.parse(CONFIG_FILE_NAME, own, { signal });
-    layers.push({
-      file: CONFIG_FILE_NAME,
-      layer: parseConfigFile(CONFIG_FILE_NAME, parsed3, KNOWN_RULES2, { fromArchive: true })
-    });
-  }
-  if (options2.configText !== void 0) {
-    const { name, text: text3 } = options2.configText;
-    const parsed3 = await parser.parse(name, Buffer.from(text3, "utf8"), { signal });
-    layers.push({ file: name, layer: parseConfigFile(name, parsed3, KNOWN_RULES2) });
-  }
-  if (options2.config !== void 0) layers.push({ file: null, layer: options2.config });
-  if (options2.registry !== void 0) layers.push({ file: null, layer: { registry: options2.registry } });
-  return mergeConfig(DEFAULT_CONFIG, layers);
-}
-var hcl2jsonVersion = null;
-function cacheFingerprint() {
-  if (hcl2jsonVersion === null) {
-    try {
-      const pkg = JSON.parse((0, import_node_fs6.readFileSync)(hcl2jsonPackageJson(), "utf8"));
-      hcl2jsonVersion = String(pkg.version);
-    } catch {
-      hcl2jsonVersion = "unknown";
-    }
-  }
-  const material = [
-    `v${EXTRACTOR_VERSION}`,
-    specFingerprint(LOADER_PROJECTION),
-    `depth${DEFAULT_MAX_NESTING_DEPTH}`,
-    `hcl2json${hcl2jsonVersion}`
-  ].join("/");
-  return (0, import_node_crypto12.createHash)("sha256").update(material).digest("hex").slice(0, 24);
-}
-function fileHashes(archive) {
-  const known = /* @__PURE__ */ new Map();
-  for (const e of archive.entries)
-    if (e.type === "file" && e.sha256 !== void 0) known.set(e.path, e.sha256);
-  return (path5, content) => known.get(path5) ?? (0, import_node_crypto12.createHash)("sha256").update(content).digest("hex");
-}
-function* annotatedFiles(archive, modules, lock) {
-  const paths = /* @__PURE__ */ new Set();
-  for (const m of modules) {
-    for (const f of m.files) paths.add(f);
-    if (m.lockFile !== null) paths.add(m.lockFile);
-  }
-  for (const r of lock.roots) if (r.lockFile !== null) paths.add(r.lockFile);
-  for (const path5 of [...paths].sort()) {
-    const content = archive.files.get(path5);
-    if (content !== void 0) yield { path: path5, content };
-  }
-}
-async function resolveRemote(loaded, archive, config, parser, read, options2, deadline) {
-  if (!loaded.roots.some((r) => r.remoteCalls.some((c) => c.installed !== true && c.source !== null))) {
-    return loaded;
-  }
-  const online = options2.remoteModules === true;
-  deadline.enter(online ? "resolving remote modules (with the network)" : "resolving remote modules");
-  const remaining = online ? deadline.remainingMs() : void 0;
-  let budget;
-  if (remaining !== void 0) {
-    const ms = Math.floor(registryBudgetMs(remaining) * (config.registry ? 0.5 : 1));
-    budget = timeLimit(
-      ms,
-      `remote module resolution's time budget of ${duration(ms)} ran out (the scan's deadline left ${duration(remaining)})`,
-      options2.clock
-    );
-  }
-  const cache = options2.remoteModuleCache ?? options2.store;
-  const network = online ? new RemoteNetwork({
-    ...options2.remoteModuleSettings ?? {},
-    registryHosts: config.registryHosts,
-    credentials: { ...config.credentials ?? {}, ...options2.registryTokens ?? {} },
-    moduleHosts: config.moduleHosts ?? {},
-    ...options2.remoteModuleTenant !== void 0 ? { tenant: options2.remoteModuleTenant } : {},
-    ...cache !== void 0 ? { cache } : {},
-    ...budget !== void 0 ? { signal: budget.signal } : {}
-  }) : null;
-  try {
-    const resolved = await deadline.race(
-      resolveRemoteModules(loaded, {
-        archive,
-        config,
-        parser,
-        readConfigFile: read,
-        signal: deadline.signal,
-        network,
-        offlineReason: options2.remoteModulesOffReason ?? offlineReason(archive),
-        ...options2.limits !== void 0 ? { limits: options2.limits } : {}
-      })
-    );
-    if (network !== null) {
-      options2.onRemoteStats?.({ requests: network.requestCount, downloads: network.downloadCount });
-    }
-    return resolved;
-  } finally {
-    budget?.dispose();
-  }
-}
-function offlineReason(archive) {
-  return `remote modules are fetched only with --remote-modules, and the ${inputKind(archive)} has no installed copy (.terraform/modules)`;
-}
-async function scanArchive2(archive, options2 = {}) {
-  return withDeadline(options2, (deadline) => scanLoaded(archive, options2, deadline));
-}
-async function scanLoaded(archive, options2, deadline) {
-  const signal = deadline.signal;
-  deadline.enter("reading the settings");
-  const parser = sharedHclParser(options2.parser);
-  const config = await resolveConfig(archive, parser, options2, signal);
-  let cache = null;
-  let read = (path5, content) => parser.extract(path5, content, LOADER_PROJECTION, { signal });
-  if (options2.cache !== void 0) {
-    deadline.enter("reading the extraction cache");
-    const c = await deadline.race(
-      ExtractionCache.open(
-        {
-          store: options2.cache,
-          fingerprint: cacheFingerprint(),
-          ...options2.cacheLineage !== void 0 ? { lineage: options2.cacheLineage } : {}
-        },
-        archive.sha256
-      )
-    );
-    cache = c;
-    const hashOf = fileHashes(archive);
-    read = async (path5, content) => {
-      const sha2565 = hashOf(path5, content);
-      const hit = c.lookup(sha2565, path5);
-      if (hit !== void 0) return hit;
-      const result = await parser.extract(path5, content, LOADER_PROJECTION, { signal });
-      c.record(sha2565, result);
-      return result;
-    };
-  }
-  deadline.enter(PARSING);
-  let loaded = await loadModules({
-    archive,
-    config,
-    parser,
-    readConfigFile: deadline.reader(read),
-    signal
-  });
-  loaded = await resolveRemote(loaded, archive, config, parser, deadline.reader(read), options2, deadline);
-  if (cache !== null) {
-    deadline.enter("saving the extraction cache");
-    await deadline.race(cache.save());
-    options2.onCacheStats?.(cache.stats);
-  }
-  deadline.enter(config.registry ? "checking the lock files (with the registry)" : "checking the lock files");
-  const remaining = config.registry ? deadline.remainingMs() : void 0;
-  let budget;
-  if (remaining !== void 0) {
-    const ms = registryBudgetMs(remaining);
-    budget = timeLimit(
-      ms,
-      `the registry check's time budget of ${duration(ms)} ran out (the scan's deadline left ${duration(remaining)}, ${duration(remaining - ms)} of it kept for the rules and the report)`,
-      options2.clock
-    );
-  }
-  const registry = config.registry ? new RegistryClient({
-    hosts: config.registryHosts,
-    credentials: { ...config.credentials ?? {}, ...options2.registryTokens ?? {} },
-    ...options2.store ? { cache: options2.store } : {},
-    ...budget ? { signal: budget.signal } : {}
-  }) : void 0;
-  let lock;
-  try {
-    lock = await deadline.race(
-      analyzeLocks({
-        archive,
-        modules: loaded.modules,
-        // Lock files are verified for deployable roots (and examples with strict_examples).
-        roots: loaded.roots.filter(
-          (r) => r.kind === "root" || r.kind === "example" && config.strictExamples
-        ),
-        config,
-        parser,
-        engine: loaded.engine,
-        ...registry ? { registry } : {}
-      })
-    );
-  } finally {
-    budget?.dispose();
-  }
-  options2.onLockAnalysis?.(lock, config);
-  deadline.enter("reading inline annotations");
-  const annotations = readAnnotations(annotatedFiles(archive, loaded.modules, lock), KNOWN_RULES2);
-  deadline.enter("running the rules");
-  const ctx = ruleContext(
-    loaded,
-    config,
-    lock,
-    annotations,
-    archive.files,
-    inputKind(archive),
-    options2.policy
-  );
-  const findings = runRules(ctx);
-  deadline.enter("building the report");
-  return buildReport({
-    archive,
-    engine: loaded.engine,
-    configFiles: config.configFiles,
-    modules: loaded.modules,
-    roots: loaded.roots,
-    lock,
-    findings
-  });
-}
-async function scanBytes(name, bytes2, options2 = {}) {
-  return withDeadline(options2, async (deadline) => {
-    deadline.enter("reading the archive");
-    const archive = await deadline.race(
-      readArchiveBytes(name, bytes2, { limits: options2.limits, shouldLoad })
-    );
-    return scanLoaded(archive, options2, deadline);
-  });
-}
-async function scanPath(path5, options2 = {}) {
-  return withDeadline(options2, async (deadline) => {
-    deadline.enter("reading the archive");
-    const archive = await deadline.race(
-      readInput(path5, {
-        limits: options2.limits,
-        shouldLoad,
-        ...options2.directories !== void 0 ? { directories: options2.directories } : {}
-      })
-    );
-    return scanLoaded(archive, options2, deadline);
-  });
 }
 
 // src/service/keys.ts
@@ -30484,7 +30611,7 @@ var FIX_OPTIONS = {
   config: { type: "string", short: "c" },
   "fail-on": { type: "string" },
   registry: { type: "boolean" },
-  // The same resolution as `scan --remote-modules` (issue 21): the fixes and "still needs a person"
+  // The same resolution as `scan --remote-modules`: the fixes and "still needs a person"
   // see the remote modules' requirements.
   "remote-modules": { type: "boolean" },
   "cache-dir": { type: "string" },
