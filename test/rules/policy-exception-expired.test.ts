@@ -1,4 +1,4 @@
-import { EKS, editedRepo, policyRuleTable } from './policy-table';
+import { EKS, editedRepo, policyRuleTable } from '../support/policy-table';
 
 const policy =
   'provider "hashicorp/random" {\n  deny   = true\n  reason = "use terraform_data"\n}\n' +

@@ -1,4 +1,4 @@
-import { EKS, editedRepo, lineIn, policyRuleTable, text } from './policy-table';
+import { EKS, editedRepo, lineIn, policyRuleTable, text } from '../support/policy-table';
 
 const sources = (...globs: string[]) =>
   `module_sources = [${globs.map((g) => JSON.stringify(g)).join(', ')}]\n`;

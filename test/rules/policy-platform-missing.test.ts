@@ -8,7 +8,7 @@ import {
   lineOf,
   useTestRegistry,
 } from '../support/lock';
-import { EKS, editedRepo, lineIn, policyRuleTable, text } from './policy-table';
+import { EKS, editedRepo, lineIn, policyRuleTable, text } from '../support/policy-table';
 
 const reg = useTestRegistry();
 const platforms = (...p: string[]) =>

@@ -1,4 +1,4 @@
-import { EKS, editedRepo, lineIn, policyRuleTable, text } from './policy-table';
+import { EKS, editedRepo, lineIn, policyRuleTable, text } from '../support/policy-table';
 
 const L = '.terraform.lock.hcl';
 const deny = (address: string, reason: string) =>

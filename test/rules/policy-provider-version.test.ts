@@ -1,4 +1,4 @@
-import { EKS, editedRepo, lineIn, policyRuleTable, text } from './policy-table';
+import { EKS, editedRepo, lineIn, policyRuleTable, text } from '../support/policy-table';
 
 const L = '.terraform.lock.hcl';
 const aws = (versions: string) => `provider "hashicorp/aws" {\n  versions = "${versions}"\n}\n`;

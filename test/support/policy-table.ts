@@ -9,9 +9,9 @@ import type { Report } from '../../src/report/types';
 import type { ScanOptions } from '../../src/scan/types';
 import type { Severity } from '../../src/model';
 import { ruleById } from '../../src/rules';
-import { makeTarGz, type FileMap } from '../support/archive';
-import { readCorpusArchive, tarGzFiles } from '../support/corpus';
-import { describeWithCorpus } from '../support/external';
+import { makeTarGz, type FileMap } from './archive';
+import { readCorpusArchive, tarGzFiles } from './corpus';
+import { describeWithCorpus } from './external';
 
 /** hashicorp/learn-terraform-provision-eks-cluster: one root, a real lock file of 5 providers
  * (aws 5.47.0, cloudinit 2.3.4, null 3.2.2, random 3.6.1, tls 4.0.5), registry modules vpc and eks. */
