@@ -136,6 +136,8 @@ export async function readRepositorySignals(
   parser: Pick<HclParser, 'extract'>,
   signal?: AbortSignal,
   engine: Engine = 'terraform',
+  /** The module loader's parse results of the configuration files, when it has them. */
+  loaded?: ReadonlyMap<string, ParseResult>,
 ): Promise<RepositorySignals> {
   const filePaths = new Set<string>();
   for (const e of archive.entries) if (e.type !== 'directory') filePaths.add(e.path);
@@ -268,7 +270,7 @@ export async function readRepositorySignals(
     }
   }
 
-  const declarations = await readDeclarations(archive, parser, signal);
+  const declarations = await readDeclarations(archive, parser, signal, loaded);
 
   const expectedResults = new Map<string, string>();
   // Entries, not loaded files: the archive reader keeps only the contents it needs.

@@ -17,7 +17,7 @@
  * These resources may name another repository (`vcs_repo`, `repository`): their roots are
  * `uncertain`: a directory this archive lacks is only likely missing.
  */
-import type { HclBlock, HclBody } from '../../hcl';
+import type { HclBlock, HclBody, ParseResult } from '../../hcl';
 import type { BlockSpec } from '../../hcl';
 import type { DeclaredRoot } from './types';
 import { dirOf, resolveDir } from './common';
@@ -103,9 +103,23 @@ export const RESOURCE_PROJECTION: BlockSpec = {
   },
 };
 
-/** Whether a configuration file may hold a declaring resource (a cheap test before parsing). */
-export function mayDeclareResources(content: Buffer): boolean {
-  return Object.keys(DECLARING_RESOURCES).some((t) => content.includes(`"${t}"`));
+const DECLARING_NEEDLES: readonly Buffer[] = Object.keys(DECLARING_RESOURCES).map((t) =>
+  Buffer.from(`"${t}"`),
+);
+
+/**
+ * Whether a configuration file may hold a declaring resource (a cheap test before parsing): from
+ * the module loader's parse of the file when there is one (every top-level block's type and
+ * labels), else by looking for the quoted resource types in its bytes.
+ */
+export function mayDeclareResources(content: Buffer, parsed?: ParseResult): boolean {
+  if (parsed !== undefined && parsed.ok) {
+    return parsed.file.body.blocks.some(
+      (b) =>
+        b.type === 'resource' && Object.prototype.hasOwnProperty.call(DECLARING_RESOURCES, b.labels[0] ?? ''),
+    );
+  }
+  return DECLARING_NEEDLES.some((needle) => content.includes(needle));
 }
 
 export function readDeclaringResources(path: string, body: HclBody): DeclaredRoot[] {

@@ -63,6 +63,8 @@ export async function readDeclarations(
   archive: LoadedArchive,
   parser: Pick<HclParser, 'extract'>,
   signal?: AbortSignal,
+  /** The module loader's parse results, when it has parsed the configuration files already. */
+  loaded?: ReadonlyMap<string, ParseResult>,
 ): Promise<ReadDeclarations> {
   const roots: DeclaredRoot[] = [];
   const problems: DeclarationProblem[] = [];
@@ -166,7 +168,10 @@ export async function readDeclarations(
       // called by the Stack, not roots of their own.
       const r = await parse(path, STACK_PROJECTION);
       if (r !== null && r.ok) indirectCalls.push(...legacyComponentCalls(path, r.file.body));
-    } else if (CONFIG_FILE.test(path) && mayDeclareResources(archive.files.get(path) as Buffer)) {
+    } else if (
+      CONFIG_FILE.test(path) &&
+      mayDeclareResources(archive.files.get(path) as Buffer, loaded?.get(path))
+    ) {
       // Parse errors of configuration files are the module loader's to report.
       const r = await parse(path, RESOURCE_PROJECTION);
       if (r !== null && r.ok) roots.push(...readDeclaringResources(path, r.file.body));

@@ -62,7 +62,13 @@ export async function loadModules(input: LoadModulesInput): Promise<LoadedModule
   const state = new LoadState(input, detectEngine(input.archive, input.config));
   const selections = selectFiles(input.archive, state.engine);
   await state.parse([...selections.values()].flatMap((s) => s.selected));
-  const signals = await readRepositorySignals(input.archive, input.parser, input.signal, state.engine);
+  const signals = await readRepositorySignals(
+    input.archive,
+    input.parser,
+    input.signal,
+    state.engine,
+    state.results,
+  );
   await state.addDirectories(selections);
   addStacks(state, signals);
   await addTerragruntUnits(state, signals);
