@@ -21,23 +21,44 @@ function keyOf(f: Finding): string {
  * and its note gives each module's advice; repeated findings of a single module are left alone.
  */
 export function mergeSameLocation(findings: readonly Finding[]): Finding[] {
-  const groups = new Map<string, Finding[]>();
+  // Only findings of more than one module can merge: most rules' findings have none, so the keys
+  // are built only when two findings share a file and line (keyOf is the costly part).
+  const byLine = new Map<string, number>();
   for (const f of findings) {
     if (f.file === null || f.line === null) continue;
-    const key = keyOf(f);
+    const at = `${f.file}\u0000${f.line}`;
+    byLine.set(at, (byLine.get(at) ?? 0) + 1);
+  }
+  const keys = findings.map((f) =>
+    f.file === null || f.line === null || (byLine.get(`${f.file}\u0000${f.line}`) ?? 0) < 2 ? null : keyOf(f),
+  );
+  const groups = new Map<string, Finding[]>();
+  findings.forEach((f, i) => {
+    const key = keys[i];
+    if (key === null || key === undefined) return;
     const list = groups.get(key);
     if (list === undefined) groups.set(key, [f]);
     else list.push(f);
-  }
+  });
+  const modulesOf = new Map<Finding[], string[]>();
   const out: Finding[] = [];
-  for (const f of findings) {
-    const group = f.file === null || f.line === null ? undefined : groups.get(keyOf(f));
-    const modules = group === undefined ? [] : [...new Set(group.map((g) => g.module))].sort(compareStrings);
+  findings.forEach((f, i) => {
+    const key = keys[i];
+    const group = key === null || key === undefined ? undefined : groups.get(key);
+    let modules: string[] = [];
+    if (group !== undefined) {
+      let known = modulesOf.get(group);
+      if (known === undefined) {
+        known = [...new Set(group.map((g) => g.module))].sort(compareStrings);
+        modulesOf.set(group, known);
+      }
+      modules = known;
+    }
     if (group === undefined || modules.length < 2) {
       out.push(f);
-      continue;
+      return;
     }
-    if (f !== group[0]) continue;
+    if (f !== group[0]) return;
     const same = (get: (g: Finding) => unknown): boolean =>
       group.every((g) => JSON.stringify(get(g)) === JSON.stringify(get(f)));
     if (!same((g) => g.fix ?? null)) delete f.fix;
@@ -54,9 +75,9 @@ export function mergeSameLocation(findings: readonly Finding[]): Finding[] {
         .join(' ');
     }
     f.module = modules[0] as string;
-    f.modules = modules;
+    f.modules = [...modules];
     f.message += ` (the same for the ${modules.length} modules that read this file: ${modules.join(', ')})`;
     out.push(f);
-  }
+  });
   return out;
 }

@@ -147,20 +147,20 @@ function throughModules(ctx: RuleContext, m: ModuleInfo): RuleFinding[] {
   const unitSource = unitSourceModule(ctx, m);
   const out: RuleFinding[] = [];
   const unresolved = tree.remoteCalls.filter((c) => c.origin === undefined || c.origin === null);
+  // The root's own constraint (reported above) and a unit source module's (reported there).
+  const declares = (x: ModuleInfo | undefined, source: string): boolean =>
+    x?.providers.some((q) => q.source === source && checkableConstraint(q) !== null) === true;
+  // A root or a unit's source module among them has its own finding, whose fix bounds this root too.
+  const judged = (k: { module: string; remote?: unknown }): boolean => {
+    const x = k.remote === undefined ? ctx.moduleByPath.get(k.module) : undefined;
+    return x !== undefined && (isDeployable(x, ctx) || x.unitSourceOf !== undefined);
+  };
   for (const rp of tree.providers) {
     const c = rp.constraints;
-    if (c === null || c === '' || (rp.unknownContributions?.length ?? 0) > 0 || capsSafely(c)) continue;
-    // The root's own constraint (reported above) and a unit source module's (reported there).
-    const declares = (x: ModuleInfo | undefined): boolean =>
-      x?.providers.some((q) => q.source === rp.source && checkableConstraint(q) !== null) === true;
-    if (declares(m) || declares(unitSource)) continue;
+    if (c === null || c === '' || (rp.unknownContributions?.length ?? 0) > 0) continue;
+    if (declares(m, rp.source) || declares(unitSource, rp.source)) continue;
     const via = rp.contributions.filter((k) => k.module !== m.path);
-    // A root or a unit's source module among them has its own finding, whose fix bounds this root too.
-    const judged = (k: (typeof via)[number]): boolean => {
-      const x = k.remote === undefined ? ctx.moduleByPath.get(k.module) : undefined;
-      return x !== undefined && (isDeployable(x, ctx) || x.unitSourceOf !== undefined);
-    };
-    if (via.length === 0 || via.some(judged)) continue;
+    if (via.length === 0 || via.some(judged) || capsSafely(c)) continue;
     const named = via.slice(0, 3).map((k) => `${k.module} ("${k.constraints}")`);
     if (via.length > 3) named.push(`${via.length - 3} more`);
     const first = via[0] as (typeof via)[number];
