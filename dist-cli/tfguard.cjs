@@ -17608,8 +17608,16 @@ var RESOURCE_PROJECTION = {
     }
   }
 };
-function mayDeclareResources(content) {
-  return Object.keys(DECLARING_RESOURCES).some((t) => content.includes(`"${t}"`));
+var DECLARING_NEEDLES = Object.keys(DECLARING_RESOURCES).map(
+  (t) => Buffer.from(`"${t}"`)
+);
+function mayDeclareResources(content, parsed3) {
+  if (parsed3 !== void 0 && parsed3.ok) {
+    return parsed3.file.body.blocks.some(
+      (b) => b.type === "resource" && Object.prototype.hasOwnProperty.call(DECLARING_RESOURCES, b.labels[0] ?? "")
+    );
+  }
+  return DECLARING_NEEDLES.some((needle) => content.includes(needle));
 }
 function readDeclaringResources(path5, body2) {
   const out = [];
@@ -17908,7 +17916,7 @@ var CONFIG_FILE = /\.(tf|tofu)(\.json)?$/;
 function text(archive, path5) {
   return archive.files.get(path5).toString("utf8");
 }
-async function readDeclarations(archive, parser, signal) {
+async function readDeclarations(archive, parser, signal, loaded) {
   const roots = [];
   const problems = [];
   const emptyGlobs = [];
@@ -18005,7 +18013,7 @@ async function readDeclarations(archive, parser, signal) {
       legacyStackFiles.push({ file: path5, line: 1 });
       const r = await parse(path5, STACK_PROJECTION);
       if (r !== null && r.ok) indirectCalls.push(...legacyComponentCalls(path5, r.file.body));
-    } else if (CONFIG_FILE.test(path5) && mayDeclareResources(archive.files.get(path5))) {
+    } else if (CONFIG_FILE.test(path5) && mayDeclareResources(archive.files.get(path5), loaded?.get(path5))) {
       const r = await parse(path5, RESOURCE_PROJECTION);
       if (r !== null && r.ok) roots.push(...readDeclaringResources(path5, r.file.body));
     }
@@ -18121,7 +18129,7 @@ function parseOk(result) {
 function blocksOf2(body2, type2) {
   return body2.blocks.filter((b) => b.type === type2);
 }
-async function readRepositorySignals(archive, parser, signal, engine = "terraform") {
+async function readRepositorySignals(archive, parser, signal, engine = "terraform", loaded) {
   const filePaths = /* @__PURE__ */ new Set();
   for (const e of archive.entries) if (e.type !== "directory") filePaths.add(e.path);
   const hclFiles = [];
@@ -18233,7 +18241,7 @@ async function readRepositorySignals(archive, parser, signal, engine = "terrafor
       linkTargets2.add(e.linkTarget);
     }
   }
-  const declarations = await readDeclarations(archive, parser, signal);
+  const declarations = await readDeclarations(archive, parser, signal, loaded);
   const expectedResults = /* @__PURE__ */ new Map();
   const entryFiles = archive.entries.filter((e) => e.type === "file").map((e) => e.path);
   for (const path5 of entryFiles.sort(compareUtf8)) {
@@ -20632,7 +20640,13 @@ async function loadModules(input) {
   const state = new LoadState(input, detectEngine(input.archive, input.config));
   const selections = selectFiles(input.archive, state.engine);
   await state.parse([...selections.values()].flatMap((s) => s.selected));
-  const signals = await readRepositorySignals(input.archive, input.parser, input.signal, state.engine);
+  const signals = await readRepositorySignals(
+    input.archive,
+    input.parser,
+    input.signal,
+    state.engine,
+    state.results
+  );
   await state.addDirectories(selections);
   addStacks(state, signals);
   await addTerragruntUnits(state, signals);
@@ -21598,23 +21612,42 @@ function keyOf(f) {
   ]);
 }
 function mergeSameLocation(findings) {
-  const groups = /* @__PURE__ */ new Map();
+  const byLine = /* @__PURE__ */ new Map();
   for (const f of findings) {
     if (f.file === null || f.line === null) continue;
-    const key2 = keyOf(f);
+    const at2 = `${f.file}\0${f.line}`;
+    byLine.set(at2, (byLine.get(at2) ?? 0) + 1);
+  }
+  const keys = findings.map(
+    (f) => f.file === null || f.line === null || (byLine.get(`${f.file}\0${f.line}`) ?? 0) < 2 ? null : keyOf(f)
+  );
+  const groups = /* @__PURE__ */ new Map();
+  findings.forEach((f, i) => {
+    const key2 = keys[i];
+    if (key2 === null || key2 === void 0) return;
     const list3 = groups.get(key2);
     if (list3 === void 0) groups.set(key2, [f]);
     else list3.push(f);
-  }
+  });
+  const modulesOf = /* @__PURE__ */ new Map();
   const out = [];
-  for (const f of findings) {
-    const group = f.file === null || f.line === null ? void 0 : groups.get(keyOf(f));
-    const modules = group === void 0 ? [] : [...new Set(group.map((g) => g.module))].sort(compareStrings);
+  findings.forEach((f, i) => {
+    const key2 = keys[i];
+    const group = key2 === null || key2 === void 0 ? void 0 : groups.get(key2);
+    let modules = [];
+    if (group !== void 0) {
+      let known = modulesOf.get(group);
+      if (known === void 0) {
+        known = [...new Set(group.map((g) => g.module))].sort(compareStrings);
+        modulesOf.set(group, known);
+      }
+      modules = known;
+    }
     if (group === void 0 || modules.length < 2) {
       out.push(f);
-      continue;
+      return;
     }
-    if (f !== group[0]) continue;
+    if (f !== group[0]) return;
     const same = (get2) => group.every((g) => JSON.stringify(get2(g)) === JSON.stringify(get2(f)));
     if (!same((g) => g.fix ?? null)) delete f.fix;
     if (!same((g) => g.note ?? null)) {
@@ -21628,10 +21661,10 @@ function mergeSameLocation(findings) {
       f.note = [...byNote].map(([note, mods]) => `For ${mods.sort(compareStrings).join(", ")}: ${note}`).join(" ");
     }
     f.module = modules[0];
-    f.modules = modules;
+    f.modules = [...modules];
     f.message += ` (the same for the ${modules.length} modules that read this file: ${modules.join(", ")})`;
     out.push(f);
-  }
+  });
   return out;
 }
 
@@ -24648,17 +24681,17 @@ function throughModules(ctx, m) {
   const unitSource2 = unitSourceOf(ctx, m);
   const out = [];
   const unresolved = tree.remoteCalls.filter((c) => c.origin === void 0 || c.origin === null);
+  const declares = (x, source2) => x?.providers.some((q) => q.source === source2 && checkableConstraint(q) !== null) === true;
+  const judged = (k) => {
+    const x = k.remote === void 0 ? ctx.moduleByPath.get(k.module) : void 0;
+    return x !== void 0 && (isDeployable(x, ctx) || x.unitSourceOf !== void 0);
+  };
   for (const rp of tree.providers) {
     const c = rp.constraints;
-    if (c === null || c === "" || (rp.unknownContributions?.length ?? 0) > 0 || capsSafely(c)) continue;
-    const declares = (x) => x?.providers.some((q) => q.source === rp.source && checkableConstraint(q) !== null) === true;
-    if (declares(m) || declares(unitSource2)) continue;
+    if (c === null || c === "" || (rp.unknownContributions?.length ?? 0) > 0) continue;
+    if (declares(m, rp.source) || declares(unitSource2, rp.source)) continue;
     const via = rp.contributions.filter((k) => k.module !== m.path);
-    const judged = (k) => {
-      const x = k.remote === void 0 ? ctx.moduleByPath.get(k.module) : void 0;
-      return x !== void 0 && (isDeployable(x, ctx) || x.unitSourceOf !== void 0);
-    };
-    if (via.length === 0 || via.some(judged)) continue;
+    if (via.length === 0 || via.some(judged) || capsSafely(c)) continue;
     const named = via.slice(0, 3).map((k) => `${k.module} ("${k.constraints}")`);
     if (via.length > 3) named.push(`${via.length - 3} more`);
     const first = via[0];
