@@ -106,15 +106,21 @@ let work: string;
 let mirror: Mirror;
 let runs = 0;
 
-/** Terragrunt's working copy: the package `modules/` with versions.tf (and the lock) in `app/`. */
-async function workingDir(tree: FileMap, withRunCmd: boolean, lock: string | null): Promise<string> {
+/** Terragrunt's working copy: the package `modules/` with the generated file (versions.tf unless
+ * `generated` names another) and the lock in `app/`. */
+async function workingDir(
+  tree: FileMap,
+  withRunCmd: boolean,
+  lock: string | null,
+  generated = 'versions.tf',
+): Promise<string> {
   const dir = join(work, `unit-${runs++}`);
   await mkdir(dir, { recursive: true });
   const files: FileMap = {};
   for (const [path, data] of Object.entries(tree)) {
     if (path.startsWith('modules/')) files[path.slice('modules/'.length)] = data;
   }
-  files['app/versions.tf'] = generatedVersions(withRunCmd);
+  files[`app/${generated}`] = generatedVersions(withRunCmd);
   if (lock !== null) files[`app/${LOCK}`] = lock;
   await writeTree(dir, files);
   return join(dir, 'app');
@@ -271,6 +277,27 @@ describeWithTerraform('a Terragrunt unit written with expressions, judged by ter
     const found = report.findings.filter((f) => f.ruleId === 'duplicate-required-providers');
     expect(found.map((f) => [f.module, f.file, f.severity])).toEqual([[UNIT, 'root.hcl', 'error']]);
     expect(found[0]?.message).toContain('modules/app/main.tf:2');
+  });
+
+  test('generated as an override file, it merges: terraform accepts it, tfguard reports nothing', async () => {
+    const tree = unitTree(false);
+    tree['root.hcl'] = (tree['root.hcl'] as string).replace(
+      'path      = "versions.tf"',
+      'path      = "versions_override.tf"',
+    );
+    expect(tree['root.hcl']).toContain('versions_override.tf');
+    tree['modules/app/main.tf'] = lines(
+      'terraform {',
+      '  required_providers {',
+      '    null = { source = "hashicorp/null", version = ">= 3.0" }',
+      '  }',
+      '}',
+      tree['modules/app/main.tf'] as string,
+    );
+    const dir = await workingDir(tree, false, null, 'versions_override.tf');
+    const [terraform, report] = await Promise.all([terraformInit(dir, mirror), scanFiles(tree)]);
+    expect(terraform.output).not.toContain('Duplicate required providers configuration');
+    expect(report.findings.filter((f) => f.ruleId === 'duplicate-required-providers')).toEqual([]);
   });
 
   test('run_cmd is named in a notice at the generate block', () => {

@@ -5,15 +5,18 @@
 import { basename, compareUtf8 } from '../../archive';
 import type { SrcFile } from '../assemble';
 import { assembleModule } from '../assemble';
+import { configExtension, isOverrideName } from '../files';
 import type { GeneratedFile, RepositorySignals } from '../repository';
 import { relocateGenerated } from '../terragrunt/notices';
 import { LOADER_PROJECTION } from '../projection';
 import type { ModuleInfo } from '../types';
 import type { LoadState } from './state';
 
-/** Terraform's override file names (`override.tf`, `*_override.tf`, and the JSON and `.tofu` forms). */
-function isOverrideName(name: string): boolean {
-  return /(^|_)override\.(tf|tofu)(\.json)?$/.test(name);
+/** Terraform's override file names (`override.tf`, `*_override.tf`), in any configuration
+ * extension (the JSON and `.tofu` forms too): files.ts's test, whatever the engine. */
+function isOverrideFile(name: string): boolean {
+  const ext = configExtension(name, 'opentofu');
+  return ext !== null && isOverrideName(name, ext);
 }
 
 /** Adds one root module per Terragrunt unit to `state.modules` (replacing the unit directory's own
@@ -107,7 +110,7 @@ export async function addTerragruntUnits(
       // Terraform refuses ("Duplicate required providers configuration"; checked with terraform
       // 1.11 in test/modules/terragrunt-oracle.test.ts). Override files merge instead.
       const generatedBlock = m.requiredProvidersBlocks.find((loc) =>
-        unit.generated.some((g) => (g.from ?? g.location.file) === loc.file && !isOverrideName(g.name)),
+        unit.generated.some((g) => (g.from ?? g.location.file) === loc.file && !isOverrideFile(g.name)),
       );
       const first = source.requiredProvidersBlocks[0];
       if (generatedBlock !== undefined && first !== undefined) {
