@@ -9,7 +9,7 @@ import type { ArchiveLimits } from './model';
 import { DEFAULT_MUTABLE_TTL_MS, DEFAULT_REMOTE_BUDGET } from './modules/remote/budget';
 import type { HclParserSettings } from './scan/types';
 import type { SettingSpec, SettingType } from './util/settings';
-import { defaultText, positive, readEnvSetting, SettingValueError } from './util/settings';
+import { defaultText, positive, readEnvSetting, SettingValueError, textType } from './util/settings';
 
 /** An environment variable with an unusable value; the message names the variable. */
 export class EnvironmentError extends Error {
@@ -54,24 +54,18 @@ const directory: SettingType<string> = {
   fromValue: (value) => String(value).trim(),
 };
 
-const absoluteUrl: SettingType<string> = {
-  describe: 'an absolute http(s) URL',
-  fromValue: (value, key) => absoluteUrl.fromText?.(String(value), key) ?? '',
-  fromText(value, variable) {
-    let url: URL | null = null;
-    try {
-      url = new URL(value.trim());
-    } catch {
-      url = null;
-    }
-    if (url === null || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
-      throw new SettingValueError(
-        `${variable} must be an absolute http(s) URL, got ${JSON.stringify(value)}`,
-      );
-    }
-    return value.trim().replace(/\/+$/, '');
-  },
-};
+const absoluteUrl = textType<string>('an absolute http(s) URL', (value, variable) => {
+  let url: URL | null = null;
+  try {
+    url = new URL(value.trim());
+  } catch {
+    url = null;
+  }
+  if (url === null || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+    throw new SettingValueError(`${variable} must be an absolute http(s) URL, got ${JSON.stringify(value)}`);
+  }
+  return value.trim().replace(/\/+$/, '');
+});
 
 /** The environment variable of each archive limit (`src/archive/limits.ts`). */
 export const ARCHIVE_LIMIT_VARIABLES: Readonly<Record<keyof ArchiveLimits, string>> = Object.freeze({
@@ -276,19 +270,15 @@ const STAGE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 /** `TFGUARD_STAGE` (the service only; read here with the other metrics settings). */
 export const STAGE_SETTING: SettingSpec<string> = {
   env: 'TFGUARD_STAGE',
-  type: {
-    describe: 'a stage name',
-    fromValue: (value) => String(value),
-    fromText(value, variable) {
-      if (!STAGE.test(value)) {
-        throw new SettingValueError(
-          `${variable} must be 1 to 64 letters, digits, ".", "_" or "-" (starting ` +
-            `with a letter or digit), got ${JSON.stringify(value)}`,
-        );
-      }
-      return value;
-    },
-  },
+  type: textType<string>('a stage name', (value, variable) => {
+    if (!STAGE.test(value)) {
+      throw new SettingValueError(
+        `${variable} must be 1 to 64 letters, digits, ".", "_" or "-" (starting ` +
+          `with a letter or digit), got ${JSON.stringify(value)}`,
+      );
+    }
+    return value;
+  }),
   default: DEFAULT_STAGE,
   origins: ['environment'],
   readBy: 'service',

@@ -6,7 +6,7 @@
 import type { FailOn } from '../report/types';
 import { configSetting } from '../scan/settings';
 import type { SettingSpec, SettingType } from '../util/settings';
-import { bool, defaultText, SettingValueError } from '../util/settings';
+import { bool, defaultText, SettingValueError, textType } from '../util/settings';
 import { AccessPolicyError, parseAccessPolicy, type AccessPolicy } from './access';
 
 export interface BucketLocation {
@@ -96,93 +96,66 @@ const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 // The types of the service's variables (src/util/settings.ts). Messages name the variable alone.
 // ---------------------------------------------------------------------------------------------
 
-const bucketName: SettingType<string> = {
-  describe: 'an S3 bucket name',
-  fromValue: (value, name) => bucketName.fromText?.(String(value), name) ?? '',
-  fromText(value, name) {
-    if (!BUCKET.test(value))
-      throw new SettingsError(`${name} is not a valid bucket name: ${JSON.stringify(value)}`);
-    return value;
-  },
-};
+const bucketName = textType<string>('an S3 bucket name', (value, name) => {
+  if (!BUCKET.test(value))
+    throw new SettingsError(`${name} is not a valid bucket name: ${JSON.stringify(value)}`);
+  return value;
+});
 
-const keyPrefix: SettingType<string> = {
-  describe: 'an S3 key prefix',
-  fromValue: (value, name) => keyPrefix.fromText?.(String(value), name) ?? '',
-  fromText(raw, name) {
-    let value = raw.trim();
-    if (value.startsWith('/'))
-      throw new SettingsError(`${name} must not start with "/": ${JSON.stringify(value)}`);
-    if (value !== '' && !value.endsWith('/')) value += '/';
-    if (
-      value
-        .split('/')
-        .slice(0, -1)
-        .some((part) => part === '' || part === '.' || part === '..')
-    ) {
-      throw new SettingsError(`${name} has an empty, "." or ".." segment: ${JSON.stringify(value)}`);
-    }
-    return value;
-  },
-};
+const keyPrefix = textType<string>('an S3 key prefix', (raw, name) => {
+  let value = raw.trim();
+  if (value.startsWith('/'))
+    throw new SettingsError(`${name} must not start with "/": ${JSON.stringify(value)}`);
+  if (value !== '' && !value.endsWith('/')) value += '/';
+  if (
+    value
+      .split('/')
+      .slice(0, -1)
+      .some((part) => part === '' || part === '.' || part === '..')
+  ) {
+    throw new SettingsError(`${name} has an empty, "." or ".." segment: ${JSON.stringify(value)}`);
+  }
+  return value;
+});
 
-const httpUrl: SettingType<string> = {
-  describe: 'an http(s) URL',
-  fromValue: (value, name) => httpUrl.fromText?.(String(value), name) ?? '',
-  fromText(value, name) {
-    let parsed: URL;
-    try {
-      parsed = new URL(value);
-    } catch (err) {
-      throw new SettingsError(`${name} is not a URL: ${JSON.stringify(value)}`, { cause: err });
-    }
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-      throw new SettingsError(`${name} must be an http(s) URL: ${JSON.stringify(value)}`);
-    }
-    return value;
-  },
-};
+const httpUrl = textType<string>('an http(s) URL', (value, name) => {
+  let parsed: URL;
+  try {
+    parsed = new URL(value);
+  } catch (err) {
+    throw new SettingsError(`${name} is not a URL: ${JSON.stringify(value)}`, { cause: err });
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new SettingsError(`${name} must be an http(s) URL: ${JSON.stringify(value)}`);
+  }
+  return value;
+});
 
 function integerIn(min: number, max: number): SettingType<number> {
-  const type: SettingType<number> = {
-    describe: `an integer from ${min} to ${max}`,
-    fromValue: (value, name) => type.fromText?.(String(value), name) ?? 0,
-    fromText(raw, name) {
-      if (!/^\d+$/.test(raw))
-        throw new SettingsError(`${name} must be an integer, got ${JSON.stringify(raw)}`);
-      const n = Number(raw);
-      if (n < min || n > max) throw new SettingsError(`${name} must be between ${min} and ${max}, got ${n}`);
-      return n;
-    },
-  };
-  return type;
+  return textType(`an integer from ${min} to ${max}`, (raw, name) => {
+    if (!/^\d+$/.test(raw)) throw new SettingsError(`${name} must be an integer, got ${JSON.stringify(raw)}`);
+    const n = Number(raw);
+    if (n < min || n > max) throw new SettingsError(`${name} must be between ${min} and ${max}, got ${n}`);
+    return n;
+  });
 }
 
-const failOnType: SettingType<FailOn> = {
-  describe: FAIL_ON.join(', '),
-  fromValue: (value, name) => parseFailOn(String(value), name),
-  fromText: (value, name) => parseFailOn(value, name),
-};
+const failOnType = textType<FailOn>(FAIL_ON.join(', '), parseFailOn);
 
-const accessPolicyType: SettingType<AccessPolicy | null> = {
-  describe: 'JSON (docs/service.md "Tenants")',
-  fromValue: (value, name) => accessPolicyType.fromText?.(String(value), name) ?? null,
-  fromText(value, name) {
-    try {
-      return parseAccessPolicy(value, name);
-    } catch (err) {
-      if (err instanceof AccessPolicyError) throw new SettingsError(err.message, { cause: err });
-      throw err;
-    }
-  },
-};
+const accessPolicyType = textType<AccessPolicy | null>('JSON (docs/service.md "Tenants")', (value, name) => {
+  try {
+    return parseAccessPolicy(value, name);
+  } catch (err) {
+    if (err instanceof AccessPolicyError) throw new SettingsError(err.message, { cause: err });
+    throw err;
+  }
+});
 
 /** `s3://BUCKET/KEY`, or a `KEY` of the reports bucket (bucket null until the reports bucket is
  * known): a valid bucket name and a non-empty key without empty, `.` or `..` segments. */
-const policyObjectType: SettingType<{ bucket: string | null; key: string }> = {
-  describe: '`s3://BUCKET/KEY` or a key of the reports bucket',
-  fromValue: (value, name) => policyObjectType.fromText?.(String(value), name) ?? { bucket: null, key: '' },
-  fromText(raw, name) {
+const policyObjectType = textType<{ bucket: string | null; key: string }>(
+  '`s3://BUCKET/KEY` or a key of the reports bucket',
+  (raw, name) => {
     const m = raw.startsWith('s3://') ? /^s3:\/\/([^/]+)\/(.+)$/.exec(raw) : ([raw, null, raw] as const);
     const bucketName = m?.[1];
     const key = m?.[2];
@@ -198,7 +171,7 @@ const policyObjectType: SettingType<{ bucket: string | null; key: string }> = {
     }
     return { bucket: bucketName, key };
   },
-};
+);
 
 /** `registry_hosts` / `module_hosts` of the settings table, read from their variables. */
 function hostsOf(key: 'registry_hosts' | 'module_hosts'): SettingType<Record<string, string>> {

@@ -207,6 +207,12 @@ export function positive(integer = true): SettingType<number> {
   };
 }
 
+/** A text setting checked by `fromText` (which returns the value or throws a whole message); a
+ * settings file's value is read as its text. */
+export function textType<T>(describe: string, fromText: (text: string, name: string) => T): SettingType<T> {
+  return { describe, fromText, fromValue: (value, name) => fromText(String(value), name) };
+}
+
 /**
  * Reads one setting from an environment object: unset or blank is the default; otherwise the
  * type's `fromText`, its messages naming `environment variable <NAME>`.
