@@ -8088,6 +8088,9 @@ function positive(integer = true) {
     }
   };
 }
+function textType(describe4, fromText) {
+  return { describe: describe4, fromText, fromValue: (value, name) => fromText(String(value), name) };
+}
 function readEnvSetting(spec, env) {
   if (spec.env === void 0) return spec.default;
   const raw = env[spec.env];
@@ -8117,24 +8120,18 @@ var directory = {
   describe: "a directory",
   fromValue: (value) => String(value).trim()
 };
-var absoluteUrl = {
-  describe: "an absolute http(s) URL",
-  fromValue: (value, key2) => absoluteUrl.fromText?.(String(value), key2) ?? "",
-  fromText(value, variable) {
-    let url = null;
-    try {
-      url = new URL(value.trim());
-    } catch {
-      url = null;
-    }
-    if (url === null || url.protocol !== "https:" && url.protocol !== "http:") {
-      throw new SettingValueError(
-        `${variable} must be an absolute http(s) URL, got ${JSON.stringify(value)}`
-      );
-    }
-    return value.trim().replace(/\/+$/, "");
+var absoluteUrl = textType("an absolute http(s) URL", (value, variable) => {
+  let url = null;
+  try {
+    url = new URL(value.trim());
+  } catch {
+    url = null;
   }
-};
+  if (url === null || url.protocol !== "https:" && url.protocol !== "http:") {
+    throw new SettingValueError(`${variable} must be an absolute http(s) URL, got ${JSON.stringify(value)}`);
+  }
+  return value.trim().replace(/\/+$/, "");
+});
 var ARCHIVE_LIMIT_VARIABLES = Object.freeze({
   maxEntries: "TFGUARD_MAX_ENTRIES",
   maxTotalBytes: "TFGUARD_MAX_TOTAL_BYTES",
@@ -8282,6 +8279,23 @@ function archiveLimits() {
   }
   return limits;
 }
+var DEFAULT_STAGE = "unknown";
+var STAGE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+var STAGE_SETTING = {
+  env: "TFGUARD_STAGE",
+  type: textType("a stage name", (value, variable) => {
+    if (!STAGE.test(value)) {
+      throw new SettingValueError(
+        `${variable} must be 1 to 64 letters, digits, ".", "_" or "-" (starting with a letter or digit), got ${JSON.stringify(value)}`
+      );
+    }
+    return value;
+  }),
+  default: DEFAULT_STAGE,
+  origins: ["environment"],
+  readBy: "service",
+  doc: "the deployment's stage: the `stage` dimension of every metric (1 to 64 letters, digits, `.`, `_`, `-`)"
+};
 function docsUrl() {
   return operatorValue("TFGUARD_DOCS_URL");
 }
@@ -20539,8 +20553,9 @@ var LoadState = class {
 };
 
 // src/modules/load/terragrunt.ts
-function isOverrideName2(name) {
-  return /(^|_)override\.(tf|tofu)(\.json)?$/.test(name);
+function isOverrideFile(name) {
+  const ext = configExtension(name, "opentofu");
+  return ext !== null && isOverrideName(name, ext);
 }
 async function addTerragruntUnits(state, signals) {
   const { modules, parsed: parsed3, diagnostics } = state;
@@ -20619,7 +20634,7 @@ async function addTerragruntUnits(state, signals) {
       for (const p of m.providers) if (p.declared !== null) names.add(p.name);
       source2.generatedDeclarations = [...names].sort(compareUtf8);
       const generatedBlock = m.requiredProvidersBlocks.find(
-        (loc2) => unit.generated.some((g) => (g.from ?? g.location.file) === loc2.file && !isOverrideName2(g.name))
+        (loc2) => unit.generated.some((g) => (g.from ?? g.location.file) === loc2.file && !isOverrideFile(g.name))
       );
       const first = source2.requiredProvidersBlocks[0];
       if (generatedBlock !== void 0 && first !== void 0) {
@@ -28397,80 +28412,53 @@ function parseFailOn(value, what) {
   throw new SettingsError(`${what} must be one of ${FAIL_ON.join(", ")}, got ${JSON.stringify(value)}`);
 }
 var BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
-var bucketName = {
-  describe: "an S3 bucket name",
-  fromValue: (value, name) => bucketName.fromText?.(String(value), name) ?? "",
-  fromText(value, name) {
-    if (!BUCKET.test(value))
-      throw new SettingsError(`${name} is not a valid bucket name: ${JSON.stringify(value)}`);
-    return value;
+var bucketName = textType("an S3 bucket name", (value, name) => {
+  if (!BUCKET.test(value))
+    throw new SettingsError(`${name} is not a valid bucket name: ${JSON.stringify(value)}`);
+  return value;
+});
+var keyPrefix = textType("an S3 key prefix", (raw, name) => {
+  let value = raw.trim();
+  if (value.startsWith("/"))
+    throw new SettingsError(`${name} must not start with "/": ${JSON.stringify(value)}`);
+  if (value !== "" && !value.endsWith("/")) value += "/";
+  if (value.split("/").slice(0, -1).some((part) => part === "" || part === "." || part === "..")) {
+    throw new SettingsError(`${name} has an empty, "." or ".." segment: ${JSON.stringify(value)}`);
   }
-};
-var keyPrefix = {
-  describe: "an S3 key prefix",
-  fromValue: (value, name) => keyPrefix.fromText?.(String(value), name) ?? "",
-  fromText(raw, name) {
-    let value = raw.trim();
-    if (value.startsWith("/"))
-      throw new SettingsError(`${name} must not start with "/": ${JSON.stringify(value)}`);
-    if (value !== "" && !value.endsWith("/")) value += "/";
-    if (value.split("/").slice(0, -1).some((part) => part === "" || part === "." || part === "..")) {
-      throw new SettingsError(`${name} has an empty, "." or ".." segment: ${JSON.stringify(value)}`);
-    }
-    return value;
+  return value;
+});
+var httpUrl2 = textType("an http(s) URL", (value, name) => {
+  let parsed3;
+  try {
+    parsed3 = new URL(value);
+  } catch (err) {
+    throw new SettingsError(`${name} is not a URL: ${JSON.stringify(value)}`, { cause: err });
   }
-};
-var httpUrl2 = {
-  describe: "an http(s) URL",
-  fromValue: (value, name) => httpUrl2.fromText?.(String(value), name) ?? "",
-  fromText(value, name) {
-    let parsed3;
-    try {
-      parsed3 = new URL(value);
-    } catch (err) {
-      throw new SettingsError(`${name} is not a URL: ${JSON.stringify(value)}`, { cause: err });
-    }
-    if (parsed3.protocol !== "http:" && parsed3.protocol !== "https:") {
-      throw new SettingsError(`${name} must be an http(s) URL: ${JSON.stringify(value)}`);
-    }
-    return value;
+  if (parsed3.protocol !== "http:" && parsed3.protocol !== "https:") {
+    throw new SettingsError(`${name} must be an http(s) URL: ${JSON.stringify(value)}`);
   }
-};
+  return value;
+});
 function integerIn(min, max) {
-  const type2 = {
-    describe: `an integer from ${min} to ${max}`,
-    fromValue: (value, name) => type2.fromText?.(String(value), name) ?? 0,
-    fromText(raw, name) {
-      if (!/^\d+$/.test(raw))
-        throw new SettingsError(`${name} must be an integer, got ${JSON.stringify(raw)}`);
-      const n = Number(raw);
-      if (n < min || n > max) throw new SettingsError(`${name} must be between ${min} and ${max}, got ${n}`);
-      return n;
-    }
-  };
-  return type2;
+  return textType(`an integer from ${min} to ${max}`, (raw, name) => {
+    if (!/^\d+$/.test(raw)) throw new SettingsError(`${name} must be an integer, got ${JSON.stringify(raw)}`);
+    const n = Number(raw);
+    if (n < min || n > max) throw new SettingsError(`${name} must be between ${min} and ${max}, got ${n}`);
+    return n;
+  });
 }
-var failOnType = {
-  describe: FAIL_ON.join(", "),
-  fromValue: (value, name) => parseFailOn(String(value), name),
-  fromText: (value, name) => parseFailOn(value, name)
-};
-var accessPolicyType = {
-  describe: 'JSON (docs/service.md "Tenants")',
-  fromValue: (value, name) => accessPolicyType.fromText?.(String(value), name) ?? null,
-  fromText(value, name) {
-    try {
-      return parseAccessPolicy(value, name);
-    } catch (err) {
-      if (err instanceof AccessPolicyError) throw new SettingsError(err.message, { cause: err });
-      throw err;
-    }
+var failOnType = textType(FAIL_ON.join(", "), parseFailOn);
+var accessPolicyType = textType('JSON (docs/service.md "Tenants")', (value, name) => {
+  try {
+    return parseAccessPolicy(value, name);
+  } catch (err) {
+    if (err instanceof AccessPolicyError) throw new SettingsError(err.message, { cause: err });
+    throw err;
   }
-};
-var policyObjectType = {
-  describe: "`s3://BUCKET/KEY` or a key of the reports bucket",
-  fromValue: (value, name) => policyObjectType.fromText?.(String(value), name) ?? { bucket: null, key: "" },
-  fromText(raw, name) {
+});
+var policyObjectType = textType(
+  "`s3://BUCKET/KEY` or a key of the reports bucket",
+  (raw, name) => {
     const m = raw.startsWith("s3://") ? /^s3:\/\/([^/]+)\/(.+)$/.exec(raw) : [raw, null, raw];
     const bucketName2 = m?.[1];
     const key2 = m?.[2];
@@ -28481,7 +28469,7 @@ var policyObjectType = {
     }
     return { bucket: bucketName2, key: key2 };
   }
-};
+);
 function hostsOf(key2) {
   const setting = configSetting(key2);
   if (setting === void 0) throw new Error(`no setting ${key2}`);
