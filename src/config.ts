@@ -176,14 +176,10 @@ const OPERATOR_BY_ENV = new Map(OPERATOR_SETTINGS.map((spec) => [spec.env as str
 function operatorValue<T>(name: string): T | undefined {
   const spec = OPERATOR_BY_ENV.get(name);
   if (spec === undefined) throw new Error(`no operator setting ${name}`);
-  const raw = process.env[name];
-  if (raw === undefined || raw.trim() === '') return undefined;
-  try {
-    return readEnvSetting(spec, { [name]: raw }) as T;
-  } catch (err) {
-    if (err instanceof SettingValueError) throw new EnvironmentError(err.message);
-    throw err;
-  }
+  return readEnvSetting(spec, process.env, {
+    fallback: undefined,
+    error: (message) => new EnvironmentError(message),
+  }) as T | undefined;
 }
 
 /** The CLI's "Environment:" lines of `--help`, from the table. */

@@ -6,7 +6,7 @@
 import type { FailOn } from '../report/types';
 import { configSetting } from '../scan/settings';
 import type { SettingSpec, SettingType } from '../util/settings';
-import { bool, defaultText, SettingValueError, textType } from '../util/settings';
+import { bool, defaultText, readEnvSetting, textType } from '../util/settings';
 import { AccessPolicyError, parseAccessPolicy, type AccessPolicy } from './access';
 
 export interface BucketLocation {
@@ -343,17 +343,11 @@ export const DEFAULTS = {
 /** One variable: unset or blank is `fallback` (the default unless given); else read by its type,
  * any failure a `SettingsError` naming the variable. */
 function read<T>(env: Env, spec: SettingSpec<T>, fallback: T | undefined = spec.default): T | undefined {
-  const name = spec.env as string;
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  try {
-    return spec.type.fromText !== undefined
-      ? spec.type.fromText(raw.trim(), name)
-      : spec.type.fromValue(raw.trim(), name);
-  } catch (err) {
-    if (err instanceof SettingValueError) throw new SettingsError(err.message, { cause: err });
-    throw err;
-  }
+  return readEnvSetting(spec, env, {
+    fallback,
+    label: spec.env as string,
+    error: (message, cause) => new SettingsError(message, { cause }),
+  });
 }
 
 function required<T>(value: T | undefined, spec: SettingSpec<T>): T {

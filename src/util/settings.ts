@@ -213,22 +213,42 @@ export function textType<T>(describe: string, fromText: (text: string, name: str
   return { describe, fromText, fromValue: (value, name) => fromText(String(value), name) };
 }
 
+/** How `readEnvSetting` reads for one caller. */
+export interface EnvReadOptions<T> {
+  /** What an unset or blank variable reads as (default: the setting's default). */
+  readonly fallback?: T | undefined;
+  /** How messages name the variable (default: `environment variable <NAME>`). */
+  readonly label?: string;
+  /** The caller's error for an unusable value (default: the `SettingValueError` itself). */
+  readonly error?: (message: string, cause: SettingValueError) => Error;
+}
+
 /**
- * Reads one setting from an environment object: unset or blank is the default; otherwise the
- * type's `fromText`, its messages naming `environment variable <NAME>`.
+ * Reads one setting from an environment object: unset or blank is the fallback (the default unless
+ * given); otherwise the type's `fromText` of the trimmed text, its messages naming the variable.
+ * The one reader of environment settings: the CLI's operator settings, the stage and the service's
+ * settings differ only in the options.
  */
 export function readEnvSetting<T>(
   spec: SettingSpec<T>,
   env: Readonly<Record<string, string | undefined>>,
+  options: EnvReadOptions<T> = {},
 ): T | undefined {
-  if (spec.env === undefined) return spec.default;
+  const fallback = Object.hasOwn(options, 'fallback') ? options.fallback : spec.default;
+  if (spec.env === undefined) return fallback;
   const raw = env[spec.env];
-  if (raw === undefined || raw.trim() === '') return spec.default;
-  const variable = `environment variable ${spec.env}`;
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const variable = options.label ?? `environment variable ${spec.env}`;
   const value = raw.trim();
-  return spec.type.fromText !== undefined
-    ? spec.type.fromText(value, variable)
-    : spec.type.fromValue(value, variable);
+  try {
+    return spec.type.fromText !== undefined
+      ? spec.type.fromText(value, variable)
+      : spec.type.fromValue(value, variable);
+  } catch (err) {
+    if (options.error !== undefined && err instanceof SettingValueError)
+      throw options.error(err.message, err);
+    throw err;
+  }
 }
 
 /** A setting of a configuration object: its key in a settings file and the field it sets. */
