@@ -1,5 +1,6 @@
 /**
- * Table-driven tests of the `policy-*` rules over the real pipeline: each row's files (a real
+ * Table-driven tests of the `policy-*` rules over the real pipeline (rows of the one rule harness,
+ * `rule-table.ts`): each row's files (a real
  * repository from the corpus, changed where the row needs it) are packed into a tar.gz and scanned
  * with a policy read by the real HCL parser (`readPolicy`), for a repository and on a day the row
  * gives (never the wall clock). A row lists the exact findings of ONE rule, suppressed ones too.
@@ -7,11 +8,9 @@
 import { scanBytes, readPolicy, policyInput } from '../../src/scan';
 import type { Report } from '../../src/report/types';
 import type { ScanOptions } from '../../src/scan/types';
-import type { Severity } from '../../src/model';
-import { ruleById } from '../../src/rules';
 import { makeTarGz, type FileMap } from './archive';
 import { readCorpusArchive, tarGzFiles } from './corpus';
-import { describeWithCorpus } from './external';
+import { ruleTable, type ExpectedFinding, type LazyRow } from './rule-table';
 
 /** hashicorp/learn-terraform-provision-eks-cluster: one root, a real lock file of 5 providers
  * (aws 5.47.0, cloudinit 2.3.4, null 3.2.2, random 3.6.1, tls 4.0.5), registry modules vpc and eks. */
@@ -52,19 +51,11 @@ export function lineIn(text: string | Buffer, needle: string, after = 0): number
   return i + 1;
 }
 
-export interface PolicyExpected {
+export type PolicyExpected = Omit<ExpectedFinding, 'rule' | 'message'> & {
   module: string;
-  file: string | null;
-  line: number | null;
   /** A substring the message must contain. */
   message: string;
-  /** The fix's replacement; omitted: no fix. */
-  fix?: string;
-  /** Defaults to the rule's default severity. */
-  severity?: Severity;
-  /** A substring of the suppression's reason; omitted: not suppressed. */
-  suppressed?: string;
-}
+};
 
 export interface PolicyRow {
   name: string;
@@ -87,6 +78,16 @@ export function text(files: FileMap, path: string): string {
   return f.toString();
 }
 
+/** The scan options of a policy (text, read as `policy.hcl` by the real parser) for `repository` on `today`. */
+async function policyOptions(
+  policy: string,
+  repository: string | null,
+  today: string,
+): Promise<Pick<ScanOptions, 'policy'>> {
+  const parsed = await readPolicy('policy.hcl', Buffer.from(policy));
+  return { policy: policyInput(parsed, repository, new Date(`${today}T12:00:00Z`)) };
+}
+
 /** Scans `files` with `policy` (text) as `policy.hcl`. */
 export async function scanWithPolicy(
   files: FileMap,
@@ -95,49 +96,35 @@ export async function scanWithPolicy(
   today = '2026-06-01',
   options: Omit<ScanOptions, 'policy'> = {},
 ): Promise<Report> {
-  const parsed = await readPolicy('policy.hcl', Buffer.from(policy));
   return scanBytes('repo.tar.gz', await makeTarGz(files), {
     ...options,
-    policy: policyInput(parsed, repository, new Date(`${today}T12:00:00Z`)),
+    ...(await policyOptions(policy, repository, today)),
   });
 }
 
+/** The table of one `policy-*` rule: rows of the one rule harness (`rule-table.ts`) on the scan
+ * pipeline, each scanning a corpus repository with its policy. */
 export function policyRuleTable(ruleId: string, rows: PolicyRow[]): void {
-  const rule = ruleById(ruleId);
-  if (rule === undefined) throw new Error(`no rule "${ruleId}" in RULES`);
-  describeWithCorpus(`rule ${ruleId}`, () => {
-    it.each(rows.map((r) => [r.name, r] as const))('%s', async (_name, row) => {
-      const files = await row.files();
-      const expected = typeof row.expected === 'function' ? row.expected(files) : row.expected;
-      const report = await scanWithPolicy(
-        files,
-        row.policy,
-        row.repository === undefined ? 'acme/eks' : row.repository,
-        row.today,
-        row.options?.() ?? {},
-      );
-      const actual = report.findings
-        .filter((f) => f.ruleId === ruleId)
-        .map((f) => ({
-          module: f.module,
-          file: f.file,
-          line: f.line,
-          message: f.message,
-          fix: f.fix?.replacement ?? null,
-          severity: f.severity,
-          suppressed: f.suppressed?.reason ?? null,
-        }));
-      expect(actual).toEqual(
-        expected.map((e) => ({
-          module: e.module,
-          file: e.file,
-          line: e.line,
-          message: expect.stringContaining(e.message),
-          fix: e.fix ?? null,
-          severity: e.severity ?? rule.defaultSeverity,
-          suppressed: e.suppressed === undefined ? null : expect.stringContaining(e.suppressed),
-        })),
-      );
-    });
-  });
+  ruleTable(
+    ruleId,
+    rows.map((row): LazyRow => ({
+      name: row.name,
+      build: async () => {
+        const files = await row.files();
+        return {
+          files,
+          scan: {
+            ...row.options?.(),
+            ...(await policyOptions(
+              row.policy,
+              row.repository === undefined ? 'acme/eks' : row.repository,
+              row.today ?? '2026-06-01',
+            )),
+          },
+          expected: typeof row.expected === 'function' ? row.expected(files) : row.expected,
+        };
+      },
+    })),
+    { corpus: true },
+  );
 }

@@ -13,12 +13,16 @@
  *   findings also asserts that no other lock rule reports anything.
  *
  * `scenarioTable` is the same table without a rule of its own: each expected finding names its rule.
+ * The `policy-*` rule tables (`policy-table.ts`) are rows of this harness too: real corpus
+ * repositories scanned with a policy in the row's scan options, in a table that needs the corpus.
  */
 import type { RegistryClient } from '../../src/lockfile';
 import type { ScanConfig, Severity } from '../../src/model';
+import type { ScanOptions } from '../../src/scan/types';
 import { compareFindings, ruleById, type Finding } from '../../src/rules';
 import type { FileMap } from './archive';
 import { closeLockParser, lockScan } from './lock-pipeline';
+import { describeWithCorpus } from './external';
 import { scanFiles } from './scan';
 
 export interface ExpectedFinding {
@@ -36,6 +40,8 @@ export interface ExpectedFinding {
   severity?: Severity;
   /** A substring the note must contain; checked only when given. */
   note?: string;
+  /** A substring of the suppression's reason; omitted = the finding must not be suppressed. */
+  suppressed?: string;
 }
 
 export interface Row {
@@ -45,6 +51,9 @@ export interface Row {
   config?: string | Partial<ScanConfig>;
   /** The registry client of the scan (lock pipeline only; default: none). */
   registry?: RegistryClient;
+  /** Further options of the scan (scan pipeline only), e.g. a policy; settings given here as an
+   * object exclude `config` text. */
+  scan?: ScanOptions;
   expected: ExpectedFinding[];
 }
 
@@ -60,6 +69,8 @@ export type RowSpec = Row | LazyRow;
 export interface TableOptions {
   /** Which pipeline runs the rows (see the file header). */
   pipeline?: 'scan' | 'lock';
+  /** The rows read the corpus: without it, the table is skipped with a line saying so. */
+  corpus?: boolean;
 }
 
 /** Joins lines with `\n` (and a final newline) so a test can count line numbers at a glance. */
@@ -96,6 +107,7 @@ async function findingsOfRow(
   if (pipeline === 'lock') {
     if (typeof row.config === 'string')
       throw new Error(`${name}: the lock pipeline takes settings, not .tfguard.hcl`);
+    if (row.scan !== undefined) throw new Error(`${name}: scan options need the scan pipeline`);
     const { findings } = await lockScan(row.files, {
       ...(row.config === undefined ? {} : { config: row.config }),
       ...(row.registry === undefined ? {} : { registry: row.registry }),
@@ -104,7 +116,12 @@ async function findingsOfRow(
   }
   if (row.registry !== undefined) throw new Error(`${name}: a registry client needs the lock pipeline`);
   if (typeof row.config === 'object') throw new Error(`${name}: the scan pipeline reads .tfguard.hcl text`);
-  const report = await scanFiles(row.files, row.config === undefined ? {} : { config: row.config });
+  if (row.config !== undefined && row.scan?.config !== undefined)
+    throw new Error(`${name}: settings come from .tfguard.hcl text or scan options, not both`);
+  const report = await scanFiles(row.files, {
+    ...row.scan,
+    ...(row.config === undefined ? {} : { config: row.config }),
+  });
   return report.findings;
 }
 
@@ -127,6 +144,7 @@ async function checkRow(
     fix: f.fix?.replacement ?? null,
     severity: f.severity,
     note: f.note ?? null,
+    suppressed: f.suppressed?.reason ?? null,
   }));
   const withRules = row.expected.map((e) => {
     const rule = e.rule ?? tableRule;
@@ -150,6 +168,7 @@ async function checkRow(
     fix: e.fix ?? null,
     severity: e.severity ?? severityOf(e.rule),
     note: e.note === undefined ? (actual[i]?.note ?? null) : expect.stringContaining(e.note),
+    suppressed: e.suppressed === undefined ? null : expect.stringContaining(e.suppressed),
   }));
   expect(actual).toEqual(expected);
 }
@@ -161,7 +180,7 @@ function table(title: string, rows: RowSpec[], rule: string | undefined, options
       await closeLockParser();
     });
   }
-  describe(title, () => {
+  (options.corpus === true ? describeWithCorpus : describe)(title, () => {
     it.each(rows.map((r) => [r.name, r] as const))('%s', async (_name, row) => {
       await checkRow(row, rule, pipeline);
     });

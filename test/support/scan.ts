@@ -6,13 +6,16 @@ import type { FileMap } from './archive';
 
 /**
  * Runs the real pipeline on inline files: packs them into a tar.gz, reads it back with the archive
- * reader and scans it. `options.config` may be a `.tfguard.hcl` text (added at the archive root).
+ * reader and scans it. `options.config` may be a `.tfguard.hcl` text (added at the archive root)
+ * or settings given to the scan as an object (as the CLI and the service pass them).
  */
 export async function scanFiles(
   files: FileMap,
-  options: { config?: string } & Omit<ScanOptions, 'config'> = {},
+  options: { config?: string | ScanOptions['config'] } & Omit<ScanOptions, 'config'> = {},
 ): Promise<Report> {
   const { config, ...rest } = options;
+  if (config !== undefined && typeof config !== 'string')
+    return scanBytes('inline.tar.gz', await makeTarGz(files), { ...rest, config });
   const all: FileMap = config === undefined ? { ...files } : { ...files, '.tfguard.hcl': config };
   const bytes = await makeTarGz(all);
   return scanBytes('inline.tar.gz', bytes, rest);
