@@ -1,14 +1,11 @@
 import { shortSource } from '../addrs';
 import {
-  cliName,
   constraintPieces,
-  isStackRoot,
   liveEntries,
-  lockRoots,
+  lockedTrees,
   treeCallsModules,
   treeHasRemoteModules,
   treeHasUnresolvedTerragrunt,
-  treeOf,
 } from './lock-helpers';
 import { inputNoun } from './helpers';
 import type { RuleFinding } from './types';
@@ -54,12 +51,7 @@ export const lockConstraintsDrift: Rule = {
   summary: "A lock entry's recorded constraints must equal the root's normalized combined constraints.",
   check(ctx) {
     const out: RuleFinding[] = [];
-    for (const a of lockRoots(ctx)) {
-      const cli = cliName(a.engine);
-      const tree = treeOf(ctx, a.root);
-      if (a.lock === null || tree === undefined) continue;
-      // Stacks' lock files record no constraints and no init reads them (lock-helpers.ts).
-      if (isStackRoot(ctx, a.root)) continue;
+    for (const { root: a, tree, cli } of lockedTrees(ctx, { withStacks: false })) {
       const partial = treeHasRemoteModules(tree) || treeHasUnresolvedTerragrunt(ctx, tree);
       const install = treeCallsModules(tree) ? `; it needs the modules installed by "${cli} init" first` : '';
       for (const e of liveEntries(a)) {

@@ -141,6 +141,32 @@ export function lockRoots(ctx: RuleContext): RootLockAnalysis[] {
   return ctx.lock?.roots ?? [];
 }
 
+/** A root's lock analysis with its lock file there. */
+export type LockedRoot = RootLockAnalysis & { readonly lock: NonNullable<RootLockAnalysis['lock']> };
+
+/** A root that has a lock file and a loaded module tree: what the rules that hold a lock file
+ * against its root's tree walk, with the CLI their commands name. */
+export interface LockedTree {
+  readonly root: LockedRoot;
+  readonly tree: RootTree;
+  readonly cli: string;
+}
+
+/**
+ * The roots with a lock file and a module tree. `withStacks: false` leaves out Stacks, whose lock
+ * files record no constraints and which no `init` reads (`isStackRoot`).
+ */
+export function lockedTrees(ctx: RuleContext, options: { withStacks?: boolean } = {}): LockedTree[] {
+  const out: LockedTree[] = [];
+  for (const a of lockRoots(ctx)) {
+    const tree = treeOf(ctx, a.root);
+    if (a.lock === null || tree === undefined) continue;
+    if (options.withStacks === false && isStackRoot(ctx, a.root)) continue;
+    out.push({ root: a as LockedRoot, tree, cli: cliName(a.engine) });
+  }
+  return out;
+}
+
 /** Every live lock entry that has a registry answer, with its root and lock file: what the
  * registry-based rules walk. */
 export function registryChecks(

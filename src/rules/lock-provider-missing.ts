@@ -1,6 +1,6 @@
 import { shortSource } from '../addrs';
 import { remoteLabel } from '../modules';
-import { cliName, lockRoots, requiredProviders, treeOf } from './lock-helpers';
+import { lockedTrees, requiredProviders } from './lock-helpers';
 import type { RuleFinding } from './types';
 import type { Rule } from './types';
 
@@ -11,11 +11,8 @@ export const lockProviderMissing: Rule = {
   summary: "Every provider required anywhere in a root's module tree must have an entry in its lock file.",
   check(ctx) {
     const out: RuleFinding[] = [];
-    for (const a of lockRoots(ctx)) {
-      const cli = cliName(a.engine);
-      if (a.lock === null || !a.lock.readable) continue;
-      const tree = treeOf(ctx, a.root);
-      if (tree === undefined) continue;
+    for (const { root: a, tree, cli } of lockedTrees(ctx)) {
+      if (!a.lock.readable) continue;
       const locked = new Set(a.lock.providers.flatMap((e) => (e.source === null ? [] : [e.source])));
       for (const p of requiredProviders(tree)) {
         if (locked.has(p.source)) continue;

@@ -1,16 +1,13 @@
 import { shortSource } from '../addrs';
 import {
-  cliName,
   isLockable,
-  isStackRoot,
   liveEntries,
-  lockRoots,
+  lockedTrees,
   readonlySeverity,
   treeHasParseErrors,
   treeHasRemoteModules,
   treeHasUnknownSources,
   treeHasUnresolvedTerragrunt,
-  treeOf,
 } from './lock-helpers';
 import type { RuleFinding } from './types';
 import type { Rule } from './types';
@@ -29,12 +26,7 @@ export const lockProviderStale: Rule = {
   summary: "A lock file must not keep entries for providers that nothing in the root's module tree requires.",
   check(ctx) {
     const out: RuleFinding[] = [];
-    for (const a of lockRoots(ctx)) {
-      const cli = cliName(a.engine);
-      const tree = treeOf(ctx, a.root);
-      if (a.lock === null || tree === undefined) continue;
-      // Stacks' lock files record no constraints and no init reads them (lock-helpers.ts).
-      if (isStackRoot(ctx, a.root)) continue;
+    for (const { root: a, tree, cli } of lockedTrees(ctx, { withStacks: false })) {
       if (
         treeHasRemoteModules(tree) ||
         treeHasParseErrors(ctx, tree) ||

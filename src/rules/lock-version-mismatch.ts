@@ -1,6 +1,6 @@
 import { satisfies } from '../constraints';
 import { shortSource } from '../addrs';
-import { cliName, liveEntries, lockRoots, treeOf } from './lock-helpers';
+import { liveEntries, lockedTrees } from './lock-helpers';
 import type { RuleFinding } from './types';
 import type { Rule } from './types';
 
@@ -17,10 +17,7 @@ export const lockVersionMismatch: Rule = {
     "A locked provider version must satisfy the root's combined version constraints (and be present in the root's own provider mirror, when it keeps one).",
   check(ctx) {
     const out: RuleFinding[] = [];
-    for (const a of lockRoots(ctx)) {
-      const cli = cliName(a.engine);
-      const tree = treeOf(ctx, a.root);
-      if (a.lock === null || tree === undefined) continue;
+    for (const { root: a, tree, cli } of lockedTrees(ctx)) {
       for (const e of liveEntries(a)) {
         if (e.version === null) continue;
         const p = tree.providers.find((rp) => rp.source === e.source);
