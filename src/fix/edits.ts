@@ -6,7 +6,7 @@
  * Edits replace byte ranges of the file as uploaded (`SourcePos.byte`), so nothing outside them
  * changes: comments, formatting and line endings stay as they were.
  */
-import type { Finding } from '../rules';
+import { sameEdit, type Finding } from '../rules';
 import type { TextEdit } from '../model';
 import type { Placement } from './files';
 
@@ -46,15 +46,6 @@ function overlaps(a: TextEdit, b: TextEdit): boolean {
   const [as, ae, bs, be] = [a.range.start.byte, a.range.end.byte, b.range.start.byte, b.range.end.byte];
   // Two insertions at the same point conflict too: their order would be a guess.
   return as < be && bs < ae ? true : as === bs && (as === ae || bs === be);
-}
-
-function sameEdit(a: TextEdit, b: TextEdit): boolean {
-  return (
-    a.range.file === b.range.file &&
-    a.range.start.byte === b.range.start.byte &&
-    a.range.end.byte === b.range.end.byte &&
-    a.text === b.text
-  );
 }
 
 /**

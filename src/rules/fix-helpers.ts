@@ -432,3 +432,13 @@ export function appendToTuple(
 export function replaceRange(range: SourceRange, text: string): TextEdit {
   return { range, text };
 }
+
+/** Whether two edits are the same edit: one file, one range, one text. */
+export function sameEdit(a: TextEdit, b: TextEdit): boolean {
+  return (
+    a.range.file === b.range.file &&
+    a.range.start.byte === b.range.start.byte &&
+    a.range.end.byte === b.range.end.byte &&
+    a.text === b.text
+  );
+}

@@ -62,6 +62,7 @@ import type { Rule, RuleContext } from './types';
 export type { Finding, Fix, Rule, RuleContext, RuleFinding, Suppression } from './types';
 export { ruleContext, type LoadedForRules } from './context';
 export { readAnnotations, type Annotation, type AnnotatedFile } from './suppress';
+export { sameEdit } from './fix-helpers';
 
 /** The id of the finding that replaces the output of a rule that threw (a bug in tfguard). */
 export const INTERNAL_ERROR_RULE_ID = 'internal-error';

@@ -10,6 +10,7 @@ import {
   kindCaveat,
   requirementEdits,
 } from './helpers';
+import { sameEdit } from './fix-helpers';
 import type { Rule, RuleContext } from './types';
 import type { ModuleInfo } from '../modules';
 import type { TextEdit } from '../model';
@@ -141,13 +142,4 @@ function boundsMovedUp(
         ? ` The fix moves the bound to the root module${roots.length > 1 ? 's' : ''} ${roots.join(', ')}.`
         : '';
   return { edits, roots, blocked, note };
-}
-
-function sameEdit(a: TextEdit, b: TextEdit): boolean {
-  return (
-    a.range.file === b.range.file &&
-    a.range.start.byte === b.range.start.byte &&
-    a.range.end.byte === b.range.end.byte &&
-    a.text === b.text
-  );
 }
