@@ -155,16 +155,17 @@ export class ArchiveBuilder {
   }
 
   /**
-   * `admit` for a path made of plain segments, as a directory listing's names are (no `/`, no NUL,
-   * never `.` or `..`) below an admitted directory: `path` is already normal, so only the length
-   * (`bytes`, its UTF-8 length) and depth (`depth` segments) limits and macOS debris are left to
-   * check. A path over a limit goes through `admit`, which rejects it as it always has.
+   * `admit` for `path`, an admitted directory's path (or none) and `name`, one name as a directory
+   * listing gives them (no `/`, no NUL, never `.` or `..`): `path` is already normal, so only the
+   * length (`bytes`, its UTF-8 length) and depth (`depth` segments) limits and macOS debris (`._*`,
+   * a top-level `__MACOSX`: an admitted directory is never inside it) are left to check. A path
+   * over a limit goes through `admit`, which rejects it as it always has.
    */
-  admitChild(path: string, bytes: number, depth: number, isDirectory: boolean): string | null {
+  admitChild(path: string, name: string, bytes: number, depth: number, isDirectory: boolean): string | null {
     if (bytes > this.limits.maxPathLength || depth > this.limits.maxPathDepth) {
       return this.admit(path, isDirectory);
     }
-    return isMacOsDebris(path) ? null : path;
+    return name.startsWith('._') || (depth === 1 && name === '__MACOSX') ? null : path;
   }
 
   private claim(path: string, shown: string, type: EntryType): boolean {

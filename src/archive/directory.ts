@@ -136,14 +136,15 @@ function listingLine(hash: string, path: string): string {
 /** The identity of a directory tree: SHA-256 of `<sha256>  <path>` lines for regular files (and
  * `symlink:<target>  <path>` for links), in entry order (byte-sorted paths). */
 export function directoryListingSha256(archive: Pick<LoadedArchive, 'entries'>): string {
-  const hash = createHash('sha256');
+  // One update of the whole listing: an update per line cost more than the hashing.
+  let listing = '';
   for (const entry of archive.entries) {
-    if (entry.type === 'file') hash.update(listingLine(entry.sha256 ?? '', entry.path));
+    if (entry.type === 'file') listing += listingLine(entry.sha256 ?? '', entry.path);
     else if (entry.type === 'symlink' || entry.type === 'hardlink') {
-      hash.update(listingLine(`${entry.type}:${entry.linkTarget ?? ''}`, entry.path));
+      listing += listingLine(`${entry.type}:${entry.linkTarget ?? ''}`, entry.path);
     }
   }
-  return hash.digest('hex');
+  return createHash('sha256').update(listing).digest('hex');
 }
 
 /** An absolute path inside the tree (spelled via the real or the given root), as a `/`-separated
@@ -446,6 +447,7 @@ function walk(
       builder.countEntry(shown);
       const path = builder.admitChild(
         relative,
+        name,
         task.bytes + (task.depth === 0 ? 0 : 1) + Buffer.byteLength(name, 'utf8'),
         task.depth + 1,
         typed.isDirectory(),

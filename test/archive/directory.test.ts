@@ -194,6 +194,10 @@ describe('readDirectory', () => {
       'empty.tf': '',
       'empty.bin': '',
       'nothing/here': null,
+      // macOS debris: skipped at any depth (`._*`) and as the top-level `__MACOSX` only.
+      '__MACOSX/._main.tf': 'debris',
+      'sub/__MACOSX/kept.tf': 'kept',
+      'sub/._main.tf': 'debris',
     };
     for (let i = 0; i < 48; i++) {
       const dir = `stack${String(i % 6)}`;
@@ -215,6 +219,10 @@ describe('readDirectory', () => {
     expect(fromDirectory.files.get('big/large.tf')?.length).toBe(400_000);
     expect(fromDirectory.entries.map((e) => e.path)).toContain('caf\uFFFD/main.tf');
     expect(fromDirectory.entries.map((e) => e.path)).toContain('\uFEFFbom.tf');
+    expect(fromDirectory.entries.map((e) => e.path)).toContain('sub/__MACOSX/kept.tf');
+    expect(fromDirectory.entries.some((e) => e.path.includes('._') || e.path.startsWith('__MACOSX'))).toBe(
+      false,
+    );
   });
 
   test('path length counts UTF-8 bytes of the whole path; a control character is escaped', async () => {
