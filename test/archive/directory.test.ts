@@ -204,6 +204,10 @@ describe('readDirectory', () => {
       spec[`${dir}/f${String(i).padStart(2, '0')}.tf`] = `# ${String(i)}\n`.repeat(4000 + 97 * i);
       spec[`${dir}/f${String(i).padStart(2, '0')}.bin`] = `${String(i)}`.repeat(3000 + 31 * i);
     }
+    for (let i = 0; i < 200; i++) {
+      spec[`small/s${String(i).padStart(3, '0')}.tf`] = `# ${String(i)}\n`.repeat(20 + (i % 50) * 7);
+      if (i % 3 === 0) spec[`small/s${String(i).padStart(3, '0')}.bin`] = 'u'.repeat(50 + i);
+    }
     spec['big/large.tf'] = 'resource "x" "y" {}\n'.repeat(20_000);
     spec['big/large.bin'] = 'b'.repeat(300_000);
     const root = tree(path.join(scratch, 'cfg'), spec);
