@@ -211,7 +211,8 @@ function addInstalledModules(
     return null;
   }
   if (!modulesDir.isDirectory()) return null;
-  const modules = childTask(terraform, 'modules', `${terraform.relative}/modules`, '');
+  const relative = `${terraform.relative}/modules`;
+  const modules = childTask(terraform, 'modules', relative, displayName(relative));
   for (const dir of [terraform.relative, modules.relative]) {
     const shown = displayName(dir);
     builder.countEntry(shown);
@@ -219,8 +220,6 @@ function addInstalledModules(
     if (path === null) return null;
     builder.addDirectory(path, shown, dir === terraform.relative ? mode : modulesDir.mode & 0o7777);
   }
-  modules.shown = displayName(modules.relative);
-  modules.plain = modules.shown === modules.relative;
   return modules;
 }
 
