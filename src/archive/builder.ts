@@ -56,6 +56,11 @@ export class FileSink {
     return this.bytes;
   }
 
+  /** Whether the content is kept (the file is to be loaded): the chunks written stay referenced. */
+  get keeps(): boolean {
+    return this.chunks !== null;
+  }
+
   write(chunk: Buffer): void {
     this.bytes += chunk.length;
     const limits = this.builder.limits;
@@ -147,6 +152,20 @@ export class ArchiveBuilder {
     }
     if (isMacOsDebris(path)) return null;
     return path;
+  }
+
+  /**
+   * `admit` for `path`, an admitted directory's path (or none) and `name`, one name as a directory
+   * listing gives them (no `/`, no NUL, never `.` or `..`): `path` is already normal, so only the
+   * length (`bytes`, its UTF-8 length) and depth (`depth` segments) limits and macOS debris (`._*`,
+   * a top-level `__MACOSX`: an admitted directory is never inside it) are left to check. A path
+   * over a limit goes through `admit`, which rejects it as it always has.
+   */
+  admitChild(path: string, name: string, bytes: number, depth: number, isDirectory: boolean): string | null {
+    if (bytes > this.limits.maxPathLength || depth > this.limits.maxPathDepth) {
+      return this.admit(path, isDirectory);
+    }
+    return name.startsWith('._') || (depth === 1 && name === '__MACOSX') ? null : path;
   }
 
   private claim(path: string, shown: string, type: EntryType): boolean {
@@ -458,7 +477,13 @@ export class ArchiveBuilder {
     return [...this.entries.values()].sort((a, b) => compareUtf8(a.path, b.path));
   }
 
-  build(name: string, sha256: string, format: LoadedArchive['format']): LoadedArchive {
+  /** The loaded input. `sha256` is the container's, or computed from the sorted entries (a
+   * directory's listing). */
+  build(
+    name: string,
+    sha256: string | ((entries: ArchiveEntry[]) => string),
+    format: LoadedArchive['format'],
+  ): LoadedArchive {
     if (this.entries.size === 0) {
       throw new InputError(
         'empty-archive',
@@ -466,12 +491,13 @@ export class ArchiveBuilder {
       );
     }
     const entries = this.sortedEntries();
+    const id = typeof sha256 === 'string' ? sha256 : sha256(entries);
     const files = new Map<string, Buffer>();
     for (const entry of entries) {
       const content = this.files.get(entry.path);
       if (content !== undefined) files.set(entry.path, content);
     }
-    return { name, sha256, format, entries, files };
+    return { name, sha256: id, format, entries, files };
   }
 }
 

@@ -5,7 +5,7 @@ import * as nodePath from 'node:path';
 import { InputError } from '../errors';
 import type { LoadedArchive } from './types';
 import { ArchiveBuilder } from './builder';
-import { decodeUtf8Name, displayName, hexEscape } from './paths';
+import { compareUtf8, decodeUtf8Name, displayName, displaysAsIs, hexEscape, MAX_DISPLAY_NAME } from './paths';
 
 const READ_CHUNK = 64 * 1024;
 
@@ -136,14 +136,15 @@ function listingLine(hash: string, path: string): string {
 /** The identity of a directory tree: SHA-256 of `<sha256>  <path>` lines for regular files (and
  * `symlink:<target>  <path>` for links), in entry order (byte-sorted paths). */
 export function directoryListingSha256(archive: Pick<LoadedArchive, 'entries'>): string {
-  const hash = createHash('sha256');
+  // One update of the whole listing: an update per line cost more than the hashing.
+  let listing = '';
   for (const entry of archive.entries) {
-    if (entry.type === 'file') hash.update(listingLine(entry.sha256 ?? '', entry.path));
+    if (entry.type === 'file') listing += listingLine(entry.sha256 ?? '', entry.path);
     else if (entry.type === 'symlink' || entry.type === 'hardlink') {
-      hash.update(listingLine(`${entry.type}:${entry.linkTarget ?? ''}`, entry.path));
+      listing += listingLine(`${entry.type}:${entry.linkTarget ?? ''}`, entry.path);
     }
   }
-  return hash.digest('hex');
+  return createHash('sha256').update(listing).digest('hex');
 }
 
 /** An absolute path inside the tree (spelled via the real or the given root), as a `/`-separated
@@ -159,36 +160,67 @@ function relativeInside(target: string, ...roots: string[]): string | null {
   return null;
 }
 
+/** One directory of the walk. */
+interface DirectoryTask {
+  /** `/`-separated, relative to the root ('' for the root itself): the entry path of the directory. */
+  relative: string;
+  /** Its absolute path (under the real root). */
+  absolute: string;
+  /** `absolute` ending in the separator: what its entries' names are appended to. */
+  prefix: string;
+  /** `displayName(relative)` ('.' for the root). */
+  shown: string;
+  /** Whether `shown` is `relative` itself (no character a message escapes, not shortened). */
+  plain: boolean;
+  /** Path segments of `relative` (0 for the root). */
+  depth: number;
+  /** UTF-8 bytes of `relative`. */
+  bytes: number;
+}
+
+function childTask(parent: DirectoryTask, name: string, relative: string, shown: string): DirectoryTask {
+  const absolute = `${parent.prefix}${name}`;
+  return {
+    relative,
+    absolute,
+    prefix: `${absolute}${nodePath.sep}`,
+    shown,
+    plain: shown === relative,
+    depth: parent.depth + 1,
+    bytes: parent.bytes + (parent.depth === 0 ? 0 : 1) + Buffer.byteLength(name, 'utf8'),
+  };
+}
+
 /**
  * Of a `.terraform` directory, only `modules/`: `terraform init`'s record of the modules it installed
  * (`modules.json`) and the installed copies themselves, read exactly as an archive of the same
  * directory carries them (a directory after `terraform get` resolves its remote modules
  * like a tarball of it). The rest (`providers/`: provider binaries of hundreds of MiB, `terraform.tfstate`
- * of a backend, `environment`) is not configuration and is skipped. Returns the `modules` directory's
- * segments to walk, or null.
+ * of a backend, `environment`) is not configuration and is skipped. Returns the `modules` directory
+ * to walk, or null.
  */
 function addInstalledModules(
   builder: ArchiveBuilder,
-  absolute: string,
-  relative: string,
-  segments: string[],
+  terraform: DirectoryTask,
   mode: number,
-): string[] | null {
+): DirectoryTask | null {
   let modulesDir: Stats;
   try {
-    modulesDir = fsSync.lstatSync(nodePath.join(absolute, 'modules'));
+    modulesDir = fsSync.lstatSync(nodePath.join(terraform.absolute, 'modules'));
   } catch {
     return null;
   }
   if (!modulesDir.isDirectory()) return null;
-  for (const dir of [relative, `${relative}/modules`]) {
+  const relative = `${terraform.relative}/modules`;
+  const modules = childTask(terraform, 'modules', relative, displayName(relative));
+  for (const dir of [terraform.relative, modules.relative]) {
     const shown = displayName(dir);
     builder.countEntry(shown);
     const path = builder.admit(dir, true);
     if (path === null) return null;
-    builder.addDirectory(path, shown, dir === relative ? mode : modulesDir.mode & 0o7777);
+    builder.addDirectory(path, shown, dir === terraform.relative ? mode : modulesDir.mode & 0o7777);
   }
-  return [...segments, 'modules'];
+  return modules;
 }
 
 /**
@@ -231,77 +263,210 @@ function selection(directories: readonly string[] | undefined): (relative: strin
   };
 }
 
+type Typed = TypeOf & Pick<Stats, 'isFile' | 'isDirectory' | 'isSymbolicLink'>;
+
+/** One entry of a listing: its name decoded (string) or, in a listing that needs the strict decoder,
+ * its raw bytes (decoded when the walk reaches it, so errors come in walk order). */
+type Listed = Typed & { name: string | Buffer };
+
+/**
+ * The entries of a directory, in byte order of their names, with their types (d_type). Names come
+ * as strings (decoding them in the listing costs a fraction of a Buffer per name); a name that is
+ * not valid UTF-8 decodes to U+FFFD there, so a listing with U+FFFD in any name is taken again as
+ * raw bytes, for the strict decoder to accept (a real U+FFFD) or reject it.
+ */
+function listDirectory(task: DirectoryTask): Listed[] {
+  const path = task.absolute;
+  const dirents: Listed[] = fsStepSync(task.shown, () => fsSync.readdirSync(path, { withFileTypes: true }));
+  if (dirents.some((d) => (d.name as string).includes('\uFFFD'))) {
+    const raw = fsStepSync(task.shown, () =>
+      fsSync.readdirSync(path, { encoding: 'buffer', withFileTypes: true }),
+    );
+    raw.sort((a, b) => Buffer.compare(a.name, b.name));
+    return raw;
+  }
+  // Already in order from most file systems (libuv sorts its listing): one pass to confirm.
+  return dirents.sort((a, b) => compareUtf8(a.name as string, b.name as string));
+}
+
+/** The decoded name of a listed entry (`invalid-path` for a name that is not UTF-8). */
+function entryName(entry: Listed, task: DirectoryTask): string {
+  if (typeof entry.name === 'string') return entry.name;
+  const escaped = hexEscape(entry.name);
+  return decodeUtf8Name(entry.name, 'file name', task.depth === 0 ? escaped : `${task.relative}/${escaped}`);
+}
+
+const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+/** Slabs that the loaded files' contents are read into (views of them are kept, as the tar reader
+ * keeps views of the decompressed stream): one allocation for many small files instead of one
+ * each. Smaller than glibc's default mmap threshold (128 KiB), so a slab reuses memory that
+ * earlier scans freed: 1 MiB slabs were mapped afresh every time (about 800 page faults a warm
+ * read of cloudposse/terraform-aws-components against 300). */
+const SLAB_BYTES = 32 * 1024;
+/** Files larger than this get a buffer of their own (a slab is never more than a quarter unused). */
+const OWN_BUFFER_BYTES = SLAB_BYTES / 4;
+
+class ReadSpace {
+  private slab: Buffer = Buffer.alloc(0);
+  private used = 0;
+
+  /** Room for `length` bytes: the free part of the current slab, or a new one. */
+  take(length: number): Buffer {
+    if (length > OWN_BUFFER_BYTES) return Buffer.allocUnsafeSlow(length);
+    if (this.slab.length - this.used < length) {
+      this.slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
+      this.used = 0;
+    }
+    return this.slab.subarray(this.used, this.used + length);
+  }
+
+  /** The first `length` bytes of the last `take` stay in use (a loaded file's content); the next
+   * `take` starts after them, 8-byte aligned as Node's own buffer pool is. */
+  keep(room: Buffer, length: number): void {
+    if (room.buffer !== this.slab.buffer) return;
+    this.used = (this.used + length + 7) & ~7;
+  }
+}
+
+/**
+ * Reads one regular file into the builder: open (O_NOFOLLOW | O_NONBLOCK: a file swapped for a
+ * symlink or a FIFO after the directory was listed can neither redirect the read outside the tree
+ * nor block it forever), fstat of what was opened (its type checked, its size declared before a
+ * byte is read, its mode kept), (usually) one read of the whole file plus one byte (to see its
+ * end), close. The content limits are enforced as the bytes arrive (FileSink).
+ */
+function readFile(
+  builder: ArchiveBuilder,
+  space: ReadSpace,
+  path: string,
+  absolute: string,
+  shown: string,
+): void {
+  let fd: number;
+  try {
+    fd = fsSync.openSync(absolute, OPEN_FLAGS);
+  } catch (cause) {
+    throw new InputError('not-found', `cannot open "${shown}": ${(cause as Error).message}`, {
+      entry: shown,
+      cause,
+    });
+  }
+  let closed = false;
+  try {
+    const stats = fsSync.fstatSync(fd);
+    if (!stats.isFile()) {
+      throw new InputError(
+        'unsupported-entry-type',
+        `"${shown}" changed into a ${describeType(stats)} while reading`,
+        { entry: shown },
+      );
+    }
+    const sink = builder.beginFile(path, shown, stats.size, stats.mode & 0o7777);
+    let want = Math.min(stats.size + 1, FIRST_READ_MAX);
+    let room = space.take(want);
+    let first = true;
+    for (;;) {
+      const bytesRead = fsSync.readSync(fd, room, 0, want, null);
+      if (bytesRead === 0) break;
+      sink.write(bytesRead === room.length ? room : room.subarray(0, bytesRead));
+      if (first && sink.keeps) space.keep(room, bytesRead);
+      // A short read of a regular file is its end.
+      if (bytesRead < want) break;
+      first = false;
+      want = READ_CHUNK;
+      room = Buffer.allocUnsafe(want);
+    }
+    closed = true;
+    fsSync.closeSync(fd);
+    sink.finish();
+  } catch (cause) {
+    if (!closed) {
+      try {
+        fsSync.closeSync(fd);
+      } catch {
+        // The first error is the one to report.
+      }
+    }
+    if (cause instanceof InputError) throw cause;
+    const code = (cause as NodeJS.ErrnoException).code ?? 'error';
+    throw new InputError('not-found', `cannot read "${shown}" (${code}): ${(cause as Error).message}`, {
+      entry: shown,
+      cause,
+    });
+  }
+}
+
 function walk(
   realRoot: string,
   givenRoot: string,
   builder: ArchiveBuilder,
   want: (relative: string) => Want,
 ): void {
-  const stack: string[][] = [[]];
+  const space = new ReadSpace();
+  const rootTask: DirectoryTask = {
+    relative: '',
+    absolute: realRoot,
+    prefix: realRoot.endsWith(nodePath.sep) ? realRoot : `${realRoot}${nodePath.sep}`,
+    shown: '.',
+    // Its entries' paths are their names: displayed as they are unless a name needs escaping.
+    plain: true,
+    depth: 0,
+    bytes: 0,
+  };
+  const stack: DirectoryTask[] = [rootTask];
   while (stack.length > 0) {
-    const segments = stack.pop() as string[];
-    const here = want(segments.join('/'));
-    const absoluteDir = nodePath.join(realRoot, ...segments);
-    const dirShown = segments.length === 0 ? '.' : displayName(segments.join('/'));
+    const task = stack.pop() as DirectoryTask;
+    const here = want(task.relative);
     // The entries' types come with the listing (d_type): no lstat per file. A regular file's size
     // and mode come from the fstat of the opened file; directories and links (few) are lstat'ed
     // for their modes, and so is any entry whose type the filesystem does not report.
-    const dirents = fsStepSync(dirShown, () =>
-      fsSync.readdirSync(absoluteDir, { encoding: 'buffer', withFileTypes: true }),
-    );
-    dirents.sort((a, b) => Buffer.compare(a.name, b.name));
-    const subdirectories: string[][] = [];
-    for (const dirent of dirents) {
-      const raw = dirent.name;
-      const relativeRaw = segments.length === 0 ? hexEscape(raw) : `${segments.join('/')}/${hexEscape(raw)}`;
-      const name = decodeUtf8Name(raw, 'file name', relativeRaw);
-      const childSegments = [...segments, name];
-      const relative = childSegments.join('/');
-      const shown = displayName(relative);
-      const absolute = nodePath.join(absoluteDir, name);
-      const known = dirent.isFile() || dirent.isDirectory() || dirent.isSymbolicLink();
-      const typed: TypeOf & Pick<Stats, 'isFile' | 'isDirectory' | 'isSymbolicLink'> = known
-        ? dirent
-        : fsStepSync(shown, () => fsSync.lstatSync(absolute));
+    const listed = listDirectory(task);
+    const subdirectories: DirectoryTask[] = [];
+    for (const entry of listed) {
+      const name = entryName(entry, task);
+      const relative = task.depth === 0 ? name : `${task.relative}/${name}`;
+      // displayName of the path, computed from its parts: the path itself in the common case.
+      const shown =
+        task.plain && relative.length <= MAX_DISPLAY_NAME && displaysAsIs(name)
+          ? relative
+          : displayName(relative);
+      const absolute = task.prefix + name;
+      const known = entry.isFile() || entry.isDirectory() || entry.isSymbolicLink();
+      const typed: Typed = known ? entry : fsStepSync(shown, () => fsSync.lstatSync(absolute));
       const selected = typed.isDirectory()
         ? want(relative) !== 'none'
-        : here === 'all' || (segments.length === 0 && name === '.tfguard.hcl');
+        : here === 'all' || (task.depth === 0 && name === '.tfguard.hcl');
       if (!selected) continue;
       if (SKIPPED_DIRECTORIES.has(name) && (typed.isDirectory() || name === '.git')) {
         if (name === '.terraform' && typed.isDirectory()) {
           const mode = fsStepSync(shown, () => fsSync.lstatSync(absolute)).mode & 0o7777;
-          const modules = addInstalledModules(builder, absolute, relative, childSegments, mode);
+          const modules = addInstalledModules(builder, childTask(task, name, relative, shown), mode);
           if (modules !== null) subdirectories.push(modules);
         }
         continue;
       }
       builder.countEntry(shown);
-      const path = builder.admit(relative, typed.isDirectory());
+      const path = builder.admitChild(
+        relative,
+        name,
+        task.bytes + (task.depth === 0 ? 0 : 1) + Buffer.byteLength(name, 'utf8'),
+        task.depth + 1,
+        typed.isDirectory(),
+      );
       if (path === null) continue;
       if (typed.isFile()) {
-        const { fd, stats } = fsStepSync(shown, () => openRegularFileSync(absolute, shown));
-        let sink;
-        try {
-          sink = builder.beginFile(path, shown, stats.size, stats.mode & 0o7777);
-        } catch (cause) {
-          fsSync.closeSync(fd);
-          throw cause;
-        }
-        const into = sink;
-        fsStepSync(shown, () => readOpenFileSync(fd, stats.size, (chunk) => into.write(chunk)));
-        sink.finish();
+        readFile(builder, space, path, absolute, shown);
         continue;
       }
       const stats = fsStepSync(shown, () => fsSync.lstatSync(absolute));
       const mode = stats.mode & 0o7777;
       if (stats.isDirectory()) {
         builder.addDirectory(path, shown, mode);
-        subdirectories.push(childSegments);
+        subdirectories.push(childTask(task, name, relative, shown));
       } else if (stats.isFile()) {
         // The listing said otherwise (it changed in between): read it as the file it now is.
-        const sink = builder.beginFile(path, shown, stats.size, mode);
-        fsStepSync(shown, () => readRegularFileSync(absolute, (chunk) => sink.write(chunk), shown));
-        sink.finish();
+        readFile(builder, space, path, absolute, shown);
       } else if (stats.isSymbolicLink()) {
         const rawTarget = fsStepSync(shown, () => fsSync.readlinkSync(absolute, { encoding: 'buffer' }));
         let target = decodeUtf8Name(rawTarget, 'symlink target', shown);
@@ -333,7 +498,7 @@ function walk(
       }
     }
     // Depth-first, in name order (the stack pops the last pushed first).
-    for (let i = subdirectories.length - 1; i >= 0; i--) stack.push(subdirectories[i] as string[]);
+    for (let i = subdirectories.length - 1; i >= 0; i--) stack.push(subdirectories[i] as DirectoryTask);
   }
 }
 

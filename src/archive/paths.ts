@@ -20,6 +20,14 @@ export function displayName(name: string): string {
   );
 }
 
+/** Whether `displayName(text)` is `text` itself (no character to escape, not too long to show). */
+export function displaysAsIs(text: string): boolean {
+  return text.length <= MAX_DISPLAY_NAME && !HAS_CONTROL_CHARACTER.test(text);
+}
+
+// eslint-disable-next-line no-control-regex
+const HAS_CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+
 function shorten(text: string): string {
   if (text.length <= MAX_DISPLAY_NAME) return text;
   return `${text.slice(0, MAX_DISPLAY_NAME / 2)}…${text.slice(-MAX_DISPLAY_NAME / 2)}`;
@@ -145,7 +153,7 @@ function truncateForDisplay(text: string): string {
 /** macOS resource-fork debris: `._name` AppleDouble files and the `__MACOSX/` tree. */
 export function isMacOsDebris(path: string): boolean {
   if (path === '__MACOSX' || path.startsWith('__MACOSX/')) return true;
-  return basename(path).startsWith('._');
+  return path.startsWith('._', path.lastIndexOf('/') + 1);
 }
 
 export function basename(path: string): string {

@@ -131,8 +131,7 @@ export async function readDirectory(dir: string, options: ReadOptions = {}): Pro
     builder.setLinkContent(link, content);
   }
   const name = nodePath.basename(nodePath.resolve(dir));
-  const entries = builder.sortedEntries();
-  return builder.build(name, directoryListingSha256({ entries }), 'directory');
+  return builder.build(name, (entries) => directoryListingSha256({ entries }), 'directory');
 }
 
 /** Whether `archive` was read from a directory or an archive file, as messages name it. */

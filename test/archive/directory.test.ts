@@ -178,6 +178,74 @@ describe('readDirectory', () => {
     );
   });
 
+  test('reads what GNU tar packs of the same tree: names, sizes, hashes, modes, contents', async () => {
+    // Names that take the listing's slower paths (U+FFFD, a BOM, a control character, multibyte),
+    // names whose order differs from their paths' ('a-b' / 'a/b'), empty files, and enough
+    // loaded and unloaded content (unloaded files interleaved) to fill several read slabs, with
+    // files larger than a slab's share.
+    const spec: Record<string, string | null> = {
+      'a/b/main.tf': 'ab',
+      'a-b/main.tf': 'a-b',
+      'a.b.tf': 'a.b',
+      'caf\uFFFD/main.tf': 'replacement character',
+      '\uFEFFbom.tf': 'bom',
+      'ctl\u0001name.tf': 'control character',
+      'd\u00e9j\u00e0/\u00fc.tf': 'multibyte',
+      'empty.tf': '',
+      'empty.bin': '',
+      'nothing/here': null,
+      // macOS debris: skipped at any depth (`._*`) and as the top-level `__MACOSX` only.
+      '__MACOSX/._main.tf': 'debris',
+      'sub/__MACOSX/kept.tf': 'kept',
+      'sub/._main.tf': 'debris',
+    };
+    for (let i = 0; i < 48; i++) {
+      const dir = `stack${String(i % 6)}`;
+      spec[`${dir}/f${String(i).padStart(2, '0')}.tf`] = `# ${String(i)}\n`.repeat(4000 + 97 * i);
+      spec[`${dir}/f${String(i).padStart(2, '0')}.bin`] = `${String(i)}`.repeat(3000 + 31 * i);
+    }
+    for (let i = 0; i < 200; i++) {
+      spec[`small/s${String(i).padStart(3, '0')}.tf`] = `# ${String(i)}\n`.repeat(20 + (i % 50) * 7);
+      if (i % 3 === 0) spec[`small/s${String(i).padStart(3, '0')}.bin`] = 'u'.repeat(50 + i);
+    }
+    spec['big/large.tf'] = 'resource "x" "y" {}\n'.repeat(20_000);
+    spec['big/large.bin'] = 'b'.repeat(300_000);
+    const root = tree(path.join(scratch, 'cfg'), spec);
+    const file = path.join(scratch, 'cfg.tar.gz');
+    execFileSync('tar', ['-C', root, '-czf', file, '.']);
+    const fromDirectory = await readDirectory(root);
+    // Repetitive content compresses far beyond the archive ratio limit, which is not under test.
+    const fromTar = await readInput(file, { limits: { maxCompressionRatio: 1e9 } });
+    expect(fromDirectory.entries).toEqual(fromTar.entries);
+    expect([...fromDirectory.files.keys()]).toEqual([...fromTar.files.keys()]);
+    for (const [name, content] of fromTar.files)
+      expect(fromDirectory.files.get(name)?.equals(content)).toBe(true);
+    expect(fromDirectory.files.get('big/large.tf')?.length).toBe(400_000);
+    expect(fromDirectory.entries.map((e) => e.path)).toContain('caf\uFFFD/main.tf');
+    expect(fromDirectory.entries.map((e) => e.path)).toContain('\uFEFFbom.tf');
+    expect(fromDirectory.entries.map((e) => e.path)).toContain('sub/__MACOSX/kept.tf');
+    expect(fromDirectory.entries.some((e) => e.path.includes('._') || e.path.startsWith('__MACOSX'))).toBe(
+      false,
+    );
+  });
+
+  test('path length counts UTF-8 bytes of the whole path; a control character is escaped', async () => {
+    // 'ééé/a.tf': 6 + 1 + 4 = 11 bytes in 8 characters.
+    const root = tree(path.join(scratch, 'cfg'), { '\u00e9\u00e9\u00e9/a.tf': 'x' });
+    await expectInputError(
+      readDirectory(root, { limits: { maxPathLength: 10 } }),
+      'path-too-long',
+      '\u00e9\u00e9\u00e9/a.tf',
+    );
+    expect((await readDirectory(root, { limits: { maxPathLength: 11 } })).entries).toHaveLength(2);
+    const ctl = tree(path.join(scratch, 'ctl'), { 'a\u0001/b.tf': 'bb', 'a\u0001/c.tf': 'ccc' });
+    await expectInputError(
+      readDirectory(ctl, { limits: { maxEntries: 2 } }),
+      'too-many-entries',
+      'a\\x01/c.tf',
+    );
+  });
+
   test('an empty directory is rejected as empty', async () => {
     const root = tree(path.join(scratch, 'cfg'), { '.git/HEAD': 'x' });
     await expectInputError(readDirectory(root), 'empty-archive');
