@@ -78,8 +78,8 @@ export interface CodeCacheRun {
   readonly exports: unknown;
 }
 
-/** The cache file of a bundle's source, for this Node, architecture and process flags. */
-export function codeCacheFile(dir: string, source: string, keyExtra = ''): string {
+/** The cache file of a bundle's bytes, for this Node, architecture and process flags. */
+export function codeCacheFile(dir: string, source: Buffer, keyExtra = ''): string {
   const key = createHash('sha256')
     .update(source)
     .update(['', process.version, process.arch, ...process.execArgv, keyExtra].join('\0'))
@@ -151,8 +151,10 @@ function removeStale(dir: string, keep: string): void {
  * of `options.dir` when there is one.
  */
 export function runWithCodeCache(bundle: string, options: CodeCacheOptions): CodeCacheRun {
-  const source = readFileSync(bundle, 'utf8');
-  const file = options.dir === undefined ? undefined : codeCacheFile(options.dir, source, options.keyExtra);
+  // Hashed as bytes (hashing the decoded text would encode it again).
+  const bytes = readFileSync(bundle);
+  const file = options.dir === undefined ? undefined : codeCacheFile(options.dir, bytes, options.keyExtra);
+  const source = bytes.toString('utf8');
   const stored = file === undefined ? 'missing' : readCodeCache(file);
   const script = new Script(Module.wrap(source), {
     filename: bundle,

@@ -62,10 +62,10 @@ test('a first run compiles without a cache and writes one; the next run uses it,
 
 test('the cache file is named by the bundle text, the Node version and flags, and a key', async () => {
   const b = await bundle();
-  const text = await readFile(b.file, 'utf8');
+  const text = await readFile(b.file);
   const a = codeCacheFile(work, text);
   expect(codeCacheFile(work, text)).toBe(a);
-  expect(codeCacheFile(work, text + ' ')).not.toBe(a);
+  expect(codeCacheFile(work, Buffer.concat([text, Buffer.from(' ')]))).not.toBe(a);
   expect(codeCacheFile(work, text, 'another node')).not.toBe(a);
   expect(a.startsWith(work)).toBe(true);
 });
@@ -78,8 +78,7 @@ test('a cache V8 rejects (another bundle of the same name) is ignored and rewrit
   // Another bundle given the first one's cache under its own name: the checksum holds (it is a
   // well-formed file), V8 refuses it (not its source).
   const two = await bundle();
-  const text = await readFile(two.file, 'utf8');
-  await writeFile(codeCacheFile(dir, text), await readFile(r1.file!));
+  await writeFile(codeCacheFile(dir, await readFile(two.file)), await readFile(r1.file!));
   const r2 = runWithCodeCache(two.file, { dir, scans: true });
   expect(r2.state).toBe('rejected');
   expect(r2.exports).toMatchObject({ sum: 4950 * serial, file: two.file });
