@@ -8,7 +8,7 @@
 import { mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { codeCacheFile, readCodeCache, runWithCodeCache } from '../../src/cli/code-cache';
+import { codeCacheFile, readCodeCache, runWithCodeCache, writeCodeCache } from '../../src/cli/code-cache';
 
 let work: string;
 let serial = 0;
@@ -117,6 +117,22 @@ test('a cache directory that cannot be made: the bundle runs, nothing is written
   expect(run.exports).toMatchObject({ sum: 4950 * serial });
   expect(run.save?.()).toBe(false);
   expect(await readdir(work)).toEqual(expect.not.arrayContaining([expect.stringMatching(/tmp$/)]));
+  // Nothing is serialised for a directory that cannot be written.
+  const data = jest.fn(() => Buffer.from('code'));
+  expect(writeCodeCache(join(blocker, 'v8', 'x.v8cache'), data, true)).toBe(false);
+  expect(data).not.toHaveBeenCalled();
+  // A failure while serialising leaves no temporary file behind.
+  const dir = join(work, 'ok');
+  expect(
+    writeCodeCache(
+      join(dir, 'x.v8cache'),
+      () => {
+        throw new Error('no');
+      },
+      true,
+    ),
+  ).toBe(false);
+  expect(await readdir(dir)).toEqual([]);
 });
 
 test('no cache directory: the bundle runs as require() would run it, and nothing is kept', async () => {
