@@ -161,25 +161,26 @@ function removeStale(dir: string, keep: string): void {
 /**
  * Loads and runs the CommonJS file `bundle` as `require(bundle)` would (its own `module`,
  * `exports`, a `require` relative to it, `__filename`, `__dirname`), compiled with the code cache
- * of `options.dir` when there is one.
+ * of `options.dir`; without a directory, with `require` itself.
  */
 export function runWithCodeCache(bundle: string, options: CodeCacheOptions): CodeCacheRun {
+  // Without a cache directory: Node's own loader, exactly as `require` runs it.
+  if (options.dir === undefined) {
+    const exports: unknown = Module.createRequire(bundle)(bundle);
+    return { state: 'off', file: undefined, save: undefined, exports };
+  }
   // Hashed as bytes (hashing the decoded text would encode it again).
   const bytes = readFileSync(bundle);
-  const file = options.dir === undefined ? undefined : codeCacheFile(options.dir, bytes, options.keyExtra);
+  const file = codeCacheFile(options.dir, bytes, options.keyExtra);
   const source = bytes.toString('utf8');
-  const stored = file === undefined ? 'missing' : readCodeCache(file);
+  const stored = readCodeCache(file);
   const script = new Script(Module.wrap(source), {
     filename: bundle,
     cachedData: typeof stored === 'object' ? stored.data : undefined,
   });
-  let state: CodeCacheState;
-  if (file === undefined) state = 'off';
-  else if (typeof stored !== 'object') state = stored;
-  else state = script.cachedDataRejected === true ? 'rejected' : 'accepted';
-  const writes =
-    file !== undefined &&
-    (state !== 'accepted' || (options.scans && typeof stored === 'object' && !stored.byScan));
+  const state: CodeCacheState =
+    typeof stored !== 'object' ? stored : script.cachedDataRejected === true ? 'rejected' : 'accepted';
+  const writes = state !== 'accepted' || (options.scans && typeof stored === 'object' && !stored.byScan);
   const save = !writes
     ? undefined
     : (): boolean => {
