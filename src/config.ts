@@ -8,6 +8,7 @@ import { DEFAULT_MAX_PACKAGE_BYTES } from './lockfile/release-hashes';
 import type { ArchiveLimits } from './model';
 import { DEFAULT_MUTABLE_TTL_MS, DEFAULT_REMOTE_BUDGET } from './modules/remote/budget';
 import type { HclParserSettings } from './scan/types';
+import { cacheDirectoryFrom } from './util/cache-dir';
 import type { SettingSpec, SettingType } from './util/settings';
 import { defaultText, positive, readEnvSetting, SettingValueError, textType } from './util/settings';
 
@@ -65,6 +66,13 @@ const absoluteUrl = textType<string>('an absolute http(s) URL', (value, variable
     throw new SettingValueError(`${variable} must be an absolute http(s) URL, got ${JSON.stringify(value)}`);
   }
   return value.trim().replace(/\/+$/, '');
+});
+
+const onOff = textType<'on' | 'off'>('"on" or "off"', (value, variable) => {
+  const v = value.trim().toLowerCase();
+  if (v !== 'on' && v !== 'off')
+    throw new SettingValueError(`${variable} must be "on" or "off", got ${JSON.stringify(value)}`);
+  return v;
 });
 
 /** The environment variable of each archive limit (`src/archive/limits.ts`). */
@@ -146,12 +154,19 @@ export const OPERATOR_SETTINGS: readonly SettingSpec[] = [
     'TFGUARD_CACHE_DIR',
     directory,
     undefined,
-    "the CLI's cache: remote module answers, and what `fix --registry` learnt from the registry",
+    "the CLI's cache: remote module answers, what `fix --registry` learnt from the registry, and the V8 code cache of the CLI (`v8/`)",
     {
       flag: '--cache-dir DIR',
       defaultText: '`$XDG_CACHE_HOME/tfguard` or `~/.cache/tfguard`',
       readBy: 'cli',
     },
+  ),
+  operator(
+    'TFGUARD_CODE_CACHE',
+    onOff,
+    'on',
+    "`off`: the CLI keeps no V8 code cache of its bundle in the cache directory's `v8/` ([performance](docs/performance.md#a-cold-cli-run-against-its-floor-issue-24))",
+    { readBy: 'cli' },
   ),
   operator(
     'TFGUARD_MAX_PACKAGE_BYTES',
@@ -216,6 +231,14 @@ export function scanTimeoutMs(): number | undefined {
  */
 export function cacheDir(): string | undefined {
   return operatorValue<string>('TFGUARD_CACHE_DIR');
+}
+
+/**
+ * `TFGUARD_CODE_CACHE`: `off` runs the CLI bundle without its V8 code cache. The launcher
+ * (src/cli/launch.ts) reads it before this module is loaded; this reader rejects an unusable value.
+ */
+export function codeCache(): 'on' | 'off' {
+  return operatorValue<'on' | 'off'>('TFGUARD_CODE_CACHE') ?? 'on';
 }
 
 /** `TFGUARD_MAX_PACKAGE_BYTES`: the largest provider package `tfguard fix` downloads to hash it. */
@@ -308,14 +331,7 @@ export function docsUrl(): string | undefined {
  * `$XDG_CACHE_HOME/tfguard`, else `~/.cache/tfguard`; undefined when none can be derived.
  */
 export function cacheDirectory(): string | undefined {
-  const own = cacheDir();
-  if (own !== undefined) return own;
-  const env = process.env;
-  const xdg = env.XDG_CACHE_HOME?.trim();
-  if (xdg !== undefined && xdg !== '') return `${xdg.replace(/\/+$/, '')}/tfguard`;
-  const home = env.HOME?.trim();
-  if (home !== undefined && home !== '') return `${home.replace(/\/+$/, '')}/.cache/tfguard`;
-  return undefined;
+  return cacheDirectoryFrom(cacheDir(), process.env.XDG_CACHE_HOME, process.env.HOME);
 }
 
 /**

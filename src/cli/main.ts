@@ -12,6 +12,7 @@ import {
   archiveLimits,
   cacheDir,
   cacheDirectory,
+  codeCache,
   colorMode,
   docsUrl,
   EnvironmentError,
@@ -331,6 +332,8 @@ function operatorScanOptions(
 ): Pick<ScanOptions, 'parser' | 'limits' | 'timeoutMs' | 'registryTokens'> {
   const timeoutMs = timeout === undefined ? undefined : parseTimeout(timeout);
   try {
+    // Read by the launcher (src/cli/launch.ts) before this module loaded; checked here.
+    codeCache();
     return {
       parser: parserSettings(),
       limits: archiveLimits(),

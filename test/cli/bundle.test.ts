@@ -36,7 +36,7 @@ test('the committed dist-cli/ is up to date with the sources (else: npm run buil
   const built = await listFiles(out);
   expect(await listFiles(CLI_DIR)).toEqual(built);
   expect(built).toEqual(
-    expect.arrayContaining(['tfguard.cjs', 'hcl2json/lib/index.js', 'hcl2json/main.wasm.gz']),
+    expect.arrayContaining(['tfguard.cjs', 'main.cjs', 'hcl2json/lib/index.js', 'hcl2json/main.wasm.gz']),
   );
   const stale: string[] = [];
   for (const file of built) {
@@ -57,7 +57,7 @@ test('an install runs nothing and fetches nothing: no runtime dependency, no ins
 });
 
 test('the bundle loads openpgp.js from openpgp.cjs beside it, only to check signatures', async () => {
-  const bundle = await readFile(join(out, 'tfguard.cjs'), 'utf8');
+  const bundle = await readFile(join(out, 'main.cjs'), 'utf8');
   expect(bundle).toContain('require("./openpgp.cjs")');
   // openpgp's own code is not in tfguard.cjs (a scan never compiles it).
   expect(bundle).not.toContain('readSignature: must pass options object');
@@ -92,5 +92,61 @@ test('the bundle loads openpgp.js from openpgp.cjs beside it, only to check sign
   const report = JSON.parse(stdout) as Report;
   expect(report.findings.filter((f) => f.ruleId === 'lock-signature-invalid').map((f) => f.message)).toEqual([
     expect.stringContaining('unknown issuer'),
+  ]);
+}, 60_000);
+
+test('tfguard.cjs runs main.cjs with a V8 code cache in the cache directory, written by a scan', async () => {
+  const cache = join(out, 'xdg');
+  const v8 = join(cache, 'tfguard', 'v8');
+  const dir = join(out, 'cached');
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, 'main.tf'), cloudTf);
+  const env = { ...process.env, TFGUARD_CACHE_DIR: '', XDG_CACHE_HOME: cache };
+  const cli = (args: string[], extra: Record<string, string> = {}) =>
+    promisify(execFile)(process.execPath, [join(out, 'tfguard.cjs'), ...args], {
+      env: { ...env, ...extra },
+    }).then(
+      (r) => ({ code: 0, ...r }),
+      (e: { code: number; stdout: string; stderr: string }) => ({
+        code: e.code,
+        stdout: e.stdout,
+        stderr: e.stderr,
+      }),
+    );
+  const files = async () => (await readdir(v8).catch(() => [] as string[])).sort();
+  const scan = ['scan', dir, '--format', 'json', '--fail-on', 'never'];
+
+  // Off: nothing written; the reference output.
+  const plain = await cli(scan, { TFGUARD_CODE_CACHE: 'off' });
+  expect(plain.code).toBe(0);
+  expect(await files()).toEqual([]);
+
+  // `--version` writes a cache (the byte after the format line: 0, not written by a scan) ...
+  expect((await cli(['--version'])).stdout).toBe(`${pkg.version}\n`);
+  const [name] = await files();
+  expect(name).toMatch(/^[0-9a-f]{40}\.v8cache$/);
+  const header = (b: Buffer) => b[b.indexOf(10) + 1];
+  expect(header(await readFile(join(v8, name!)))).toBe(0);
+  // ... which the first scan replaces (1: written by a scan), and later runs only read.
+  const first = await cli(scan);
+  expect(first.stdout).toBe(plain.stdout);
+  const written = await readFile(join(v8, name!));
+  expect(header(written)).toBe(1);
+  expect(written.length).toBeGreaterThan(100_000);
+  const again = await cli(scan);
+  expect(again.stdout).toBe(plain.stdout);
+  expect((await readFile(join(v8, name!))).equals(written)).toBe(true);
+  expect(await files()).toEqual([name]);
+
+  // A damaged cache: the same report, and a good cache again.
+  await writeFile(join(v8, name!), written.subarray(0, written.length - 7));
+  expect((await cli(scan)).stdout).toBe(plain.stdout);
+  expect(header(await readFile(join(v8, name!)))).toBe(1);
+
+  // An unusable setting is a usage error naming it (the launcher ran the CLI, which checked it).
+  const bad = await cli(scan, { TFGUARD_CODE_CACHE: 'sometimes' });
+  expect([bad.code, bad.stderr]).toEqual([
+    2,
+    expect.stringContaining('TFGUARD_CODE_CACHE must be "on" or "off"'),
   ]);
 }, 60_000);

@@ -136,6 +136,7 @@ test('the package is publishable and holds the CLI, its licence, its docs and th
       'LICENSE',
       'bin/tfguard.js',
       'dist-cli/tfguard.cjs',
+      'dist-cli/main.cjs',
       'dist-cli/openpgp.cjs',
       'dist-cli/hcl2json/lib/index.js',
       'dist-cli/hcl2json/main.wasm.gz',
