@@ -1,7 +1,7 @@
 import { providerPolicy } from '../policy';
 import { describeProvider } from './helpers';
 import { shortSource } from '../addrs';
-import { judgedProviders, lockOnlyEntries, policyAt, providerWhere } from './policy-helpers';
+import { isJudged, lockOnlyEntries, policyAt, providerWhere } from './policy-helpers';
 import type { Rule, RuleFinding } from './types';
 
 /**
@@ -18,9 +18,10 @@ export const policyProviderDenied: Rule = {
     if (input === undefined || !input.policy.providers.some((p) => p.deny)) return [];
     const out: RuleFinding[] = [];
     for (const m of ctx.modules) {
-      for (const p of judgedProviders(m)) {
+      for (const p of m.providers) {
+        // The policy's answer first (remembered per source): most providers are not denied.
         const rule = providerPolicy(input.policy, p.source);
-        if (rule === undefined || !rule.deny) continue;
+        if (rule === undefined || !rule.deny || !isJudged(p)) continue;
         out.push({
           module: m.path,
           ...providerWhere(m, p),
