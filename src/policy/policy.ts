@@ -360,16 +360,38 @@ function freezePolicy(policy: Policy): Policy {
  * What the policy rules ask of a policy, answered once per policy object and question: the CLI,
  * the bench and a warm Lambda parse the policy once and scan with it many times, and a repository
  * asks the same few questions (a handful of provider sources, module sources and constraint
- * strings) hundreds of times. Keyed by the policy object, so a re-read policy starts afresh; each
- * map is emptied when it grows past `MAX_ANSWERS` (a policy may live for a whole fleet audit).
+ * strings) hundreds of times. One per policy object (`policyAnswers`), so a re-read policy starts
+ * afresh; each map is emptied when it grows past `MAX_ANSWERS` (a policy may live for a whole
+ * fleet audit). A rule takes it once and asks it for every module, call and lock entry.
  */
-interface PolicyAnswers {
-  /** `providerPolicy`, by provider source (null: no block). */
-  providers: Map<string, PolicyProvider | null>;
-  /** `registryAllowed`, by provider source. */
-  registries: Map<string, boolean>;
-  /** `moduleSourceAllowed`, by module source. */
-  modules: Map<string, boolean>;
+export class PolicyAnswers {
+  private readonly providers = new Map<string, PolicyProvider | null>();
+  private readonly registries = new Map<string, boolean>();
+  private readonly modules = new Map<string, boolean>();
+
+  constructor(readonly policy: Policy) {}
+
+  /** `providerPolicy`. */
+  provider(source: string): PolicyProvider | undefined {
+    let rule = this.providers.get(source);
+    if (rule === undefined) rule = remember(this.providers, source, blockFor(this.policy, source) ?? null);
+    return rule ?? undefined;
+  }
+
+  /** Whether a provider source's host is one `allowed_registries` allows (true when it lists none). */
+  registryAllowed(source: string): boolean {
+    const allowed = this.policy.allowedRegistries;
+    if (allowed === null) return true;
+    const answer = this.registries.get(source);
+    return answer ?? remember(this.registries, source, allowed.includes(providerHost(source)));
+  }
+
+  /** `moduleSourceAllowed`. */
+  moduleSourceAllowed(source: string): boolean {
+    if (this.policy.moduleSources === null) return true;
+    const answer = this.modules.get(source);
+    return answer ?? remember(this.modules, source, sourceAllowed(this.policy.moduleSources, source));
+  }
 }
 
 /** What the `policy-provider-version` rule asks of one provider block's `versions` range. */
@@ -386,10 +408,11 @@ const MAX_ANSWERS = 4096;
 const answerSets = new WeakMap<Policy, PolicyAnswers>();
 const rangeAnswerSets = new WeakMap<PolicyProvider, RangeAnswers>();
 
-function answers(policy: Policy): PolicyAnswers {
+/** The remembered answers about `policy` (see `PolicyAnswers`). */
+export function policyAnswers(policy: Policy): PolicyAnswers {
   let a = answerSets.get(policy);
   if (a === undefined) {
-    a = { providers: new Map(), registries: new Map(), modules: new Map() };
+    a = new PolicyAnswers(policy);
     answerSets.set(policy, a);
   }
   return a;
@@ -405,7 +428,7 @@ export function rangeAnswers(block: PolicyProvider): RangeAnswers {
   return a;
 }
 
-/** Records an answer (a map of `answers` or `rangeAnswers`), emptying the map when it is full. */
+/** Records an answer (in a map of `rangeAnswers`), emptying the map when it is full. */
 export function remember<T>(map: Map<string, T>, key: string, value: T): T {
   if (map.size >= MAX_ANSWERS) map.clear();
   map.set(key, value);
@@ -426,22 +449,17 @@ export function providerMatches(pattern: ProviderPattern, source: string): boole
 
 /** The policy's block for a provider source: a block with a host wins over one without. */
 export function providerPolicy(policy: Policy, source: string): PolicyProvider | undefined {
-  const known = answers(policy).providers;
-  let rule = known.get(source);
-  if (rule === undefined) {
-    const matching = policy.providers.filter((p) => providerMatches(p.pattern, source));
-    rule = remember(known, source, matching.find((p) => p.pattern.host !== null) ?? matching[0] ?? null);
-  }
-  return rule ?? undefined;
+  return policyAnswers(policy).provider(source);
+}
+
+function blockFor(policy: Policy, source: string): PolicyProvider | undefined {
+  const matching = policy.providers.filter((p) => providerMatches(p.pattern, source));
+  return matching.find((p) => p.pattern.host !== null) ?? matching[0];
 }
 
 /** Whether a provider source's host is one `allowed_registries` allows (true when it lists none). */
 export function registryAllowed(policy: Policy, source: string): boolean {
-  const allowed = policy.allowedRegistries;
-  if (allowed === null) return true;
-  const known = answers(policy).registries;
-  const answer = known.get(source);
-  return answer ?? remember(known, source, allowed.includes(providerHost(source)));
+  return policyAnswers(policy).registryAllowed(source);
 }
 
 /** The host of a provider source, lower case. */
@@ -472,20 +490,15 @@ export function globMatches(glob: string, text: string): boolean {
  * `acme/vpc/aws`), must match one of `module_sources`. Null `module_sources`: everything is.
  */
 export function moduleSourceAllowed(policy: Policy, source: string): boolean {
-  const globs = policy.moduleSources;
-  if (globs === null) return true;
-  const known = answers(policy).modules;
-  const answer = known.get(source);
-  if (answer !== undefined) return answer;
-  if (isLocalModuleSource(source)) return remember(known, source, true);
+  return policyAnswers(policy).moduleSourceAllowed(source);
+}
+
+function sourceAllowed(globs: readonly string[], source: string): boolean {
+  if (isLocalModuleSource(source)) return true;
   const forms = [source];
   const host = PUBLIC_REGISTRY_PREFIX.exec(source);
   if (host !== null) forms.push(host[2] as string);
-  return remember(
-    known,
-    source,
-    globs.some((g) => forms.some((f) => globMatches(g, f))),
-  );
+  return globs.some((g) => forms.some((f) => globMatches(g, f)));
 }
 
 const PUBLIC_REGISTRY_PREFIX = /^(registry\.terraform\.io|registry\.opentofu\.org)\/(.*)$/i;

@@ -1,6 +1,6 @@
 import { shortSource } from '../addrs';
 import { parseConstraints, satisfies } from '../constraints';
-import { admitsOutside, intersectConstraints, providerPolicy, rangeAnswers, remember } from '../policy';
+import { admitsOutside, intersectConstraints, policyAnswers, rangeAnswers, remember } from '../policy';
 import {
   at,
   checkableConstraint,
@@ -19,11 +19,12 @@ function lockedOutside(ctx: RuleContext): RuleFinding[] {
   const input = ctx.policy;
   if (input === undefined) return [];
   const out: RuleFinding[] = [];
+  const policy = policyAnswers(input.policy);
   for (const a of lockRoots(ctx)) {
     if (a.lock === null) continue;
     for (const e of liveEntries(a)) {
       if (e.version === null || e.source === null) continue;
-      const rule = providerPolicy(input.policy, e.source);
+      const rule = policy.provider(e.source);
       if (rule?.versions == null) continue;
       // The same provider version is locked by many roots of a monorepo, and scanned again and
       // again with the same policy: each is judged once per policy block.
@@ -64,11 +65,12 @@ function admitsOutsideRange(ctx: RuleContext): RuleFinding[] {
   const input = ctx.policy;
   if (input === undefined) return [];
   const out: RuleFinding[] = [];
+  const policy = policyAnswers(input.policy);
   for (const tree of deployableTrees(ctx)) {
     const m = ctx.moduleByPath.get(tree.root);
     if (m === undefined) continue;
     for (const rp of tree.providers) {
-      const rule = providerPolicy(input.policy, rp.source);
+      const rule = policy.provider(rp.source);
       if (rule?.versions == null || rp.constraints === null) continue;
       if ((rp.unknownContributions?.length ?? 0) > 0) continue;
       // Most roots of a repository share a few constraint strings, scanned again and again with

@@ -1,4 +1,4 @@
-import { providerHost, registryAllowed } from '../policy';
+import { policyAnswers, providerHost } from '../policy';
 import { describeProvider } from './helpers';
 import { isJudged, lockOnlyEntries, providerWhere } from './policy-helpers';
 import type { Rule, RuleFinding } from './types';
@@ -17,10 +17,11 @@ export const policyRegistryDenied: Rule = {
     const allowed = input?.policy.allowedRegistries;
     if (input === undefined || allowed === null || allowed === undefined) return [];
     const out: RuleFinding[] = [];
+    const answers = policyAnswers(input.policy);
     for (const m of ctx.modules) {
       for (const p of m.providers) {
         // The policy's answer first (remembered per source): most hosts are allowed.
-        if (registryAllowed(input.policy, p.source) || !isJudged(p)) continue;
+        if (answers.registryAllowed(p.source) || !isJudged(p)) continue;
         const host = providerHost(p.source);
         out.push({
           module: m.path,
@@ -34,7 +35,7 @@ export const policyRegistryDenied: Rule = {
       }
     }
     for (const { root, lockFile, entry } of lockOnlyEntries(ctx)) {
-      if (registryAllowed(input.policy, entry.source as string)) continue;
+      if (answers.registryAllowed(entry.source as string)) continue;
       const host = providerHost(entry.source as string);
       out.push({
         module: root,
