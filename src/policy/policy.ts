@@ -331,7 +331,108 @@ export function parsePolicy(file: string, result: ParseResult, knownRules: Reado
       );
     }
   }
-  return policy;
+  return freezePolicy(policy);
+}
+
+/**
+ * A parsed policy is read-only: the answers below are remembered per policy object (`answers`), so
+ * a policy that changed after they were given would get stale ones. Frozen, it cannot.
+ */
+function freezePolicy(policy: Policy): Policy {
+  for (const p of policy.providers) {
+    Object.freeze(p.pattern);
+    if (p.versions !== null) Object.freeze(Object.freeze(p.versions).constraints);
+    Object.freeze(p);
+  }
+  for (const e of policy.exceptions) {
+    if (e.provider !== null) Object.freeze(e.provider);
+    Object.freeze(e);
+  }
+  Object.freeze(policy.providers);
+  Object.freeze(policy.exceptions);
+  if (policy.allowedRegistries !== null) Object.freeze(policy.allowedRegistries);
+  if (policy.moduleSources !== null) Object.freeze(policy.moduleSources);
+  Object.freeze(policy.requiredPlatforms);
+  return Object.freeze(policy);
+}
+
+/**
+ * What the policy rules ask of a policy, answered once per policy object and question: the CLI,
+ * the bench and a warm Lambda parse the policy once and scan with it many times, and a repository
+ * asks the same few questions (a handful of provider sources, module sources and constraint
+ * strings) hundreds of times. One per policy object (`policyAnswers`), so a re-read policy starts
+ * afresh; each map is emptied when it grows past `MAX_ANSWERS` (a policy may live for a whole
+ * fleet audit). A rule takes it once and asks it for every module, call and lock entry.
+ */
+export class PolicyAnswers {
+  private readonly providers = new Map<string, PolicyProvider | null>();
+  private readonly registries = new Map<string, boolean>();
+  private readonly modules = new Map<string, boolean>();
+
+  constructor(readonly policy: Policy) {}
+
+  /** `providerPolicy`. */
+  provider(source: string): PolicyProvider | undefined {
+    let rule = this.providers.get(source);
+    if (rule === undefined) rule = remember(this.providers, source, blockFor(this.policy, source) ?? null);
+    return rule ?? undefined;
+  }
+
+  /** Whether a provider source's host is one `allowed_registries` allows (true when it lists none). */
+  registryAllowed(source: string): boolean {
+    const allowed = this.policy.allowedRegistries;
+    if (allowed === null) return true;
+    const answer = this.registries.get(source);
+    return answer ?? remember(this.registries, source, allowed.includes(providerHost(source)));
+  }
+
+  /** `moduleSourceAllowed`. */
+  moduleSourceAllowed(source: string): boolean {
+    if (this.policy.moduleSources === null) return true;
+    const answer = this.modules.get(source);
+    return answer ?? remember(this.modules, source, sourceAllowed(this.policy.moduleSources, source));
+  }
+}
+
+/** What the `policy-provider-version` rule asks of one provider block's `versions` range. */
+export interface RangeAnswers {
+  /** Whether a locked version is inside the range, by version. */
+  locked: Map<string, boolean>;
+  /** Whether a constraint string admits versions outside the range, by constraint string. */
+  outside: Map<string, boolean>;
+  /** A constraint string narrowed into the range (`intersectConstraints`), by constraint string. */
+  narrowed: Map<string, string | null>;
+}
+
+const MAX_ANSWERS = 4096;
+const answerSets = new WeakMap<Policy, PolicyAnswers>();
+const rangeAnswerSets = new WeakMap<PolicyProvider, RangeAnswers>();
+
+/** The remembered answers about `policy` (see `PolicyAnswers`). */
+export function policyAnswers(policy: Policy): PolicyAnswers {
+  let a = answerSets.get(policy);
+  if (a === undefined) {
+    a = new PolicyAnswers(policy);
+    answerSets.set(policy, a);
+  }
+  return a;
+}
+
+/** The remembered answers about a provider block's range (empty at first; fill them with `remember`). */
+export function rangeAnswers(block: PolicyProvider): RangeAnswers {
+  let a = rangeAnswerSets.get(block);
+  if (a === undefined) {
+    a = { locked: new Map(), outside: new Map(), narrowed: new Map() };
+    rangeAnswerSets.set(block, a);
+  }
+  return a;
+}
+
+/** Records an answer (in a map of `rangeAnswers`), emptying the map when it is full. */
+export function remember<T>(map: Map<string, T>, key: string, value: T): T {
+  if (map.size >= MAX_ANSWERS) map.clear();
+  map.set(key, value);
+  return value;
 }
 
 const PUBLIC_REGISTRIES = [TERRAFORM_REGISTRY_HOST, OPENTOFU_REGISTRY_HOST];
@@ -348,8 +449,17 @@ export function providerMatches(pattern: ProviderPattern, source: string): boole
 
 /** The policy's block for a provider source: a block with a host wins over one without. */
 export function providerPolicy(policy: Policy, source: string): PolicyProvider | undefined {
+  return policyAnswers(policy).provider(source);
+}
+
+function blockFor(policy: Policy, source: string): PolicyProvider | undefined {
   const matching = policy.providers.filter((p) => providerMatches(p.pattern, source));
   return matching.find((p) => p.pattern.host !== null) ?? matching[0];
+}
+
+/** Whether a provider source's host is one `allowed_registries` allows (true when it lists none). */
+export function registryAllowed(policy: Policy, source: string): boolean {
+  return policyAnswers(policy).registryAllowed(source);
 }
 
 /** The host of a provider source, lower case. */
@@ -380,9 +490,15 @@ export function globMatches(glob: string, text: string): boolean {
  * `acme/vpc/aws`), must match one of `module_sources`. Null `module_sources`: everything is.
  */
 export function moduleSourceAllowed(policy: Policy, source: string): boolean {
-  if (policy.moduleSources === null || isLocalModuleSource(source)) return true;
-  const forms = [source];
-  const host = /^(registry\.terraform\.io|registry\.opentofu\.org)\/(.*)$/i.exec(source);
-  if (host !== null) forms.push(host[2] as string);
-  return policy.moduleSources.some((g) => forms.some((f) => globMatches(g, f)));
+  return policyAnswers(policy).moduleSourceAllowed(source);
 }
+
+function sourceAllowed(globs: readonly string[], source: string): boolean {
+  if (isLocalModuleSource(source)) return true;
+  const forms = [source];
+  const host = PUBLIC_REGISTRY_PREFIX.exec(source);
+  if (host !== null) forms.push(host[2] as string);
+  return globs.some((g) => forms.some((f) => globMatches(g, f)));
+}
+
+const PUBLIC_REGISTRY_PREFIX = /^(registry\.terraform\.io|registry\.opentofu\.org)\/(.*)$/i;

@@ -15,10 +15,10 @@ export function policyAt(input: PolicyInput, line: number): string {
   return `${input.policy.file}:${line}`;
 }
 
-/** The providers of a module the policy judges: not the built-in one, and not one whose source
+/** Whether the policy judges a module's provider: not the built-in one, and not one whose source
  * is an expression tfguard could not evaluate (which provider it is is unknown). */
-export function judgedProviders(m: ModuleInfo): ProviderRequirement[] {
-  return m.providers.filter((p) => !isBuiltinProvider(p) && p.sourceExpression?.status !== 'unknown');
+export function isJudged(p: ProviderRequirement): boolean {
+  return !isBuiltinProvider(p) && p.sourceExpression?.status !== 'unknown';
 }
 
 /** Where a finding about a module's provider points: its `required_providers` entry, else its

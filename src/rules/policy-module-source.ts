@@ -1,4 +1,4 @@
-import { moduleSourceAllowed } from '../policy';
+import { policyAnswers } from '../policy';
 import { at } from './helpers';
 import type { Rule, RuleFinding } from './types';
 
@@ -16,13 +16,16 @@ export const policyModuleSource: Rule = {
     const globs = input?.policy.moduleSources;
     if (input === undefined || globs === null || globs === undefined) return [];
     const out: RuleFinding[] = [];
+    const answers = policyAnswers(input.policy);
+    let listed: string | undefined;
     for (const m of ctx.modules) {
       for (const c of m.moduleCalls) {
-        if (c.source === null || moduleSourceAllowed(input.policy, c.source)) continue;
+        if (c.source === null || answers.moduleSourceAllowed(c.source)) continue;
+        listed ??= globs.map((g) => JSON.stringify(g)).join(', ') || 'none';
         out.push({
           module: m.path,
           ...at(c.sourceLocation ?? c.location),
-          message: `module "${c.name}" comes from ${JSON.stringify(c.source)}, which matches none of the policy's module_sources (${globs.map((g) => JSON.stringify(g)).join(', ') || 'none'})`,
+          message: `module "${c.name}" comes from ${JSON.stringify(c.source)}, which matches none of the policy's module_sources (${listed})`,
           note: 'Use an approved module, or ask for its source to be added to module_sources in the policy.',
         });
       }

@@ -1,4 +1,5 @@
-import { isWellFormedH1 } from '../lockfile';
+import { isWellFormedH1, type LockProviderEntry, type RootLockAnalysis } from '../lockfile';
+import type { Engine } from '../model';
 import { shortSource } from '../addrs';
 import { cliName, liveEntries, lockRoots, registryCheckFor } from './lock-helpers';
 import type { Rule, RuleContext, RuleFinding } from './types';
@@ -14,6 +15,7 @@ import type { Rule, RuleContext, RuleFinding } from './types';
  * judged: one notice per lock file says so, never a guess presented as certain.
  */
 const EMPTY: ReadonlySet<string> = new Set();
+const NO_PACKAGES: readonly RootLockAnalysis['packages'][number][] = [];
 
 export const policyPlatformMissing: Rule = {
   id: 'policy-platform-missing',
@@ -26,14 +28,31 @@ export const policyPlatformMissing: Rule = {
     if (input === undefined || platforms.length === 0) return [];
     const out: RuleFinding[] = [];
     const required = 'the policy requires';
+    const flags = platforms.map((p) => `-platform=${p}`).join(' ');
     for (const a of lockRoots(ctx)) {
       if (a.lock === null) continue;
-      const command = `${cliName(a.engine)} providers lock ${platforms.map((p) => `-platform=${p}`).join(' ')}`;
-      const unjudged: string[] = [];
-      let firstUnjudged: { line: number } | null = null;
+      const command = `${cliName(a.engine)} providers lock ${flags}`;
+      const unjudged: LockProviderEntry[] = [];
       for (const e of liveEntries(a)) {
         if (e.version === null || e.source === null) continue;
-        const name = `${shortSource(e.source, a.engine)} ${e.version}`;
+        // Without the registry check and packages in the archive (the usual scan), neither is
+        // searched for each entry.
+        const check = a.registry.length === 0 ? undefined : registryCheckFor(a, e);
+        const local =
+          a.packages.length === 0
+            ? NO_PACKAGES
+            : a.packages.filter((p) => p.source === e.source && p.version === e.version);
+        if (local.length === 0 && (check === undefined || check.outcome.status !== 'verified')) {
+          // Then nothing names a checksum's platform, and only an entry whose h1: checksums are
+          // fewer than the platforms is certain to miss one (reported below); any other cannot
+          // be judged, and is only counted.
+          const h1 = h1Count(e);
+          if (h1 === null || h1 >= platforms.length) {
+            unjudged.push(e);
+            continue;
+          }
+        }
+        const name = nameOf(e, a.engine);
         const where = {
           module: a.root,
           file: a.lock.path,
@@ -41,16 +60,17 @@ export const policyPlatformMissing: Rule = {
           range: e.hashesRange ?? e.range,
           provider: e.source,
         };
-        const check = registryCheckFor(a, e);
-        const local = a.packages.filter((p) => p.source === e.source && p.version === e.version);
         const needsSet = local.length > 0 || (check !== undefined && check.outcome.status === 'verified');
         const recorded = needsSet ? new Set(e.hashes.map((h) => h.value)) : EMPTY;
         // Packages in the archive (a filesystem mirror) name their platform.
-        const coveredLocally = new Set(
-          local
-            .filter((p) => [p.h1, p.h1Unpacked, p.zh].some((h) => h !== null && recorded.has(h)))
-            .map((p) => p.platform),
-        );
+        const coveredLocally =
+          local.length === 0
+            ? EMPTY
+            : new Set(
+                local
+                  .filter((p) => [p.h1, p.h1Unpacked, p.zh].some((h) => h !== null && recorded.has(h)))
+                  .map((p) => p.platform),
+              );
         if (check !== undefined && check.outcome.status === 'verified') {
           const o = check.outcome;
           const published = (p: string): boolean =>
@@ -81,9 +101,8 @@ export const policyPlatformMissing: Rule = {
         }
         const rest = platforms.filter((p) => !coveredLocally.has(p));
         if (rest.length === 0) continue;
-        const zh = e.hashes.some((h) => h.value.startsWith('zh:'));
-        const h1 = zh ? 0 : e.hashes.filter((h) => isWellFormedH1(h.value)).length;
-        if (!zh && h1 < platforms.length) {
+        const h1 = h1Count(e);
+        if (h1 !== null && h1 < platforms.length) {
           // Each h1: is one platform's package: fewer of them than platforms cannot cover them all.
           out.push({
             ...where,
@@ -94,16 +113,17 @@ export const policyPlatformMissing: Rule = {
           });
           continue;
         }
-        unjudged.push(name);
-        firstUnjudged ??= { line: e.line };
+        unjudged.push(e);
       }
-      if (unjudged.length > 0 && firstUnjudged !== null) {
+      const first = unjudged[0];
+      if (first !== undefined) {
+        const names = unjudged.slice(0, 3).map((e) => nameOf(e, a.engine));
         out.push({
           module: a.root,
           file: a.lock.path,
-          line: firstUnjudged.line,
+          line: first.line,
           message:
-            `could not judge whether ${unjudged.length === 1 ? `the lock entry for ${unjudged[0] ?? ''}` : `${unjudged.length} lock entries (${unjudged.slice(0, 3).join(', ')}${unjudged.length > 3 ? ', ...' : ''})`} ` +
+            `could not judge whether ${unjudged.length === 1 ? `the lock entry for ${names[0] ?? ''}` : `${unjudged.length} lock entries (${names.join(', ')}${unjudged.length > 3 ? ', ...' : ''})`} ` +
             `cover${unjudged.length === 1 ? 's' : ''} the platforms ${required} (${platforms.join(', ')}): ${unjudgedWhy(ctx, a)}`,
           note: `Scan with --registry to check each platform, or run "${command}" to be sure.`,
           lower: 2,
@@ -113,6 +133,20 @@ export const policyPlatformMissing: Rule = {
     return out;
   },
 };
+
+/** `hashicorp/aws 5.1.0`: a lock entry in messages. */
+function nameOf(e: LockProviderEntry, engine: Engine): string {
+  return `${shortSource(e.source as string, engine)} ${e.version ?? ''}`;
+}
+
+/** The number of well-formed h1: checksums of an entry that records no zh: (null when it does). */
+function h1Count(e: LockProviderEntry): number | null {
+  // Whether there is a zh: first: checking an h1: checksum's base64 costs more.
+  for (const h of e.hashes) if (h.value.startsWith('zh:')) return null;
+  let h1 = 0;
+  for (const h of e.hashes) if (isWellFormedH1(h.value)) h1++;
+  return h1;
+}
 
 /** Why a lock file's platforms could not be judged. */
 function unjudgedWhy(ctx: RuleContext, a: ReturnType<typeof lockRoots>[number]): string {

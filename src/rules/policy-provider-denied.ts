@@ -1,7 +1,7 @@
-import { providerPolicy } from '../policy';
+import { policyAnswers } from '../policy';
 import { describeProvider } from './helpers';
 import { shortSource } from '../addrs';
-import { judgedProviders, lockOnlyEntries, policyAt, providerWhere } from './policy-helpers';
+import { isJudged, lockOnlyEntries, policyAt, providerWhere } from './policy-helpers';
 import type { Rule, RuleFinding } from './types';
 
 /**
@@ -17,10 +17,12 @@ export const policyProviderDenied: Rule = {
     const input = ctx.policy;
     if (input === undefined || !input.policy.providers.some((p) => p.deny)) return [];
     const out: RuleFinding[] = [];
+    const answers = policyAnswers(input.policy);
     for (const m of ctx.modules) {
-      for (const p of judgedProviders(m)) {
-        const rule = providerPolicy(input.policy, p.source);
-        if (rule === undefined || !rule.deny) continue;
+      for (const p of m.providers) {
+        // The policy's answer first (remembered per source): most providers are not denied.
+        const rule = answers.provider(p.source);
+        if (rule === undefined || !rule.deny || !isJudged(p)) continue;
         out.push({
           module: m.path,
           ...providerWhere(m, p),
@@ -31,7 +33,7 @@ export const policyProviderDenied: Rule = {
       }
     }
     for (const { root, lockFile, engine, entry } of lockOnlyEntries(ctx)) {
-      const rule = providerPolicy(input.policy, entry.source as string);
+      const rule = answers.provider(entry.source as string);
       if (rule === undefined || !rule.deny) continue;
       out.push({
         module: root,

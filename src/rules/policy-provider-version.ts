@@ -1,6 +1,6 @@
 import { shortSource } from '../addrs';
 import { parseConstraints, satisfies } from '../constraints';
-import { admitsOutside, intersectConstraints, providerPolicy } from '../policy';
+import { admitsOutside, intersectConstraints, policyAnswers, rangeAnswers, remember } from '../policy';
 import {
   at,
   checkableConstraint,
@@ -19,23 +19,24 @@ function lockedOutside(ctx: RuleContext): RuleFinding[] {
   const input = ctx.policy;
   if (input === undefined) return [];
   const out: RuleFinding[] = [];
-  // The same provider version is locked by many roots of a monorepo: each is judged once.
-  const judged = new Map<string, boolean>();
+  const policy = policyAnswers(input.policy);
   for (const a of lockRoots(ctx)) {
     if (a.lock === null) continue;
     for (const e of liveEntries(a)) {
       if (e.version === null || e.source === null) continue;
-      const rule = providerPolicy(input.policy, e.source);
+      const rule = policy.provider(e.source);
       if (rule?.versions == null) continue;
-      const key = `${e.source} ${e.version}`;
-      let ok = judged.get(key);
+      // The same provider version is locked by many roots of a monorepo, and scanned again and
+      // again with the same policy: each is judged once per policy block.
+      const known = rangeAnswers(rule).locked;
+      let ok = known.get(e.version);
       if (ok === undefined) {
         try {
           ok = satisfies(e.version, rule.versions.constraints);
         } catch {
           ok = true;
         }
-        judged.set(key, ok);
+        remember(known, e.version, ok);
       }
       if (ok) continue;
       out.push({
@@ -64,26 +65,25 @@ function admitsOutsideRange(ctx: RuleContext): RuleFinding[] {
   const input = ctx.policy;
   if (input === undefined) return [];
   const out: RuleFinding[] = [];
-  // Most roots of a repository share a few constraint strings: each is judged once.
-  const judged = new Map<string, boolean>();
-  const rules = new Map<string, ReturnType<typeof providerPolicy>>();
+  const policy = policyAnswers(input.policy);
   for (const tree of deployableTrees(ctx)) {
     const m = ctx.moduleByPath.get(tree.root);
     if (m === undefined) continue;
     for (const rp of tree.providers) {
-      if (!rules.has(rp.source)) rules.set(rp.source, providerPolicy(input.policy, rp.source));
-      const rule = rules.get(rp.source);
+      const rule = policy.provider(rp.source);
       if (rule?.versions == null || rp.constraints === null) continue;
       if ((rp.unknownContributions?.length ?? 0) > 0) continue;
-      const key = `${rule.line}\0${rp.constraints}`;
-      let outside = judged.get(key);
+      // Most roots of a repository share a few constraint strings, scanned again and again with
+      // the same policy: each is judged once per policy block.
+      const answers = rangeAnswers(rule);
+      let outside = answers.outside.get(rp.constraints);
       if (outside === undefined) {
         try {
           outside = admitsOutside(parseConstraints(rp.constraints), rule.versions.constraints);
         } catch {
           outside = false;
         }
-        judged.set(key, outside);
+        remember(answers.outside, rp.constraints, outside);
       }
       if (!outside) continue;
       const own = m.providers.find((p) => p.source === rp.source);
@@ -93,7 +93,11 @@ function admitsOutsideRange(ctx: RuleContext): RuleFinding[] {
       let fix: RuleFinding['fix'];
       let why = '';
       if (own !== undefined && ownConstraint !== null) {
-        const narrowed = intersectConstraints(parseConstraints(ownConstraint), rule.versions.constraints);
+        let narrowed = answers.narrowed.get(ownConstraint);
+        if (narrowed === undefined) {
+          narrowed = intersectConstraints(parseConstraints(ownConstraint), rule.versions.constraints);
+          remember(answers.narrowed, ownConstraint, narrowed);
+        }
         const locked = lockedVersion(ctx, tree.root, rp.source);
         if (narrowed === null) why = ` No fix: no version satisfies both "${ownConstraint}" and the policy.`;
         else if (locked.status === 'locked' && !satisfies(locked.version, narrowed))

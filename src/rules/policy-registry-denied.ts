@@ -1,6 +1,6 @@
-import { providerHost } from '../policy';
+import { policyAnswers, providerHost } from '../policy';
 import { describeProvider } from './helpers';
-import { judgedProviders, lockOnlyEntries, providerWhere } from './policy-helpers';
+import { isJudged, lockOnlyEntries, providerWhere } from './policy-helpers';
 import type { Rule, RuleFinding } from './types';
 
 /**
@@ -17,10 +17,12 @@ export const policyRegistryDenied: Rule = {
     const allowed = input?.policy.allowedRegistries;
     if (input === undefined || allowed === null || allowed === undefined) return [];
     const out: RuleFinding[] = [];
+    const answers = policyAnswers(input.policy);
     for (const m of ctx.modules) {
-      for (const p of judgedProviders(m)) {
+      for (const p of m.providers) {
+        // The policy's answer first (remembered per source): most hosts are allowed.
+        if (answers.registryAllowed(p.source) || !isJudged(p)) continue;
         const host = providerHost(p.source);
-        if (allowed.includes(host)) continue;
         out.push({
           module: m.path,
           ...providerWhere(m, p),
@@ -33,8 +35,8 @@ export const policyRegistryDenied: Rule = {
       }
     }
     for (const { root, lockFile, entry } of lockOnlyEntries(ctx)) {
+      if (answers.registryAllowed(entry.source as string)) continue;
       const host = providerHost(entry.source as string);
-      if (allowed.includes(host)) continue;
       out.push({
         module: root,
         file: lockFile,

@@ -10,6 +10,8 @@ import {
   intersectConstraints,
   moduleSourceAllowed,
   providerPolicy,
+  registryAllowed,
+  type PolicyProvider,
 } from '../../src/policy';
 import { parseConstraints } from '../../src/constraints';
 
@@ -193,6 +195,36 @@ describe('policy file', () => {
     expect(moduleSourceAllowed(p, '../shared')).toBe(true);
     expect(globMatches('acme/*', 'ACME/legacy')).toBe(true);
     expect(globMatches('acme/legacy', 'acme/legacy2')).toBe(false);
+  });
+
+  test('a parsed policy is frozen, and its remembered answers are its own', async () => {
+    // The rules' answers are remembered per policy object (PolicyAnswers): a policy that could
+    // change after parsing, or answers shared between policies, would give stale ones.
+    const p = await read(ISSUE_POLICY);
+    expect(Object.isFrozen(p)).toBe(true);
+    expect(Object.isFrozen(p.providers)).toBe(true);
+    expect(Object.isFrozen(p.providers[0])).toBe(true);
+    expect(Object.isFrozen(p.providers[0]?.versions?.constraints)).toBe(true);
+    expect(Object.isFrozen(p.moduleSources)).toBe(true);
+    expect(Object.isFrozen(p.exceptions[0])).toBe(true);
+    expect(() => (p.providers as PolicyProvider[]).push(p.providers[0] as PolicyProvider)).toThrow(TypeError);
+    const other = await read(
+      'provider "hashicorp/aws" {\n  deny   = true\n  reason = "no"\n}\nmodule_sources = ["evil/*"]\nallowed_registries = ["example.com"]\n',
+    );
+    for (let round = 0; round < 2; round++) {
+      expect(providerPolicy(p, 'registry.terraform.io/hashicorp/aws')?.deny).toBe(false);
+      expect(providerPolicy(other, 'registry.terraform.io/hashicorp/aws')?.deny).toBe(true);
+      expect(moduleSourceAllowed(p, 'terraform-aws-modules/vpc/aws')).toBe(true);
+      expect(moduleSourceAllowed(other, 'terraform-aws-modules/vpc/aws')).toBe(false);
+      expect(registryAllowed(p, 'registry.terraform.io/hashicorp/aws')).toBe(true);
+      expect(registryAllowed(other, 'registry.terraform.io/hashicorp/aws')).toBe(false);
+    }
+    // Past the cap the answers are forgotten, never wrong.
+    for (let i = 0; i < 5000; i++) {
+      expect(moduleSourceAllowed(p, `terraform-aws-modules/m${i}/aws`)).toBe(true);
+      expect(moduleSourceAllowed(p, `cloudposse/m${i}/aws`)).toBe(false);
+    }
+    expect(moduleSourceAllowed(p, 'terraform-aws-modules/vpc/aws')).toBe(true);
   });
 });
 
