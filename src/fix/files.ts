@@ -79,6 +79,7 @@ export function twinPath(path: string): string | null {
 
 /** True for a path inside `.terraform/` or `.git/` (installed copies and repository metadata). */
 export function inToolState(path: string): boolean {
+  if (!path.includes('.terraform') && !path.includes('.git')) return false;
   return path.split('/').some((s) => s === '.terraform' || s === '.git');
 }
 
@@ -171,38 +172,76 @@ function key(e: TextEdit): string {
  * Places findings' edits on the files they must change. `earlier`: for each file, the paths it was
  * edited through in earlier passes (updated by `place`).
  */
+/** What the placer looks up in the tree's entries: built once per entry list (every pass of one
+ * fix run places edits on the same entries). */
+interface TreeIndex {
+  byPath: Map<string, ArchiveEntry>;
+  /** Regular configuration files by file name (candidates for a template's copies). */
+  byName: Map<string, string[]>;
+  /** Regular configuration files by directory. */
+  byDir: Map<string, string[]>;
+}
+
+const treeIndexes = new WeakMap<readonly ArchiveEntry[], TreeIndex>();
+
+function treeIndex(entries: readonly ArchiveEntry[]): TreeIndex {
+  let index = treeIndexes.get(entries);
+  if (index !== undefined) return index;
+  index = { byPath: new Map(entries.map((e) => [e.path, e])), byName: new Map(), byDir: new Map() };
+  for (const e of entries) {
+    if (e.type !== 'file' || twinPath(e.path) === null || inToolState(e.path)) continue;
+    const name = e.path.slice(e.path.lastIndexOf('/') + 1);
+    const list = index.byName.get(name);
+    if (list === undefined) index.byName.set(name, [e.path]);
+    else list.push(e.path);
+    const dir = e.path.slice(0, Math.max(0, e.path.lastIndexOf('/')));
+    const files = index.byDir.get(dir);
+    if (files === undefined) index.byDir.set(dir, [e.path]);
+    else files.push(e.path);
+  }
+  treeIndexes.set(entries, index);
+  return index;
+}
+
+/** The first `count` lines of `bytes` (split on `\n`, as the whole text would be). */
+function headLines(bytes: Buffer, count: number): string[] {
+  let end = -1;
+  for (let n = 0; n < count; n++) {
+    end = bytes.indexOf(0x0a, end + 1);
+    if (end < 0) return bytes.toString('utf8').split('\n');
+  }
+  return bytes.subarray(0, end).toString('utf8').split('\n');
+}
+
 export class EditPlacer {
   private readonly byPath: Map<string, ArchiveEntry>;
   private readonly conflicts = new Map<string, string>();
   /** Regular configuration files by file name (candidates for a template's copies). */
-  private readonly byName = new Map<string, string[]>();
+  private readonly byName: Map<string, string[]>;
   /** This pass's edits by the file they reach (keys of `key`). */
   private readonly planned = new Map<string, Set<string>>();
   private readonly linesOf = new Map<string, string[]>();
+  /** Whether a file's first GENERATED_MARKER_LINES lines say it is generated. */
+  private readonly markedOf = new Map<string, boolean>();
   /** Regular configuration files by directory. */
-  private readonly byDir = new Map<string, string[]>();
+  private readonly byDir: Map<string, string[]>;
 
   constructor(
     private readonly view: FileView,
     private readonly earlier: Map<string, Set<string>>,
   ) {
-    this.byPath = new Map(view.entries.map((e) => [e.path, e]));
-    for (const e of view.entries) {
-      if (e.type !== 'file' || twinPath(e.path) === null || inToolState(e.path)) continue;
-      const name = e.path.slice(e.path.lastIndexOf('/') + 1);
-      const list = this.byName.get(name) ?? [];
-      list.push(e.path);
-      this.byName.set(name, list);
-      const dir = e.path.slice(0, Math.max(0, e.path.lastIndexOf('/')));
-      this.byDir.set(dir, [...(this.byDir.get(dir) ?? []), e.path]);
-    }
+    ({ byPath: this.byPath, byName: this.byName, byDir: this.byDir } = treeIndex(view.entries));
   }
 
   private marked(path: string): boolean {
-    const lines = this.lines(path);
-    return (
-      lines !== undefined && lines.slice(0, GENERATED_MARKER_LINES).some((l) => GENERATED_MARKER.test(l))
-    );
+    let marked = this.markedOf.get(path);
+    if (marked === undefined) {
+      const bytes = this.view.read(path);
+      marked =
+        bytes !== undefined && headLines(bytes, GENERATED_MARKER_LINES).some((l) => GENERATED_MARKER.test(l));
+      this.markedOf.set(path, marked);
+    }
+    return marked;
   }
 
   /** Why `file` must not be edited by hand because it is generated, or null. */
@@ -283,10 +322,18 @@ export class EditPlacer {
     // Every configuration file read through the same bytes is a reader: one that asks for nothing
     // (a shared module content with a minimum) would be changed by an edit another reader asks for.
     const readers = new Map<string, string[]>();
-    for (const e of this.view.entries) {
-      if (twinPath(e.path) === null || inToolState(e.path)) continue;
-      const real = realFile(this.byPath, e.path);
-      if (real.ok) readers.set(real.file, [...(readers.get(real.file) ?? []), e.path]);
+    if (via.size > 0) {
+      for (const e of this.view.entries) {
+        // A regular file is its own reader; only links need following.
+        const own = e.type === 'file' && this.byPath.get(e.path) === e;
+        if (own && !via.has(e.path)) continue;
+        if (twinPath(e.path) === null || inToolState(e.path)) continue;
+        const real = own ? { ok: true as const, file: e.path } : realFile(this.byPath, e.path);
+        if (!real.ok || !via.has(real.file)) continue;
+        const list = readers.get(real.file);
+        if (list === undefined) readers.set(real.file, [e.path]);
+        else list.push(e.path);
+      }
     }
     for (const [file, paths] of via) {
       for (const reader of readers.get(file) ?? []) {

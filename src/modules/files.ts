@@ -100,5 +100,7 @@ export function selectConfigFiles(fileNames: string[], engine: Engine): FileSele
  * modules, which are loaded only through their calls, never as modules of the archive) and `.git/`.
  */
 export function inToolDirectory(path: string): boolean {
+  // Most paths name neither: no split for them (this runs for every entry, several times a scan).
+  if (!path.includes('.terraform') && !path.includes('.git')) return false;
   return path.split('/').some((segment) => segment === '.terraform' || segment === '.git');
 }

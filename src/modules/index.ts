@@ -35,6 +35,7 @@ export {
 export type { RemoteNetworkOptions, PackageSummary } from './remote';
 
 export { loadModules, selectFiles } from './load/load-modules';
+export { LoadMemo } from './load/memo';
 export type { LoadedModules, LoadModulesInput } from './load/load-modules';
 export type { ConfigFileReader } from './load/read';
 export { detectEngine, LOCK_FILE_NAME } from './load/engine';

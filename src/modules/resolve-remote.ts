@@ -19,7 +19,7 @@ import type { LoadDiagnostic, RemoteModule, RootTree } from './types';
 export interface ResolveRemoteModulesInput {
   archive: LoadedArchive;
   config: ScanConfig;
-  parser: HclParser;
+  parser: Pick<HclParser, 'extract' | 'parse'>;
   readConfigFile?: ConfigFileReader;
   signal?: AbortSignal | undefined;
   /** Null: only installed copies the archive carries (`.terraform/modules`), no network. */

@@ -29,6 +29,7 @@ import type { LoadedArchive } from '../archive';
 import type { Report } from '../report/types';
 import type { ScanOptions } from './types';
 import { scanArchive, shouldLoad } from './pipeline';
+import { ScanReuse } from './reuse';
 import { insideSubtree } from './subtree';
 
 /** At most this many scans: each further pass exists only for fixes an overlap deferred. */
@@ -72,8 +73,8 @@ export interface FixOutcome {
 
 /** `archive` with some files' bytes replaced or added (entries keep their metadata, with the new
  * size and hash, so the extraction cache keys stay right). A symlink to a changed file reads the
- * new bytes too. */
-function withFiles(archive: LoadedArchive, changed: ReadonlyMap<string, Buffer>): LoadedArchive {
+ * new bytes too. The archive the passes after the first scan read (test/scan/reuse.test.ts too). */
+export function withFiles(archive: LoadedArchive, changed: ReadonlyMap<string, Buffer>): LoadedArchive {
   const files = new Map(archive.files);
   for (const [path, bytes] of changed) files.set(path, bytes);
   const byPath = new Map(archive.entries.map((e) => [e.path, e]));
@@ -133,14 +134,20 @@ export async function fixArchive(archive: LoadedArchive, options: FixOptions = {
     inside(f.file ?? f.module) && (f.fix?.edits ?? []).every((e) => inside(e.range.file));
   const lockFixes = rules === undefined || [...rules].some((r) => LOCK_FIX_RULES.has(r));
   let analysed: { lock: LockAnalysis; config: ScanConfig } | null = null;
+  // The passes after the first take over what the edits cannot change (src/scan/reuse.ts).
+  const reuse = new ScanReuse();
   const scan = (a: LoadedArchive): Promise<Report> =>
-    scanArchive(a, {
-      ...scanOptions,
-      onLockAnalysis: (lock, config) => {
-        analysed = { lock, config };
-        scanOptions.onLockAnalysis?.(lock, config);
+    scanArchive(
+      a,
+      {
+        ...scanOptions,
+        onLockAnalysis: (lock, config) => {
+          analysed = { lock, config };
+          scanOptions.onLockAnalysis?.(lock, config);
+        },
       },
-    });
+      reuse,
+    );
   const report = await scan(archive);
   const originals = new Map<string, Buffer>();
   const current = new Map<string, Buffer>();

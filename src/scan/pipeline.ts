@@ -28,6 +28,7 @@ import type { ModuleInfo } from '../modules';
 import { CONFIG_FILE_NAME, DEFAULT_CONFIG, mergeConfig, parseConfigFile } from './config-file';
 import type { ConfigLayer } from './config-file';
 import type { HclParserSettings, ScanOptions } from './types';
+import type { ScanParser, ScanReuse } from './reuse';
 import {
   duration,
   PARSING,
@@ -85,7 +86,7 @@ export function shouldLoad(path: string): boolean {
 
 async function resolveConfig(
   archive: LoadedArchive,
-  parser: HclParser,
+  parser: ScanParser,
   options: ScanOptions,
   signal: AbortSignal | undefined,
 ): Promise<ScanConfig> {
@@ -167,7 +168,7 @@ async function resolveRemote(
   loaded: Awaited<ReturnType<typeof loadModules>>,
   archive: LoadedArchive,
   config: ScanConfig,
-  parser: HclParser,
+  parser: ScanParser,
   read: ConfigFileReader,
   options: ScanOptions,
   deadline: ScanDeadline,
@@ -232,19 +233,27 @@ function offlineReason(archive: LoadedArchive): string {
 }
 
 /** Scans an archive already read into memory. Throws `InputError` only for unusable settings
- * (and `scan-timeout`, see `ScanOptions.timeoutMs` / `signal`). */
-export async function scanArchive(archive: LoadedArchive, options: ScanOptions = {}): Promise<Report> {
-  return withDeadline(options, (deadline) => scanLoaded(archive, options, deadline));
+ * (and `scan-timeout`, see `ScanOptions.timeoutMs` / `signal`). `reuse`: what earlier scans of
+ * this archive (with other bytes in some files) computed that this one may take over
+ * (src/scan/reuse.ts; `tfguard fix` between its passes). */
+export async function scanArchive(
+  archive: LoadedArchive,
+  options: ScanOptions = {},
+  reuse?: ScanReuse,
+): Promise<Report> {
+  return withDeadline(options, (deadline) => scanLoaded(archive, options, deadline, reuse));
 }
 
 async function scanLoaded(
   archive: LoadedArchive,
   options: ScanOptions,
   deadline: ScanDeadline,
+  reuse?: ScanReuse,
 ): Promise<Report> {
   const signal = deadline.signal;
   deadline.enter('reading the settings');
-  const parser = sharedHclParser(options.parser);
+  const shared = sharedHclParser(options.parser);
+  const parser = reuse === undefined ? shared : reuse.parser(shared);
   const config = await resolveConfig(archive, parser, options, signal);
   let cache: ExtractionCache | null = null;
   let read: ConfigFileReader = (path, content) =>
@@ -272,6 +281,8 @@ async function scanLoaded(
       return result;
     };
   }
+  // Without the cache, `read` asks `parser`, which answers from the earlier scans already.
+  if (reuse !== undefined && cache !== null) read = reuse.reader(read);
   deadline.enter(PARSING);
   let loaded = await loadModules({
     archive,
@@ -279,6 +290,7 @@ async function scanLoaded(
     parser,
     readConfigFile: deadline.reader(read),
     signal,
+    ...(reuse === undefined ? {} : { memo: reuse.modules }),
   });
   loaded = await resolveRemote(loaded, archive, config, parser, deadline.reader(read), options, deadline);
   if (cache !== null) {

@@ -59,6 +59,36 @@ function text(archive: LoadedArchive, path: string): string {
   return (archive.files.get(path) as Buffer).toString('utf8');
 }
 
+/**
+ * Whether `readDeclarations` reads the same from `path` holding `after` as holding `before` (with
+ * the module loader's parse result of each): true for a file it does not read (no reader's name),
+ * and for a configuration file, which it reads only to look for resources declaring roots (the
+ * last branch below), when neither version may declare any. Mirrors the reading below.
+ */
+export function declarationsUnchanged(
+  path: string,
+  before: Buffer,
+  after: Buffer,
+  parsedBefore: ParseResult | undefined,
+  parsedAfter: ParseResult | undefined,
+): boolean {
+  if (inToolDirectory(path)) return true;
+  const otherReader =
+    isAtlantisFile(path) ||
+    isDiggerFile(path) ||
+    isSpaceliftFile(path) ||
+    isEnv0File(path) ||
+    isAtmosConfig(path) ||
+    isTerramateFile(path) ||
+    isStackComponentFile(path) ||
+    isLegacyStackFile(path) ||
+    // Atmos stack manifests: YAML files under the layout's stacks directory.
+    /\.ya?ml$/.test(path);
+  if (otherReader) return false;
+  if (!CONFIG_FILE.test(path)) return true;
+  return !mayDeclareResources(before, parsedBefore) && !mayDeclareResources(after, parsedAfter);
+}
+
 export async function readDeclarations(
   archive: LoadedArchive,
   parser: Pick<HclParser, 'extract'>,

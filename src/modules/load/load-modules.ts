@@ -28,18 +28,22 @@ import { installedCopyReason, installedTargets } from './installed';
 import { filesByDirectory } from './read';
 import type { ConfigFileReader } from './read';
 import { LoadState } from './state';
+import type { LoadMemo } from './memo';
 import { addTerragruntUnits } from './terragrunt';
 
 export interface LoadModulesInput {
   archive: LoadedArchive;
   config: ScanConfig;
-  parser: HclParser;
+  parser: Pick<HclParser, 'extract' | 'parse'>;
   /** How configuration files are read; default `parser.extract(path, content, LOADER_PROJECTION)`.
    * The scan layer wraps this with its content-addressed cache. */
   readConfigFile?: ConfigFileReader;
   /** Stops loading when aborted: checked before each file; the reason (or what a reader threw
    * once it fired) is thrown instead of becoming a parse-error diagnostic. */
   signal?: AbortSignal | undefined;
+  /** What an earlier load of this archive with other bytes in some files made that this one may
+   * take over (memo.ts: `tfguard fix` between its passes). */
+  memo?: LoadMemo | undefined;
 }
 
 export interface LoadedModules {
@@ -60,15 +64,17 @@ export interface LoadedModules {
 
 export async function loadModules(input: LoadModulesInput): Promise<LoadedModules> {
   const state = new LoadState(input, detectEngine(input.archive, input.config));
-  const selections = selectFiles(input.archive, state.engine);
+  const selections =
+    input.memo === undefined
+      ? selectFiles(input.archive, state.engine)
+      : input.memo.selections(input.archive, state.engine, () => selectFiles(input.archive, state.engine));
   await state.parse([...selections.values()].flatMap((s) => s.selected));
-  const signals = await readRepositorySignals(
-    input.archive,
-    input.parser,
-    input.signal,
-    state.engine,
-    state.results,
-  );
+  const readSignals = (): Promise<RepositorySignals> =>
+    readRepositorySignals(input.archive, input.parser, input.signal, state.engine, state.results);
+  const signals =
+    input.memo === undefined
+      ? await readSignals()
+      : await input.memo.repositorySignals(input.archive, state.engine, state.results, readSignals);
   await state.addDirectories(selections);
   addStacks(state, signals);
   await addTerragruntUnits(state, signals);
@@ -279,6 +285,8 @@ export function buildTrees(
     for (const path of t.modules) {
       if (moduleEngine.has(path)) continue;
       moduleEngine.set(path, e);
+      // Its calls change in place below: a later load reads the module afresh.
+      state.memo?.forget(path);
       const m = modules.get(path) as ModuleInfo;
       const assembled = state.assembledByDir.get(path);
       if (assembled === undefined || m.terragrunt !== undefined) continue;

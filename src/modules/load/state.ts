@@ -10,6 +10,7 @@ import type { Engine, ScanConfig } from '../../model';
 import { assembleModule } from '../assemble';
 import type { AssembledModule, SrcFile } from '../assemble';
 import { collectModule } from '../collect';
+import type { CollectedModule } from '../collect';
 import { assembleConstants, readsConstants } from '../constants';
 import type { ConstantScope } from '../constants';
 import type { FileSelection } from '../files';
@@ -18,6 +19,7 @@ import type { LoadDiagnostic, ModuleInfo } from '../types';
 import { LOCK_FILE_NAME } from './engine';
 import { parseAll } from './read';
 import type { ConfigFileReader } from './read';
+import type { LoadMemo } from './memo';
 
 /** A file that failed to parse and looks like a template (`{% … %}`, `{{ … }}`). */
 const TEMPLATE_MARKERS = /\{%-?\s|\{\{\s*[\w.]+\s*\}\}/;
@@ -25,20 +27,24 @@ const TEMPLATE_MARKERS = /\{%-?\s|\{\{\s*[\w.]+\s*\}\}/;
 export interface LoadStateInput {
   archive: LoadedArchive;
   config: ScanConfig;
-  parser: HclParser;
+  parser: Pick<HclParser, 'extract' | 'parse'>;
   readConfigFile?: ConfigFileReader;
   signal?: AbortSignal | undefined;
+  /** What an earlier load of this archive (other bytes in some files) made that this one may
+   * take over (memo.ts). */
+  memo?: LoadMemo | undefined;
 }
 
 export class LoadState {
   readonly archive: LoadedArchive;
   readonly config: ScanConfig;
-  readonly parser: HclParser;
+  readonly parser: Pick<HclParser, 'extract' | 'parse'>;
   readonly signal: AbortSignal | undefined;
   readonly engine: Engine;
   /** How configuration files are read (the scan layer's cache wraps the parser). */
   readonly read: ConfigFileReader;
   readonly entryPaths: ReadonlySet<string>;
+  readonly memo: LoadMemo | undefined;
 
   /** Parse results by path (`LOADER_PROJECTION`), and those of the constants pass. */
   readonly results = new Map<string, ParseResult>();
@@ -59,6 +65,7 @@ export class LoadState {
     this.parser = input.parser;
     this.signal = input.signal;
     this.engine = engine;
+    this.memo = input.memo;
     this.entryPaths = new Set(input.archive.entries.map((e) => e.path));
     this.read =
       input.readConfigFile ??
@@ -95,8 +102,8 @@ export class LoadState {
     ignored: string[],
     assembled: AssembledModule,
     e: Engine,
+    collected: CollectedModule = collectModule(dir, assembled, e, this.lines, this.constantsByDir.get(dir)),
   ): ModuleInfo {
-    const collected = collectModule(dir, assembled, e, this.lines, this.constantsByDir.get(dir));
     return {
       path: dir,
       files,
@@ -149,7 +156,10 @@ export class LoadState {
   /** Assembles files into the module of `dir`, reporting duplicate `required_providers` blocks;
    * `record`: kept as the directory's assembly (re-read under another engine by the tree phase). */
   assembled(dir: string, primary: SrcFile[], overrides: SrcFile[], record = true): AssembledModule {
-    const { module: assembled, duplicates } = assembleModule(primary, overrides);
+    const { module: assembled, duplicates } =
+      record && this.memo !== undefined
+        ? this.memo.assembled(dir, primary, overrides, () => assembleModule(primary, overrides))
+        : assembleModule(primary, overrides);
     for (const d of duplicates) {
       this.diagnostics.push({
         kind: 'duplicate-required-providers',
@@ -196,7 +206,15 @@ export class LoadState {
         ),
       );
     }
-    const m = this.moduleFrom(dir, selection.selected, selection.ignored, assembled, this.engine);
+    // A module without constants is what its assembly says under the engine: an earlier load's
+    // reading of the same assembly stands.
+    const collected =
+      this.memo === undefined || this.constantsByDir.has(dir)
+        ? undefined
+        : this.memo.collected(dir, assembled, this.engine, () =>
+            collectModule(dir, assembled, this.engine, this.lines, undefined),
+          );
+    const m = this.moduleFrom(dir, selection.selected, selection.ignored, assembled, this.engine, collected);
     this.modules.set(dir, m);
     return m;
   }
