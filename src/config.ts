@@ -154,7 +154,7 @@ export const OPERATOR_SETTINGS: readonly SettingSpec[] = [
     'TFGUARD_CACHE_DIR',
     directory,
     undefined,
-    "the CLI's cache: remote module answers, what `fix --registry` learnt from the registry, and the V8 code cache of the CLI (`v8/`)",
+    "the CLI's cache: remote module answers, what `fix --registry` learnt from the registry, extraction results (`extract/`) and the V8 code cache of the CLI (`v8/`)",
     {
       flag: '--cache-dir DIR',
       defaultText: '`$XDG_CACHE_HOME/tfguard` or `~/.cache/tfguard`',
@@ -167,6 +167,13 @@ export const OPERATOR_SETTINGS: readonly SettingSpec[] = [
     'on',
     "`off`: the CLI keeps no V8 code cache of its bundle in the cache directory's `v8/` ([performance](docs/performance.md#a-cold-cli-run-against-its-floor-issue-24))",
     { readBy: 'cli' },
+  ),
+  operator(
+    'TFGUARD_EXTRACT_CACHE',
+    onOff,
+    'on',
+    "`off` (or `--no-cache`): `scan` and `fix` keep no extraction cache (what they parsed, per file content, in the cache directory's `extract/`, so unchanged files are not parsed again: [the extraction cache](docs/performance.md#the-clis-extraction-cache))",
+    { flag: '--no-cache', readBy: 'cli' },
   ),
   operator(
     'TFGUARD_MAX_PACKAGE_BYTES',
@@ -239,6 +246,12 @@ export function cacheDir(): string | undefined {
  */
 export function codeCache(): 'on' | 'off' {
   return operatorValue<'on' | 'off'>('TFGUARD_CODE_CACHE') ?? 'on';
+}
+
+/** `TFGUARD_EXTRACT_CACHE`: whether the CLI keeps its extraction cache (default `on`; `off` turns
+ * it off, as `--no-cache` does). */
+export function extractCacheEnabled(): boolean {
+  return operatorValue<'on' | 'off'>('TFGUARD_EXTRACT_CACHE') !== 'off';
 }
 
 /** `TFGUARD_MAX_PACKAGE_BYTES`: the largest provider package `tfguard fix` downloads to hash it. */

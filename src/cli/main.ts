@@ -14,6 +14,7 @@ import {
   cacheDirectory,
   codeCache,
   colorMode,
+  extractCacheEnabled,
   docsUrl,
   EnvironmentError,
   maxPackageBytes,
@@ -45,6 +46,7 @@ import type { FleetData, LocalArchive } from '../service';
 import { LocalObjectStore } from '../storage/local';
 import { count } from '../util/words';
 import { TOOL_VERSION } from '../version';
+import { evictExtractionCache, openExtractionCache } from './extract-cache';
 import { initCommand } from './init';
 
 export interface CliIo {
@@ -64,7 +66,7 @@ const SCAN_USAGE = `  tfguard scan <dir|archive> [--format text|json|sarif|markd
                              [--min-severity error|warning|notice] [--rule ID ...]
                              [--skip-rule ID ...] [--registry] [--remote-modules]
                              [--cache-dir DIR] [--no-color] [--timeout SECONDS] [--title TEXT]
-                             [--policy FILE] [--repository OWNER/NAME]
+                             [--policy FILE] [--repository OWNER/NAME] [--no-cache]
                               --min-severity: leave findings below LEVEL out of the report, its
                               counts and the exit code; --rule / --skip-rule: only these rules /
                               not these (repeatable); --remote-modules: resolve registry modules
@@ -78,17 +80,19 @@ const SCAN_USAGE = `  tfguard scan <dir|archive> [--format text|json|sarif|markd
                               directory's or archive's name). --policy: judge the scan against
                               the organisation's policy file (docs/policy.md) as repository
                               --repository (default: the git remote's owner/name, else the
-                              directory's or archive's name).
+                              directory's or archive's name). --no-cache: parse every file
+                              again (default: what was parsed is kept by file content in the
+                              cache directory's extract/, so unchanged files are not reparsed).
 `;
 const FIX_USAGE = `  tfguard fix <dir> [--dry-run] [--rule ID ...] [--config FILE] [--fail-on LEVEL] [--registry]
                    [--remote-modules] [--cache-dir DIR] [--timeout SECONDS] [--policy FILE]
-                   [--repository OWNER/NAME]
+                   [--repository OWNER/NAME] [--no-cache]
                               apply the safe fixes findings carry (edits of the exact ranges:
                               comments and formatting stay; lock files rewritten as terraform
                               writes them), or print them as a unified diff (--dry-run); lists
                               what still needs a person; exit code as for scan, on what remains;
                               --registry: also add lock entries and platform hashes;
-                              --remote-modules, --cache-dir: as for scan
+                              --remote-modules, --cache-dir, --no-cache: as for scan
 `;
 const AUDIT_USAGE = `  tfguard audit <dir-of-archives> [--store DIR] [--format markdown|json|html] [--output FILE]
                               [--previous FILE] [--registry] [--timeout SECONDS] [--policy FILE]
@@ -166,6 +170,7 @@ const SCAN_OPTIONS = {
   title: { type: 'string' },
   policy: { type: 'string' },
   repository: { type: 'string' },
+  'no-cache': { type: 'boolean' },
 } as const satisfies OptionTable;
 
 const FIX_OPTIONS = {
@@ -181,6 +186,7 @@ const FIX_OPTIONS = {
   timeout: { type: 'string' },
   policy: { type: 'string' },
   repository: { type: 'string' },
+  'no-cache': { type: 'boolean' },
 } as const satisfies OptionTable;
 
 const AUDIT_OPTIONS = {
@@ -361,12 +367,14 @@ function operatorDocsUrl(): string | undefined {
 function remoteModuleOptions(
   on: boolean,
   cacheDir: string | undefined,
+  extractionCache = false,
 ): Pick<
   ScanOptions,
   'remoteModules' | 'remoteModuleCache' | 'remoteModulesOffReason' | 'remoteModuleSettings'
 > {
   if (!on) {
-    if (cacheDir !== undefined) usage('--cache-dir is used only with --remote-modules');
+    if (cacheDir !== undefined && !extractionCache)
+      usage('--cache-dir is used only with --remote-modules or the extraction cache (not with --no-cache)');
     return {};
   }
   const dir = cacheDir ?? cacheDirectory();
@@ -382,6 +390,48 @@ function remoteModuleOptions(
     remoteModules: true,
     remoteModuleSettings: limits,
     ...(dir !== undefined ? { remoteModuleCache: new LocalObjectStore(dir) } : {}),
+  };
+}
+
+/**
+ * The extraction cache (src/cli/extract-cache.ts) for a scan of `target`: on unless `--no-cache`
+ * or `TFGUARD_EXTRACT_CACHE=off`, in `<--cache-dir or the cache directory>/extract/`; none when
+ * no cache directory can be derived or created. The lineage is the real path of the directory the
+ * scan reads (the git work tree's top level for a directory inside one), so the next commit parses
+ * only the files that changed; an archive has none: its own manifest (by its SHA-256) serves a
+ * rescan of the same bytes, and its path says nothing about which repository it holds.
+ * `evict` bounds the cache's disk use (at most once a day); call it after the scan. `on`: the
+ * settings ask for it (`--cache-dir` is then meaningful without `--remote-modules`).
+ */
+async function extractionCacheOptions(
+  noCache: boolean,
+  cacheDirFlag: string | undefined,
+  directoryRoot: string | null,
+): Promise<{
+  on: boolean;
+  options: Pick<ScanOptions, 'cache' | 'cacheLineage'>;
+  evict: () => Promise<unknown>;
+}> {
+  const off = { on: false, options: {}, evict: async () => undefined };
+  const none = { ...off, on: true };
+  let dir: string | undefined;
+  try {
+    if (noCache || !extractCacheEnabled()) return off;
+    dir = cacheDirFlag ?? cacheDirectory();
+  } catch (err) {
+    if (err instanceof EnvironmentError) throw new InputError('usage', err.message, { cause: err });
+    throw err;
+  }
+  if (dir === undefined) return none;
+  const store = await openExtractionCache(dir);
+  if (store === undefined) return none;
+  const lineage =
+    directoryRoot === null ? undefined : await fs.realpath(directoryRoot).catch(() => undefined);
+  const cacheDirectoryPath = dir;
+  return {
+    on: true,
+    options: { cache: store, ...(lineage !== undefined ? { cacheLineage: `directory:${lineage}` } : {}) },
+    evict: () => evictExtractionCache(cacheDirectoryPath),
   };
 }
 
@@ -472,12 +522,18 @@ async function scanCommand(args: string[], io: CliIo): Promise<number> {
   // A directory inside a repository: the repository is read, the directory reported (subtree.ts).
   const where = kind === 'directory' ? await locateRepository(target) : { root: target, subtree: null };
   const selection = ruleSelection(only, skip);
+  const extraction = await extractionCacheOptions(
+    values['no-cache'] === true,
+    values['cache-dir'],
+    kind === 'directory' ? where.root : null,
+  );
   const scanOptions = {
     configText,
     ...operator,
+    ...extraction.options,
     ...(selection !== undefined ? { config: selection } : {}),
     ...(values.registry ? { registry: true } : {}),
-    ...remoteModuleOptions(values['remote-modules'] === true, values['cache-dir']),
+    ...remoteModuleOptions(values['remote-modules'] === true, values['cache-dir'], extraction.on),
     ...(policy !== undefined
       ? { policy: policyInput(policy, await repositoryName(values.repository, target, kind), new Date()) }
       : {}),
@@ -493,6 +549,7 @@ async function scanCommand(args: string[], io: CliIo): Promise<number> {
     if (!(isInputError(err) && err.code === 'empty-archive' && kind === 'directory')) throw err;
     report = null;
   }
+  await extraction.evict();
   if (report === null || (report.modules.length === 0 && report.findings.length === 0)) {
     const what = where.subtree === null ? `${kind} ${target}` : `directory ${where.subtree} of ${where.root}`;
     throw new InputError(
@@ -685,21 +742,27 @@ async function fixCommand(args: string[], io: CliIo): Promise<number> {
   const policy = await readPolicyOption(values.policy);
   if (values.repository !== undefined && policy === undefined)
     usage('--repository is used only with --policy', 'fix');
+  // A directory inside a repository (`tfguard fix live/prod`): read from the repository root what
+  // a scan of it reads (as `scan` does, src/scan/subtree.ts), fix only inside it, and name files
+  // (and the patch's paths) from the repository root.
+  const repo = await locateRepository(dir);
+  const extraction = await extractionCacheOptions(
+    values['no-cache'] === true,
+    values['cache-dir'],
+    repo.root,
+  );
   const options = {
     configText: await readConfigOption(values.config),
     ...operatorScanOptions(values.timeout),
+    ...extraction.options,
     ...(values.registry ? { registry: true } : {}),
-    ...remoteModuleOptions(values['remote-modules'] === true, values['cache-dir']),
+    ...remoteModuleOptions(values['remote-modules'] === true, values['cache-dir'], extraction.on),
     ...(policy !== undefined
       ? { policy: policyInput(policy, await repositoryName(values.repository, dir, 'directory'), new Date()) }
       : {}),
   };
 
   const dryRun = values['dry-run'] === true;
-  // A directory inside a repository (`tfguard fix live/prod`): read from the repository root what
-  // a scan of it reads (as `scan` does, src/scan/subtree.ts), fix only inside it, and name files
-  // (and the patch's paths) from the repository root.
-  const repo = await locateRepository(dir);
   const subtree = repo.subtree;
   const top = subtree === null ? dir : repo.root;
   const scope =
@@ -765,6 +828,7 @@ async function fixCommand(args: string[], io: CliIo): Promise<number> {
       if (f.fix?.edits === undefined && f.note !== undefined) say(`      ${visible(f.note)}\n`);
     }
   }
+  await extraction.evict();
   // With --rule, the exit code, like the list, is about those rules.
   const judged = remaining.filter((f) => inScope(f) && (rules === undefined || rules.has(f.ruleId)));
   return verdict({ ...report, findings: judged }, failOn) === 'fail' ? EXIT_FINDINGS : EXIT_OK;

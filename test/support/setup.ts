@@ -14,3 +14,7 @@ afterAll(async () => {
   const scan = require.cache[SCAN]?.exports as typeof Scan | undefined;
   if (scan !== undefined) await scan.closeSharedParser();
 });
+
+// The CLI keeps an extraction cache in the user's cache directory by default: tests do not write
+// there (test/cli/extract-cache.test.ts turns it on, in a temporary directory).
+process.env.TFGUARD_EXTRACT_CACHE ??= 'off';
