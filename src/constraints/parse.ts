@@ -151,7 +151,9 @@ export function parseConstraints(s: string, options: ParseOptions = {}): Constra
     throw new ConstraintSyntaxError('version constraint must be a string', String(s));
   }
   // A monorepo repeats a handful of constraint strings thousands of times (every module, every
-  // rule): parse each once. Results are frozen, so sharing them is safe; errors are not cached.
+  // rule): parse each once. The constraints are frozen, so sharing them is safe; each caller gets
+  // its own copy of the list, which is kept unfrozen: V8 copies a frozen array about 15 times
+  // slower (about 1 µs), which the thousands of lookups of a scan paid. Errors are not cached.
   const key = grammar === 'config' ? s : `\u0000${s}`;
   const cached = parsed.get(key);
   if (cached !== undefined) return cached.slice();
@@ -169,7 +171,7 @@ function freeze(c: Constraint): Constraint {
   return Object.freeze(c);
 }
 
-function parseUncached(s: string, grammar: Grammar): readonly Constraint[] {
+function parseUncached(s: string, grammar: Grammar): Constraint[] {
   const ws = grammar === 'config' ? CONFIG_WS : LOCK_WS;
   if (s.replace(ws, '') === '') {
     if (grammar === 'lock') return [];
@@ -199,7 +201,7 @@ function parseUncached(s: string, grammar: Grammar): readonly Constraint[] {
     }
     out.push(freeze(parsePiece(piece, s, grammar)));
   });
-  return Object.freeze(out);
+  return out;
 }
 
 /** `null` when `s` is a valid configuration constraint string, else the error message. */

@@ -100,7 +100,21 @@ export function selectConfigFiles(fileNames: string[], engine: Engine): FileSele
  * modules, which are loaded only through their calls, never as modules of the archive) and `.git/`.
  */
 export function inToolDirectory(path: string): boolean {
-  // Most paths name neither: no split for them (this runs for every entry, several times a scan).
-  if (!path.includes('.terraform') && !path.includes('.git')) return false;
-  return path.split('/').some((segment) => segment === '.terraform' || segment === '.git');
+  // Asked of every entry several times a scan: searched in place rather than split into segments.
+  return hasSegment(path, '.terraform') || hasSegment(path, '.git');
 }
+
+/** Whether one `/`-separated segment of `path` is exactly `segment`. */
+function hasSegment(path: string, segment: string): boolean {
+  for (let i = path.indexOf(segment); i >= 0; i = path.indexOf(segment, i + 1)) {
+    const end = i + segment.length;
+    if (
+      (i === 0 || path.charCodeAt(i - 1) === SLASH) &&
+      (end === path.length || path.charCodeAt(end) === SLASH)
+    )
+      return true;
+  }
+  return false;
+}
+
+const SLASH = 0x2f;

@@ -103,6 +103,10 @@ function keyFromCallSite(r: RemoteModule, byKey: ReadonlyMap<string, RemoteModul
   return top.name + r.key.slice(top.key.length);
 }
 
+function keysOf(remote: readonly RemoteModule[]): Map<string, RemoteModule> {
+  return new Map(remote.map((r) => [r.key, r]));
+}
+
 /**
  * Resolves the remote modules of every tree (src/modules/remote): installed copies the archive
  * carries first, then, with `network`, the registries and allowed hosts. Each tree gets its remote
@@ -136,10 +140,11 @@ export async function resolveRemoteModules(
     const remote = await resolver.resolveTree(tree);
     input.signal?.throwIfAborted();
     roots.push(withRemoteModules(tree, remote));
-    const byKey = new Map(remote.map((r) => [r.key, r]));
+    // Only nested modules need their parents (offline, every unresolved module is a top one).
+    let byKey: Map<string, RemoteModule> | undefined;
     for (const r of remote) {
       if (r.origin !== null) continue;
-      const call = keyFromCallSite(r, byKey);
+      const call = r.parent === null ? r.name : keyFromCallSite(r, (byKey ??= keysOf(remote)));
       const id = `${r.location.file}:${r.location.line}\0${call}\0${r.source}\0${r.version ?? ''}`;
       if (seen.has(id)) continue;
       seen.add(id);

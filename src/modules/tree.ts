@@ -310,9 +310,9 @@ export function withRemoteModules(tree: RootTree, remote: RemoteModule[]): RootT
       }
     }
   }
-  const existing = new Map(tree.providers.map((p) => [p.source, p]));
+  const existing = changed.size === 0 ? undefined : new Map(tree.providers.map((p) => [p.source, p]));
   const providers: RootProvider[] =
-    changed.size === 0
+    existing === undefined
       ? tree.providers
       : [...bySource.keys()].sort(compareUtf8).map((source) => {
           const kept = existing.get(source);

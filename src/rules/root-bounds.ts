@@ -9,7 +9,7 @@ import { shortSource } from '../addrs';
 import { hasUpperBound, suggestMinimumOnly, suggestUpperBound, suggestUpperBoundAt } from '../constraints';
 import type { TextEdit } from '../model';
 import type { ModuleInfo, ProviderRequirement, RootProvider, RootTree } from '../modules';
-import { sourceText, type SourceText } from './fix-helpers';
+import { posAt, sourceText, type SourceText } from './fix-helpers';
 import {
   checkableConstraint,
   inputNoun,
@@ -206,13 +206,8 @@ function insertVersion(src: SourceText, open: number, end: number, bound: string
 }
 
 function replace(src: SourceText, start: number, end: number, text: string): TextEdit {
-  const pos = (b: number): { line: number; column: number; byte: number } => {
-    const before = src.text.slice(0, b);
-    const line = before.split('\n').length;
-    const ls = before.lastIndexOf('\n') + 1;
-    return { line, column: [...src.bytes.subarray(ls, b).toString('utf8')].length + 1, byte: b };
-  };
-  return { range: { file: src.file, start: pos(start), end: pos(end) }, text };
+  // Positions from the file's line starts: a fix that bounds a hundred roots edits a hundred files.
+  return { range: { file: src.file, start: posAt(src, start), end: posAt(src, end) }, text };
 }
 
 /** The lines of a new `required_providers` entry, indented by `indent`, as terraform fmt writes it. */
@@ -282,11 +277,27 @@ function entryEdits(
  * bounded is still bounded after the fix (the repair study, docs/fix.md).
  */
 export function rootTreesWith(ctx: RuleContext, path: string): RootTree[] {
-  return ctx.roots.filter((t) => {
-    const r = ctx.moduleByPath.get(t.root);
-    return r !== undefined && t.modules.includes(path) && (isDeployable(r, ctx) || r.kind === 'example');
-  });
+  let index = runTrees.get(ctx.roots);
+  if (index === undefined) {
+    // Indexed once per scan: asked for every capped provider of every shared module.
+    index = new Map();
+    for (const t of ctx.roots) {
+      const r = ctx.moduleByPath.get(t.root);
+      // Deployable (a root, or an example under strict_examples) or an example: a root or an example.
+      if (r === undefined || !(isDeployable(r, ctx) || r.kind === 'example')) continue;
+      for (const p of new Set(t.modules)) {
+        const list = index.get(p);
+        if (list === undefined) index.set(p, [t]);
+        else list.push(t);
+      }
+    }
+    runTrees.set(ctx.roots, index);
+  }
+  return [...(index.get(path) ?? [])];
 }
+
+/** The trees of `rootTreesWith` by module path, per scan (`ctx.roots`). */
+const runTrees = new WeakMap<readonly RootTree[], Map<string, RootTree[]>>();
 
 /** The module a Terragrunt unit runs, when only units run it (`unitSourceOf`). */
 export function unitSourceOf(ctx: RuleContext, m: ModuleInfo): ModuleInfo | undefined {

@@ -12,7 +12,8 @@ import {
   requirementEdits,
 } from './helpers';
 import type { Rule, RuleContext } from './types';
-import type { ModuleInfo, ProviderRequirement } from '../modules';
+import type { ModuleInfo, ProviderRequirement, RootProvider, RootTree } from '../modules';
+import { treeOf } from './lock-helpers';
 import { shortSource } from '../addrs';
 import { callPaths } from './helpers';
 import { capsSafely, rootBound, sourceAsWritten, unitSourceOf as unitSourceModule } from './root-bounds';
@@ -39,6 +40,7 @@ export const rootModuleUnbounded: Rule = {
     'A root module must give every provider version constraint an upper bound (~>, <, <= or an exact version).',
   check(ctx) {
     const out: RuleFinding[] = [];
+    const declared = new DeclaredSources();
     for (const m of ctx.modules) {
       if (isDeployable(m, ctx)) {
         // A Terragrunt unit runs its source module with its generated files: a provider the source
@@ -47,14 +49,10 @@ export const rootModuleUnbounded: Rule = {
         for (const p of m.providers) {
           const c = checkableConstraint(p);
           if (c === null || hasUpperBound(c)) continue;
-          if (
-            source !== undefined &&
-            source.providers.some((q) => q.source === p.source && checkableConstraint(q) !== null)
-          )
-            continue;
+          if (source !== undefined && declared.of(source).has(p.source)) continue;
           out.push(unbounded(ctx, m, p, c, m.path, ''));
         }
-        out.push(...throughModules(ctx, m));
+        throughModules(ctx, m, source, declared, out);
       } else if (m.unitSourceOf !== undefined) {
         // A module only Terragrunt units run is their roots' configuration: its constraint must be
         // bounded unless each unit's generated files bound it (docs/classification.md, "Terragrunt").
@@ -87,6 +85,23 @@ export const rootModuleUnbounded: Rule = {
     return out;
   },
 };
+
+/** The provider sources each module gives a checkable constraint, computed once per module and
+ * check (a root, and the source module of every unit that runs it, are asked for every provider). */
+class DeclaredSources {
+  private readonly bySource = new Map<ModuleInfo, ReadonlySet<string>>();
+
+  of(m: ModuleInfo): ReadonlySet<string> {
+    let set = this.bySource.get(m);
+    if (set === undefined) {
+      const s = new Set<string>();
+      for (const q of m.providers) if (checkableConstraint(q) !== null) s.add(q.source);
+      set = s;
+      this.bySource.set(m, set);
+    }
+    return set;
+  }
+}
 
 function unbounded(
   ctx: RuleContext,
@@ -141,75 +156,104 @@ function unbounded(
  * on the module call that brings the provider in when it has none, naming the modules. The fix adds
  * the entry to the root with `~> MAJOR.MINOR` of the locked version (else of the combined minimum).
  */
-function throughModules(ctx: RuleContext, m: ModuleInfo): RuleFinding[] {
-  const tree = ctx.roots.find((t) => t.root === m.path);
-  if (tree === undefined) return [];
-  const unitSource = unitSourceModule(ctx, m);
-  const out: RuleFinding[] = [];
-  const unresolved = tree.remoteCalls.filter((c) => c.origin === undefined || c.origin === null);
-  // The root's own constraint (reported above) and a unit source module's (reported there).
-  const declares = (x: ModuleInfo | undefined, source: string): boolean =>
-    x?.providers.some((q) => q.source === source && checkableConstraint(q) !== null) === true;
-  // A root or a unit's source module among them has its own finding, whose fix bounds this root too.
-  const judged = (k: { module: string; remote?: unknown }): boolean => {
-    const x = k.remote === undefined ? ctx.moduleByPath.get(k.module) : undefined;
-    return x !== undefined && (isDeployable(x, ctx) || x.unitSourceOf !== undefined);
-  };
+function throughModules(
+  ctx: RuleContext,
+  m: ModuleInfo,
+  unitSource: ModuleInfo | undefined,
+  declared: DeclaredSources,
+  out: RuleFinding[],
+): void {
+  const tree = treeOf(ctx, m.path);
+  if (tree === undefined) return;
+  const own = declared.of(m);
+  const sourceOwn = unitSource === undefined ? undefined : declared.of(unitSource);
   for (const rp of tree.providers) {
     const c = rp.constraints;
     if (c === null || c === '' || (rp.unknownContributions?.length ?? 0) > 0) continue;
-    if (declares(m, rp.source) || declares(unitSource, rp.source)) continue;
+    // The root's own constraint (reported above) and a unit source module's (reported there).
+    if (own.has(rp.source) || sourceOwn?.has(rp.source) === true) continue;
     const via = rp.contributions.filter((k) => k.module !== m.path);
-    if (via.length === 0 || via.some(judged) || capsSafely(c)) continue;
-    const named = via.slice(0, 3).map((k) => `${k.module} ("${k.constraints}")`);
-    if (via.length > 3) named.push(`${via.length - 3} more`);
-    const first = via[0] as (typeof via)[number];
-    const firstReq = ctx.moduleByPath.get(first.module)?.providers.find((q) => q.source === rp.source);
-    const localName = firstReq?.name ?? (rp.source.split('/').pop() as string);
-    // Where: the root's required_providers block, else the call that leads to the first module.
-    const callName = first.remote === undefined ? callPaths(tree, first.module)[0]?.[0] : undefined;
-    const where =
-      m.requiredProvidersBlocks[0] ??
-      (first.remote !== undefined
-        ? first.location
-        : m.moduleCalls.find((k) => k.name === callName)?.location) ??
-      null;
-    const caveat = kindCaveat(m);
-    const guess = caveat.weak || unresolved.length > 0;
-    const unresolvedNote =
-      unresolved.length > 0
-        ? ` (unless remote module${unresolved.length > 1 ? 's' : ''} ${unresolved
-            .slice(0, 3)
-            .map((u) => `"${u.name}"`)
-            .join(', ')}, which tfguard did not read, bound${unresolved.length > 1 ? '' : 's'} it)`
-        : '';
-    // Without a lock entry the root takes the release line of the combined minimum; the modules keep
-    // their minimums, so the root needs only the cap (`~> 0.9`, not `~> 0.9, >= 0.9.1`).
-    const cap =
-      suggestUpperBound(c)
-        ?.split(', ')
-        .find((x) => x.startsWith('~>')) ?? null;
-    const spelled = firstReq === undefined || firstReq.implicit ? undefined : sourceAsWritten(ctx, firstReq);
-    const b = guess ? null : rootBound(ctx, tree, rp, localName, cap, spelled);
-    const fixable = b !== null && !('reason' in b);
-    out.push({
-      module: m.path,
-      ...at(where),
-      message:
-        `root module gets provider "${localName}" (${shortSource(rp.source, tree.engine)}) only through ` +
-        `module${via.length > 1 ? 's' : ''} ${named.join(', ')} and bounds it nowhere: the combined constraint ` +
-        `"${c}" has no upper bound, so a future (possibly incompatible) major version can be installed on the next init -upgrade` +
-        unresolvedNote +
-        caveat.suffix,
-      ...(guess ? { confidence: 'low' as const } : {}),
-      ...(fixable
-        ? { fix: fixWith(`declare the provider in the root with "${b.bound}"`, b.bound, b.edits) }
-        : {}),
-      note:
-        `Declare it in the root's required_providers with a maximum, for example "${cap ?? '~> MAJOR.MINOR'}"` +
-        ' (the release line the root runs); shared modules keep their minimums.' +
-        (b !== null && 'reason' in b ? ` No fix: ${b.reason}.` : ''),
-    });
+    if (via.length === 0 || via.some((k) => judged(ctx, k)) || capsSafely(c)) continue;
+    out.push(throughFinding(ctx, m, tree, rp, c, via));
   }
-  return out;
+}
+
+/** A root or a unit's source module among the contributions has its own finding, whose fix bounds
+ * this root too. */
+function judged(ctx: RuleContext, k: RootProvider['contributions'][number]): boolean {
+  const x = k.remote === undefined ? ctx.moduleByPath.get(k.module) : undefined;
+  return x !== undefined && (isDeployable(x, ctx) || x.unitSourceOf !== undefined);
+}
+
+/** The finding of `throughModules` for one provider `rp` of root `m`'s tree, constrained `c`. */
+function throughFinding(
+  ctx: RuleContext,
+  m: ModuleInfo,
+  tree: RootTree,
+  rp: RootProvider,
+  c: string,
+  via: RootProvider['contributions'],
+): RuleFinding {
+  const unresolved = tree.remoteCalls.filter((k) => k.origin === undefined || k.origin === null);
+  const named = via.slice(0, 3).map((k) => `${k.module} ("${k.constraints}")`);
+  if (via.length > 3) named.push(`${via.length - 3} more`);
+  const first = via[0] as (typeof via)[number];
+  const firstReq = ctx.moduleByPath.get(first.module)?.providers.find((q) => q.source === rp.source);
+  const localName = firstReq?.name ?? (rp.source.split('/').pop() as string);
+  // Where: the root's required_providers block, else the call that leads to the first module.
+  const callName =
+    m.requiredProvidersBlocks.length === 0 && first.remote === undefined
+      ? callPaths(tree, first.module)[0]?.[0]
+      : undefined;
+  const where =
+    m.requiredProvidersBlocks[0] ??
+    (first.remote !== undefined
+      ? first.location
+      : m.moduleCalls.find((k) => k.name === callName)?.location) ??
+    null;
+  const caveat = kindCaveat(m);
+  const guess = caveat.weak || unresolved.length > 0;
+  const unresolvedNote =
+    unresolved.length > 0
+      ? ` (unless remote module${unresolved.length > 1 ? 's' : ''} ${unresolved
+          .slice(0, 3)
+          .map((u) => `"${u.name}"`)
+          .join(', ')}, which tfguard did not read, bound${unresolved.length > 1 ? '' : 's'} it)`
+      : '';
+  // Without a lock entry the root takes the release line of the combined minimum; the modules keep
+  // their minimums, so the root needs only the cap (`~> 0.9`, not `~> 0.9, >= 0.9.1`).
+  const cap =
+    suggestUpperBound(c)
+      ?.split(', ')
+      .find((x) => x.startsWith('~>')) ?? null;
+  // The bound and its edits only for a finding that offers a fix (not a guess).
+  const b = guess
+    ? null
+    : rootBound(
+        ctx,
+        tree,
+        rp,
+        localName,
+        cap,
+        firstReq === undefined || firstReq.implicit ? undefined : sourceAsWritten(ctx, firstReq),
+      );
+  const fixable = b !== null && !('reason' in b);
+  return {
+    module: m.path,
+    ...at(where),
+    message:
+      `root module gets provider "${localName}" (${shortSource(rp.source, tree.engine)}) only through ` +
+      `module${via.length > 1 ? 's' : ''} ${named.join(', ')} and bounds it nowhere: the combined constraint ` +
+      `"${c}" has no upper bound, so a future (possibly incompatible) major version can be installed on the next init -upgrade` +
+      unresolvedNote +
+      caveat.suffix,
+    ...(guess ? { confidence: 'low' as const } : {}),
+    ...(fixable
+      ? { fix: fixWith(`declare the provider in the root with "${b.bound}"`, b.bound, b.edits) }
+      : {}),
+    note:
+      `Declare it in the root's required_providers with a maximum, for example "${cap ?? '~> MAJOR.MINOR'}"` +
+      ' (the release line the root runs); shared modules keep their minimums.' +
+      (b !== null && 'reason' in b ? ` No fix: ${b.reason}.` : ''),
+  };
 }

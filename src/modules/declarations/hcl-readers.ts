@@ -103,6 +103,8 @@ export const RESOURCE_PROJECTION: BlockSpec = {
   },
 };
 
+const DECLARING_TYPES: ReadonlySet<string> = new Set(Object.keys(DECLARING_RESOURCES));
+
 const DECLARING_NEEDLES: readonly Buffer[] = Object.keys(DECLARING_RESOURCES).map((t) =>
   Buffer.from(`"${t}"`),
 );
@@ -114,10 +116,11 @@ const DECLARING_NEEDLES: readonly Buffer[] = Object.keys(DECLARING_RESOURCES).ma
  */
 export function mayDeclareResources(content: Buffer, parsed?: ParseResult): boolean {
   if (parsed !== undefined && parsed.ok) {
-    return parsed.file.body.blocks.some(
-      (b) =>
-        b.type === 'resource' && Object.prototype.hasOwnProperty.call(DECLARING_RESOURCES, b.labels[0] ?? ''),
-    );
+    // Asked of every configuration file of the archive: a plain loop over its top-level blocks.
+    for (const b of parsed.file.body.blocks) {
+      if (b.type === 'resource' && DECLARING_TYPES.has(b.labels[0] ?? '')) return true;
+    }
+    return false;
   }
   return DECLARING_NEEDLES.some((needle) => content.includes(needle));
 }

@@ -3,13 +3,15 @@
  * js-yaml, HCL with tfguard's parser) and handing each to its pure reader. Nothing is run.
  */
 import type { LoadedArchive } from '../../archive';
-import { basename, compareUtf8, dirname } from '../../archive';
+import { compareUtf8, dirname } from '../../archive';
 import type { BlockSpec, HclBody, HclParser, ParseResult } from '../../hcl';
+import { CONFIG_FILE, RepositoryFiles } from '../repository-files';
 import { inToolDirectory } from '../files';
 import { isAtlantisFile, readAtlantis } from './atlantis';
 import { isAtmosConfig, isAtmosManifest, readAtmosConfig, readAtmosManifest } from './atmos';
 import type { AtmosLayout } from './atmos';
 import { isDiggerFile, readDigger } from './digger';
+import type { DiggerCandidates } from './digger';
 import { isEnv0File, readEnv0 } from './env0';
 import {
   isTerramateFile,
@@ -53,7 +55,18 @@ export interface ReadDeclarations extends Declarations {
   stacks: TerraformStack[];
 }
 
-const CONFIG_FILE = /\.(tf|tofu)(\.json)?$/;
+/**
+ * Which readers may concern a file, by its name alone: configuration files (resources that declare
+ * roots; CDKTF's synthesized `cdk.tf.json`), YAML files (Atlantis, Digger, Spacelift, env0, Atmos
+ * and its manifests), other HCL and JSON files (Terramate, Terraform Stacks), or none: no reader
+ * reads any other file. No predicate of the other kinds matches a configuration file's name.
+ */
+function kindByName(name: string): 'config' | 'yaml' | 'other' | null {
+  if (CONFIG_FILE.test(name)) return 'config';
+  if (name.endsWith('.yaml') || name.endsWith('.yml')) return 'yaml';
+  if (name.endsWith('.hcl') || name.endsWith('.json') || name.endsWith('.tm')) return 'other';
+  return null;
+}
 
 function text(archive: LoadedArchive, path: string): string {
   return (archive.files.get(path) as Buffer).toString('utf8');
@@ -95,6 +108,8 @@ export async function readDeclarations(
   signal?: AbortSignal,
   /** The module loader's parse results, when it has parsed the configuration files already. */
   loaded?: ReadonlyMap<string, ParseResult>,
+  /** The archive's files by name, when the caller has them. */
+  files?: RepositoryFiles,
 ): Promise<ReadDeclarations> {
   const roots: DeclaredRoot[] = [];
   const problems: DeclarationProblem[] = [];
@@ -102,23 +117,14 @@ export async function readDeclarations(
   const legacyStackFiles: Declarations['legacyStackFiles'] = [];
   const completeLists: Declarations['completeLists'] = [];
 
-  const dirs = new Set<string>(['.']);
-  const filePaths = new Set<string>();
-  const terraformDirs = new Set<string>();
-  const terragruntDirs = new Set<string>();
-  for (const e of archive.entries) {
-    if (inToolDirectory(e.path)) continue;
-    if (e.type === 'directory') dirs.add(e.path);
-    else {
-      filePaths.add(e.path);
-      for (let d = dirname(e.path); d !== ''; d = dirname(d)) dirs.add(d);
-      const dir = dirname(e.path) || '.';
-      if (CONFIG_FILE.test(e.path)) terraformDirs.add(dir);
-      if (basename(e.path) === 'terragrunt.hcl') terragruntDirs.add(dir);
-    }
-  }
+  const index = files ?? new RepositoryFiles(archive);
+  let candidates: DiggerCandidates | undefined;
+  const diggerCandidates = (): DiggerCandidates =>
+    (candidates ??= {
+      terraform: [...index.terraformDirs].sort(compareUtf8),
+      terragrunt: [...index.terragruntDirs].sort(compareUtf8),
+    });
 
-  const paths = [...archive.files.keys()].filter((p) => !inToolDirectory(p)).sort(compareUtf8);
   const parse = async (path: string, spec: BlockSpec): Promise<ParseResult | null> => {
     signal?.throwIfAborted();
     try {
@@ -137,20 +143,25 @@ export async function readDeclarations(
   const indirectCalls: IndirectCall[] = [];
   const atmosLayouts: AtmosLayout[] = [];
   const stackFiles = new Map<string, string[]>();
-  for (const path of paths) {
-    if (isAtlantisFile(path)) {
+  const yamlPaths: string[] = [];
+  const cdktfPaths: string[] = [];
+  for (const { path, name } of index.sorted) {
+    const kind = kindByName(name);
+    if (kind === null) continue;
+    if (kind === 'yaml') yamlPaths.push(path);
+    if (kind === 'config') {
+      if (name === 'cdk.tf.json') cdktfPaths.push(path);
+      // Parse errors of configuration files are the module loader's to report.
+      if (!mayDeclareResources(archive.files.get(path) as Buffer, loaded?.get(path))) continue;
+      const r = await parse(path, RESOURCE_PROJECTION);
+      if (r !== null && r.ok) roots.push(...readDeclaringResources(path, r.file.body));
+    } else if (isAtlantisFile(path)) {
       const r = readAtlantis({ path, text: text(archive, path) });
       roots.push(...r.roots);
       problems.push(...r.problems);
       if (r.complete) completeLists.push({ tool: 'Atlantis', file: path, count: r.roots.length });
     } else if (isDiggerFile(path)) {
-      const r = readDigger(
-        { path, text: text(archive, path) },
-        {
-          terraform: [...terraformDirs].sort(compareUtf8),
-          terragrunt: [...terragruntDirs].sort(compareUtf8),
-        },
-      );
+      const r = readDigger({ path, text: text(archive, path) }, diggerCandidates());
       roots.push(...r.roots);
       problems.push(...r.problems);
       emptyGlobs.push(...r.emptyGlobs);
@@ -167,8 +178,8 @@ export async function readDeclarations(
     } else if (isAtmosConfig(path)) {
       const layout = readAtmosConfig(
         { path, text: text(archive, path) },
-        (d) => dirs.has(d),
-        (f) => filePaths.has(f),
+        (d) => index.isDir(d),
+        (f) => index.isFile(f),
         problems,
       );
       if (layout !== null) atmosLayouts.push(layout);
@@ -198,24 +209,17 @@ export async function readDeclarations(
       // called by the Stack, not roots of their own.
       const r = await parse(path, STACK_PROJECTION);
       if (r !== null && r.ok) indirectCalls.push(...legacyComponentCalls(path, r.file.body));
-    } else if (
-      CONFIG_FILE.test(path) &&
-      mayDeclareResources(archive.files.get(path) as Buffer, loaded?.get(path))
-    ) {
-      // Parse errors of configuration files are the module loader's to report.
-      const r = await parse(path, RESOURCE_PROJECTION);
-      if (r !== null && r.ok) roots.push(...readDeclaringResources(path, r.file.body));
     }
   }
   for (const layout of atmosLayouts) {
-    for (const path of paths) {
+    for (const path of yamlPaths) {
       if (!isAtmosManifest(layout, path)) continue;
       const r = readAtmosManifest(layout, { path, text: text(archive, path) });
       roots.push(...r.roots);
       problems.push(...r.problems);
     }
   }
-  roots.push(...readCdktf(paths));
+  roots.push(...readCdktf(cdktfPaths));
 
   const stacks: TerraformStack[] = [];
   for (const [dir, files] of [...stackFiles].sort(([a], [b]) => compareUtf8(a, b))) {
@@ -256,7 +260,7 @@ export async function readDeclarations(
   const terramate = terramateGeneration(
     roots,
     [...generateFiles, ...imported(terramateImports, generateFiles)],
-    (p) => filePaths.has(p),
+    (p) => index.isFile(p),
   );
   indirectCalls.push(...terramate.calls);
 

@@ -129,6 +129,19 @@ class Unresolved extends Error {}
 /** The packages above a top-level call: none (shared; chains are extended by copy). */
 const NO_CHAIN: ReadonlySet<string> = new Set<string>();
 
+/** The registry or remote `module` call of `caller` named `name`. */
+function remoteCallNamed(caller: ModuleInfo, name: string): ModuleCall | undefined {
+  for (const c of caller.moduleCalls) {
+    if (c.name === name && (c.sourceKind === 'registry' || c.sourceKind === 'remote')) return c;
+  }
+  return undefined;
+}
+
+/** A source or version expression whose value is unknown, as notices name it. */
+function unknownExpression(e: ModuleCall['sourceExpression']): string | undefined {
+  return e === undefined || e.status === 'known' ? undefined : `${e.text} (${e.detail})`;
+}
+
 function grouped(list: { source: string; constraints: string | null }[]): PackageModule['providers'] {
   const by = new Map<string, string[]>();
   for (const p of list) {
@@ -247,32 +260,28 @@ export class RemoteResolver {
     }
     const manifest = readModulesManifest(this.input.archive, tree.root);
     const ctx: TreeContext = { tree, manifest, count: 0, mutable: false };
-    const tops: Node[] = tree.remoteCalls
-      .filter((rc) => rc.installed !== true && rc.source !== null)
-      .map((rc) => {
-        const caller = this.input.modules.get(rc.module);
-        const call = caller?.moduleCalls.find(
-          (c) => c.name === rc.name && (c.sourceKind === 'registry' || c.sourceKind === 'remote'),
-        );
-        const base = keys.get(rc.module) ?? '';
-        const unknown = (e: ModuleCall['sourceExpression']): string | undefined =>
-          e === undefined || e.status === 'known' ? undefined : `${e.text} (${e.detail})`;
-        const sourceUnknown = unknown(call?.sourceExpression);
-        const versionUnknown = unknown(call?.versionExpression);
-        return {
-          key: base === '' ? rc.name : `${base}.${rc.name}`,
-          parent: null,
-          name: rc.name,
-          source: rc.source as string,
-          version: rc.version,
-          ...(sourceUnknown === undefined ? {} : { sourceUnknown }),
-          ...(versionUnknown === undefined ? {} : { versionUnknown }),
-          module: rc.module,
-          location: call?.location ?? { file: caller?.files[0] ?? rc.module, line: 1 },
-          depth: 1,
-          chain: NO_CHAIN,
-        };
+    const tops: Node[] = [];
+    for (const rc of tree.remoteCalls) {
+      if (rc.installed === true || rc.source === null) continue;
+      const caller = this.input.modules.get(rc.module);
+      const call = caller === undefined ? undefined : remoteCallNamed(caller, rc.name);
+      const base = keys.get(rc.module) ?? '';
+      const sourceUnknown = unknownExpression(call?.sourceExpression);
+      const versionUnknown = unknownExpression(call?.versionExpression);
+      tops.push({
+        key: base === '' ? rc.name : `${base}.${rc.name}`,
+        parent: null,
+        name: rc.name,
+        source: rc.source as string,
+        version: rc.version,
+        ...(sourceUnknown === undefined ? {} : { sourceUnknown }),
+        ...(versionUnknown === undefined ? {} : { versionUnknown }),
+        module: rc.module,
+        location: call?.location ?? { file: caller?.files[0] ?? rc.module, line: 1 },
+        depth: 1,
+        chain: NO_CHAIN,
       });
+    }
     // A rescan asks the cache once per tree: the whole resolution, keyed by the remote calls and
     // the hosts, for as long as the version lists it was selected from are trusted.
     const network = this.input.network;
