@@ -576,11 +576,13 @@ class Lexer {
   private mainToken(i: number): number {
     const text = this.text;
     const n = text.length;
-    const c = text.charCodeAt(i);
+    let c = text.charCodeAt(i);
+    // Blanks are skipped here, not as a step of their own: they never change the mode, and about
+    // every other step of real code would otherwise be a run of blanks.
     if (c === 0x20 || c === 0x09) {
       i++;
-      while (i < n && (text.charCodeAt(i) === 0x20 || text.charCodeAt(i) === 0x09)) i++;
-      return i;
+      while (i < n && ((c = text.charCodeAt(i)) === 0x20 || c === 0x09)) i++;
+      if (i >= n) return i;
     }
     if (c === 0x0a) {
       this.emit(T_NEWLINE, i, i + 1);
