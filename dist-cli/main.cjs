@@ -9392,11 +9392,11 @@ var Lexer = class {
   mainToken(i) {
     const text3 = this.text;
     const n = text3.length;
-    const c = text3.charCodeAt(i);
+    let c = text3.charCodeAt(i);
     if (c === 32 || c === 9) {
       i++;
-      while (i < n && (text3.charCodeAt(i) === 32 || text3.charCodeAt(i) === 9)) i++;
-      return i;
+      while (i < n && ((c = text3.charCodeAt(i)) === 32 || c === 9)) i++;
+      if (i >= n) return i;
     }
     if (c === 10) {
       this.emit(T_NEWLINE, i, i + 1);
