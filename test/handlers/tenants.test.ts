@@ -147,6 +147,18 @@ async function latest(repository: string): Promise<LatestPointer | null> {
   return got === null ? null : (JSON.parse(got.body.toString('utf8')) as LatestPointer);
 }
 
+/**
+ * Waits for the second after the one `repository`'s pointer was uploaded in. S3's LastModified has
+ * one-second resolution, and uploads of the same second are ordered by key (`compareUploads`): an
+ * upload the test needs to be the newer one must come in a later second.
+ */
+async function afterLatestSecond(repository: string): Promise<void> {
+  const at = (await latest(repository))?.upload.lastModified;
+  if (at === undefined) return;
+  const next = Math.floor(Date.parse(at) / 1000) * 1000 + 1000;
+  while (Date.now() < next) await new Promise((resolve) => setTimeout(resolve, next - Date.now() + 5));
+}
+
 const terraform = (note: string) =>
   makeTarGz({ 'main.tf': `# ${note}\nterraform {\n  required_version = ">= 1.5"\n}\n` });
 
@@ -297,6 +309,8 @@ describe('the upload-triggered path: direct writes to the uploads bucket', () =>
   };
 
   test("another principal's write into a repository's directory is refused: nothing scanned, @latest not moved", async () => {
+    // The pointer the API tests above left may be of this very second; this upload must be newer.
+    await afterLatestSecond('acme/network');
     const own = await h.upload('uploads/acme/network/direct-1.tar.gz', await terraform('network direct'));
     const first = await deliver(own, `AWS:${NETWORK.userId}`);
     expect(first.outcomes).toEqual([expect.objectContaining({ status: 'scanned', latestUpdated: true })]);
