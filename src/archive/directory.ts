@@ -41,6 +41,9 @@ async function fsStep<T>(shown: string, step: () => Promise<T>): Promise<T> {
  * almost every file; larger files, or files that grew, continue in `READ_CHUNK` reads. */
 const FIRST_READ_MAX = 16 * 1024 * 1024;
 
+/** How every file of a tree is opened: not through a symlink, never blocking (a FIFO). */
+const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
 /**
  * Opens one regular file for reading: open, then fstat of what was opened (its size is declared
  * before a byte is read, its mode kept). O_NOFOLLOW + O_NONBLOCK: a file swapped for a symlink or
@@ -50,7 +53,7 @@ const FIRST_READ_MAX = 16 * 1024 * 1024;
 function openRegularFileSync(absolute: string, shown: string): { fd: number; stats: Stats } {
   let fd: number;
   try {
-    fd = fsSync.openSync(absolute, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    fd = fsSync.openSync(absolute, OPEN_FLAGS);
   } catch (cause) {
     throw new InputError('not-found', `cannot open "${shown}": ${(cause as Error).message}`, {
       entry: shown,
@@ -296,8 +299,6 @@ function entryName(entry: Listed, task: DirectoryTask): string {
   return decodeUtf8Name(entry.name, 'file name', task.depth === 0 ? escaped : `${task.relative}/${escaped}`);
 }
 
-const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
-
 /** Slabs that the loaded files' contents are read into (views of them are kept, as the tar reader
  * keeps views of the decompressed stream): one allocation for many small files instead of one
  * each. Smaller than glibc's default mmap threshold (128 KiB), so a slab reuses memory that
@@ -343,25 +344,10 @@ function readFile(
   absolute: string,
   shown: string,
 ): void {
-  let fd: number;
-  try {
-    fd = fsSync.openSync(absolute, OPEN_FLAGS);
-  } catch (cause) {
-    throw new InputError('not-found', `cannot open "${shown}": ${(cause as Error).message}`, {
-      entry: shown,
-      cause,
-    });
-  }
+  // An error of the open or the fstat is reported as every other error of the walk (fsStepSync).
+  const { fd, stats } = fsStepSync(shown, () => openRegularFileSync(absolute, shown));
   let closed = false;
   try {
-    const stats = fsSync.fstatSync(fd);
-    if (!stats.isFile()) {
-      throw new InputError(
-        'unsupported-entry-type',
-        `"${shown}" changed into a ${describeType(stats)} while reading`,
-        { entry: shown },
-      );
-    }
     const sink = builder.beginFile(path, shown, stats.size, stats.mode & 0o7777);
     let want = Math.min(stats.size + 1, FIRST_READ_MAX);
     let room = space.take(want);
