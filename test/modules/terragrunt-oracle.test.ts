@@ -260,8 +260,8 @@ describeWithTerraform('a Terragrunt unit written with expressions, judged by ter
     });
   });
 
-  test('a required_providers in the source module too: terraform refuses, tfguard says why', async () => {
-    const tree = unitTree(false);
+  /** The unit's source module declares its own `required_providers` too (beside the generated one). */
+  const requireNullInSource = (tree: FileMap): void => {
     tree['modules/app/main.tf'] = lines(
       'terraform {',
       '  required_providers {',
@@ -270,6 +270,11 @@ describeWithTerraform('a Terragrunt unit written with expressions, judged by ter
       '}',
       tree['modules/app/main.tf'] as string,
     );
+  };
+
+  test('a required_providers in the source module too: terraform refuses, tfguard says why', async () => {
+    const tree = unitTree(false);
+    requireNullInSource(tree);
     const dir = await workingDir(tree, false, null);
     const [terraform, report] = await Promise.all([terraformInit(dir, mirror), scanFiles(tree)]);
     expect(terraform.code).not.toBe(0);
@@ -286,14 +291,7 @@ describeWithTerraform('a Terragrunt unit written with expressions, judged by ter
       'path      = "versions_override.tf"',
     );
     expect(tree['root.hcl']).toContain('versions_override.tf');
-    tree['modules/app/main.tf'] = lines(
-      'terraform {',
-      '  required_providers {',
-      '    null = { source = "hashicorp/null", version = ">= 3.0" }',
-      '  }',
-      '}',
-      tree['modules/app/main.tf'] as string,
-    );
+    requireNullInSource(tree);
     const dir = await workingDir(tree, false, null, 'versions_override.tf');
     const [terraform, report] = await Promise.all([terraformInit(dir, mirror), scanFiles(tree)]);
     expect(terraform.output).not.toContain('Duplicate required providers configuration');
