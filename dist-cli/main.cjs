@@ -5360,10 +5360,11 @@ async function fsStep(shown2, step) {
   }
 }
 var FIRST_READ_MAX = 16 * 1024 * 1024;
+var OPEN_FLAGS = import_node_fs.constants.O_RDONLY | import_node_fs.constants.O_NOFOLLOW | import_node_fs.constants.O_NONBLOCK;
 function openRegularFileSync(absolute2, shown2) {
   let fd;
   try {
-    fd = fsSync.openSync(absolute2, import_node_fs.constants.O_RDONLY | import_node_fs.constants.O_NOFOLLOW | import_node_fs.constants.O_NONBLOCK);
+    fd = fsSync.openSync(absolute2, OPEN_FLAGS);
   } catch (cause) {
     throw new InputError("not-found", `cannot open "${shown2}": ${cause.message}`, {
       entry: shown2,
@@ -5511,7 +5512,6 @@ function entryName(entry, task) {
   const escaped = hexEscape(entry.name);
   return decodeUtf8Name(entry.name, "file name", task.depth === 0 ? escaped : `${task.relative}/${escaped}`);
 }
-var OPEN_FLAGS = import_node_fs.constants.O_RDONLY | import_node_fs.constants.O_NOFOLLOW | import_node_fs.constants.O_NONBLOCK;
 var SLAB_BYTES = 32 * 1024;
 var OWN_BUFFER_BYTES = SLAB_BYTES / 4;
 var ReadSpace = class {
@@ -5534,25 +5534,9 @@ var ReadSpace = class {
   }
 };
 function readFile(builder, space, path5, absolute2, shown2) {
-  let fd;
-  try {
-    fd = fsSync.openSync(absolute2, OPEN_FLAGS);
-  } catch (cause) {
-    throw new InputError("not-found", `cannot open "${shown2}": ${cause.message}`, {
-      entry: shown2,
-      cause
-    });
-  }
+  const { fd, stats } = fsStepSync(shown2, () => openRegularFileSync(absolute2, shown2));
   let closed = false;
   try {
-    const stats = fsSync.fstatSync(fd);
-    if (!stats.isFile()) {
-      throw new InputError(
-        "unsupported-entry-type",
-        `"${shown2}" changed into a ${describeType(stats)} while reading`,
-        { entry: shown2 }
-      );
-    }
     const sink = builder.beginFile(path5, shown2, stats.size, stats.mode & 4095);
     let want = Math.min(stats.size + 1, FIRST_READ_MAX);
     let room = space.take(want);
