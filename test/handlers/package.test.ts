@@ -38,6 +38,22 @@ async function packageService(
   dir: string,
   params: Record<string, string> = {},
 ): Promise<{ update: Template; create: Template }> {
+  // serverless-esbuild stages each function's package in `<os.tmpdir()>/<function>-<pid>-…` and
+  // leaves it there: give it a temporary directory of its own and remove that afterwards.
+  const staging = await mkdtemp(join(tmpdir(), 'tfguard-osls-'));
+  try {
+    await packageIn(dir, params, staging);
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+  }
+  const read = async (name: string) => JSON.parse(await readFile(join(dir, name), 'utf8')) as Template;
+  return {
+    update: await read('cloudformation-template-update-stack.json'),
+    create: await read('cloudformation-template-create-stack.json'),
+  };
+}
+
+async function packageIn(dir: string, params: Record<string, string>, staging: string): Promise<void> {
   await run(
     process.execPath,
     [
@@ -52,14 +68,14 @@ async function packageService(
     {
       cwd: REPO,
       timeout: 150_000,
-      env: { ...process.env, SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off' },
+      env: {
+        ...process.env,
+        SLS_TELEMETRY_DISABLED: '1',
+        SLS_NOTIFICATIONS_MODE: 'off',
+        TMPDIR: staging,
+      },
     },
   );
-  const read = async (name: string) => JSON.parse(await readFile(join(dir, name), 'utf8')) as Template;
-  return {
-    update: await read('cloudformation-template-update-stack.json'),
-    create: await read('cloudformation-template-create-stack.json'),
-  };
 }
 
 let out: string;
