@@ -136,19 +136,19 @@ export async function fixArchive(archive: LoadedArchive, options: FixOptions = {
   let analysed: { lock: LockAnalysis; config: ScanConfig } | null = null;
   // The passes after the first take over what the edits cannot change (src/scan/reuse.ts).
   const reuse = new ScanReuse();
-  const scan = (a: LoadedArchive): Promise<Report> =>
-    scanArchive(
-      a,
-      {
-        ...scanOptions,
-        onLockAnalysis: (lock, config) => {
-          analysed = { lock, config };
-          scanOptions.onLockAnalysis?.(lock, config);
-        },
-      },
-      reuse,
-    );
-  const report = await scan(archive);
+  const onLockAnalysis = (lock: LockAnalysis, config: ScanConfig): void => {
+    analysed = { lock, config };
+    scanOptions.onLockAnalysis?.(lock, config);
+  };
+  // Only the first scan reads and writes the extraction cache (the files as they are). A later
+  // scan takes every unchanged file's result from the first (`reuse`) and parses only the edited
+  // bytes, which are not on disk (a dry run never writes them): with the cache it would read the
+  // manifest again and then save one holding only the edited files under the directory's own
+  // keys, leaving the next scan nothing to hit.
+  const { cache: _cache, cacheLineage: _lineage, onCacheStats: _stats, ...uncached } = scanOptions;
+  const scan = (a: LoadedArchive, first: boolean): Promise<Report> =>
+    scanArchive(a, { ...(first ? scanOptions : uncached), onLockAnalysis }, reuse);
+  const report = await scan(archive, true);
   const originals = new Map<string, Buffer>();
   const current = new Map<string, Buffer>();
   const created = new Set<string>();
@@ -222,7 +222,7 @@ export async function fixArchive(archive: LoadedArchive, options: FixOptions = {
     // Changed constraints leave the lock files' recorded constraints behind: one more pass lets
     // the lock rewrite catch up, so a second `fix` finds nothing to do.
     if ((!deferred && !(configChanged && lockFixes)) || pass === MAX_PASSES) break;
-    after = await scan(withFiles(archive, current));
+    after = await scan(withFiles(archive, current), false);
     last = after;
   }
   const changes = [...originals]
