@@ -203,14 +203,29 @@ function treeIndex(entries: readonly ArchiveEntry[]): TreeIndex {
   return index;
 }
 
-/** The first `count` lines of `bytes` (split on `\n`, as the whole text would be). */
-function headLines(bytes: Buffer, count: number): string[] {
+/** The first `count` lines of `bytes` (up to the `count`-th `\n`, or all of it), as text. */
+function headText(bytes: Buffer, count: number): string {
   let end = -1;
   for (let n = 0; n < count; n++) {
     end = bytes.indexOf(0x0a, end + 1);
-    if (end < 0) return bytes.toString('utf8').split('\n');
+    if (end < 0) return bytes.toString('utf8');
   }
-  return bytes.subarray(0, end).toString('utf8').split('\n');
+  return bytes.subarray(0, end).toString('utf8');
+}
+
+/** Whether a file's first GENERATED_MARKER_LINES lines say it is generated, by its bytes: a pure
+ * function of them, so kept for every placer of the process (each pass of a fix run asks again
+ * for the files around the edited ones, whose bytes are the same objects). No part of the marker
+ * matches a line break, so one search of the head finds what a search of each line finds. */
+const markedBytes = new WeakMap<Buffer, boolean>();
+
+function saysGenerated(bytes: Buffer): boolean {
+  let marked = markedBytes.get(bytes);
+  if (marked === undefined) {
+    marked = GENERATED_MARKER.test(headText(bytes, GENERATED_MARKER_LINES));
+    markedBytes.set(bytes, marked);
+  }
+  return marked;
 }
 
 export class EditPlacer {
@@ -237,8 +252,7 @@ export class EditPlacer {
     let marked = this.markedOf.get(path);
     if (marked === undefined) {
       const bytes = this.view.read(path);
-      marked =
-        bytes !== undefined && headLines(bytes, GENERATED_MARKER_LINES).some((l) => GENERATED_MARKER.test(l));
+      marked = bytes !== undefined && saysGenerated(bytes);
       this.markedOf.set(path, marked);
     }
     return marked;
