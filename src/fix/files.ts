@@ -67,14 +67,26 @@ const TWIN_EXTENSIONS: readonly [string, string][] = [
 
 /** The twin of a configuration file name (`x.tf` ↔ `x.tofu`, `x.tf.json` ↔ `x.tofu.json`), or null. */
 export function twinPath(path: string): string | null {
-  const slash = path.lastIndexOf('/');
-  const name = path.slice(slash + 1);
-  if (name.startsWith('.') || name.endsWith('~') || (name.startsWith('#') && name.endsWith('#'))) return null;
-  for (const [ext, other] of TWIN_EXTENSIONS) {
-    if (name.endsWith(ext) && name.length > ext.length)
-      return path.slice(0, path.length - ext.length) + other;
+  const ext = twinExtension(path);
+  return ext === null ? null : path.slice(0, path.length - ext[0].length) + ext[1];
+}
+
+/** The extension of a configuration file name and its twin's (`twinPath`), or null. Asked of
+ * every entry of the tree: no string is built. */
+function twinExtension(path: string): readonly [string, string] | null {
+  const start = path.lastIndexOf('/') + 1;
+  const length = path.length - start;
+  if (length === 0 || path.charCodeAt(start) === 0x2e /* . */ || path.endsWith('~')) return null;
+  if (path.charCodeAt(start) === 0x23 /* # */ && path.endsWith('#')) return null;
+  for (const pair of TWIN_EXTENSIONS) {
+    if (path.endsWith(pair[0]) && length > pair[0].length) return pair;
   }
   return null;
+}
+
+/** Whether `path` names a configuration file (one `twinPath` answers for). */
+function isConfigPath(path: string): boolean {
+  return twinExtension(path) !== null;
 }
 
 /** True for a path inside `.terraform/` or `.git/` (installed copies and repository metadata). */
@@ -189,7 +201,7 @@ function treeIndex(entries: readonly ArchiveEntry[]): TreeIndex {
   if (index !== undefined) return index;
   index = { byPath: new Map(entries.map((e) => [e.path, e])), byName: new Map(), byDir: new Map() };
   for (const e of entries) {
-    if (e.type !== 'file' || twinPath(e.path) === null || inToolState(e.path)) continue;
+    if (e.type !== 'file' || !isConfigPath(e.path) || inToolState(e.path)) continue;
     const name = e.path.slice(e.path.lastIndexOf('/') + 1);
     const list = index.byName.get(name);
     if (list === undefined) index.byName.set(name, [e.path]);
@@ -341,7 +353,7 @@ export class EditPlacer {
         // A regular file is its own reader; only links need following.
         const own = e.type === 'file' && this.byPath.get(e.path) === e;
         if (own && !via.has(e.path)) continue;
-        if (twinPath(e.path) === null || inToolState(e.path)) continue;
+        if (!isConfigPath(e.path) || inToolState(e.path)) continue;
         const real = own ? { ok: true as const, file: e.path } : realFile(this.byPath, e.path);
         if (!real.ok || !via.has(real.file)) continue;
         const list = readers.get(real.file);
