@@ -38,7 +38,7 @@ import { gitQuotedName } from '../fix';
 import { closeSharedParser, policyInput, readPolicy, scanPath } from '../scan';
 import type { Policy } from '../policy';
 // scan/fix.ts runs the pipeline of scan/pipeline.ts, so the index does not re-export it (no cycle).
-import { fixPatch, fixPatchParts, fixPath } from '../scan/fix';
+import { fixPatchParts, fixPath, patchText } from '../scan/fix';
 import { insideSubtree, locateRepository, scanSubtree, subtreeDirectories } from '../scan/subtree';
 import type { ScanOptions } from '../scan/types';
 import { parseFleetData, renderFleetHtml, renderSummaryMarkdown, runLocalAudit } from '../service';
@@ -795,9 +795,10 @@ async function fixCommand(args: string[], io: CliIo): Promise<number> {
       );
   }
   if (dryRun) {
-    io.stdout(fixPatch(changes));
+    const parts = fixPatchParts(changes);
+    io.stdout(patchText(parts));
     // The patch names them too, in lines git apply skips: say it where a person reads.
-    for (const l of fixPatchParts(changes).leftOut)
+    for (const l of parts.leftOut)
       io.stderr(`tfguard fix: left out of the patch: ${gitQuotedName('', l.path)}: ${l.reason}\n`);
   } else
     for (const c of changes) {

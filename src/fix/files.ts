@@ -67,14 +67,26 @@ const TWIN_EXTENSIONS: readonly [string, string][] = [
 
 /** The twin of a configuration file name (`x.tf` ↔ `x.tofu`, `x.tf.json` ↔ `x.tofu.json`), or null. */
 export function twinPath(path: string): string | null {
-  const slash = path.lastIndexOf('/');
-  const name = path.slice(slash + 1);
-  if (name.startsWith('.') || name.endsWith('~') || (name.startsWith('#') && name.endsWith('#'))) return null;
-  for (const [ext, other] of TWIN_EXTENSIONS) {
-    if (name.endsWith(ext) && name.length > ext.length)
-      return path.slice(0, path.length - ext.length) + other;
+  const ext = twinExtension(path);
+  return ext === null ? null : path.slice(0, path.length - ext[0].length) + ext[1];
+}
+
+/** The extension of a configuration file name and its twin's (`twinPath`), or null. Asked of
+ * every entry of the tree: no string is built. */
+function twinExtension(path: string): readonly [string, string] | null {
+  const start = path.lastIndexOf('/') + 1;
+  const length = path.length - start;
+  if (length === 0 || path.charCodeAt(start) === 0x2e /* . */ || path.endsWith('~')) return null;
+  if (path.charCodeAt(start) === 0x23 /* # */ && path.endsWith('#')) return null;
+  for (const pair of TWIN_EXTENSIONS) {
+    if (path.endsWith(pair[0]) && length > pair[0].length) return pair;
   }
   return null;
+}
+
+/** Whether `path` names a configuration file (one `twinPath` answers for). */
+function isConfigPath(path: string): boolean {
+  return twinExtension(path) !== null;
 }
 
 /** True for a path inside `.terraform/` or `.git/` (installed copies and repository metadata). */
@@ -189,7 +201,7 @@ function treeIndex(entries: readonly ArchiveEntry[]): TreeIndex {
   if (index !== undefined) return index;
   index = { byPath: new Map(entries.map((e) => [e.path, e])), byName: new Map(), byDir: new Map() };
   for (const e of entries) {
-    if (e.type !== 'file' || twinPath(e.path) === null || inToolState(e.path)) continue;
+    if (e.type !== 'file' || !isConfigPath(e.path) || inToolState(e.path)) continue;
     const name = e.path.slice(e.path.lastIndexOf('/') + 1);
     const list = index.byName.get(name);
     if (list === undefined) index.byName.set(name, [e.path]);
@@ -203,14 +215,29 @@ function treeIndex(entries: readonly ArchiveEntry[]): TreeIndex {
   return index;
 }
 
-/** The first `count` lines of `bytes` (split on `\n`, as the whole text would be). */
-function headLines(bytes: Buffer, count: number): string[] {
+/** The first `count` lines of `bytes` (up to the `count`-th `\n`, or all of it), as text. */
+function headText(bytes: Buffer, count: number): string {
   let end = -1;
   for (let n = 0; n < count; n++) {
     end = bytes.indexOf(0x0a, end + 1);
-    if (end < 0) return bytes.toString('utf8').split('\n');
+    if (end < 0) return bytes.toString('utf8');
   }
-  return bytes.subarray(0, end).toString('utf8').split('\n');
+  return bytes.subarray(0, end).toString('utf8');
+}
+
+/** Whether a file's first GENERATED_MARKER_LINES lines say it is generated, by its bytes: a pure
+ * function of them, so kept for every placer of the process (each pass of a fix run asks again
+ * for the files around the edited ones, whose bytes are the same objects). No part of the marker
+ * matches a line break, so one search of the head finds what a search of each line finds. */
+const markedBytes = new WeakMap<Buffer, boolean>();
+
+function saysGenerated(bytes: Buffer): boolean {
+  let marked = markedBytes.get(bytes);
+  if (marked === undefined) {
+    marked = GENERATED_MARKER.test(headText(bytes, GENERATED_MARKER_LINES));
+    markedBytes.set(bytes, marked);
+  }
+  return marked;
 }
 
 export class EditPlacer {
@@ -237,8 +264,7 @@ export class EditPlacer {
     let marked = this.markedOf.get(path);
     if (marked === undefined) {
       const bytes = this.view.read(path);
-      marked =
-        bytes !== undefined && headLines(bytes, GENERATED_MARKER_LINES).some((l) => GENERATED_MARKER.test(l));
+      marked = bytes !== undefined && saysGenerated(bytes);
       this.markedOf.set(path, marked);
     }
     return marked;
@@ -327,7 +353,7 @@ export class EditPlacer {
         // A regular file is its own reader; only links need following.
         const own = e.type === 'file' && this.byPath.get(e.path) === e;
         if (own && !via.has(e.path)) continue;
-        if (twinPath(e.path) === null || inToolState(e.path)) continue;
+        if (!isConfigPath(e.path) || inToolState(e.path)) continue;
         const real = own ? { ok: true as const, file: e.path } : realFile(this.byPath, e.path);
         if (!real.ok || !via.has(real.file)) continue;
         const list = readers.get(real.file);

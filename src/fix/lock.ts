@@ -128,13 +128,21 @@ export async function planLockFixes(input: LockFixInput): Promise<LockFixPlan> {
   );
   if (wanted.length === 0) return plan;
   const rootByPath = new Map(input.roots.map((r) => [r.path, r]));
+  // The findings about each root without a lock file (by module) and about each lock file (by
+  // file), in the order of `wanted`: one pass instead of a search of them per root.
+  const missingFor = new Map<string, Finding[]>();
+  const aboutFile = new Map<string, Finding[]>();
+  for (const f of wanted) {
+    const [index, key] = f.ruleId === 'lock-missing' ? [missingFor, f.module] : [aboutFile, f.file];
+    if (key === null) continue;
+    const list = index.get(key);
+    if (list === undefined) index.set(key, [f]);
+    else list.push(f);
+  }
   for (const a of input.lock.roots) {
     const root = rootByPath.get(a.root);
     if (root === undefined) continue;
-    const findings =
-      a.lockFile === null
-        ? wanted.filter((f) => f.ruleId === 'lock-missing' && f.module === a.root)
-        : wanted.filter((f) => f.file === a.lockFile && f.ruleId !== 'lock-missing');
+    const findings = (a.lockFile === null ? missingFor.get(a.root) : aboutFile.get(a.lockFile)) ?? [];
     if (findings.length === 0) continue;
     const work: Work = { a, root, file: a.lockFile ?? lockPathOf(a.root), findings };
     if (a.lockFile === null) await planCreate(work, input, plan);

@@ -25,7 +25,7 @@ import { currentPlatform } from '../lockfile';
 import type { LockAnalysis } from '../lockfile';
 import type { ScanConfig } from '../model';
 import type { Finding } from '../rules';
-import type { LoadedArchive } from '../archive';
+import type { ArchiveEntry, LoadedArchive } from '../archive';
 import type { Report } from '../report/types';
 import type { ScanOptions } from './types';
 import { scanArchive, shouldLoad } from './pipeline';
@@ -74,10 +74,13 @@ export interface FixOutcome {
 /** `archive` with some files' bytes replaced or added (entries keep their metadata, with the new
  * size and hash, so the extraction cache keys stay right). A symlink to a changed file reads the
  * new bytes too. The archive the passes after the first scan read (test/scan/reuse.test.ts too). */
-export function withFiles(archive: LoadedArchive, changed: ReadonlyMap<string, Buffer>): LoadedArchive {
+export function withFiles(
+  archive: LoadedArchive,
+  changed: ReadonlyMap<string, Buffer>,
+  byPath: ReadonlyMap<string, ArchiveEntry> = entriesByPath(archive),
+): LoadedArchive {
   const files = new Map(archive.files);
   for (const [path, bytes] of changed) files.set(path, bytes);
-  const byPath = new Map(archive.entries.map((e) => [e.path, e]));
   for (const e of archive.entries) {
     if (e.type !== 'symlink' && e.type !== 'hardlink') continue;
     if (!files.has(e.path)) continue;
@@ -91,9 +94,8 @@ export function withFiles(archive: LoadedArchive, changed: ReadonlyMap<string, B
     return { ...e, size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
   });
   // Files a fix creates (a new lock file) join the archive as regular files.
-  const known = new Set(archive.entries.map((e) => e.path));
   for (const [path, bytes] of changed) {
-    if (known.has(path)) continue;
+    if (byPath.has(path)) continue;
     entries.push({
       path,
       type: 'file',
@@ -104,16 +106,24 @@ export function withFiles(archive: LoadedArchive, changed: ReadonlyMap<string, B
   return { ...archive, files, entries };
 }
 
+/** The entries of `archive` by path. */
+function entriesByPath(archive: LoadedArchive): Map<string, ArchiveEntry> {
+  return new Map(archive.entries.map((e) => [e.path, e]));
+}
+
 /** Per archive: each link target's bytes, as loaded through the first link (in entry order) that
  * resolves to it. Built once, on the first lookup: fixes look files up once per edit. */
 const linkTargets = new WeakMap<LoadedArchive, Map<string, Buffer>>();
 
 /** The bytes of a file that was loaded only as a symlink's content (its target, not selected itself). */
-function linkedBytes(archive: LoadedArchive, file: string): Buffer | undefined {
+function linkedBytes(
+  archive: LoadedArchive,
+  file: string,
+  byPath: ReadonlyMap<string, ArchiveEntry>,
+): Buffer | undefined {
   let targets = linkTargets.get(archive);
   if (targets === undefined) {
     targets = new Map();
-    const byPath = new Map(archive.entries.map((e) => [e.path, e]));
     for (const e of archive.entries) {
       if (e.type !== 'symlink' && e.type !== 'hardlink') continue;
       const real = realFile(byPath, e.path);
@@ -136,19 +146,19 @@ export async function fixArchive(archive: LoadedArchive, options: FixOptions = {
   let analysed: { lock: LockAnalysis; config: ScanConfig } | null = null;
   // The passes after the first take over what the edits cannot change (src/scan/reuse.ts).
   const reuse = new ScanReuse();
-  const scan = (a: LoadedArchive): Promise<Report> =>
-    scanArchive(
-      a,
-      {
-        ...scanOptions,
-        onLockAnalysis: (lock, config) => {
-          analysed = { lock, config };
-          scanOptions.onLockAnalysis?.(lock, config);
-        },
-      },
-      reuse,
-    );
-  const report = await scan(archive);
+  const onLockAnalysis = (lock: LockAnalysis, config: ScanConfig): void => {
+    analysed = { lock, config };
+    scanOptions.onLockAnalysis?.(lock, config);
+  };
+  // Only the first scan reads and writes the extraction cache (the files as they are). A later
+  // scan takes every unchanged file's result from the first (`reuse`) and parses only the edited
+  // bytes, which are not on disk (a dry run never writes them): with the cache it would read the
+  // manifest again and then save one holding only the edited files under the directory's own
+  // keys, leaving the next scan nothing to hit.
+  const { cache: _cache, cacheLineage: _lineage, onCacheStats: _stats, ...uncached } = scanOptions;
+  const scan = (a: LoadedArchive, first: boolean): Promise<Report> =>
+    scanArchive(a, { ...(first ? scanOptions : uncached), onLockAnalysis }, reuse);
+  const report = await scan(archive, true);
   const originals = new Map<string, Buffer>();
   const current = new Map<string, Buffer>();
   const created = new Set<string>();
@@ -160,12 +170,14 @@ export async function fixArchive(archive: LoadedArchive, options: FixOptions = {
   let registry: LockFixSource | null | undefined;
   // The files each was edited through in earlier passes (a file read through symlinks).
   const editedVia = new Map<string, Set<string>>();
-  const byPath = new Map(archive.entries.map((e) => [e.path, e]));
+  const byPath = entriesByPath(archive);
   /** A file's bytes as the fixes so far left them; through a symlink, its target's. */
   const bytesNow = (file: string): Buffer | undefined => {
     const real = realFile(byPath, file);
     const at = real.ok ? real.file : file;
-    return current.get(at) ?? archive.files.get(at) ?? archive.files.get(file) ?? linkedBytes(archive, at);
+    return (
+      current.get(at) ?? archive.files.get(at) ?? archive.files.get(file) ?? linkedBytes(archive, at, byPath)
+    );
   };
   for (let pass = 1; pass <= MAX_PASSES; pass++) {
     const seen = analysed as { lock: LockAnalysis; config: ScanConfig } | null;
@@ -202,7 +214,7 @@ export async function fixArchive(archive: LoadedArchive, options: FixOptions = {
       if (!inside(path)) throw new Error(`fix: ${path} is outside ${within ?? '.'}, which the fix may edit`);
       // A file a fix creates: a lock file, or a new `versions.tf` a root's bound goes into (edits
       // that insert at byte 0 of a file the archive does not hold, not even through a link).
-      const held = current.get(path) ?? archive.files.get(path) ?? linkedBytes(archive, path);
+      const held = current.get(path) ?? archive.files.get(path) ?? linkedBytes(archive, path, byPath);
       const creates = plan.created.has(path) || edits.every((e) => e.range.end.byte === 0);
       const isNew = held === undefined && creates;
       const before = held ?? (isNew ? Buffer.alloc(0) : undefined);
@@ -222,7 +234,7 @@ export async function fixArchive(archive: LoadedArchive, options: FixOptions = {
     // Changed constraints leave the lock files' recorded constraints behind: one more pass lets
     // the lock rewrite catch up, so a second `fix` finds nothing to do.
     if ((!deferred && !(configChanged && lockFixes)) || pass === MAX_PASSES) break;
-    after = await scan(withFiles(archive, current));
+    after = await scan(withFiles(archive, current, byPath), false);
     last = after;
   }
   const changes = [...originals]
@@ -281,7 +293,12 @@ export function fixPatchParts(changes: readonly FileChange[]): { patch: string; 
  * apply` and `patch` skip); names there are quoted as in the headers, so they hold no line break.
  */
 export function fixPatch(changes: readonly FileChange[]): string {
-  const { patch, leftOut } = fixPatchParts(changes);
+  return patchText(fixPatchParts(changes));
+}
+
+/** The patch `fixPatch` writes, from the parts `fixPatchParts` made (the CLI names the files left
+ * out where a person reads them too, without diffing every file a second time). */
+export function patchText({ patch, leftOut }: { patch: string; leftOut: readonly LeftOut[] }): string {
   const notes = leftOut.map(
     (l) => `# tfguard: left out of this patch: ${gitQuotedName('', l.path)}: ${l.reason}\n`,
   );

@@ -191,10 +191,22 @@ describe('tfguard scan with the extraction cache', () => {
     await fs.mkdir(dir);
     await run('tar', ['-xzf', DEMO, '-C', dir]);
     const plain = await cli(['fix', dir, '--dry-run', '--no-cache']);
+    // The demo's fixes change constraints, so fix scans the edited files once more.
+    expect(plain.stdout).toContain('+++ b/');
     const first = await observe(() => cli(['fix', dir, '--dry-run']));
     expect(first.puts.length).toBeGreaterThan(0);
+    const written = await manifests('archives');
+    const bytes = await fs.readFile(path.join(cacheDir, 'extract', written[0] as string));
+    // Only the files as they are on disk are kept: the scan of the edited bytes (which a dry run
+    // never writes) neither reads the manifests again nor replaces them with its few new entries.
     const second = await observe(() => cli(['fix', dir, '--dry-run']));
     expect(second.hits.length).toBeGreaterThan(0);
+    expect(second.puts).toEqual([]);
+    expect(await manifests('archives')).toEqual(written);
+    expect(await fs.readFile(path.join(cacheDir, 'extract', written[0] as string))).toEqual(bytes);
+    const scan = await observe(() => cli(['scan', dir, ...JSON_ARGS]));
+    expect(scan.puts).toEqual([]);
+    expect(scan.value).toEqual(await cli(['scan', dir, ...JSON_ARGS, '--no-cache']));
     expect(first.value).toEqual(plain);
     expect(second.value).toEqual(plain);
   });
