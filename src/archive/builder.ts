@@ -387,7 +387,9 @@ export class ArchiveBuilder {
    * loaded and which ends at a regular file, that file's path (link path → target file path).
    */
   resolveLinks(): Map<string, string> {
-    for (const path of this.entries.keys()) {
+    // A directory walk records an entry only inside a directory it recorded (directory.ts): the
+    // check is for archives, whose entries name their paths freely.
+    for (const path of this.normaliseOptions.archive ? this.entries.keys() : []) {
       let parent = dirname(path);
       while (parent !== '') {
         const above = this.entries.get(parent);

@@ -9,6 +9,9 @@ import { compareUtf8, decodeUtf8Name, displayName, displaysAsIs, hexEscape, MAX_
 
 const READ_CHUNK = 64 * 1024;
 
+// The synchronous calls of the walk, looked up once (not through the module namespace per call).
+const { closeSync, fstatSync, lstatSync, openSync, readSync, readdirSync, readlinkSync } = fsSync;
+
 /** Directory names never descended into: VCS metadata and Terraform's working directory (provider
  * binaries of hundreds of MiB and downloaded remote modules, neither part of the configuration). */
 const SKIPPED_DIRECTORIES = new Set(['.git', '.terraform']);
@@ -53,7 +56,7 @@ const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBL
 function openRegularFileSync(absolute: string, shown: string): { fd: number; stats: Stats } {
   let fd: number;
   try {
-    fd = fsSync.openSync(absolute, OPEN_FLAGS);
+    fd = openSync(absolute, OPEN_FLAGS);
   } catch (cause) {
     throw new InputError('not-found', `cannot open "${shown}": ${(cause as Error).message}`, {
       entry: shown,
@@ -61,7 +64,7 @@ function openRegularFileSync(absolute: string, shown: string): { fd: number; sta
     });
   }
   try {
-    const stats = fsSync.fstatSync(fd);
+    const stats = fstatSync(fd);
     if (!stats.isFile()) {
       throw new InputError(
         'unsupported-entry-type',
@@ -71,7 +74,7 @@ function openRegularFileSync(absolute: string, shown: string): { fd: number; sta
     }
     return { fd, stats };
   } catch (cause) {
-    fsSync.closeSync(fd);
+    closeSync(fd);
     throw cause;
   }
 }
@@ -87,7 +90,7 @@ function readOpenFileSync(fd: number, size: number, onChunk: (chunk: Buffer) => 
     let want = Math.min(size + 1, FIRST_READ_MAX);
     for (;;) {
       const buffer = Buffer.allocUnsafe(want);
-      const bytesRead = fsSync.readSync(fd, buffer, 0, want, null);
+      const bytesRead = readSync(fd, buffer, 0, want, null);
       if (bytesRead === 0) break;
       onChunk(buffer.subarray(0, bytesRead));
       // A short read of a regular file is its end.
@@ -95,7 +98,7 @@ function readOpenFileSync(fd: number, size: number, onChunk: (chunk: Buffer) => 
       want = READ_CHUNK;
     }
   } finally {
-    fsSync.closeSync(fd);
+    closeSync(fd);
   }
 }
 
@@ -128,26 +131,37 @@ async function readRegularFile(
   return Promise.resolve();
 }
 
+/** A path that a listing line escapes. */
+const ESCAPED_IN_LISTING = /[\\\n\r]/;
+
 /** GNU coreutils `sha256sum` line escaping: a name containing `\`, LF or CR is escaped and the line
  * is prefixed with `\`, so every listing line is unambiguous. */
 function listingLine(hash: string, path: string): string {
-  if (!/[\\\n\r]/.test(path)) return `${hash}  ${path}\n`;
+  if (!ESCAPED_IN_LISTING.test(path)) return `${hash}  ${path}\n`;
   const escaped = path.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\r/g, '\\r');
   return `\\${hash}  ${escaped}\n`;
 }
 
+/** Characters of listing hashed at a time: lines joined into a string of about this length cost
+ * less than one string of the whole listing (flattened and encoded at once) or an update per line. */
+const LISTING_PIECE = 16 * 1024;
+
 /** The identity of a directory tree: SHA-256 of `<sha256>  <path>` lines for regular files (and
  * `symlink:<target>  <path>` for links), in entry order (byte-sorted paths). */
 export function directoryListingSha256(archive: Pick<LoadedArchive, 'entries'>): string {
-  // One update of the whole listing: an update per line cost more than the hashing.
+  const digest = createHash('sha256');
   let listing = '';
   for (const entry of archive.entries) {
     if (entry.type === 'file') listing += listingLine(entry.sha256 ?? '', entry.path);
     else if (entry.type === 'symlink' || entry.type === 'hardlink') {
       listing += listingLine(`${entry.type}:${entry.linkTarget ?? ''}`, entry.path);
+    } else continue;
+    if (listing.length >= LISTING_PIECE) {
+      digest.update(listing);
+      listing = '';
     }
   }
-  return createHash('sha256').update(listing).digest('hex');
+  return digest.update(listing).digest('hex');
 }
 
 /** An absolute path inside the tree (spelled via the real or the given root), as a `/`-separated
@@ -209,7 +223,7 @@ function addInstalledModules(
 ): DirectoryTask | null {
   let modulesDir: Stats;
   try {
-    modulesDir = fsSync.lstatSync(nodePath.join(terraform.absolute, 'modules'));
+    modulesDir = lstatSync(nodePath.join(terraform.absolute, 'modules'));
   } catch {
     return null;
   }
@@ -231,7 +245,8 @@ function addInstalledModules(
  * they are recorded and must resolve inside the directory. `.git` is skipped, and of `.terraform`
  * only `modules/` is read (the installed remote modules and their `modules.json`).
  *
- * The walk is in name order and uses synchronous filesystem calls: thousands of small files read
+ * The walk records entries in the byte order of their paths (see `Frame.pending`) and uses
+ * synchronous filesystem calls: thousands of small files read
  * through Node's thread pool cost a round trip per call (lstat, open, fstat, read, read, close)
  * and left the process idle most of the time, so a directory took twice as long as a tarball of
  * it; each call takes microseconds on a local filesystem, and the first read asks for
@@ -280,11 +295,9 @@ type Listed = Typed & { name: string | Buffer };
  */
 function listDirectory(task: DirectoryTask): Listed[] {
   const path = task.absolute;
-  const dirents: Listed[] = fsStepSync(task.shown, () => fsSync.readdirSync(path, { withFileTypes: true }));
+  const dirents: Listed[] = fsStepSync(task.shown, () => readdirSync(path, { withFileTypes: true }));
   if (dirents.some((d) => (d.name as string).includes('\uFFFD'))) {
-    const raw = fsStepSync(task.shown, () =>
-      fsSync.readdirSync(path, { encoding: 'buffer', withFileTypes: true }),
-    );
+    const raw = fsStepSync(task.shown, () => readdirSync(path, { encoding: 'buffer', withFileTypes: true }));
     raw.sort((a, b) => Buffer.compare(a.name, b.name));
     return raw;
   }
@@ -311,21 +324,36 @@ const OWN_BUFFER_BYTES = SLAB_BYTES / 4;
 class ReadSpace {
   private slab: Buffer = Buffer.alloc(0);
   private used = 0;
+  /** Where files that are not loaded are read (to be hashed): one buffer, grown as needed. */
+  private scratch: Buffer = Buffer.alloc(0);
+  /** Where in its buffer the last `room` starts. */
+  at = 0;
 
-  /** Room for `length` bytes: the free part of the current slab, or a new one. */
-  take(length: number): Buffer {
-    if (length > OWN_BUFFER_BYTES) return Buffer.allocUnsafeSlow(length);
+  /**
+   * A buffer with room for `length` bytes from `at`: the free part of the current slab (or a new
+   * one), or for more than a slab's share a buffer of the file's own when it is kept (`keeps`),
+   * else one buffer reused for every such file (its bytes are hashed and dropped before the next
+   * read).
+   */
+  room(length: number, keeps: boolean): Buffer {
+    if (length > OWN_BUFFER_BYTES) {
+      this.at = 0;
+      if (keeps) return Buffer.allocUnsafeSlow(length);
+      if (this.scratch.length < length) this.scratch = Buffer.allocUnsafeSlow(length);
+      return this.scratch;
+    }
     if (this.slab.length - this.used < length) {
       this.slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
       this.used = 0;
     }
-    return this.slab.subarray(this.used, this.used + length);
+    this.at = this.used;
+    return this.slab;
   }
 
-  /** The first `length` bytes of the last `take` stay in use (a loaded file's content); the next
-   * `take` starts after them, 8-byte aligned as Node's own buffer pool is. */
+  /** The first `length` bytes of the last `room` stay in use (a loaded file's content); the next
+   * `room` starts after them, 8-byte aligned as Node's own buffer pool is. */
   keep(room: Buffer, length: number): void {
-    if (room.buffer !== this.slab.buffer) return;
+    if (room !== this.slab) return;
     this.used = (this.used + length + 7) & ~7;
   }
 }
@@ -344,32 +372,39 @@ function readFile(
   absolute: string,
   shown: string,
 ): void {
-  // An error of the open or the fstat is reported as every other error of the walk (fsStepSync).
-  const { fd, stats } = fsStepSync(shown, () => openRegularFileSync(absolute, shown));
-  let closed = false;
+  // An error of the open or the fstat is reported as every other error of the walk.
+  let fd = -1;
   try {
-    const sink = builder.beginFile(path, shown, stats.size, stats.mode & 0o7777);
-    let want = Math.min(stats.size + 1, FIRST_READ_MAX);
-    let room = space.take(want);
+    const opened = openRegularFileSync(absolute, shown);
+    fd = opened.fd;
+    const { size, mode } = opened.stats;
+    const sink = builder.beginFile(path, shown, size, mode & 0o7777);
+    const keeps = sink.keeps;
+    let want = Math.min(size + 1, FIRST_READ_MAX);
+    let room = space.room(want, keeps);
+    let at = space.at;
     let first = true;
     for (;;) {
-      const bytesRead = fsSync.readSync(fd, room, 0, want, null);
+      const bytesRead = readSync(fd, room, at, want, null);
       if (bytesRead === 0) break;
-      sink.write(bytesRead === room.length ? room : room.subarray(0, bytesRead));
-      if (first && sink.keeps) space.keep(room, bytesRead);
+      // One view of what was read (none when it fills a buffer of its own).
+      sink.write(at === 0 && bytesRead === room.length ? room : room.subarray(at, at + bytesRead));
+      if (first && keeps) space.keep(room, bytesRead);
       // A short read of a regular file is its end.
       if (bytesRead < want) break;
       first = false;
       want = READ_CHUNK;
       room = Buffer.allocUnsafe(want);
+      at = 0;
     }
-    closed = true;
-    fsSync.closeSync(fd);
+    const open = fd;
+    fd = -1;
+    closeSync(open);
     sink.finish();
   } catch (cause) {
-    if (!closed) {
+    if (fd !== -1) {
       try {
-        fsSync.closeSync(fd);
+        closeSync(fd);
       } catch {
         // The first error is the one to report.
       }
@@ -381,6 +416,28 @@ function readFile(
       cause,
     });
   }
+}
+
+/** One directory being walked: its listing and how far the walk has got in it. */
+interface Frame {
+  task: DirectoryTask;
+  here: Want;
+  listed: Listed[];
+  next: number;
+  /**
+   * Subdirectories of this listing that are recorded but not yet walked, innermost last, each with
+   * its name and a `/`: a subdirectory's entries sort after the siblings that extend its name with
+   * a byte below `/` (`a-b`, `a.tf` come between `a` and `a/x`), so it is walked when the listing
+   * reaches the first name above `<name>/`. The entries are then recorded in the byte order of
+   * their paths, the order `ArchiveBuilder.build` sorts them into (a sort that finds them in
+   * order compares each entry once; in the order of the listings alone it compared each about
+   * three times).
+   */
+  pending: { key: string; task: DirectoryTask }[];
+}
+
+function openFrame(task: DirectoryTask, want: (relative: string) => Want): Frame {
+  return { task, here: want(task.relative), listed: listDirectory(task), next: 0, pending: [] };
 }
 
 function walk(
@@ -400,91 +457,101 @@ function walk(
     depth: 0,
     bytes: 0,
   };
-  const stack: DirectoryTask[] = [rootTask];
-  while (stack.length > 0) {
-    const task = stack.pop() as DirectoryTask;
-    const here = want(task.relative);
+  const frames: Frame[] = [openFrame(rootTask, want)];
+  while (frames.length > 0) {
+    const frame = frames[frames.length - 1] as Frame;
+    const { task, pending } = frame;
+    if (frame.next === frame.listed.length) {
+      // The listing is done: its remaining subdirectories, innermost first, then its parent's.
+      const sub = pending.pop();
+      if (sub === undefined) frames.pop();
+      else frames.push(openFrame(sub.task, want));
+      continue;
+    }
+    const entry = frame.listed[frame.next] as Listed;
+    const name = entryName(entry, task);
+    const last = pending[pending.length - 1];
+    if (last !== undefined && compareUtf8(last.key, name) < 0) {
+      // This name sorts after a pending subdirectory's entries: walk that subdirectory first.
+      pending.pop();
+      frames.push(openFrame(last.task, want));
+      continue;
+    }
+    frame.next += 1;
     // The entries' types come with the listing (d_type): no lstat per file. A regular file's size
     // and mode come from the fstat of the opened file; directories and links (few) are lstat'ed
     // for their modes, and so is any entry whose type the filesystem does not report.
-    const listed = listDirectory(task);
-    const subdirectories: DirectoryTask[] = [];
-    for (const entry of listed) {
-      const name = entryName(entry, task);
-      const relative = task.depth === 0 ? name : `${task.relative}/${name}`;
-      // displayName of the path, computed from its parts: the path itself in the common case.
-      const shown =
-        task.plain && relative.length <= MAX_DISPLAY_NAME && displaysAsIs(name)
-          ? relative
-          : displayName(relative);
-      const absolute = task.prefix + name;
-      const known = entry.isFile() || entry.isDirectory() || entry.isSymbolicLink();
-      const typed: Typed = known ? entry : fsStepSync(shown, () => fsSync.lstatSync(absolute));
-      const selected = typed.isDirectory()
-        ? want(relative) !== 'none'
-        : here === 'all' || (task.depth === 0 && name === '.tfguard.hcl');
-      if (!selected) continue;
-      if (SKIPPED_DIRECTORIES.has(name) && (typed.isDirectory() || name === '.git')) {
-        if (name === '.terraform' && typed.isDirectory()) {
-          const mode = fsStepSync(shown, () => fsSync.lstatSync(absolute)).mode & 0o7777;
-          const modules = addInstalledModules(builder, childTask(task, name, relative, shown), mode);
-          if (modules !== null) subdirectories.push(modules);
-        }
-        continue;
+    const relative = task.depth === 0 ? name : `${task.relative}/${name}`;
+    // displayName of the path, computed from its parts: the path itself in the common case.
+    const shown =
+      task.plain && relative.length <= MAX_DISPLAY_NAME && displaysAsIs(name)
+        ? relative
+        : displayName(relative);
+    const absolute = task.prefix + name;
+    const known = entry.isFile() || entry.isDirectory() || entry.isSymbolicLink();
+    const typed: Typed = known ? entry : fsStepSync(shown, () => lstatSync(absolute));
+    const selected = typed.isDirectory()
+      ? want(relative) !== 'none'
+      : frame.here === 'all' || (task.depth === 0 && name === '.tfguard.hcl');
+    if (!selected) continue;
+    if (SKIPPED_DIRECTORIES.has(name) && (typed.isDirectory() || name === '.git')) {
+      if (name === '.terraform' && typed.isDirectory()) {
+        const mode = fsStepSync(shown, () => lstatSync(absolute)).mode & 0o7777;
+        const modules = addInstalledModules(builder, childTask(task, name, relative, shown), mode);
+        if (modules !== null) pending.push({ key: `${name}/`, task: modules });
       }
-      builder.countEntry(shown);
-      const path = builder.admitChild(
-        relative,
-        name,
-        task.bytes + (task.depth === 0 ? 0 : 1) + Buffer.byteLength(name, 'utf8'),
-        task.depth + 1,
-        typed.isDirectory(),
-      );
-      if (path === null) continue;
-      if (typed.isFile()) {
-        readFile(builder, space, path, absolute, shown);
-        continue;
-      }
-      const stats = fsStepSync(shown, () => fsSync.lstatSync(absolute));
-      const mode = stats.mode & 0o7777;
-      if (stats.isDirectory()) {
-        builder.addDirectory(path, shown, mode);
-        subdirectories.push(childTask(task, name, relative, shown));
-      } else if (stats.isFile()) {
-        // The listing said otherwise (it changed in between): read it as the file it now is.
-        readFile(builder, space, path, absolute, shown);
-      } else if (stats.isSymbolicLink()) {
-        const rawTarget = fsStepSync(shown, () => fsSync.readlinkSync(absolute, { encoding: 'buffer' }));
-        let target = decodeUtf8Name(rawTarget, 'symlink target', shown);
-        let fromRoot = false;
-        if (nodePath.isAbsolute(target)) {
-          // An absolute link into the tree itself is fine; anything else is outside.
-          const inside = relativeInside(target, realRoot, givenRoot);
-          if (inside === null) {
-            throw new InputError(
-              'link-outside',
-              `symlink "${shown}" points to "${displayName(target)}", outside the input directory`,
-              {
-                entry: shown,
-              },
-            );
-          }
-          target = inside;
-          fromRoot = true;
-        }
-        builder.addLink(path, shown, 'symlink', target, { mode, fromRoot });
-      } else {
-        throw new InputError(
-          'unsupported-entry-type',
-          `"${shown}" is a ${describeType(stats)}, which is not allowed`,
-          {
-            entry: shown,
-          },
-        );
-      }
+      continue;
     }
-    // Depth-first, in name order (the stack pops the last pushed first).
-    for (let i = subdirectories.length - 1; i >= 0; i--) stack.push(subdirectories[i] as DirectoryTask);
+    builder.countEntry(shown);
+    const path = builder.admitChild(
+      relative,
+      name,
+      task.bytes + (task.depth === 0 ? 0 : 1) + Buffer.byteLength(name, 'utf8'),
+      task.depth + 1,
+      typed.isDirectory(),
+    );
+    if (path === null) continue;
+    if (typed.isFile()) {
+      readFile(builder, space, path, absolute, shown);
+      continue;
+    }
+    const stats = fsStepSync(shown, () => lstatSync(absolute));
+    const mode = stats.mode & 0o7777;
+    if (stats.isDirectory()) {
+      builder.addDirectory(path, shown, mode);
+      pending.push({ key: `${name}/`, task: childTask(task, name, relative, shown) });
+    } else if (stats.isFile()) {
+      // The listing said otherwise (it changed in between): read it as the file it now is.
+      readFile(builder, space, path, absolute, shown);
+    } else if (stats.isSymbolicLink()) {
+      const rawTarget = fsStepSync(shown, () => readlinkSync(absolute, { encoding: 'buffer' }));
+      let target = decodeUtf8Name(rawTarget, 'symlink target', shown);
+      let fromRoot = false;
+      if (nodePath.isAbsolute(target)) {
+        // An absolute link into the tree itself is fine; anything else is outside.
+        const inside = relativeInside(target, realRoot, givenRoot);
+        if (inside === null) {
+          throw new InputError(
+            'link-outside',
+            `symlink "${shown}" points to "${displayName(target)}", outside the input directory`,
+            {
+              entry: shown,
+            },
+          );
+        }
+        target = inside;
+        fromRoot = true;
+      }
+      builder.addLink(path, shown, 'symlink', target, { mode, fromRoot });
+    } else {
+      throw new InputError(
+        'unsupported-entry-type',
+        `"${shown}" is a ${describeType(stats)}, which is not allowed`,
+        {
+          entry: shown,
+        },
+      );
+    }
   }
 }
 

@@ -104,8 +104,7 @@ function notFound(path: string, cause: unknown): InputError {
 /** Read a directory tree (symlinks are recorded, not followed; `.git/` skipped, of `.terraform/` only
  * `modules/`: the installed remote modules, as an archive of the directory carries them). */
 export async function readDirectory(dir: string, options: ReadOptions = {}): Promise<LoadedArchive> {
-  const limits = resolveLimits(options.limits);
-  const shouldLoad = options.shouldLoad ?? defaultShouldLoad;
+  resolveLimits(options.limits); // invalid limits are refused before the path is looked at
   let stats;
   try {
     stats = await fs.stat(dir);
@@ -115,6 +114,13 @@ export async function readDirectory(dir: string, options: ReadOptions = {}): Pro
   if (!stats.isDirectory()) {
     throw new InputError('unsupported-format', `"${dir}" is not a directory`, { entry: dir });
   }
+  return readTree(dir, options);
+}
+
+/** `readDirectory` of a path known to be a directory (`readInput` stat'ed it). */
+async function readTree(dir: string, options: ReadOptions): Promise<LoadedArchive> {
+  const limits = resolveLimits(options.limits);
+  const shouldLoad = options.shouldLoad ?? defaultShouldLoad;
   const builder = new ArchiveBuilder(limits, shouldLoad, { archive: false });
   await scanDirectory(dir, builder, options.directories);
   const plan = builder.resolveLinks();
@@ -147,7 +153,7 @@ export async function readInput(pathOnDisk: string, options: ReadOptions = {}): 
   } catch (cause) {
     throw notFound(pathOnDisk, cause);
   }
-  if (stats.isDirectory()) return readDirectory(pathOnDisk, options);
+  if (stats.isDirectory()) return readTree(pathOnDisk, options);
   const name = nodePath.basename(pathOnDisk);
   if (!stats.isFile()) {
     throw new InputError('unsupported-format', `"${pathOnDisk}" is neither a regular file nor a directory`, {

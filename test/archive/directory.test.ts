@@ -178,6 +178,41 @@ describe('readDirectory', () => {
     );
   });
 
+  test('the walk meets entries in the byte order of their paths, as the entry limit shows', async () => {
+    // Paths in byte order: a, a-b.tf, a/x.tf, b.tf ('-' sorts before '/'). The walk records them in
+    // that order (the builder's sort then finds them sorted), so the limit is met where a tarball
+    // of the tree sorted by path would meet it.
+    const root = tree(path.join(scratch, 'cfg'), { 'a/x.tf': 'x', 'a-b.tf': 'ab', 'b.tf': 'b' });
+    await expectInputError(readDirectory(root, { limits: { maxEntries: 2 } }), 'too-many-entries', 'a/x.tf');
+    await expectInputError(readDirectory(root, { limits: { maxEntries: 3 } }), 'too-many-entries', 'b.tf');
+    const nested = tree(path.join(scratch, 'nested'), {
+      'm/n/y.tf': 'y',
+      'm/n-o.tf': 'no',
+      'm.tf': 'm',
+      'm-2/z.tf': 'z',
+    });
+    // m, m-2, m-2/z.tf, m.tf, m/n, m/n-o.tf, m/n/y.tf: the 6th is m/n-o.tf, the 7th m/n/y.tf.
+    await expectInputError(
+      readDirectory(nested, { limits: { maxEntries: 5 } }),
+      'too-many-entries',
+      'm/n-o.tf',
+    );
+    await expectInputError(
+      readDirectory(nested, { limits: { maxEntries: 6 } }),
+      'too-many-entries',
+      'm/n/y.tf',
+    );
+    expect((await readDirectory(nested)).entries.map((e) => e.path)).toEqual([
+      'm',
+      'm-2',
+      'm-2/z.tf',
+      'm.tf',
+      'm/n',
+      'm/n-o.tf',
+      'm/n/y.tf',
+    ]);
+  });
+
   test('reads what GNU tar packs of the same tree: names, sizes, hashes, modes, contents', async () => {
     // Names that take the listing's slower paths (U+FFFD, a BOM, a control character, multibyte),
     // names whose order differs from their paths' ('a-b' / 'a/b'), empty files, and enough
