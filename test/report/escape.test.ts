@@ -47,13 +47,17 @@ describe('visibleStrings', () => {
     list: [{ m: 'x', deep: [leaf, 'y'] }, true],
   });
 
-  it('leaves printable ASCII as it is', () => {
-    expect(visibleStrings(shape('plain text: ok'))).toEqual(shape('plain text: ok'));
+  it.each([['plain text: ok'], ['"quoted" and "" twice']])('leaves printable ASCII as it is: %s', (leaf) => {
+    const value = shape(leaf);
+    // Returned as it is: nothing to escape, no copy.
+    expect(visibleStrings(value)).toBe(value);
+    expect(value).toEqual(shape(leaf));
   });
 
   it.each([
     ['a control character', 'a\u001bb', 'a\\x1bb'],
     ['a backslash', 'a\\b', 'a\\\\b'],
+    ['a backslash before a quote', 'a\\"b', 'a\\\\"b'],
     ['a quote and non-ASCII', '"café"', '"café"'],
     ['a lone surrogate', 'a\ud800', 'a\\ud800'],
     ['DEL', 'a\u007f', 'a\\x7f'],
@@ -79,6 +83,8 @@ describe('ciSafeLines', () => {
     ['a plain # stays', '# heading ## two', '# heading ## two'],
     ['a colon, a colour code, a colon', ':\u001b[1m:x', '\\x3a\u001b[1m:x'],
     ['nothing to change', 'a: b\n# c\n', 'a: b\n# c\n'],
+    ['a :: inside lines', 'a git::x\n  m: y ::\n', 'a git::x\n  m: y ::\n'],
+    ['a colour code, then a colon at the line start', '\u001b[1m\u001b[0m::x', '\u001b[1m\u001b[0m\\x3a:x'],
   ])('%s', (_name, input, safe) => {
     expect(ciSafeLines(input)).toBe(safe);
   });
