@@ -96,6 +96,8 @@ export function normaliseEntryPath(
   limits: ArchiveLimits,
   options: NormaliseOptions,
 ): string | null {
+  const plain = alreadyNormal(name, limits);
+  if (plain !== null) return plain;
   // The display form (`shown`) is computed only for an error.
   if (name.includes('\0')) {
     const shown = displayName(name);
@@ -144,6 +146,27 @@ export function normaliseEntryPath(
     );
   }
   return normalised;
+}
+
+/**
+ * Something that makes a name other than its own normal form (or that only the full check below
+ * judges): a NUL, a `\\`, an empty, `.` or `..` segment, a leading `/`, a drive form.
+ */
+// eslint-disable-next-line no-control-regex
+const NOT_PLAIN = /[\u0000\\]|\/\/|(?:^|\/)\.{1,2}(?:\/|$)|^\/|^[A-Za-z]:/;
+
+/**
+ * `normaliseEntryPath` of a name that is already normal (as nearly every name in an archive is:
+ * segments joined by single `/`, perhaps a trailing `/` of a directory) and clearly within the
+ * length and depth limits, without splitting and joining it; null for every other name, which
+ * the full check takes (and so gives every rejection its message). A UTF-16 code unit is at most
+ * three bytes of UTF-8 and a path of `d` segments has at least `2d - 1` units, so a name below
+ * both bounds cannot be over either limit.
+ */
+function alreadyNormal(name: string, limits: ArchiveLimits): string | null {
+  if (name.length * 3 > limits.maxPathLength || name.length >= 2 * limits.maxPathDepth) return null;
+  if (name.length === 0 || NOT_PLAIN.test(name)) return null;
+  return name.endsWith('/') ? name.slice(0, -1) : name;
 }
 
 function truncateForDisplay(text: string): string {
