@@ -157,16 +157,23 @@ const NOT_PLAIN = /[\u0000\\]|\/\/|(?:^|\/)\.{1,2}(?:\/|$)|^\/|^[A-Za-z]:/;
 
 /**
  * `normaliseEntryPath` of a name that is already normal (as nearly every name in an archive is:
- * segments joined by single `/`, perhaps a trailing `/` of a directory) and clearly within the
- * length and depth limits, without splitting and joining it; null for every other name, which
- * the full check takes (and so gives every rejection its message). A UTF-16 code unit is at most
- * three bytes of UTF-8 and a path of `d` segments has at least `2d - 1` units, so a name below
- * both bounds cannot be over either limit.
+ * segments joined by single `/`, perhaps after a leading `./` as `tar -C dir .` writes, perhaps a
+ * trailing `/` of a directory) and within the length and depth limits, without splitting and
+ * joining it; null for every other name, which the full check takes (and so gives every rejection
+ * its message). A UTF-16 code unit is at most three bytes of UTF-8, so a name of at most a third of
+ * the length limit cannot be over it; its segments are counted only when it is long enough to have
+ * too many (`2d - 1` units for `d` segments).
  */
 function alreadyNormal(name: string, limits: ArchiveLimits): string | null {
-  if (name.length * 3 > limits.maxPathLength || name.length >= 2 * limits.maxPathDepth) return null;
-  if (name.length === 0 || NOT_PLAIN.test(name)) return null;
-  return name.endsWith('/') ? name.slice(0, -1) : name;
+  const rest = name.startsWith('./') ? name.slice(2) : name;
+  if (rest.length === 0 || rest.length * 3 > limits.maxPathLength || NOT_PLAIN.test(rest)) return null;
+  const path = rest.endsWith('/') ? rest.slice(0, -1) : rest;
+  if (path.length >= 2 * limits.maxPathDepth) {
+    let segments = 1;
+    for (let at = path.indexOf('/'); at !== -1; at = path.indexOf('/', at + 1)) segments++;
+    if (segments > limits.maxPathDepth) return null;
+  }
+  return path;
 }
 
 function truncateForDisplay(text: string): string {

@@ -36,6 +36,11 @@ describe('normaliseEntryPath', () => {
     ['a/..', null],
     ['a/b/', 'a/b'],
     ['a/b//', 'a/b'],
+    ['./a/b.tf', 'a/b.tf'],
+    ['./a/', 'a'],
+    ['././a', 'a'],
+    ['.//a', 'a'],
+    ['./C:x', 'C:x'],
     ['caf\u00e9/\u{1f600}.tf', 'caf\u00e9/\u{1f600}.tf'],
   ])('%j -> %j', (name, expected) => {
     expect(normaliseEntryPath(name, DEFAULT_LIMITS, archive)).toBe(expected);
@@ -47,6 +52,10 @@ describe('normaliseEntryPath', () => {
     ['a/b/c', 3, 100, 'a/b/c'],
     ['a/b/c/', 3, 100, 'a/b/c'],
     ['a/b/c/d', 3, 100, 'path-too-deep'],
+    ['./a/b/c', 3, 100, 'a/b/c'],
+    ['aaaa/bbbb/cccc', 3, 100, 'aaaa/bbbb/cccc'],
+    ['aaaa/bbbb/cccc/', 3, 100, 'aaaa/bbbb/cccc'],
+    ['./aaaa/bbbb/cccc/dddd', 3, 100, 'path-too-deep'],
     ['abcdefghij', 10, 10, 'abcdefghij'],
     ['abcdefghijk', 10, 10, 'path-too-long'],
     ['\u00e9\u00e9\u00e9\u00e9\u00e9', 10, 10, '\u00e9\u00e9\u00e9\u00e9\u00e9'],
