@@ -96,6 +96,8 @@ export function normaliseEntryPath(
   limits: ArchiveLimits,
   options: NormaliseOptions,
 ): string | null {
+  const plain = alreadyNormal(name, limits);
+  if (plain !== null) return plain;
   // The display form (`shown`) is computed only for an error.
   if (name.includes('\0')) {
     const shown = displayName(name);
@@ -144,6 +146,34 @@ export function normaliseEntryPath(
     );
   }
   return normalised;
+}
+
+/**
+ * Something that makes a name other than its own normal form (or that only the full check below
+ * judges): a NUL, a `\\`, an empty, `.` or `..` segment, a leading `/`, a drive form.
+ */
+// eslint-disable-next-line no-control-regex
+const NOT_PLAIN = /[\u0000\\]|\/\/|(?:^|\/)\.{1,2}(?:\/|$)|^\/|^[A-Za-z]:/;
+
+/**
+ * `normaliseEntryPath` of a name that is already normal (as nearly every name in an archive is:
+ * segments joined by single `/`, perhaps after a leading `./` as `tar -C dir .` writes, perhaps a
+ * trailing `/` of a directory) and within the length and depth limits, without splitting and
+ * joining it; null for every other name, which the full check takes (and so gives every rejection
+ * its message). A UTF-16 code unit is at most three bytes of UTF-8, so a name of at most a third of
+ * the length limit cannot be over it; its segments are counted only when it is long enough to have
+ * too many (`2d - 1` units for `d` segments).
+ */
+function alreadyNormal(name: string, limits: ArchiveLimits): string | null {
+  const rest = name.startsWith('./') ? name.slice(2) : name;
+  if (rest.length === 0 || rest.length * 3 > limits.maxPathLength || NOT_PLAIN.test(rest)) return null;
+  const path = rest.endsWith('/') ? rest.slice(0, -1) : rest;
+  if (path.length >= 2 * limits.maxPathDepth) {
+    let segments = 1;
+    for (let at = path.indexOf('/'); at !== -1; at = path.indexOf('/', at + 1)) segments++;
+    if (segments > limits.maxPathDepth) return null;
+  }
+  return path;
 }
 
 function truncateForDisplay(text: string): string {

@@ -86,14 +86,16 @@ function checksumOk(buf: Buffer, at: number): boolean {
   return sum === octal(buf, at + 148, 8);
 }
 
-function isUstar(buf: Buffer, at: number): boolean {
-  // "ustar\0" + "00"
-  return buf.toString('latin1', at + 257, at + 265) === 'ustar\u000000';
-}
+/** The magic and version fields (bytes 257-264 of a header): POSIX `"ustar\0" + "00"`, GNU
+ * `"ustar " + " \0"`. */
+const USTAR_MAGIC = Buffer.from('ustar\u000000', 'latin1');
+const GNU_MAGIC = Buffer.from('ustar  \u0000', 'latin1');
 
-function isGnu(buf: Buffer, at: number): boolean {
-  // "ustar " + " \0"
-  return buf.toString('latin1', at + 257, at + 265) === 'ustar  \u0000';
+/** Whether the header at `at` carries `magic`, compared byte by byte in place: no string per
+ * header, and no Buffer.compare, whose offset checks cost more than the eight bytes. */
+function hasMagic(buf: Buffer, at: number, magic: Buffer): boolean {
+  for (let i = 0; i < 8; i++) if (buf[at + 257 + i] !== magic[i]) return false;
+  return true;
 }
 
 /** PAX records (`"<len> <key>=<value>\n"`), decoded as tar-stream does; anything malformed defers. */
@@ -132,8 +134,8 @@ function walk(tar: Buffer, builder: ArchiveBuilder): void {
       return;
     }
     if (!checksumOk(tar, at)) throw DEFER;
-    const ustar = isUstar(tar, at);
-    if (!ustar && !isGnu(tar, at)) throw DEFER;
+    const ustar = hasMagic(tar, at, USTAR_MAGIC);
+    if (!ustar && !hasMagic(tar, at, GNU_MAGIC)) throw DEFER;
     const byte = tar[at + 156] as number;
     const flag = byte === 0 ? 0 : byte - 0x30;
     let size = octal(tar, at + 124, 12);

@@ -71,9 +71,21 @@ export function moduleRequirements(
 /** The AND of constraint strings in Terraform's normalized form; null if any is invalid. */
 export function combineConstraints(list: string[]): string | null {
   if (list.length === 0) return '';
-  if (list.some((c) => validateConstraints(c) !== null)) return null;
-  return normalizeConstraints(list);
+  // Every root's tree asks for the same few lists (a monorepo's roots share their modules): each
+  // list is combined once (a string or null, nothing a caller could change).
+  // The count first: two lists with the same key then differ only where both hold a NUL, which
+  // no valid constraint does, so both combine to null.
+  const key = `${list.length}\u0000${list.join('\u0000')}`;
+  const known = combined.get(key);
+  if (known !== undefined) return known;
+  const result = list.some((c) => validateConstraints(c) !== null) ? null : normalizeConstraints(list);
+  if (combined.size >= MAX_COMBINED) combined.clear();
+  combined.set(key, result);
+  return result;
 }
+
+const MAX_COMBINED = 10_000;
+const combined = new Map<string, string | null>();
 
 /** Who calls each module through a local source (self-calls excluded), callers sorted. */
 export function localCallers(modules: ReadonlyMap<string, ModuleInfo>): Map<string, CallerRef[]> {

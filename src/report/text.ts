@@ -19,7 +19,30 @@ function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
-function where(f: Finding): string {
+/** What the text report prints of a finding: only these fields are copied and escaped (a finding's
+ * edits, ranges and suggestion are most of its bytes, and none of them is printed here). */
+type PrintedFinding = Pick<
+  Finding,
+  'ruleId' | 'severity' | 'message' | 'module' | 'file' | 'line' | 'note' | 'confidence' | 'suppressed'
+> & { fix?: Pick<NonNullable<Finding['fix']>, 'replacement' | 'description'> };
+
+function printed(f: Finding): PrintedFinding {
+  const out: PrintedFinding = {
+    ruleId: f.ruleId,
+    severity: f.severity,
+    message: f.message,
+    module: f.module,
+    file: f.file,
+    line: f.line,
+    note: f.note,
+    confidence: f.confidence,
+    suppressed: f.suppressed,
+  };
+  if (f.fix) out.fix = { replacement: f.fix.replacement, description: f.fix.description };
+  return out;
+}
+
+function where(f: PrintedFinding): string {
   if (f.file === null) return f.module;
   return f.line !== null ? `${f.file}:${f.line}` : f.file;
 }
@@ -29,16 +52,16 @@ function where(f: Finding): string {
  * findings of a rule in report order), each rule's findings cut into runs that share a note, so a
  * note repeated for several findings in a row is printed once, after them.
  */
-function noteGroups(findings: Finding[]): { findings: Finding[]; note: string | undefined }[] {
-  const byRule = new Map<string, Finding[]>();
+function noteGroups(findings: PrintedFinding[]): { findings: PrintedFinding[]; note: string | undefined }[] {
+  const byRule = new Map<string, PrintedFinding[]>();
   for (const f of findings) {
     const list = byRule.get(f.ruleId);
     if (list === undefined) byRule.set(f.ruleId, [f]);
     else list.push(f);
   }
-  const groups: { findings: Finding[]; note: string | undefined }[] = [];
+  const groups: { findings: PrintedFinding[]; note: string | undefined }[] = [];
   for (const list of byRule.values()) {
-    let run: { findings: Finding[]; note: string | undefined } | null = null;
+    let run: { findings: PrintedFinding[]; note: string | undefined } | null = null;
     for (const f of list) {
       if (run !== null && run.note === f.note) run.findings.push(f);
       else groups.push((run = { findings: [f], note: f.note }));
@@ -51,11 +74,11 @@ function noteGroups(findings: Finding[]): { findings: Finding[]; note: string | 
  * module's kind (printed as one line) and the others (printed one by one). */
 interface ModuleGroup {
   module: string;
-  guessed: Finding[];
-  findings: Finding[];
+  guessed: PrintedFinding[];
+  findings: PrintedFinding[];
 }
 
-function byModule(findings: Finding[], weak: ReadonlySet<string>): ModuleGroup[] {
+function byModule(findings: PrintedFinding[], weak: ReadonlySet<string>): ModuleGroup[] {
   const groups = new Map<string, ModuleGroup>();
   for (const f of findings) {
     let g = groups.get(f.module);
@@ -66,7 +89,7 @@ function byModule(findings: Finding[], weak: ReadonlySet<string>): ModuleGroup[]
 }
 
 /** `lock-missing, root-module-unbounded ×3`: the rules of some findings, in order of first finding. */
-function ruleCounts(findings: Finding[]): string {
+function ruleCounts(findings: PrintedFinding[]): string {
   const counts = new Map<string, number>();
   for (const f of findings) counts.set(f.ruleId, (counts.get(f.ruleId) ?? 0) + 1);
   return [...counts].map(([rule, n]) => (n === 1 ? rule : `${rule} \u00d7${n}`)).join(', ');
@@ -84,13 +107,14 @@ const SECTION: Record<Severity, string> = { error: 'errors', warning: 'warnings'
  */
 export function renderText(archiveReport: Report, options: TextOptions): string {
   // Every string shown with its control characters escaped; no line a CI command (escape.ts). Only
-  // the parts printed are copied (a module's requirements and trees are not shown here).
+  // the parts printed are copied (a module's requirements and trees, a finding's edits are not
+  // shown here).
   const report = visibleStrings({
     tool: archiveReport.tool,
     source: archiveReport.source,
     engine: archiveReport.engine,
     summary: archiveReport.summary,
-    findings: archiveReport.findings,
+    findings: archiveReport.findings.map(printed),
     modules: archiveReport.modules.map(({ path, kind, kindEvidence, kindReason }) => ({
       path,
       kind,
@@ -157,7 +181,7 @@ export function renderText(archiveReport: Report, options: TextOptions): string 
     out.push('');
     out.push(paint(c, '1', `suppressed by inline annotations (${suppressed.length}, not counted)`));
     for (const f of suppressed) {
-      const at = f.suppressed as NonNullable<Finding['suppressed']>;
+      const at = f.suppressed as NonNullable<PrintedFinding['suppressed']>;
       const annotation = at.file === f.file ? `line ${at.line}` : `${at.file}:${at.line}`;
       out.push(
         `  ${f.severity.padEnd(7)} ${where(f)}  ${paint(c, '2', `[${f.ruleId}]`)}  ${at.reason}  ` +

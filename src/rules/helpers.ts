@@ -96,15 +96,30 @@ export function checkableConstraint(p: ProviderRequirement): string | null {
  * *absence* of something skip those modules: the missing piece may be in the unparsed file. */
 export function modulesWithParseErrors(ctx: RuleContext): Set<string> {
   const out = new Set<string>();
-  for (const d of ctx.diagnostics) if (d.kind === 'parse-error') out.add(d.module);
+  for (const d of diagnosticsOf(ctx, 'parse-error')) out.add(d.module);
   return out;
 }
+
+/** The diagnostics of a context by kind, in their order: grouped once, on the first question, as a
+ * dozen rules each ask for one kind (and four for the parse errors) of a thousand diagnostics. */
+const byKind = new WeakMap<readonly LoadDiagnostic[], Map<string, LoadDiagnostic[]>>();
 
 export function diagnosticsOf<K extends LoadDiagnostic['kind']>(
   ctx: RuleContext,
   kind: K,
 ): Extract<LoadDiagnostic, { kind: K }>[] {
-  return ctx.diagnostics.filter((d): d is Extract<LoadDiagnostic, { kind: K }> => d.kind === kind);
+  let groups = byKind.get(ctx.diagnostics);
+  if (groups === undefined) {
+    groups = new Map();
+    for (const d of ctx.diagnostics) {
+      const list = groups.get(d.kind);
+      if (list === undefined) groups.set(d.kind, [d]);
+      else list.push(d);
+    }
+    byKind.set(ctx.diagnostics, groups);
+  }
+  // A copy: a caller may sort or change the list it gets, as it could the filter's result before.
+  return [...(groups.get(kind) ?? [])] as Extract<LoadDiagnostic, { kind: K }>[];
 }
 
 /** `file`/`line` (and `range` when the parser located it) of a finding from an optional location. */

@@ -29,8 +29,43 @@ describe('normaliseEntryPath', () => {
     ['a\\b.tf', 'a/b.tf'],
     ['./', null],
     ['.', null],
+    ['', null],
+    ['a/b/main.tf', 'a/b/main.tf'],
+    ['.a/..b/...', '.a/..b/...'],
+    ['a/.', 'a'],
+    ['a/..', null],
+    ['a/b/', 'a/b'],
+    ['a/b//', 'a/b'],
+    ['./a/b.tf', 'a/b.tf'],
+    ['./a/', 'a'],
+    ['././a', 'a'],
+    ['.//a', 'a'],
+    ['./C:x', 'C:x'],
+    ['caf\u00e9/\u{1f600}.tf', 'caf\u00e9/\u{1f600}.tf'],
   ])('%j -> %j', (name, expected) => {
     expect(normaliseEntryPath(name, DEFAULT_LIMITS, archive)).toBe(expected);
+  });
+
+  // A name already in normal form takes a shortcut when it is clearly within the limits; at and
+  // past the limits it goes through the full check, which rejects it as before.
+  test.each([
+    ['a/b/c', 3, 100, 'a/b/c'],
+    ['a/b/c/', 3, 100, 'a/b/c'],
+    ['a/b/c/d', 3, 100, 'path-too-deep'],
+    ['./a/b/c', 3, 100, 'a/b/c'],
+    ['aaaa/bbbb/cccc', 3, 100, 'aaaa/bbbb/cccc'],
+    ['aaaa/bbbb/cccc/', 3, 100, 'aaaa/bbbb/cccc'],
+    ['./aaaa/bbbb/cccc/dddd', 3, 100, 'path-too-deep'],
+    ['abcdefghij', 10, 10, 'abcdefghij'],
+    ['abcdefghijk', 10, 10, 'path-too-long'],
+    ['\u00e9\u00e9\u00e9\u00e9\u00e9', 10, 10, '\u00e9\u00e9\u00e9\u00e9\u00e9'],
+    ['\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9', 10, 10, 'path-too-long'],
+    ['\u20ac\u20ac\u20ac', 10, 9, '\u20ac\u20ac\u20ac'],
+    ['\u20ac\u20ac\u20ac\u20ac', 10, 11, 'path-too-long'],
+  ])('%j with depth limit %d and length limit %d: %s', (name, depth, length, expected) => {
+    const limits = { ...DEFAULT_LIMITS, maxPathDepth: depth, maxPathLength: length };
+    const code = codeOf(() => normaliseEntryPath(name, limits, archive));
+    expect(code ?? normaliseEntryPath(name, limits, archive)).toBe(expected);
   });
 
   test.each([

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from '@jest/globals';
 import { readArchiveBytes } from '../../src/archive';
 import type { ModuleCall, ModuleInfo } from '../../src/modules';
 import { detectEngine } from '../../src/modules';
-import { buildRootTree, moduleCycles } from '../../src/modules/tree';
+import { buildRootTree, combineConstraints, moduleCycles } from '../../src/modules/tree';
 import { makeTarGz } from '../support/archive';
 import { BASE_CONFIG, closeParser, load, moduleAt } from '../support/modules';
 import { withoutRanges } from '../support/ranges';
@@ -326,5 +326,22 @@ describe('engine detection', () => {
     expect(m.files).toEqual(['main.tf']);
     expect(m.ignoredFiles).toEqual(['#main.tf#', '.main.tf', 'main.tf~']);
     expect(m.providers).toEqual([]);
+  });
+});
+
+describe('combineConstraints (kept per list)', () => {
+  test('the same list gives the same answer again; an invalid one null', () => {
+    for (let i = 0; i < 2; i++) {
+      expect(combineConstraints(['>= 1.2', '< 2.0'])).toBe('>= 1.2.0, < 2.0.0');
+      expect(combineConstraints(['< 2.0', '>= 1.2'])).toBe('>= 1.2.0, < 2.0.0');
+      expect(combineConstraints(['>= 1.2', 'nonsense'])).toBeNull();
+      expect(combineConstraints([])).toBe('');
+    }
+  });
+
+  test('lists that join to the same text are told apart', () => {
+    expect(combineConstraints(['>= 1.0', '< 2.0'])).toBe('>= 1.0.0, < 2.0.0');
+    expect(combineConstraints(['>= 1.0\u0000< 2.0'])).toBeNull();
+    expect(combineConstraints(['>= 1.0, < 2.0'])).toBe('>= 1.0.0, < 2.0.0');
   });
 });

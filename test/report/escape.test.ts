@@ -13,6 +13,7 @@ import {
   plainText,
   sarifUri,
   visible,
+  visibleStrings,
 } from '../../src/report/escape';
 import { describeWithExternal } from '../support/external';
 
@@ -38,6 +39,37 @@ describe('visible', () => {
   });
 });
 
+describe('visibleStrings', () => {
+  const shape = (leaf: string) => ({
+    a: 'modules/net',
+    n: 3,
+    b: null,
+    list: [{ m: 'x', deep: [leaf, 'y'] }, true],
+  });
+
+  it.each([['plain text: ok'], ['"quoted" and "" twice']])('leaves printable ASCII as it is: %s', (leaf) => {
+    const value = shape(leaf);
+    // Returned as it is: nothing to escape, no copy.
+    expect(visibleStrings(value)).toBe(value);
+    expect(value).toEqual(shape(leaf));
+  });
+
+  it.each([
+    ['a control character', 'a\u001bb', 'a\\x1bb'],
+    ['a backslash', 'a\\b', 'a\\\\b'],
+    ['a backslash before a quote', 'a\\"b', 'a\\\\"b'],
+    ['a quote and non-ASCII', '"café"', '"café"'],
+    ['a lone surrogate', 'a\ud800', 'a\\ud800'],
+    ['DEL', 'a\u007f', 'a\\x7f'],
+  ])('escapes every string when one deep inside holds %s', (_name, leaf, shown) => {
+    expect(visibleStrings(shape(leaf))).toEqual(shape(shown));
+  });
+
+  it('escapes a string given alone', () => {
+    expect(visibleStrings('a\u0007')).toBe('a\\x07');
+  });
+});
+
 describe('ciSafeLines', () => {
   it.each([
     ['a workflow command at a line start', '::error::x', '\\x3a:error::x'],
@@ -49,6 +81,10 @@ describe('ciSafeLines', () => {
     ['###[ leaves no ##[', '###[error]', '##\\x23[error]'],
     ['Azure and TeamCity', '##vso[task] ##teamcity[x]', '#\\x23vso[task] #\\x23teamcity[x]'],
     ['a plain # stays', '# heading ## two', '# heading ## two'],
+    ['a colon, a colour code, a colon', ':\u001b[1m:x', '\\x3a\u001b[1m:x'],
+    ['nothing to change', 'a: b\n# c\n', 'a: b\n# c\n'],
+    ['a :: inside lines', 'a git::x\n  m: y ::\n', 'a git::x\n  m: y ::\n'],
+    ['a colour code, then a colon at the line start', '\u001b[1m\u001b[0m::x', '\u001b[1m\u001b[0m\\x3a:x'],
   ])('%s', (_name, input, safe) => {
     expect(ciSafeLines(input)).toBe(safe);
   });
