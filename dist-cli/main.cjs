@@ -1596,9 +1596,9 @@ var require_headers = __commonJS({
     var ZEROS = "0000000000000000000";
     var SEVENS = "7777777777777777777";
     var ZERO_OFFSET = "0".charCodeAt(0);
-    var USTAR_MAGIC = b4a.from([117, 115, 116, 97, 114, 0]);
+    var USTAR_MAGIC2 = b4a.from([117, 115, 116, 97, 114, 0]);
     var USTAR_VER = b4a.from([ZERO_OFFSET, ZERO_OFFSET]);
-    var GNU_MAGIC = b4a.from([117, 115, 116, 97, 114, 32]);
+    var GNU_MAGIC2 = b4a.from([117, 115, 116, 97, 114, 32]);
     var GNU_VER = b4a.from([32, 0]);
     var MASK = 4095;
     var MAGIC_OFFSET = 257;
@@ -1655,7 +1655,7 @@ var require_headers = __commonJS({
       b4a.write(buf, encodeOct(opts.mtime.getTime() / 1e3 | 0, 11), 136);
       buf[156] = ZERO_OFFSET + toTypeflag(opts.type);
       if (opts.linkname) b4a.write(buf, opts.linkname, 157);
-      b4a.copy(USTAR_MAGIC, buf, MAGIC_OFFSET);
+      b4a.copy(USTAR_MAGIC2, buf, MAGIC_OFFSET);
       b4a.copy(USTAR_VER, buf, VERSION_OFFSET);
       if (opts.uname) b4a.write(buf, opts.uname, 265);
       if (opts.gname) b4a.write(buf, opts.gname, 297);
@@ -1709,10 +1709,10 @@ var require_headers = __commonJS({
       };
     };
     function isUSTAR(buf) {
-      return b4a.equals(USTAR_MAGIC, buf.subarray(MAGIC_OFFSET, MAGIC_OFFSET + 6));
+      return b4a.equals(USTAR_MAGIC2, buf.subarray(MAGIC_OFFSET, MAGIC_OFFSET + 6));
     }
     function isGNU(buf) {
-      return b4a.equals(GNU_MAGIC, buf.subarray(MAGIC_OFFSET, MAGIC_OFFSET + 6)) && b4a.equals(GNU_VER, buf.subarray(VERSION_OFFSET, VERSION_OFFSET + 2));
+      return b4a.equals(GNU_MAGIC2, buf.subarray(MAGIC_OFFSET, MAGIC_OFFSET + 6)) && b4a.equals(GNU_VER, buf.subarray(VERSION_OFFSET, VERSION_OFFSET + 2));
     }
     function clamp(index, len, defaultValue) {
       if (typeof index !== "number") return defaultValue;
@@ -4731,6 +4731,8 @@ function latin1ToUtf8(name, what, entryForError) {
   return decodeUtf8Name(Buffer.from(name, "latin1"), what, entryForError);
 }
 function normaliseEntryPath(name, limits, options2) {
+  const plain = alreadyNormal(name, limits);
+  if (plain !== null) return plain;
   if (name.includes("\0")) {
     const shown2 = displayName(name);
     throw new InputError("invalid-path", `entry name contains a NUL byte: "${shown2}"`, { entry: shown2 });
@@ -4776,6 +4778,18 @@ function normaliseEntryPath(name, limits, options2) {
     );
   }
   return normalised;
+}
+var NOT_PLAIN = /[\u0000\\]|\/\/|(?:^|\/)\.{1,2}(?:\/|$)|^\/|^[A-Za-z]:/;
+function alreadyNormal(name, limits) {
+  const rest = name.startsWith("./") ? name.slice(2) : name;
+  if (rest.length === 0 || rest.length * 3 > limits.maxPathLength || NOT_PLAIN.test(rest)) return null;
+  const path5 = rest.endsWith("/") ? rest.slice(0, -1) : rest;
+  if (path5.length >= 2 * limits.maxPathDepth) {
+    let segments3 = 1;
+    for (let at2 = path5.indexOf("/"); at2 !== -1; at2 = path5.indexOf("/", at2 + 1)) segments3++;
+    if (segments3 > limits.maxPathDepth) return null;
+  }
+  return path5;
 }
 function truncateForDisplay(text3) {
   return text3.length > 200 ? `${text3.slice(0, 100)}\u2026${text3.slice(-100)}` : text3;
@@ -5149,7 +5163,7 @@ var ArchiveBuilder = class {
    * loaded and which ends at a regular file, that file's path (link path → target file path).
    */
   resolveLinks() {
-    for (const path5 of this.entries.keys()) {
+    for (const path5 of this.normaliseOptions.archive ? this.entries.keys() : []) {
       let parent = dirname(path5);
       while (parent !== "") {
         const above = this.entries.get(parent);
@@ -5339,6 +5353,7 @@ var fsSync = __toESM(require("node:fs"));
 var import_node_fs = require("node:fs");
 var nodePath = __toESM(require("node:path"));
 var READ_CHUNK = 64 * 1024;
+var { closeSync, fstatSync, lstatSync, openSync, readSync, readdirSync, readlinkSync } = fsSync;
 var SKIPPED_DIRECTORIES = /* @__PURE__ */ new Set([".git", ".terraform"]);
 function describeType(stats) {
   if (stats.isFIFO()) return "FIFO";
@@ -5364,7 +5379,7 @@ var OPEN_FLAGS = import_node_fs.constants.O_RDONLY | import_node_fs.constants.O_
 function openRegularFileSync(absolute2, shown2) {
   let fd;
   try {
-    fd = fsSync.openSync(absolute2, OPEN_FLAGS);
+    fd = openSync(absolute2, OPEN_FLAGS);
   } catch (cause) {
     throw new InputError("not-found", `cannot open "${shown2}": ${cause.message}`, {
       entry: shown2,
@@ -5372,7 +5387,7 @@ function openRegularFileSync(absolute2, shown2) {
     });
   }
   try {
-    const stats = fsSync.fstatSync(fd);
+    const stats = fstatSync(fd);
     if (!stats.isFile()) {
       throw new InputError(
         "unsupported-entry-type",
@@ -5382,7 +5397,7 @@ function openRegularFileSync(absolute2, shown2) {
     }
     return { fd, stats };
   } catch (cause) {
-    fsSync.closeSync(fd);
+    closeSync(fd);
     throw cause;
   }
 }
@@ -5391,14 +5406,14 @@ function readOpenFileSync(fd, size, onChunk) {
     let want = Math.min(size + 1, FIRST_READ_MAX);
     for (; ; ) {
       const buffer = Buffer.allocUnsafe(want);
-      const bytesRead = fsSync.readSync(fd, buffer, 0, want, null);
+      const bytesRead = readSync(fd, buffer, 0, want, null);
       if (bytesRead === 0) break;
       onChunk(buffer.subarray(0, bytesRead));
       if (bytesRead < want) break;
       want = READ_CHUNK;
     }
   } finally {
-    fsSync.closeSync(fd);
+    closeSync(fd);
   }
 }
 function readRegularFileSync(absolute2, onChunk, shown2) {
@@ -5421,22 +5436,29 @@ async function readRegularFile(absolute2, onChunk, shown2) {
   readRegularFileSync(absolute2, onChunk, shown2);
   return Promise.resolve();
 }
+var ESCAPED_IN_LISTING = /[\\\n\r]/;
 function listingLine(hash, path5) {
-  if (!/[\\\n\r]/.test(path5)) return `${hash}  ${path5}
+  if (!ESCAPED_IN_LISTING.test(path5)) return `${hash}  ${path5}
 `;
   const escaped = path5.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/\r/g, "\\r");
   return `\\${hash}  ${escaped}
 `;
 }
+var LISTING_PIECE = 16 * 1024;
 function directoryListingSha256(archive) {
+  const digest = (0, import_node_crypto2.createHash)("sha256");
   let listing = "";
   for (const entry of archive.entries) {
     if (entry.type === "file") listing += listingLine(entry.sha256 ?? "", entry.path);
     else if (entry.type === "symlink" || entry.type === "hardlink") {
       listing += listingLine(`${entry.type}:${entry.linkTarget ?? ""}`, entry.path);
+    } else continue;
+    if (listing.length >= LISTING_PIECE) {
+      digest.update(listing);
+      listing = "";
     }
   }
-  return (0, import_node_crypto2.createHash)("sha256").update(listing).digest("hex");
+  return digest.update(listing).digest("hex");
 }
 function relativeInside(target, ...roots) {
   for (const root of roots) {
@@ -5463,7 +5485,7 @@ function childTask(parent, name, relative3, shown2) {
 function addInstalledModules(builder, terraform, mode) {
   let modulesDir;
   try {
-    modulesDir = fsSync.lstatSync(nodePath.join(terraform.absolute, "modules"));
+    modulesDir = lstatSync(nodePath.join(terraform.absolute, "modules"));
   } catch {
     return null;
   }
@@ -5496,12 +5518,9 @@ function selection(directories) {
 }
 function listDirectory(task) {
   const path5 = task.absolute;
-  const dirents = fsStepSync(task.shown, () => fsSync.readdirSync(path5, { withFileTypes: true }));
+  const dirents = fsStepSync(task.shown, () => readdirSync(path5, { withFileTypes: true }));
   if (dirents.some((d) => d.name.includes("\uFFFD"))) {
-    const raw = fsStepSync(
-      task.shown,
-      () => fsSync.readdirSync(path5, { encoding: "buffer", withFileTypes: true })
-    );
+    const raw = fsStepSync(task.shown, () => readdirSync(path5, { encoding: "buffer", withFileTypes: true }));
     raw.sort((a, b) => Buffer.compare(a.name, b.name));
     return raw;
   }
@@ -5517,47 +5536,68 @@ var OWN_BUFFER_BYTES = SLAB_BYTES / 4;
 var ReadSpace = class {
   slab = Buffer.alloc(0);
   used = 0;
-  /** Room for `length` bytes: the free part of the current slab, or a new one. */
-  take(length) {
-    if (length > OWN_BUFFER_BYTES) return Buffer.allocUnsafeSlow(length);
+  /** Where files that are not loaded are read (to be hashed): one buffer, grown as needed. */
+  scratch = Buffer.alloc(0);
+  /** Where in its buffer the last `room` starts. */
+  at = 0;
+  /**
+   * A buffer with room for `length` bytes from `at`: the free part of the current slab (or a new
+   * one), or for more than a slab's share a buffer of the file's own when it is kept (`keeps`),
+   * else one buffer reused for every such file (its bytes are hashed and dropped before the next
+   * read).
+   */
+  room(length, keeps) {
+    if (length > OWN_BUFFER_BYTES) {
+      this.at = 0;
+      if (keeps) return Buffer.allocUnsafeSlow(length);
+      if (this.scratch.length < length) this.scratch = Buffer.allocUnsafeSlow(length);
+      return this.scratch;
+    }
     if (this.slab.length - this.used < length) {
       this.slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
       this.used = 0;
     }
-    return this.slab.subarray(this.used, this.used + length);
+    this.at = this.used;
+    return this.slab;
   }
-  /** The first `length` bytes of the last `take` stay in use (a loaded file's content); the next
-   * `take` starts after them, 8-byte aligned as Node's own buffer pool is. */
+  /** The first `length` bytes of the last `room` stay in use (a loaded file's content); the next
+   * `room` starts after them, 8-byte aligned as Node's own buffer pool is. */
   keep(room, length) {
-    if (room.buffer !== this.slab.buffer) return;
+    if (room !== this.slab) return;
     this.used = this.used + length + 7 & ~7;
   }
 };
 function readFile(builder, space, path5, absolute2, shown2) {
-  const { fd, stats } = fsStepSync(shown2, () => openRegularFileSync(absolute2, shown2));
-  let closed = false;
+  let fd = -1;
   try {
-    const sink = builder.beginFile(path5, shown2, stats.size, stats.mode & 4095);
-    let want = Math.min(stats.size + 1, FIRST_READ_MAX);
-    let room = space.take(want);
+    const opened = openRegularFileSync(absolute2, shown2);
+    fd = opened.fd;
+    const { size, mode } = opened.stats;
+    const sink = builder.beginFile(path5, shown2, size, mode & 4095);
+    const keeps = sink.keeps;
+    let want = Math.min(size + 1, FIRST_READ_MAX);
+    let room = space.room(want, keeps);
+    let at2 = space.at;
     let first = true;
     for (; ; ) {
-      const bytesRead = fsSync.readSync(fd, room, 0, want, null);
+      const bytesRead = readSync(fd, room, at2, want, null);
       if (bytesRead === 0) break;
-      sink.write(bytesRead === room.length ? room : room.subarray(0, bytesRead));
-      if (first && sink.keeps) space.keep(room, bytesRead);
+      sink.write(at2 === 0 && bytesRead === room.length ? room : room.subarray(at2, at2 + bytesRead));
+      if (first && keeps) space.keep(room, bytesRead);
       if (bytesRead < want) break;
       first = false;
       want = READ_CHUNK;
       room = Buffer.allocUnsafe(want);
+      at2 = 0;
     }
-    closed = true;
-    fsSync.closeSync(fd);
+    const open = fd;
+    fd = -1;
+    closeSync(open);
     sink.finish();
   } catch (cause) {
-    if (!closed) {
+    if (fd !== -1) {
       try {
-        fsSync.closeSync(fd);
+        closeSync(fd);
       } catch {
       }
     }
@@ -5568,6 +5608,9 @@ function readFile(builder, space, path5, absolute2, shown2) {
       cause
     });
   }
+}
+function openFrame(task, want) {
+  return { task, here: want(task.relative), listed: listDirectory(task), next: 0, pending: [] };
 }
 function walk(realRoot, givenRoot, builder, want) {
   const space = new ReadSpace();
@@ -5581,79 +5624,88 @@ function walk(realRoot, givenRoot, builder, want) {
     depth: 0,
     bytes: 0
   };
-  const stack = [rootTask];
-  while (stack.length > 0) {
-    const task = stack.pop();
-    const here = want(task.relative);
-    const listed = listDirectory(task);
-    const subdirectories = [];
-    for (const entry of listed) {
-      const name = entryName(entry, task);
-      const relative3 = task.depth === 0 ? name : `${task.relative}/${name}`;
-      const shown2 = task.plain && relative3.length <= MAX_DISPLAY_NAME && displaysAsIs(name) ? relative3 : displayName(relative3);
-      const absolute2 = task.prefix + name;
-      const known = entry.isFile() || entry.isDirectory() || entry.isSymbolicLink();
-      const typed = known ? entry : fsStepSync(shown2, () => fsSync.lstatSync(absolute2));
-      const selected = typed.isDirectory() ? want(relative3) !== "none" : here === "all" || task.depth === 0 && name === ".tfguard.hcl";
-      if (!selected) continue;
-      if (SKIPPED_DIRECTORIES.has(name) && (typed.isDirectory() || name === ".git")) {
-        if (name === ".terraform" && typed.isDirectory()) {
-          const mode2 = fsStepSync(shown2, () => fsSync.lstatSync(absolute2)).mode & 4095;
-          const modules = addInstalledModules(builder, childTask(task, name, relative3, shown2), mode2);
-          if (modules !== null) subdirectories.push(modules);
-        }
-        continue;
-      }
-      builder.countEntry(shown2);
-      const path5 = builder.admitChild(
-        relative3,
-        name,
-        task.bytes + (task.depth === 0 ? 0 : 1) + Buffer.byteLength(name, "utf8"),
-        task.depth + 1,
-        typed.isDirectory()
-      );
-      if (path5 === null) continue;
-      if (typed.isFile()) {
-        readFile(builder, space, path5, absolute2, shown2);
-        continue;
-      }
-      const stats = fsStepSync(shown2, () => fsSync.lstatSync(absolute2));
-      const mode = stats.mode & 4095;
-      if (stats.isDirectory()) {
-        builder.addDirectory(path5, shown2, mode);
-        subdirectories.push(childTask(task, name, relative3, shown2));
-      } else if (stats.isFile()) {
-        readFile(builder, space, path5, absolute2, shown2);
-      } else if (stats.isSymbolicLink()) {
-        const rawTarget = fsStepSync(shown2, () => fsSync.readlinkSync(absolute2, { encoding: "buffer" }));
-        let target = decodeUtf8Name(rawTarget, "symlink target", shown2);
-        let fromRoot = false;
-        if (nodePath.isAbsolute(target)) {
-          const inside = relativeInside(target, realRoot, givenRoot);
-          if (inside === null) {
-            throw new InputError(
-              "link-outside",
-              `symlink "${shown2}" points to "${displayName(target)}", outside the input directory`,
-              {
-                entry: shown2
-              }
-            );
-          }
-          target = inside;
-          fromRoot = true;
-        }
-        builder.addLink(path5, shown2, "symlink", target, { mode, fromRoot });
-      } else {
-        throw new InputError(
-          "unsupported-entry-type",
-          `"${shown2}" is a ${describeType(stats)}, which is not allowed`,
-          {
-            entry: shown2
-          }
-        );
-      }
+  const frames = [openFrame(rootTask, want)];
+  while (frames.length > 0) {
+    const frame = frames[frames.length - 1];
+    const { task, pending } = frame;
+    if (frame.next === frame.listed.length) {
+      const sub = pending.pop();
+      if (sub === void 0) frames.pop();
+      else frames.push(openFrame(sub.task, want));
+      continue;
     }
-    for (let i = subdirectories.length - 1; i >= 0; i--) stack.push(subdirectories[i]);
+    const entry = frame.listed[frame.next];
+    const name = entryName(entry, task);
+    const last = pending[pending.length - 1];
+    if (last !== void 0 && compareUtf8(last.key, name) < 0) {
+      pending.pop();
+      frames.push(openFrame(last.task, want));
+      continue;
+    }
+    frame.next += 1;
+    const relative3 = task.depth === 0 ? name : `${task.relative}/${name}`;
+    const shown2 = task.plain && relative3.length <= MAX_DISPLAY_NAME && displaysAsIs(name) ? relative3 : displayName(relative3);
+    const absolute2 = task.prefix + name;
+    const known = entry.isFile() || entry.isDirectory() || entry.isSymbolicLink();
+    const typed = known ? entry : fsStepSync(shown2, () => lstatSync(absolute2));
+    const selected = typed.isDirectory() ? want(relative3) !== "none" : frame.here === "all" || task.depth === 0 && name === ".tfguard.hcl";
+    if (!selected) continue;
+    if (SKIPPED_DIRECTORIES.has(name) && (typed.isDirectory() || name === ".git")) {
+      if (name === ".terraform" && typed.isDirectory()) {
+        const mode2 = fsStepSync(shown2, () => lstatSync(absolute2)).mode & 4095;
+        const modules = addInstalledModules(builder, childTask(task, name, relative3, shown2), mode2);
+        if (modules !== null) pending.push({ key: `${name}/`, task: modules });
+      }
+      continue;
+    }
+    builder.countEntry(shown2);
+    const path5 = builder.admitChild(
+      relative3,
+      name,
+      task.bytes + (task.depth === 0 ? 0 : 1) + Buffer.byteLength(name, "utf8"),
+      task.depth + 1,
+      typed.isDirectory()
+    );
+    if (path5 === null) continue;
+    if (typed.isFile()) {
+      readFile(builder, space, path5, absolute2, shown2);
+      continue;
+    }
+    const stats = fsStepSync(shown2, () => lstatSync(absolute2));
+    const mode = stats.mode & 4095;
+    if (stats.isDirectory()) {
+      builder.addDirectory(path5, shown2, mode);
+      pending.push({ key: `${name}/`, task: childTask(task, name, relative3, shown2) });
+    } else if (stats.isFile()) {
+      readFile(builder, space, path5, absolute2, shown2);
+    } else if (stats.isSymbolicLink()) {
+      const rawTarget = fsStepSync(shown2, () => readlinkSync(absolute2, { encoding: "buffer" }));
+      let target = decodeUtf8Name(rawTarget, "symlink target", shown2);
+      let fromRoot = false;
+      if (nodePath.isAbsolute(target)) {
+        const inside = relativeInside(target, realRoot, givenRoot);
+        if (inside === null) {
+          throw new InputError(
+            "link-outside",
+            `symlink "${shown2}" points to "${displayName(target)}", outside the input directory`,
+            {
+              entry: shown2
+            }
+          );
+        }
+        target = inside;
+        fromRoot = true;
+      }
+      builder.addLink(path5, shown2, "symlink", target, { mode, fromRoot });
+    } else {
+      throw new InputError(
+        "unsupported-entry-type",
+        `"${shown2}" is a ${describeType(stats)}, which is not allowed`,
+        {
+          entry: shown2
+        }
+      );
+    }
   }
 }
 async function readTreeFile(root, path5, maxBytes) {
@@ -5773,7 +5825,7 @@ function mapStreamError(err, position, gzip) {
 function beginTarEntry(header, builder, state) {
   const size = header.size ?? 0;
   const name = decodeHeaderString(header.name, header.pax?.path !== void 0, "entry name");
-  const shown2 = displayName(name);
+  const shown2 = displaysAsIs(name) ? name : displayName(name);
   state.onName?.(shown2);
   if (state.zeroBlockAt !== null) {
     throw new InputError(
@@ -6016,11 +6068,11 @@ function checksumOk(buf, at2) {
   for (let i = at2 + 156; i < at2 + BLOCK2; i++) sum += buf[i];
   return sum === octal(buf, at2 + 148, 8);
 }
-function isUstar(buf, at2) {
-  return buf.toString("latin1", at2 + 257, at2 + 265) === "ustar\x0000";
-}
-function isGnu(buf, at2) {
-  return buf.toString("latin1", at2 + 257, at2 + 265) === "ustar  \0";
+var USTAR_MAGIC = Buffer.from("ustar\x0000", "latin1");
+var GNU_MAGIC = Buffer.from("ustar  \0", "latin1");
+function hasMagic(buf, at2, magic) {
+  for (let i = 0; i < 8; i++) if (buf[at2 + 257 + i] !== magic[i]) return false;
+  return true;
 }
 function paxRecords(data) {
   const result = {};
@@ -6053,8 +6105,8 @@ function walk2(tar, builder) {
       return;
     }
     if (!checksumOk(tar, at2)) throw DEFER;
-    const ustar = isUstar(tar, at2);
-    if (!ustar && !isGnu(tar, at2)) throw DEFER;
+    const ustar = hasMagic(tar, at2, USTAR_MAGIC);
+    if (!ustar && !hasMagic(tar, at2, GNU_MAGIC)) throw DEFER;
     const byte = tar[at2 + 156];
     const flag = byte === 0 ? 0 : byte - 48;
     let size = octal(tar, at2 + 124, 12);
@@ -6479,18 +6531,9 @@ async function readArchiveBytes(name, bytes2, options2 = {}) {
 function notFound(path5, cause) {
   return new InputError("not-found", `"${path5}" does not exist or cannot be read`, { entry: path5, cause });
 }
-async function readDirectory(dir, options2 = {}) {
+async function readTree(dir, options2) {
   const limits = resolveLimits(options2.limits);
   const shouldLoad2 = options2.shouldLoad ?? defaultShouldLoad;
-  let stats;
-  try {
-    stats = await import_node_fs2.promises.stat(dir);
-  } catch (cause) {
-    throw notFound(dir, cause);
-  }
-  if (!stats.isDirectory()) {
-    throw new InputError("unsupported-format", `"${dir}" is not a directory`, { entry: dir });
-  }
   const builder = new ArchiveBuilder(limits, shouldLoad2, { archive: false });
   await scanDirectory(dir, builder, options2.directories);
   const plan = builder.resolveLinks();
@@ -6519,7 +6562,7 @@ async function readInput(pathOnDisk, options2 = {}) {
   } catch (cause) {
     throw notFound(pathOnDisk, cause);
   }
-  if (stats.isDirectory()) return readDirectory(pathOnDisk, options2);
+  if (stats.isDirectory()) return readTree(pathOnDisk, options2);
   const name = nodePath2.basename(pathOnDisk);
   if (!stats.isFile()) {
     throw new InputError("unsupported-format", `"${pathOnDisk}" is neither a regular file nor a directory`, {
@@ -12555,9 +12598,16 @@ function moduleRequirements(m, engine) {
 }
 function combineConstraints(list3) {
   if (list3.length === 0) return "";
-  if (list3.some((c) => validateConstraints(c) !== null)) return null;
-  return normalizeConstraints(list3);
+  const key2 = `${list3.length}\0${list3.join("\0")}`;
+  const known = combined.get(key2);
+  if (known !== void 0) return known;
+  const result = list3.some((c) => validateConstraints(c) !== null) ? null : normalizeConstraints(list3);
+  if (combined.size >= MAX_COMBINED) combined.clear();
+  combined.set(key2, result);
+  return result;
 }
+var MAX_COMBINED = 1e4;
+var combined = /* @__PURE__ */ new Map();
 function localCallers(modules) {
   const out = /* @__PURE__ */ new Map();
   for (const m of modules.values()) {
@@ -21760,11 +21810,22 @@ function checkableConstraint(p) {
 }
 function modulesWithParseErrors(ctx) {
   const out = /* @__PURE__ */ new Set();
-  for (const d of ctx.diagnostics) if (d.kind === "parse-error") out.add(d.module);
+  for (const d of diagnosticsOf(ctx, "parse-error")) out.add(d.module);
   return out;
 }
+var byKind = /* @__PURE__ */ new WeakMap();
 function diagnosticsOf(ctx, kind) {
-  return ctx.diagnostics.filter((d) => d.kind === kind);
+  let groups = byKind.get(ctx.diagnostics);
+  if (groups === void 0) {
+    groups = /* @__PURE__ */ new Map();
+    for (const d of ctx.diagnostics) {
+      const list3 = groups.get(d.kind);
+      if (list3 === void 0) groups.set(d.kind, [d]);
+      else list3.push(d);
+    }
+    byKind.set(ctx.diagnostics, groups);
+  }
+  return [...groups.get(kind) ?? []];
 }
 function at(loc2) {
   if (!loc2) return { file: null, line: null };
@@ -23466,8 +23527,8 @@ function forRoot(ctx, m, p) {
   if (locked.status !== "locked") return { reason: `${locked.lockFile} records no readable version for it` };
   const line = releaseLine(locked.version);
   const tree = ctx.roots.find((t) => t.root === m.path);
-  const combined = tree === void 0 ? null : treeConstraints(tree, p.source);
-  if (line === null || !safelySatisfies(locked.version, line) || combined === null || !safelySatisfies(locked.version, combined))
+  const combined2 = tree === void 0 ? null : treeConstraints(tree, p.source);
+  if (line === null || !safelySatisfies(locked.version, line) || combined2 === null || !safelySatisfies(locked.version, combined2))
     return { reason: `the locked version ${locked.version} does not fit the configuration's constraints` };
   return { constraint: line, why: `the release line of the version ${locked.lockFile} locks` };
 }
@@ -23482,8 +23543,8 @@ function forShared(ctx, m, p) {
   for (const t of deployable) {
     const locked = lockedVersion(ctx, t.root, p.source);
     if (locked.status !== "locked") return { reason: `root "${t.root}" that uses it locks no version of it` };
-    const combined = treeConstraints(t, p.source);
-    if (combined === null || !safelySatisfies(locked.version, combined))
+    const combined2 = treeConstraints(t, p.source);
+    if (combined2 === null || !safelySatisfies(locked.version, combined2))
       return { reason: `the version root "${t.root}" locks does not fit its constraints` };
     versions.push(locked.version);
   }
@@ -23500,9 +23561,9 @@ function forShared(ctx, m, p) {
   const constraint = `>= ${lowest}`;
   for (const t of trees) {
     if (deployable.includes(t)) continue;
-    const combined = treeConstraints(t, p.source);
-    if (combined === null) return { reason: `the constraints of "${t.root}" cannot be read` };
-    if (combined !== "" && !isSatisfiable([combined, constraint]))
+    const combined2 = treeConstraints(t, p.source);
+    if (combined2 === null) return { reason: `the constraints of "${t.root}" cannot be read` };
+    if (combined2 !== "" && !isSatisfiable([combined2, constraint]))
       return { reason: `"${constraint}" would leave "${t.root}" without a version that satisfies it` };
   }
   const roots = deployable.map((t) => t.root);
@@ -25834,19 +25895,27 @@ function visible(text3) {
     return code4 < 256 ? `\\x${hex2(code4, 2)}` : `\\u${hex2(code4, 4)}`;
   });
 }
+var NOT_PRINTABLE_JSON = /[^\x20-\x7e]|\\[^"]/;
 function visibleStrings(value) {
+  if (value !== null && typeof value === "object" && !NOT_PRINTABLE_JSON.test(JSON.stringify(value)))
+    return value;
+  return visibleCopy(value);
+}
+function visibleCopy(value) {
   if (typeof value === "string") return visible(value);
-  if (Array.isArray(value)) return value.map((v) => visibleStrings(v));
+  if (Array.isArray(value)) return value.map((v) => visibleCopy(v));
   if (value !== null && typeof value === "object") {
     const out = {};
-    for (const [k, v] of Object.entries(value)) out[k] = visibleStrings(v);
+    for (const [k, v] of Object.entries(value)) out[k] = visibleCopy(v);
     return out;
   }
   return value;
 }
 var SGR = /\u001b\[[0-9;]*m/g;
 var HASH_COMMAND = /##(?=\[|vso\[|teamcity\[)/gi;
+var MAY_START_WITH_COLON = /^[\s\u001b[0-9;m]*:/m;
 function ciSafeLines(output) {
+  if (!output.includes("##") && !MAY_START_WITH_COLON.test(output)) return output;
   return output.split("\n").map((line) => {
     let safe = line.replace(HASH_COMMAND, "#\\x23");
     if (/^\s*::/.test(safe.replace(SGR, ""))) {
@@ -26252,6 +26321,21 @@ function paint(enabled, code4, text3) {
 function plural3(n, word) {
   return `${n} ${word}${n === 1 ? "" : "s"}`;
 }
+function printed(f) {
+  const out = {
+    ruleId: f.ruleId,
+    severity: f.severity,
+    message: f.message,
+    module: f.module,
+    file: f.file,
+    line: f.line,
+    note: f.note,
+    confidence: f.confidence,
+    suppressed: f.suppressed
+  };
+  if (f.fix) out.fix = { replacement: f.fix.replacement, description: f.fix.description };
+  return out;
+}
 function where2(f) {
   if (f.file === null) return f.module;
   return f.line !== null ? `${f.file}:${f.line}` : f.file;
@@ -26294,7 +26378,7 @@ function renderText(archiveReport, options2) {
     source: archiveReport.source,
     engine: archiveReport.engine,
     summary: archiveReport.summary,
-    findings: archiveReport.findings,
+    findings: archiveReport.findings.map(printed),
     modules: archiveReport.modules.map(({ path: path5, kind, kindEvidence, kindReason }) => ({
       path: path5,
       kind,
@@ -26492,10 +26576,19 @@ async function planLockFixes(input) {
   );
   if (wanted.length === 0) return plan;
   const rootByPath = new Map(input.roots.map((r) => [r.path, r]));
+  const missingFor = /* @__PURE__ */ new Map();
+  const aboutFile = /* @__PURE__ */ new Map();
+  for (const f of wanted) {
+    const [index, key2] = f.ruleId === "lock-missing" ? [missingFor, f.module] : [aboutFile, f.file];
+    if (key2 === null) continue;
+    const list3 = index.get(key2);
+    if (list3 === void 0) index.set(key2, [f]);
+    else list3.push(f);
+  }
   for (const a of input.lock.roots) {
     const root = rootByPath.get(a.root);
     if (root === void 0) continue;
-    const findings = a.lockFile === null ? wanted.filter((f) => f.ruleId === "lock-missing" && f.module === a.root) : wanted.filter((f) => f.file === a.lockFile && f.ruleId !== "lock-missing");
+    const findings = (a.lockFile === null ? missingFor.get(a.root) : aboutFile.get(a.lockFile)) ?? [];
     if (findings.length === 0) continue;
     const work = { a, root, file: a.lockFile ?? lockPathOf(a.root), findings };
     if (a.lockFile === null) await planCreate(work, input, plan);
@@ -26859,14 +26952,21 @@ var TWIN_EXTENSIONS = [
   [".tf", ".tofu"]
 ];
 function twinPath(path5) {
-  const slash = path5.lastIndexOf("/");
-  const name = path5.slice(slash + 1);
-  if (name.startsWith(".") || name.endsWith("~") || name.startsWith("#") && name.endsWith("#")) return null;
-  for (const [ext, other] of TWIN_EXTENSIONS) {
-    if (name.endsWith(ext) && name.length > ext.length)
-      return path5.slice(0, path5.length - ext.length) + other;
+  const ext = twinExtension(path5);
+  return ext === null ? null : path5.slice(0, path5.length - ext[0].length) + ext[1];
+}
+function twinExtension(path5) {
+  const start = path5.lastIndexOf("/") + 1;
+  const length = path5.length - start;
+  if (length === 0 || path5.charCodeAt(start) === 46 || path5.endsWith("~")) return null;
+  if (path5.charCodeAt(start) === 35 && path5.endsWith("#")) return null;
+  for (const pair of TWIN_EXTENSIONS) {
+    if (path5.endsWith(pair[0]) && length > pair[0].length) return pair;
   }
   return null;
+}
+function isConfigPath(path5) {
+  return twinExtension(path5) !== null;
 }
 function inToolState(path5) {
   if (!path5.includes(".terraform") && !path5.includes(".git")) return false;
@@ -26946,7 +27046,7 @@ function treeIndex(entries) {
   if (index !== void 0) return index;
   index = { byPath: new Map(entries.map((e) => [e.path, e])), byName: /* @__PURE__ */ new Map(), byDir: /* @__PURE__ */ new Map() };
   for (const e of entries) {
-    if (e.type !== "file" || twinPath(e.path) === null || inToolState(e.path)) continue;
+    if (e.type !== "file" || !isConfigPath(e.path) || inToolState(e.path)) continue;
     const name = e.path.slice(e.path.lastIndexOf("/") + 1);
     const list3 = index.byName.get(name);
     if (list3 === void 0) index.byName.set(name, [e.path]);
@@ -26959,13 +27059,22 @@ function treeIndex(entries) {
   treeIndexes.set(entries, index);
   return index;
 }
-function headLines(bytes2, count2) {
+function headText(bytes2, count2) {
   let end = -1;
   for (let n = 0; n < count2; n++) {
     end = bytes2.indexOf(10, end + 1);
-    if (end < 0) return bytes2.toString("utf8").split("\n");
+    if (end < 0) return bytes2.toString("utf8");
   }
-  return bytes2.subarray(0, end).toString("utf8").split("\n");
+  return bytes2.subarray(0, end).toString("utf8");
+}
+var markedBytes = /* @__PURE__ */ new WeakMap();
+function saysGenerated(bytes2) {
+  let marked = markedBytes.get(bytes2);
+  if (marked === void 0) {
+    marked = GENERATED_MARKER.test(headText(bytes2, GENERATED_MARKER_LINES));
+    markedBytes.set(bytes2, marked);
+  }
+  return marked;
 }
 var EditPlacer = class {
   constructor(view, earlier) {
@@ -26990,7 +27099,7 @@ var EditPlacer = class {
     let marked = this.markedOf.get(path5);
     if (marked === void 0) {
       const bytes2 = this.view.read(path5);
-      marked = bytes2 !== void 0 && headLines(bytes2, GENERATED_MARKER_LINES).some((l) => GENERATED_MARKER.test(l));
+      marked = bytes2 !== void 0 && saysGenerated(bytes2);
       this.markedOf.set(path5, marked);
     }
     return marked;
@@ -27065,7 +27174,7 @@ var EditPlacer = class {
       for (const e of this.view.entries) {
         const own = e.type === "file" && this.byPath.get(e.path) === e;
         if (own && !via.has(e.path)) continue;
-        if (twinPath(e.path) === null || inToolState(e.path)) continue;
+        if (!isConfigPath(e.path) || inToolState(e.path)) continue;
         const real = own ? { ok: true, file: e.path } : realFile(this.byPath, e.path);
         if (!real.ok || !via.has(real.file)) continue;
         const list3 = readers.get(real.file);
@@ -28523,10 +28632,9 @@ async function subtreeDirectories(root, subtree, options2, scan) {
 
 // src/scan/fix.ts
 var MAX_PASSES = 4;
-function withFiles(archive, changed) {
+function withFiles(archive, changed, byPath = entriesByPath(archive)) {
   const files = new Map(archive.files);
   for (const [path5, bytes2] of changed) files.set(path5, bytes2);
-  const byPath = new Map(archive.entries.map((e) => [e.path, e]));
   for (const e of archive.entries) {
     if (e.type !== "symlink" && e.type !== "hardlink") continue;
     if (!files.has(e.path)) continue;
@@ -28539,9 +28647,8 @@ function withFiles(archive, changed) {
     if (bytes2 === void 0 || e.type !== "file") return e;
     return { ...e, size: bytes2.length, sha256: (0, import_node_crypto12.createHash)("sha256").update(bytes2).digest("hex") };
   });
-  const known = new Set(archive.entries.map((e) => e.path));
   for (const [path5, bytes2] of changed) {
-    if (known.has(path5)) continue;
+    if (byPath.has(path5)) continue;
     entries.push({
       path: path5,
       type: "file",
@@ -28551,12 +28658,14 @@ function withFiles(archive, changed) {
   }
   return { ...archive, files, entries };
 }
+function entriesByPath(archive) {
+  return new Map(archive.entries.map((e) => [e.path, e]));
+}
 var linkTargets = /* @__PURE__ */ new WeakMap();
-function linkedBytes(archive, file) {
+function linkedBytes(archive, file, byPath) {
   let targets = linkTargets.get(archive);
   if (targets === void 0) {
     targets = /* @__PURE__ */ new Map();
-    const byPath = new Map(archive.entries.map((e) => [e.path, e]));
     for (const e of archive.entries) {
       if (e.type !== "symlink" && e.type !== "hardlink") continue;
       const real = realFile(byPath, e.path);
@@ -28575,18 +28684,13 @@ async function fixArchive(archive, options2 = {}) {
   const lockFixes = rules === void 0 || [...rules].some((r) => LOCK_FIX_RULES.has(r));
   let analysed = null;
   const reuse = new ScanReuse();
-  const scan = (a) => scanArchive2(
-    a,
-    {
-      ...scanOptions,
-      onLockAnalysis: (lock, config) => {
-        analysed = { lock, config };
-        scanOptions.onLockAnalysis?.(lock, config);
-      }
-    },
-    reuse
-  );
-  const report = await scan(archive);
+  const onLockAnalysis = (lock, config) => {
+    analysed = { lock, config };
+    scanOptions.onLockAnalysis?.(lock, config);
+  };
+  const { cache: _cache, cacheLineage: _lineage, onCacheStats: _stats, ...uncached } = scanOptions;
+  const scan = (a, first) => scanArchive2(a, { ...first ? scanOptions : uncached, onLockAnalysis }, reuse);
+  const report = await scan(archive, true);
   const originals = /* @__PURE__ */ new Map();
   const current = /* @__PURE__ */ new Map();
   const created = /* @__PURE__ */ new Set();
@@ -28597,11 +28701,11 @@ async function fixArchive(archive, options2 = {}) {
   let last = report;
   let registry;
   const editedVia = /* @__PURE__ */ new Map();
-  const byPath = new Map(archive.entries.map((e) => [e.path, e]));
+  const byPath = entriesByPath(archive);
   const bytesNow = (file) => {
     const real = realFile(byPath, file);
     const at2 = real.ok ? real.file : file;
-    return current.get(at2) ?? archive.files.get(at2) ?? archive.files.get(file) ?? linkedBytes(archive, at2);
+    return current.get(at2) ?? archive.files.get(at2) ?? archive.files.get(file) ?? linkedBytes(archive, at2, byPath);
   };
   for (let pass = 1; pass <= MAX_PASSES; pass++) {
     const seen = analysed;
@@ -28630,7 +28734,7 @@ async function fixArchive(archive, options2 = {}) {
     let configChanged = false;
     for (const [path5, edits] of plan.files) {
       if (!inside(path5)) throw new Error(`fix: ${path5} is outside ${within ?? "."}, which the fix may edit`);
-      const held = current.get(path5) ?? archive.files.get(path5) ?? linkedBytes(archive, path5);
+      const held = current.get(path5) ?? archive.files.get(path5) ?? linkedBytes(archive, path5, byPath);
       const creates = plan.created.has(path5) || edits.every((e) => e.range.end.byte === 0);
       const isNew = held === void 0 && creates;
       const before = held ?? (isNew ? Buffer.alloc(0) : void 0);
@@ -28648,7 +28752,7 @@ async function fixArchive(archive, options2 = {}) {
     }
     const deferred = plan.remaining.some((r) => r.deferred === true);
     if (!deferred && !(configChanged && lockFixes) || pass === MAX_PASSES) break;
-    after = await scan(withFiles(archive, current));
+    after = await scan(withFiles(archive, current, byPath), false);
     last = after;
   }
   const changes = [...originals].map(([path5, before]) => ({
@@ -28685,7 +28789,9 @@ function fixPatchParts(changes) {
   return { patch: diffs.join(""), leftOut };
 }
 function fixPatch(changes) {
-  const { patch, leftOut } = fixPatchParts(changes);
+  return patchText(fixPatchParts(changes));
+}
+function patchText({ patch, leftOut }) {
   const notes = leftOut.map(
     (l) => `# tfguard: left out of this patch: ${gitQuotedName("", l.path)}: ${l.reason}
 `
@@ -31062,13 +31168,13 @@ async function initConfigText(existing, modules, parser) {
     for (const [, key2] of KIND_KEYS) globs2.push(...layer[key2] ?? []);
   }
   const fresh = modules.filter((m) => !installed(m.path) && !globs2.some((g) => matchGlob(g, m.path))).sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
-  const byKind = /* @__PURE__ */ new Map();
-  for (const m of fresh) byKind.set(m.kind, [...byKind.get(m.kind) ?? [], m]);
+  const byKind2 = /* @__PURE__ */ new Map();
+  for (const m of fresh) byKind2.set(m.kind, [...byKind2.get(m.kind) ?? [], m]);
   let text3;
   if (existing === null) {
     text3 = FILE_HEADER;
     for (const [kind, key2] of KIND_KEYS) {
-      const list3 = byKind.get(kind);
+      const list3 = byKind2.get(kind);
       if (list3 === void 0) continue;
       text3 += `
 ${KIND_HEADERS[kind]}
@@ -31077,9 +31183,9 @@ ${entryLines2(list3, "  ")}]
 `;
     }
   } else {
-    text3 = addToExisting(existing, byKind);
+    text3 = addToExisting(existing, byKind2);
   }
-  const added = KIND_KEYS.flatMap(([kind]) => byKind.get(kind) ?? []);
+  const added = KIND_KEYS.flatMap(([kind]) => byKind2.get(kind) ?? []);
   const check2 = parseConfigFile(
     CONFIG_FILE_NAME,
     await parser.parse(CONFIG_FILE_NAME, Buffer.from(text3)),
@@ -31090,7 +31196,7 @@ ${entryLines2(list3, "  ")}]
   if (missed.length > 0) throw new Error(`tfguard init: the settings written miss ${missed[0]?.path ?? ""}`);
   return { text: text3, added };
 }
-function addToExisting(existing, byKind) {
+function addToExisting(existing, byKind2) {
   const scanned = scanHcl(CONFIG_FILE_NAME, existing, { comments: true });
   const comments = scanned.comments ?? [];
   const commentAt = (i) => comments.find((c) => c.start <= i && i < c.end);
@@ -31098,7 +31204,7 @@ function addToExisting(existing, byKind) {
   const order = (a, b, ia, ib) => b.at - a.at || ib - ia;
   let appended = "";
   for (const [kind, key2] of KIND_KEYS) {
-    const list3 = byKind.get(kind);
+    const list3 = byKind2.get(kind);
     if (list3 === void 0) continue;
     const attr3 = scanned.body.attributes.find((a) => a.name === key2);
     if (attr3 === void 0) {
@@ -31747,8 +31853,9 @@ async function fixCommand(args, io) {
       );
   }
   if (dryRun) {
-    io.stdout(fixPatch(changes));
-    for (const l of fixPatchParts(changes).leftOut)
+    const parts = fixPatchParts(changes);
+    io.stdout(patchText(parts));
+    for (const l of parts.leftOut)
       io.stderr(`tfguard fix: left out of the patch: ${gitQuotedName("", l.path)}: ${l.reason}
 `);
   } else
