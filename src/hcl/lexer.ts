@@ -150,6 +150,14 @@ const SEARCH = ['$', '%', '\r'];
 
 const NUMBER_FORM = /^(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
 
+/** The depth limit when there is none (2^30 - 1, V8's largest small integer). */
+const NO_LIMIT = 0x3fffffff;
+
+/** Tokens `main` reads per call: returning now and then lets a long file's lexing enter the
+ * optimised code as soon as there is some (a loop already running enters it only by on-stack
+ * replacement, which did not happen again after a deoptimisation in a cold scan). */
+const MAIN_BATCH = 1024;
+
 // Lexer modes.
 const M_MAIN = 0;
 const M_QUOTE = 1;
@@ -435,9 +443,10 @@ class Lexer {
     // scan (each 150-350 ms of compiler time) as rare branches met feedback for the first time,
     // most of a cold CLI run's cost (docs/performance.md).
     while (i < n) {
-      if (checkpoint !== undefined && ++this.steps === CHECK_EVERY) {
+      // Counted with or without a checkpoint: a count that starts mid-scan deoptimised this.
+      if (++this.steps === CHECK_EVERY) {
         this.steps = 0;
-        checkpoint();
+        if (checkpoint !== undefined) checkpoint();
       }
       const mode = this.modes[this.modes.length - 1] as number;
       if (mode === M_QUOTE) i = this.quoted(i);
@@ -595,7 +604,8 @@ class Lexer {
     let start = this.start;
     let end = this.end;
     let count = this.count;
-    while (i < n) {
+    const stop = count + MAIN_BATCH;
+    while (i < n && count < stop) {
       // Room for the three tokens of a plain quoted string.
       if (count + 3 > type.length) {
         this.count = count;
@@ -604,9 +614,10 @@ class Lexer {
         start = this.start;
         end = this.end;
       }
-      if (checkpoint !== undefined && ++this.steps === CHECK_EVERY) {
+      // Counted with or without a checkpoint: a count that starts mid-scan deoptimised this.
+      if (++this.steps === CHECK_EVERY) {
         this.steps = 0;
-        checkpoint();
+        if (checkpoint !== undefined) checkpoint();
       }
       let c = text.charCodeAt(i);
       // Blanks are skipped here, not as a token of their own.
@@ -988,7 +999,14 @@ class Lexer {
  */
 export function lex(text: string, options: LexOptions = {}): LexResult {
   const strict = options.strict === true;
-  const lexer = new Lexer(text, strict, options.depthLimit ?? Infinity, options.checkpoint);
+  // No limit is the largest small integer, not Infinity: a double where the optimised code had
+  // seen only small integers deoptimised `main` for the rest of a scan (the first tolerant lex).
+  const lexer = new Lexer(
+    text,
+    strict,
+    Math.min(options.depthLimit ?? NO_LIMIT, NO_LIMIT),
+    options.checkpoint,
+  );
   if (options.template === true && !strict) lexer.startInTemplate();
   const tokens = lexer.run();
   return { tokens, maxDepth: lexer.maxDepth, error: lexer.error };

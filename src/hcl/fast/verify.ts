@@ -680,9 +680,10 @@ class Verifier {
   parseBody(closer: number, into: VerifiedBody): void {
     const { type } = this;
     for (;;) {
-      if (this.checkpoint !== undefined && ++this.steps === CHECK_EVERY) {
+      // Counted with or without a checkpoint: a count that starts mid-scan deoptimised this.
+      if (++this.steps === CHECK_EVERY) {
         this.steps = 0;
-        this.checkpoint();
+        if (this.checkpoint !== undefined) this.checkpoint();
       }
       const k = this.peekIndex();
       const t = type[k] === T_COMMENT_NL ? T_NEWLINE : type[k];
