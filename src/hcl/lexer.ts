@@ -338,8 +338,6 @@ class Lexer {
   private readonly retBraces: number[] = [];
   private depth = 0;
   maxDepth = 0;
-  /** Steps since the last checkpoint. */
-  private steps = 0;
 
   constructor(
     private readonly text: string,
@@ -436,17 +434,21 @@ class Lexer {
   run(): Tokens {
     const n = this.text.length;
     const checkpoint = this.checkpoint;
+    let steps = 0;
+    let checkAt = CHECK_EVERY;
     let i = 0;
-    // One literal run per step in strings and heredocs, many tokens per step in the main mode. The
+    // One literal run per step in strings and heredocs, up to MAIN_BATCH tokens per step in the
+    // main mode (which counts nothing itself: a counter per token there cost a quarter of a cold
+    // run's lexing). The checkpoint comes every CHECK_EVERY steps or tokens, whichever is first. The
     // modes are separate methods so that each is small enough for V8 to optimise early and
     // cheaply: as one 430-line loop the function was recompiled by TurboFan up to seven times per
     // scan (each 150-350 ms of compiler time) as rare branches met feedback for the first time,
     // most of a cold CLI run's cost (docs/performance.md).
     while (i < n) {
-      // Counted with or without a checkpoint: a count that starts mid-scan deoptimised this.
-      if (++this.steps === CHECK_EVERY) {
-        this.steps = 0;
-        if (checkpoint !== undefined) checkpoint();
+      if (checkpoint !== undefined && (++steps === CHECK_EVERY || this.count >= checkAt)) {
+        steps = 0;
+        checkAt = this.count + CHECK_EVERY;
+        checkpoint();
       }
       const mode = this.modes[this.modes.length - 1] as number;
       if (mode === M_QUOTE) i = this.quoted(i);
@@ -599,7 +601,6 @@ class Lexer {
     const text = this.text;
     const n = text.length;
     const strict = this.strict;
-    const checkpoint = this.checkpoint;
     let type = this.type;
     let start = this.start;
     let end = this.end;
@@ -613,11 +614,6 @@ class Lexer {
         type = this.type;
         start = this.start;
         end = this.end;
-      }
-      // Counted with or without a checkpoint: a count that starts mid-scan deoptimised this.
-      if (++this.steps === CHECK_EVERY) {
-        this.steps = 0;
-        if (checkpoint !== undefined) checkpoint();
       }
       let c = text.charCodeAt(i);
       // Blanks are skipped here, not as a token of their own.
