@@ -128,9 +128,17 @@ for (let c = 0; c < 128; c++) {
 export function isIdentContinue(c: number): boolean {
   return c < 128 && IDENT_CONTINUE[c] === 1;
 }
-/** Characters that end a plain run inside a quoted string: `"` `\` `$` `%` CR LF. */
-const QUOTE_SPECIAL = new Uint8Array(128);
-for (const c of [0x22, 0x5c, 0x24, 0x25, 0x0a, 0x0d]) QUOTE_SPECIAL[c] = 1;
+/** ASCII characters that may start an identifier. */
+const IDENT_START = new Uint8Array(128);
+for (let c = 0; c < 128; c++) if (isIdentStart(c)) IDENT_START[c] = 1;
+/**
+ * A plain run inside a quoted string, up to `"` `\` `$` `%` CR LF: a sticky regular expression
+ * (`lastIndex` in, `lastIndex` out, no match object with `test`), which V8 runs as native code from
+ * its first use, where a `charCodeAt` loop runs interpreted for the first thousands of strings of a
+ * process. (For identifiers, mostly short, the call costs more than it saves once the lexer is
+ * optimised: they keep a table loop.)
+ */
+const QUOTED_RUN = /[^"\\$%\r\n]*/y;
 export function isHex(c: number): boolean {
   return isDigit(c) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46);
 }
@@ -141,6 +149,14 @@ const CR = 2;
 const SEARCH = ['$', '%', '\r'];
 
 const NUMBER_FORM = /^(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
+
+/** The depth limit when there is none (2^30 - 1, V8's largest small integer). */
+const NO_LIMIT = 0x3fffffff;
+
+/** Tokens `main` reads per call: returning now and then lets a long file's lexing enter the
+ * optimised code as soon as there is some (a loop already running enters it only by on-stack
+ * replacement, which did not happen again after a deoptimisation in a cold scan). */
+const MAIN_BATCH = 1024;
 
 // Lexer modes.
 const M_MAIN = 0;
@@ -419,20 +435,25 @@ class Lexer {
     const n = this.text.length;
     const checkpoint = this.checkpoint;
     let steps = 0;
+    let checkAt = CHECK_EVERY;
     let i = 0;
-    // One token (or one literal run) per step. The modes are separate methods so that each is
-    // small enough for V8 to optimise early and cheaply: as one 430-line loop the function was
-    // recompiled by TurboFan up to seven times per scan (each 150-350 ms of compiler time) as rare
-    // branches met feedback for the first time, most of a cold CLI run's cost (docs/performance.md).
+    // One literal run per step in strings and heredocs, up to MAIN_BATCH tokens per step in the
+    // main mode (which counts nothing itself: a counter per token there cost a quarter of a cold
+    // run's lexing). The checkpoint comes every CHECK_EVERY steps or tokens, whichever is first. The
+    // modes are separate methods so that each is small enough for V8 to optimise early and
+    // cheaply: as one 430-line loop the function was recompiled by TurboFan up to seven times per
+    // scan (each 150-350 ms of compiler time) as rare branches met feedback for the first time,
+    // most of a cold CLI run's cost (docs/performance.md).
     while (i < n) {
-      if (checkpoint !== undefined && ++steps === CHECK_EVERY) {
+      if (checkpoint !== undefined && (++steps === CHECK_EVERY || this.count >= checkAt)) {
         steps = 0;
+        checkAt = this.count + CHECK_EVERY;
         checkpoint();
       }
       const mode = this.modes[this.modes.length - 1] as number;
       if (mode === M_QUOTE) i = this.quoted(i);
       else if (mode === M_HEREDOC) i = this.heredoc(i);
-      else i = this.mainToken(i);
+      else i = this.main(i);
     }
     if (this.strict && this.modes.length !== 1) throw new GiveUp('unterminated template', n);
     this.emit(T_EOF, n, n);
@@ -445,11 +466,11 @@ class Lexer {
     const n = text.length;
     const litStart = i;
     while (i < n) {
+      QUOTED_RUN.lastIndex = i;
+      QUOTED_RUN.test(text);
+      i = QUOTED_RUN.lastIndex;
+      if (i >= n) break;
       const c = text.charCodeAt(i);
-      if (c >= 128 || QUOTE_SPECIAL[c] === 0) {
-        i++;
-        continue;
-      }
       if (c === 0x22 /* " */ || c === 0x0a) break;
       if (c === 0x0d) {
         if (this.strict) break;
@@ -571,101 +592,194 @@ class Lexer {
     return i;
   }
 
-  /** Main mode: one token at `i`. The common tokens are here, the rest in `otherToken`, so that
-   * this function's type feedback is complete early (see `run`). */
-  private mainToken(i: number): number {
+  /** Main mode from `i`: tokens until the mode changes (a quoted string with a template sequence or
+   * an escape, a heredoc, the end of a template sequence) or the text ends. One call reads many
+   * tokens: a call and a dispatch per token were most of a cold run's lexing. The common tokens
+   * are here, written straight into the token arrays; the rest are in `otherToken`, so that this
+   * function's type feedback is complete early (see `run`). */
+  private main(i: number): number {
     const text = this.text;
     const n = text.length;
-    let c = text.charCodeAt(i);
-    // Blanks are skipped here, not as a step of their own: they never change the mode, and about
-    // every other step of real code would otherwise be a run of blanks.
-    if (c === 0x20 || c === 0x09) {
-      i++;
-      while (i < n && ((c = text.charCodeAt(i)) === 0x20 || c === 0x09)) i++;
-      if (i >= n) return i;
-    }
-    if (c === 0x0a) {
-      this.emit(T_NEWLINE, i, i + 1);
-      i++;
-      return i;
-    }
-    if (isIdentStart(c)) {
-      let j = i + 1;
-      while (j < n && isIdentContinue(text.charCodeAt(j))) j++;
-      if (j < n && text.charCodeAt(j) >= 0x80) {
-        if (this.strict) throw new GiveUp('non-ASCII identifier', i);
-        j = i + identLength(text, i);
+    const strict = this.strict;
+    let type = this.type;
+    let start = this.start;
+    let end = this.end;
+    let count = this.count;
+    const stop = count + MAIN_BATCH;
+    while (i < n && count < stop) {
+      // Room for the three tokens of a plain quoted string.
+      if (count + 3 > type.length) {
+        this.count = count;
+        this.grow();
+        type = this.type;
+        start = this.start;
+        end = this.end;
       }
-      this.emit(T_IDENT, i, j);
-      i = j;
-      return i;
-    }
-    switch (c) {
-      case 0x23: /* # */ {
-        const nl = text.indexOf('\n', i);
-        if (nl === -1) {
-          this.emit(T_COMMENT, i, n);
-          i = n;
-        } else {
-          this.emit(T_COMMENT_NL, i, nl + 1);
-          i = nl + 1;
-        }
-        return i;
+      let c = text.charCodeAt(i);
+      // Blanks are skipped here, not as a token of their own.
+      if (c === 0x20 || c === 0x09) {
+        i++;
+        while (i < n && ((c = text.charCodeAt(i)) === 0x20 || c === 0x09)) i++;
+        if (i >= n) break;
       }
-      case 0x22 /* " */:
-        this.emit(T_OQUOTE, i, i + 1);
-        this.modes.push(M_QUOTE);
-        if (!this.strict) this.quotes.push(i);
-        i++;
-        return i;
-      case 0x7b /* { */:
-        this.emit(T_OBRACE, i, i + 1);
-        this.open(i);
-        this.braces++;
-        i++;
-        return i;
-      case 0x7d /* } */:
-        if (this.retBraces.length > 0 && this.retBraces[this.retBraces.length - 1] === this.braces) {
-          this.emit(T_SEQ_END, i, i + 1);
-          this.retBraces.pop();
-          this.modes.pop();
-        } else {
-          this.emit(T_CBRACE, i, i + 1);
+      if (c < 0x80 && IDENT_START[c] === 1) {
+        let j = i + 1;
+        while (j < n) {
+          const d = text.charCodeAt(j);
+          if (d >= 0x80 || IDENT_CONTINUE[d] === 0) break;
+          j++;
         }
-        this.close();
-        this.braces--;
-        i++;
-        return i;
-      case 0x5b:
-        this.emit(T_OBRACK, i, i + 1);
-        this.open(i);
-        i++;
-        return i;
-      case 0x5d:
-        this.emit(T_CBRACK, i, i + 1);
-        this.close();
-        i++;
-        return i;
-      case 0x28:
-        this.emit(T_OPAREN, i, i + 1);
-        this.open(i);
-        i++;
-        return i;
-      case 0x29:
-        this.emit(T_CPAREN, i, i + 1);
-        this.close();
-        i++;
-        return i;
-      case 0x2c:
-        this.emit(T_COMMA, i, i + 1);
-        i++;
-        return i;
-      default:
-        return this.otherToken(i);
+        if (j < n && text.charCodeAt(j) >= 0x80) {
+          if (strict) throw new GiveUp('non-ASCII identifier', i);
+          j = i + identLength(text, i);
+        }
+        type[count] = T_IDENT;
+        start[count] = i;
+        end[count++] = j;
+        i = j;
+        continue;
+      }
+      if (c === 0x0a) {
+        type[count] = T_NEWLINE;
+        start[count] = i;
+        end[count++] = ++i;
+        continue;
+      }
+      switch (c) {
+        case 0x23: /* # */ {
+          const nl = text.indexOf('\n', i);
+          if (nl === -1) {
+            type[count] = T_COMMENT;
+            start[count] = i;
+            end[count++] = n;
+            i = n;
+          } else {
+            type[count] = T_COMMENT_NL;
+            start[count] = i;
+            end[count++] = nl + 1;
+            i = nl + 1;
+          }
+          continue;
+        }
+        case 0x22: /* " */ {
+          type[count] = T_OQUOTE;
+          start[count] = i;
+          end[count++] = i + 1;
+          // Most strings are a plain literal: read it here, with no mode change.
+          QUOTED_RUN.lastIndex = i + 1;
+          QUOTED_RUN.test(text);
+          const e = QUOTED_RUN.lastIndex;
+          if (e < n && text.charCodeAt(e) === 0x22) {
+            if (e > i + 1) {
+              type[count] = T_QUOTED_LIT;
+              start[count] = i + 1;
+              end[count++] = e;
+            }
+            type[count] = T_CQUOTE;
+            start[count] = e;
+            end[count++] = e + 1;
+            i = e + 1;
+            continue;
+          }
+          this.count = count;
+          this.modes.push(M_QUOTE);
+          if (!strict) this.quotes.push(i);
+          return i + 1;
+        }
+        case 0x7b /* { */:
+          type[count] = T_OBRACE;
+          start[count] = i;
+          end[count++] = i + 1;
+          this.open(i);
+          this.braces++;
+          i++;
+          continue;
+        case 0x7d /* } */:
+          start[count] = i;
+          end[count] = i + 1;
+          this.depth--;
+          this.braces--;
+          i++;
+          if (this.retBraces.length > 0 && this.retBraces[this.retBraces.length - 1] === this.braces + 1) {
+            type[count++] = T_SEQ_END;
+            this.retBraces.pop();
+            this.modes.pop();
+            this.count = count;
+            return i;
+          }
+          type[count++] = T_CBRACE;
+          continue;
+        case 0x5b:
+          type[count] = T_OBRACK;
+          start[count] = i;
+          end[count++] = i + 1;
+          this.open(i);
+          i++;
+          continue;
+        case 0x5d:
+          type[count] = T_CBRACK;
+          start[count] = i;
+          end[count++] = i + 1;
+          this.depth--;
+          i++;
+          continue;
+        case 0x28:
+          type[count] = T_OPAREN;
+          start[count] = i;
+          end[count++] = i + 1;
+          this.open(i);
+          i++;
+          continue;
+        case 0x29:
+          type[count] = T_CPAREN;
+          start[count] = i;
+          end[count++] = i + 1;
+          this.depth--;
+          i++;
+          continue;
+        case 0x2c:
+          type[count] = T_COMMA;
+          start[count] = i;
+          end[count++] = i + 1;
+          i++;
+          continue;
+        case 0x3d: /* = */ {
+          const d = text.charCodeAt(i + 1);
+          if (d !== 0x3d && d !== 0x3e) {
+            type[count] = T_EQUAL;
+            start[count] = i;
+            end[count++] = i + 1;
+            i++;
+            continue;
+          }
+          break;
+        }
+        case 0x2e /* . */:
+          if (text.charCodeAt(i + 1) !== 0x2e) {
+            type[count] = T_DOT;
+            start[count] = i;
+            end[count++] = i + 1;
+            i++;
+            continue;
+          }
+          break;
+        default:
+          break;
+      }
+      // The rest, one token, which may change the mode (a heredoc opener).
+      const modes = this.modes.length;
+      this.count = count;
+      i = this.otherToken(i);
+      count = this.count;
+      type = this.type;
+      start = this.start;
+      end = this.end;
+      if (this.modes.length !== modes) return i;
     }
+    this.count = count;
+    return i;
   }
-
-  /** Main mode, the tokens `mainToken` leaves: carriage returns, numbers, operators, `/` comments,
+  /** Main mode, the tokens `main` leaves: carriage returns, numbers, operators, `/` comments,
    * heredoc openers and what the subset rejects. */
   private otherToken(i: number): number {
     const text = this.text;
@@ -881,7 +995,14 @@ class Lexer {
  */
 export function lex(text: string, options: LexOptions = {}): LexResult {
   const strict = options.strict === true;
-  const lexer = new Lexer(text, strict, options.depthLimit ?? Infinity, options.checkpoint);
+  // No limit is the largest small integer, not Infinity: a double where the optimised code had
+  // seen only small integers deoptimised `main` for the rest of a scan (the first tolerant lex).
+  const lexer = new Lexer(
+    text,
+    strict,
+    Math.min(options.depthLimit ?? NO_LIMIT, NO_LIMIT),
+    options.checkpoint,
+  );
   if (options.template === true && !strict) lexer.startInTemplate();
   const tokens = lexer.run();
   return { tokens, maxDepth: lexer.maxDepth, error: lexer.error };

@@ -160,6 +160,30 @@ function hasStructureIssue(body: VerifiedBody): boolean {
 // Characters found with cached forward searches in heredocs.
 const INDEX_FORM = /^(?:0|[1-9][0-9]*)$/;
 
+/**
+ * When the tokens from `k` are a plain string (`"…"` without template sequences), a number, or a
+ * name followed by `.name` steps, and the next token ends the line (a newline or a line comment):
+ * the index of that token; else -1. `parseExpression` reads such a sequence as one term with no
+ * operator after it, where newlines count (an attribute's value in a body).
+ */
+function simpleValueEnd(type: Uint8Array, k: number): number {
+  const t = type[k];
+  let q = -1;
+  if (t === T_OQUOTE) {
+    const a = type[k + 1];
+    if (a === T_CQUOTE) q = k + 2;
+    else if (a === T_QUOTED_LIT && type[k + 2] === T_CQUOTE) q = k + 3;
+  } else if (t === T_IDENT) {
+    q = k + 1;
+    while (type[q] === T_DOT && type[q + 1] === T_IDENT) q += 2;
+  } else if (t === T_NUMBER) {
+    q = k + 1;
+  }
+  if (q === -1) return -1;
+  const e = type[q];
+  return e === T_NEWLINE || e === T_COMMENT_NL ? q : -1;
+}
+
 // Expression kinds that matter for hcl2json's unary-operator conversion.
 const K_OTHER = 0;
 const K_NUMBER = 1;
@@ -472,10 +496,20 @@ class Verifier {
         return K_NUMBER;
       case T_IDENT:
         return this.parseIdentTerm(k);
-      case T_OQUOTE:
+      case T_OQUOTE: {
+        // A string without template sequences (most of them): nothing to read in between. A
+        // quoted string holds no newline or comment token, so these are the next tokens read.
+        const a = type[k + 1];
+        const close = a === T_CQUOTE ? k + 1 : a === T_QUOTED_LIT && type[k + 2] === T_CQUOTE ? k + 2 : -1;
+        if (close !== -1) {
+          this.pos = close + 1;
+          this.lastRead = close;
+          return K_OTHER;
+        }
         this.take();
         this.parseTemplate(T_CQUOTE);
         return K_OTHER;
+      }
       case T_OHEREDOC:
         this.take();
         this.parseTemplate(T_CHEREDOC);
@@ -614,7 +648,16 @@ class Verifier {
     const { text, type, start, end } = this;
     this.take(); // `=`
     const exprStart = this.pos;
-    this.parseExpression();
+    // The common values, read here without the expression parser's calls per token: a plain
+    // string, a number, or a name with `.name` steps, directly followed by the end of the line.
+    // `parseExpression` accepts exactly these token sequences the same way (see `simpleValueEnd`).
+    const simpleEnd = this.includeNL ? simpleValueEnd(type, exprStart) : -1;
+    if (simpleEnd !== -1) {
+      this.pos = simpleEnd;
+      this.lastRead = simpleEnd - 1;
+    } else {
+      this.parseExpression();
+    }
     const lastTok = this.lastRead;
     const exprEnd = lastTok + 1;
     const s = start[identTok] as number;
@@ -637,9 +680,10 @@ class Verifier {
   parseBody(closer: number, into: VerifiedBody): void {
     const { type } = this;
     for (;;) {
-      if (this.checkpoint !== undefined && ++this.steps === CHECK_EVERY) {
+      // Counted with or without a checkpoint: a count that starts mid-scan deoptimised this.
+      if (++this.steps === CHECK_EVERY) {
         this.steps = 0;
-        this.checkpoint();
+        if (this.checkpoint !== undefined) this.checkpoint();
       }
       const k = this.peekIndex();
       const t = type[k] === T_COMMENT_NL ? T_NEWLINE : type[k];
