@@ -9063,8 +9063,9 @@ for (let c = 0; c < 128; c++) {
 function isIdentContinue(c) {
   return c < 128 && IDENT_CONTINUE[c] === 1;
 }
-var QUOTE_SPECIAL = new Uint8Array(128);
-for (const c of [34, 92, 36, 37, 10, 13]) QUOTE_SPECIAL[c] = 1;
+var IDENT_START = new Uint8Array(128);
+for (let c = 0; c < 128; c++) if (isIdentStart(c)) IDENT_START[c] = 1;
+var QUOTED_RUN = /[^"\\$%\r\n]*/y;
 function isHex(c) {
   return isDigit(c) || c >= 97 && c <= 102 || c >= 65 && c <= 70;
 }
@@ -9073,6 +9074,8 @@ var PERCENT = 1;
 var CR = 2;
 var SEARCH = ["$", "%", "\r"];
 var NUMBER_FORM = /^(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
+var NO_LIMIT = 1073741823;
+var MAIN_BATCH = 1024;
 var M_MAIN = 0;
 var M_QUOTE = 1;
 var M_HEREDOC = 2;
@@ -9276,16 +9279,18 @@ var Lexer = class {
     const n = this.text.length;
     const checkpoint2 = this.checkpoint;
     let steps = 0;
+    let checkAt = CHECK_EVERY;
     let i = 0;
     while (i < n) {
-      if (checkpoint2 !== void 0 && ++steps === CHECK_EVERY) {
+      if (checkpoint2 !== void 0 && (++steps === CHECK_EVERY || this.count >= checkAt)) {
         steps = 0;
+        checkAt = this.count + CHECK_EVERY;
         checkpoint2();
       }
       const mode = this.modes[this.modes.length - 1];
       if (mode === M_QUOTE) i = this.quoted(i);
       else if (mode === M_HEREDOC) i = this.heredoc(i);
-      else i = this.mainToken(i);
+      else i = this.main(i);
     }
     if (this.strict && this.modes.length !== 1) throw new GiveUp("unterminated template", n);
     this.emit(T_EOF, n, n);
@@ -9297,11 +9302,11 @@ var Lexer = class {
     const n = text3.length;
     const litStart = i;
     while (i < n) {
+      QUOTED_RUN.lastIndex = i;
+      QUOTED_RUN.test(text3);
+      i = QUOTED_RUN.lastIndex;
+      if (i >= n) break;
       const c2 = text3.charCodeAt(i);
-      if (c2 >= 128 || QUOTE_SPECIAL[c2] === 0) {
-        i++;
-        continue;
-      }
       if (c2 === 34 || c2 === 10) break;
       if (c2 === 13) {
         if (this.strict) break;
@@ -9414,98 +9419,190 @@ var Lexer = class {
     }
     return i;
   }
-  /** Main mode: one token at `i`. The common tokens are here, the rest in `otherToken`, so that
-   * this function's type feedback is complete early (see `run`). */
-  mainToken(i) {
+  /** Main mode from `i`: tokens until the mode changes (a quoted string with a template sequence or
+   * an escape, a heredoc, the end of a template sequence) or the text ends. One call reads many
+   * tokens: a call and a dispatch per token were most of a cold run's lexing. The common tokens
+   * are here, written straight into the token arrays; the rest are in `otherToken`, so that this
+   * function's type feedback is complete early (see `run`). */
+  main(i) {
     const text3 = this.text;
     const n = text3.length;
-    let c = text3.charCodeAt(i);
-    if (c === 32 || c === 9) {
-      i++;
-      while (i < n && ((c = text3.charCodeAt(i)) === 32 || c === 9)) i++;
-      if (i >= n) return i;
-    }
-    if (c === 10) {
-      this.emit(T_NEWLINE, i, i + 1);
-      i++;
-      return i;
-    }
-    if (isIdentStart(c)) {
-      let j = i + 1;
-      while (j < n && isIdentContinue(text3.charCodeAt(j))) j++;
-      if (j < n && text3.charCodeAt(j) >= 128) {
-        if (this.strict) throw new GiveUp("non-ASCII identifier", i);
-        j = i + identLength(text3, i);
+    const strict = this.strict;
+    let type2 = this.type;
+    let start = this.start;
+    let end = this.end;
+    let count2 = this.count;
+    const stop = count2 + MAIN_BATCH;
+    while (i < n && count2 < stop) {
+      if (count2 + 3 > type2.length) {
+        this.count = count2;
+        this.grow();
+        type2 = this.type;
+        start = this.start;
+        end = this.end;
       }
-      this.emit(T_IDENT, i, j);
-      i = j;
-      return i;
-    }
-    switch (c) {
-      case 35: {
-        const nl = text3.indexOf("\n", i);
-        if (nl === -1) {
-          this.emit(T_COMMENT, i, n);
-          i = n;
-        } else {
-          this.emit(T_COMMENT_NL, i, nl + 1);
-          i = nl + 1;
-        }
-        return i;
+      let c = text3.charCodeAt(i);
+      if (c === 32 || c === 9) {
+        i++;
+        while (i < n && ((c = text3.charCodeAt(i)) === 32 || c === 9)) i++;
+        if (i >= n) break;
       }
-      case 34:
-        this.emit(T_OQUOTE, i, i + 1);
-        this.modes.push(M_QUOTE);
-        if (!this.strict) this.quotes.push(i);
-        i++;
-        return i;
-      case 123:
-        this.emit(T_OBRACE, i, i + 1);
-        this.open(i);
-        this.braces++;
-        i++;
-        return i;
-      case 125:
-        if (this.retBraces.length > 0 && this.retBraces[this.retBraces.length - 1] === this.braces) {
-          this.emit(T_SEQ_END, i, i + 1);
-          this.retBraces.pop();
-          this.modes.pop();
-        } else {
-          this.emit(T_CBRACE, i, i + 1);
+      if (c < 128 && IDENT_START[c] === 1) {
+        let j = i + 1;
+        while (j < n) {
+          const d = text3.charCodeAt(j);
+          if (d >= 128 || IDENT_CONTINUE[d] === 0) break;
+          j++;
         }
-        this.close();
-        this.braces--;
-        i++;
-        return i;
-      case 91:
-        this.emit(T_OBRACK, i, i + 1);
-        this.open(i);
-        i++;
-        return i;
-      case 93:
-        this.emit(T_CBRACK, i, i + 1);
-        this.close();
-        i++;
-        return i;
-      case 40:
-        this.emit(T_OPAREN, i, i + 1);
-        this.open(i);
-        i++;
-        return i;
-      case 41:
-        this.emit(T_CPAREN, i, i + 1);
-        this.close();
-        i++;
-        return i;
-      case 44:
-        this.emit(T_COMMA, i, i + 1);
-        i++;
-        return i;
-      default:
-        return this.otherToken(i);
+        if (j < n && text3.charCodeAt(j) >= 128) {
+          if (strict) throw new GiveUp("non-ASCII identifier", i);
+          j = i + identLength(text3, i);
+        }
+        type2[count2] = T_IDENT;
+        start[count2] = i;
+        end[count2++] = j;
+        i = j;
+        continue;
+      }
+      if (c === 10) {
+        type2[count2] = T_NEWLINE;
+        start[count2] = i;
+        end[count2++] = ++i;
+        continue;
+      }
+      switch (c) {
+        case 35: {
+          const nl = text3.indexOf("\n", i);
+          if (nl === -1) {
+            type2[count2] = T_COMMENT;
+            start[count2] = i;
+            end[count2++] = n;
+            i = n;
+          } else {
+            type2[count2] = T_COMMENT_NL;
+            start[count2] = i;
+            end[count2++] = nl + 1;
+            i = nl + 1;
+          }
+          continue;
+        }
+        case 34: {
+          type2[count2] = T_OQUOTE;
+          start[count2] = i;
+          end[count2++] = i + 1;
+          QUOTED_RUN.lastIndex = i + 1;
+          QUOTED_RUN.test(text3);
+          const e = QUOTED_RUN.lastIndex;
+          if (e < n && text3.charCodeAt(e) === 34) {
+            if (e > i + 1) {
+              type2[count2] = T_QUOTED_LIT;
+              start[count2] = i + 1;
+              end[count2++] = e;
+            }
+            type2[count2] = T_CQUOTE;
+            start[count2] = e;
+            end[count2++] = e + 1;
+            i = e + 1;
+            continue;
+          }
+          this.count = count2;
+          this.modes.push(M_QUOTE);
+          if (!strict) this.quotes.push(i);
+          return i + 1;
+        }
+        case 123:
+          type2[count2] = T_OBRACE;
+          start[count2] = i;
+          end[count2++] = i + 1;
+          this.open(i);
+          this.braces++;
+          i++;
+          continue;
+        case 125:
+          start[count2] = i;
+          end[count2] = i + 1;
+          this.depth--;
+          this.braces--;
+          i++;
+          if (this.retBraces.length > 0 && this.retBraces[this.retBraces.length - 1] === this.braces + 1) {
+            type2[count2++] = T_SEQ_END;
+            this.retBraces.pop();
+            this.modes.pop();
+            this.count = count2;
+            return i;
+          }
+          type2[count2++] = T_CBRACE;
+          continue;
+        case 91:
+          type2[count2] = T_OBRACK;
+          start[count2] = i;
+          end[count2++] = i + 1;
+          this.open(i);
+          i++;
+          continue;
+        case 93:
+          type2[count2] = T_CBRACK;
+          start[count2] = i;
+          end[count2++] = i + 1;
+          this.depth--;
+          i++;
+          continue;
+        case 40:
+          type2[count2] = T_OPAREN;
+          start[count2] = i;
+          end[count2++] = i + 1;
+          this.open(i);
+          i++;
+          continue;
+        case 41:
+          type2[count2] = T_CPAREN;
+          start[count2] = i;
+          end[count2++] = i + 1;
+          this.depth--;
+          i++;
+          continue;
+        case 44:
+          type2[count2] = T_COMMA;
+          start[count2] = i;
+          end[count2++] = i + 1;
+          i++;
+          continue;
+        case 61: {
+          const d = text3.charCodeAt(i + 1);
+          if (d !== 61 && d !== 62) {
+            type2[count2] = T_EQUAL;
+            start[count2] = i;
+            end[count2++] = i + 1;
+            i++;
+            continue;
+          }
+          break;
+        }
+        case 46:
+          if (text3.charCodeAt(i + 1) !== 46) {
+            type2[count2] = T_DOT;
+            start[count2] = i;
+            end[count2++] = i + 1;
+            i++;
+            continue;
+          }
+          break;
+        default:
+          break;
+      }
+      const modes = this.modes.length;
+      this.count = count2;
+      i = this.otherToken(i);
+      count2 = this.count;
+      type2 = this.type;
+      start = this.start;
+      end = this.end;
+      if (this.modes.length !== modes) return i;
     }
+    this.count = count2;
+    return i;
   }
-  /** Main mode, the tokens `mainToken` leaves: carriage returns, numbers, operators, `/` comments,
+  /** Main mode, the tokens `main` leaves: carriage returns, numbers, operators, `/` comments,
    * heredoc openers and what the subset rejects. */
   otherToken(i) {
     const text3 = this.text;
@@ -9714,7 +9811,12 @@ var Lexer = class {
 };
 function lex(text3, options2 = {}) {
   const strict = options2.strict === true;
-  const lexer = new Lexer(text3, strict, options2.depthLimit ?? Infinity, options2.checkpoint);
+  const lexer = new Lexer(
+    text3,
+    strict,
+    Math.min(options2.depthLimit ?? NO_LIMIT, NO_LIMIT),
+    options2.checkpoint
+  );
   if (options2.template === true && !strict) lexer.startInTemplate();
   const tokens = lexer.run();
   return { tokens, maxDepth: lexer.maxDepth, error: lexer.error };
@@ -9798,6 +9900,23 @@ function hasStructureIssue(body2) {
   return false;
 }
 var INDEX_FORM = /^(?:0|[1-9][0-9]*)$/;
+function simpleValueEnd(type2, k) {
+  const t = type2[k];
+  let q = -1;
+  if (t === T_OQUOTE2) {
+    const a = type2[k + 1];
+    if (a === T_CQUOTE2) q = k + 2;
+    else if (a === T_QUOTED_LIT2 && type2[k + 2] === T_CQUOTE2) q = k + 3;
+  } else if (t === T_IDENT2) {
+    q = k + 1;
+    while (type2[q] === T_DOT2 && type2[q + 1] === T_IDENT2) q += 2;
+  } else if (t === T_NUMBER2) {
+    q = k + 1;
+  }
+  if (q === -1) return -1;
+  const e = type2[q];
+  return e === T_NEWLINE2 || e === T_COMMENT_NL2 ? q : -1;
+}
 var K_OTHER = 0;
 var K_NUMBER = 1;
 var K_BOOL = 2;
@@ -10091,10 +10210,18 @@ var Verifier = class {
         return K_NUMBER;
       case T_IDENT2:
         return this.parseIdentTerm(k);
-      case T_OQUOTE2:
+      case T_OQUOTE2: {
+        const a = type2[k + 1];
+        const close = a === T_CQUOTE2 ? k + 1 : a === T_QUOTED_LIT2 && type2[k + 2] === T_CQUOTE2 ? k + 2 : -1;
+        if (close !== -1) {
+          this.pos = close + 1;
+          this.lastRead = close;
+          return K_OTHER;
+        }
         this.take();
         this.parseTemplate(T_CQUOTE2);
         return K_OTHER;
+      }
       case T_OHEREDOC2:
         this.take();
         this.parseTemplate(T_CHEREDOC2);
@@ -10225,7 +10352,13 @@ var Verifier = class {
     const { text: text3, type: type2, start, end } = this;
     this.take();
     const exprStart = this.pos;
-    this.parseExpression();
+    const simpleEnd = this.includeNL ? simpleValueEnd(type2, exprStart) : -1;
+    if (simpleEnd !== -1) {
+      this.pos = simpleEnd;
+      this.lastRead = simpleEnd - 1;
+    } else {
+      this.parseExpression();
+    }
     const lastTok = this.lastRead;
     const exprEnd = lastTok + 1;
     const s = start[identTok];
@@ -10246,9 +10379,9 @@ var Verifier = class {
   parseBody(closer, into) {
     const { type: type2 } = this;
     for (; ; ) {
-      if (this.checkpoint !== void 0 && ++this.steps === CHECK_EVERY) {
+      if (++this.steps === CHECK_EVERY) {
         this.steps = 0;
-        this.checkpoint();
+        if (this.checkpoint !== void 0) this.checkpoint();
       }
       const k = this.peekIndex();
       const t = type2[k] === T_COMMENT_NL2 ? T_NEWLINE2 : type2[k];
