@@ -9904,9 +9904,8 @@ function simpleValueEnd(type2, k) {
   const t = type2[k];
   let q = -1;
   if (t === T_OQUOTE2) {
-    const a = type2[k + 1];
-    if (a === T_CQUOTE2) q = k + 2;
-    else if (a === T_QUOTED_LIT2 && type2[k + 2] === T_CQUOTE2) q = k + 3;
+    const close = plainStringClose(type2, k);
+    if (close !== -1) q = close + 1;
   } else if (t === T_IDENT2) {
     q = k + 1;
     while (type2[q] === T_DOT2 && type2[q + 1] === T_IDENT2) q += 2;
@@ -9916,6 +9915,11 @@ function simpleValueEnd(type2, k) {
   if (q === -1) return -1;
   const e = type2[q];
   return e === T_NEWLINE2 || e === T_COMMENT_NL2 ? q : -1;
+}
+function plainStringClose(type2, k) {
+  const a = type2[k + 1];
+  if (a === T_CQUOTE2) return k + 1;
+  return a === T_QUOTED_LIT2 && type2[k + 2] === T_CQUOTE2 ? k + 2 : -1;
 }
 var K_OTHER = 0;
 var K_NUMBER = 1;
@@ -10211,8 +10215,7 @@ var Verifier = class {
       case T_IDENT2:
         return this.parseIdentTerm(k);
       case T_OQUOTE2: {
-        const a = type2[k + 1];
-        const close = a === T_CQUOTE2 ? k + 1 : a === T_QUOTED_LIT2 && type2[k + 2] === T_CQUOTE2 ? k + 2 : -1;
+        const close = plainStringClose(type2, k);
         if (close !== -1) {
           this.pos = close + 1;
           this.lastRead = close;

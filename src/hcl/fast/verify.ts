@@ -170,9 +170,8 @@ function simpleValueEnd(type: Uint8Array, k: number): number {
   const t = type[k];
   let q = -1;
   if (t === T_OQUOTE) {
-    const a = type[k + 1];
-    if (a === T_CQUOTE) q = k + 2;
-    else if (a === T_QUOTED_LIT && type[k + 2] === T_CQUOTE) q = k + 3;
+    const close = plainStringClose(type, k);
+    if (close !== -1) q = close + 1;
   } else if (t === T_IDENT) {
     q = k + 1;
     while (type[q] === T_DOT && type[q + 1] === T_IDENT) q += 2;
@@ -182,6 +181,14 @@ function simpleValueEnd(type: Uint8Array, k: number): number {
   if (q === -1) return -1;
   const e = type[q];
   return e === T_NEWLINE || e === T_COMMENT_NL ? q : -1;
+}
+
+/** When the `"` token at `k` opens a string without template sequences (`""` or `"…"`): the index
+ * of its closing `"`; else -1. */
+function plainStringClose(type: Uint8Array, k: number): number {
+  const a = type[k + 1];
+  if (a === T_CQUOTE) return k + 1;
+  return a === T_QUOTED_LIT && type[k + 2] === T_CQUOTE ? k + 2 : -1;
 }
 
 // Expression kinds that matter for hcl2json's unary-operator conversion.
@@ -499,8 +506,7 @@ class Verifier {
       case T_OQUOTE: {
         // A string without template sequences (most of them): nothing to read in between. A
         // quoted string holds no newline or comment token, so these are the next tokens read.
-        const a = type[k + 1];
-        const close = a === T_CQUOTE ? k + 1 : a === T_QUOTED_LIT && type[k + 2] === T_CQUOTE ? k + 2 : -1;
+        const close = plainStringClose(type, k);
         if (close !== -1) {
           this.pos = close + 1;
           this.lastRead = close;
