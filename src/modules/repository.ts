@@ -337,9 +337,14 @@ export async function readRepositorySignals(
   };
 }
 
+const VALUES_DOT = Buffer.from('values.', 'utf8');
+
 /** A catalog unit reads `values.*`, which only a `terragrunt.stack.hcl` `unit` block supplies. */
 function readsValues(content: Buffer): boolean {
-  return /(^|[^A-Za-z0-9_.-])values\.[A-Za-z_]/m.test(content.toString('utf8'));
+  // Only a file holding the bytes `values.` can match (no decoding for the others).
+  return (
+    content.includes(VALUES_DOT) && /(^|[^A-Za-z0-9_.-])values\.[A-Za-z_]/m.test(content.toString('utf8'))
+  );
 }
 
 function readStack(path: string, body: HclBody): TerragruntStack {
