@@ -18,6 +18,7 @@ export type { ProviderSourceResult } from './provider';
 export {
   classifyModuleSource,
   cleanRelativePath,
+  isCleanRelativePath,
   isLocalModuleSource,
   isOutsideArchive,
   parseRemoteModuleSource,

@@ -85,6 +85,7 @@ export function classifyModuleSource(raw: string | null): ModuleSourceKind {
  * `"."` for the top directory; a result starting with `..` lies above the top directory.
  */
 export function cleanRelativePath(p: string): string {
+  if (isCleanRelativePath(p)) return p;
   const out: string[] = [];
   for (const seg of p.split('/')) {
     if (seg === '' || seg === '.') continue;
@@ -96,6 +97,26 @@ export function cleanRelativePath(p: string): string {
     }
   }
   return out.length === 0 ? '.' : out.join('/');
+}
+
+/** True when `p` is already clean and relative (`cleanRelativePath` returns it unchanged): not
+ * empty, no leading or trailing `/`, and no segment that is empty, `.` or `..`. A check without
+ * allocation, for the paths that are clean already (most of them). */
+export function isCleanRelativePath(p: string): boolean {
+  if (p === '') return false;
+  let start = 0;
+  for (let i = 0; i <= p.length; i++) {
+    if (i < p.length && p.charCodeAt(i) !== 0x2f /* / */) continue;
+    const len = i - start;
+    if (len === 0) return false;
+    if (
+      p.charCodeAt(start) === 0x2e /* . */ &&
+      (len === 1 || (len === 2 && p.charCodeAt(start + 1) === 0x2e))
+    )
+      return false;
+    start = i + 1;
+  }
+  return true;
 }
 
 /** The archive-relative directory a local module source points to, from the caller's directory. */

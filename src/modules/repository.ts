@@ -17,6 +17,7 @@ import { RepositoryFiles } from './repository-files';
 import { inToolDirectory } from './files';
 import { classifyModuleSource, isOutsideArchive, resolveLocalTarget } from '../addrs';
 import { readUnit } from './terragrunt/unit';
+import { mapLimit } from '../util/map-limit';
 import type { TerragruntUnit } from './terragrunt/unit';
 import { declarationsUnchanged, readDeclarations } from './declarations';
 import type { ReadDeclarations } from './declarations';
@@ -79,6 +80,9 @@ export interface RepositorySignals {
 export { EXPECTED_RESULT_FILE } from './repository-files';
 
 const HASH = 0x23;
+
+/** How many Terragrunt and test files are handed to the parser at once. */
+const HCL_CONCURRENCY = 64;
 
 const TERRAGRUNT_PROJECTION: BlockSpec = {
   blocks: {
@@ -208,8 +212,10 @@ export async function readRepositorySignals(
   }
   hclFiles.sort((a, b) => compareUtf8(a.path, b.path));
 
-  const bodies = new Map<string, HclBody>();
-  for (const { path, spec } of hclFiles) {
+  // Parsed together (at most HCL_CONCURRENCY at once), so that the values the fast path leaves to
+  // hcl2json (`find_in_parent_folders()` calls and the like, in nearly every unit) go to its worker
+  // in one batch instead of one round trip per file (src/hcl/parser.ts, `snippetValue`).
+  const parsed = await mapLimit(hclFiles, HCL_CONCURRENCY, async ({ path, spec }) => {
     signal?.throwIfAborted();
     const content = archive.files.get(path) as Buffer;
     let result: ParseResult | undefined;
@@ -229,9 +235,13 @@ export async function readRepositorySignals(
       if (signal?.aborted) throw err;
       result = undefined;
     }
-    const body = parseOk(result);
+    return parseOk(result);
+  });
+  const bodies = new Map<string, HclBody>();
+  hclFiles.forEach(({ path }, i) => {
+    const body = parsed[i] ?? null;
     if (body !== null) bodies.set(path, body);
-  }
+  });
 
   const candidates: TerragruntUnit[] = [];
   const unitTemplates: TerragruntUnit[] = [];
@@ -327,9 +337,14 @@ export async function readRepositorySignals(
   };
 }
 
+const VALUES_DOT = Buffer.from('values.', 'utf8');
+
 /** A catalog unit reads `values.*`, which only a `terragrunt.stack.hcl` `unit` block supplies. */
 function readsValues(content: Buffer): boolean {
-  return /(^|[^A-Za-z0-9_.-])values\.[A-Za-z_]/m.test(content.toString('utf8'));
+  // Only a file holding the bytes `values.` can match (no decoding for the others).
+  return (
+    content.includes(VALUES_DOT) && /(^|[^A-Za-z0-9_.-])values\.[A-Za-z_]/m.test(content.toString('utf8'))
+  );
 }
 
 function readStack(path: string, body: HclBody): TerragruntStack {

@@ -6,6 +6,7 @@
 import {
   classifyModuleSource,
   cleanRelativePath,
+  isCleanRelativePath,
   impliedProviderName,
   impliedProviderSource,
   isBuiltinProviderSource,
@@ -15,6 +16,7 @@ import {
   shortSource,
   splitPackageSubdir,
 } from '../../src/addrs';
+import { posix } from 'node:path';
 
 describe('provider source addresses', () => {
   test.each([
@@ -132,6 +134,36 @@ describe('module sources', () => {
     expect(resolveLocalTarget('a', '.\\b\\c')).toBe('a/b/c');
     expect(resolveLocalTarget('a', '../../outside')).toBe('../outside');
     expect(cleanRelativePath('a/./b/../../..')).toBe('..');
+  });
+
+  // The check that lets cleanRelativePath (and the Terragrunt evaluator's path functions) return a
+  // path unchanged: when it says clean, cleaning and Node's posix.normalize leave the path as it is
+  // (`.` and `..` are left to the full cleaning).
+  test.each<[string, boolean]>([
+    ['a', true],
+    ['a/b/c.tf', true],
+    ['a/.hidden/b', true],
+    ['a/.../b', true],
+    ['a/..b/c', true],
+    ['a/b../c', true],
+    ['', false],
+    ['.', false],
+    ['..', false],
+    ['./a', false],
+    ['../a', false],
+    ['a/./b', false],
+    ['a/../b', false],
+    ['a/..', false],
+    ['a/.', false],
+    ['a//b', false],
+    ['a/', false],
+    ['/a', false],
+  ])('isCleanRelativePath(%j) is %s', (p, clean) => {
+    expect(isCleanRelativePath(p)).toBe(clean);
+    if (clean) {
+      expect(cleanRelativePath(p)).toBe(p);
+      expect(posix.normalize(p)).toBe(p);
+    }
   });
 });
 

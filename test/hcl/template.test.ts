@@ -31,6 +31,20 @@ describe('templateParts over hcl2json renderings', () => {
     ['format(">= %s", "1.0")', [expr('format(">= %s", "1.0")')]],
     ['"${local.m == "" ? "a" : "}"}"', [expr('local.m == "" ? "a" : "}"')]],
     ['"%{ if true }x%{ endif }"', null],
+    // Several interpolations that need the lexer in one string (it is lexed once for all of them).
+    [
+      '"a/${f("x")}/b${g("}", [1])}${local.c}-${h({ k = "${i("y")}" })}"',
+      [
+        lit('a/'),
+        expr('f("x")'),
+        lit('/b'),
+        expr('g("}", [1])'),
+        expr('local.c'),
+        lit('-'),
+        expr('h({ k = "${i("y")}" })'),
+      ],
+    ],
+    ['"${f("x")}$${y}%%{z}${g("(")}"', [expr('f("x")'), lit('${y}%{z}'), expr('g("(")')]],
   ];
   it.each(rows)('%s', async (source, parts) => {
     const value = await rendered(source);
@@ -45,6 +59,21 @@ describe('templateParts on JSON-syntax strings', () => {
     expect(templateParts('var.v')).toEqual([lit('var.v')]);
     expect(templateParts('')).toEqual([]);
     expect(templateParts('${var.v')).toBeNull();
+  });
+});
+
+describe('templateParts answers repeated strings from its memo', () => {
+  it('gives the same frozen split for the same string, and each string its own', () => {
+    const a = 'git::https://example.com/x?ref=${get_env("V")}';
+    const b = 'git::https://example.com/y?ref=${get_env("V")}';
+    const first = templateParts(a);
+    expect(templateParts(a)).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(Object.isFrozen(first?.[0])).toBe(true);
+    expect(templateParts(b)).toEqual([lit('git::https://example.com/y?ref='), expr('get_env("V")')]);
+    expect(first).toEqual([lit('git::https://example.com/x?ref='), expr('get_env("V")')]);
+    expect(templateParts('${unclosed("x"')).toBeNull();
+    expect(templateParts('${unclosed("x"')).toBeNull();
   });
 });
 

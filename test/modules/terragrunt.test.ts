@@ -8,6 +8,7 @@ import type { Report } from '../../src/report/types';
 import { lockText } from '../support/lock-fixtures';
 import { lines } from '../support/rule-table';
 import { findingsOf, scanFiles } from '../support/scan';
+import { sharedHclParser } from '../../src/scan';
 
 const REG = 'registry.terraform.io';
 
@@ -221,6 +222,44 @@ describe('a root terragrunt.hcl that units include', () => {
       'envs/prod/app/terragrunt.hcl': lines('terraform {', '  source = "../../../modules//app"', '}'),
     });
     expect(report.roots.map((r) => r.path).sort()).toEqual(['envs', 'envs/prod/app']);
+  });
+});
+
+describe('one root configuration read for many units', () => {
+  // Each unit evaluates the included file's expressions in its own scope: template splits are
+  // shared between the units (src/hcl/template.ts), values never are.
+  const stages = ['dev', 'prod', 'qa', 'stage', 'test'];
+  const files: Record<string, string> = {
+    'live/root.hcl': lines(
+      'generate "provider" {',
+      '  path     = "provider.tf"',
+      '  contents = "# ${path_relative_to_include()}\\nprovider \\"aws\\" {}\\n"',
+      '}',
+      'terraform {',
+      '  source = "${get_repo_root()}/modules//${basename(dirname(get_terragrunt_dir()))}"',
+      '}',
+    ),
+  };
+  for (const stage of stages) {
+    files[`live/${stage}/app/terragrunt.hcl`] = lines(
+      'include "root" {',
+      '  path = find_in_parent_folders("root.hcl")',
+      '}',
+    );
+    files[`modules/${stage}/main.tf`] = aws('~> 5.0');
+  }
+
+  test('the same template gives each unit its own value, read in one batch', async () => {
+    const parser = sharedHclParser();
+    const before = parser.stats.snippetBatches;
+    const report = await scanFiles(files);
+    expect(report.roots.map((r) => [r.path, r.modules])).toEqual(
+      stages.map((stage) => [`live/${stage}/app`, [`live/${stage}/app`, `modules/${stage}`]]),
+    );
+    expect(findingsOf(report, 'terragrunt-unresolved')).toEqual([]);
+    // The values the parser's fast path leaves to hcl2json (the include paths) of all the units
+    // went to its worker together, not one round trip per file.
+    expect(parser.stats.snippetBatches - before).toBeLessThanOrEqual(1);
   });
 });
 

@@ -17,6 +17,7 @@
  */
 import { posix } from 'node:path';
 import { templateParts } from '../../hcl';
+import { isCleanRelativePath } from '../../addrs';
 import type { InputKind } from '../../model';
 
 /** The absolute path the archive's top directory stands for while evaluating. */
@@ -51,8 +52,13 @@ function unknown(reason: string, ...from: Value[]): Unknown {
   return new Unknown([...reasons]);
 }
 
+const ARCHIVE_PREFIX = `${ARCHIVE_ROOT}/`;
+
 /** `/__tfguard_archive__/a/b` → `a/b` (the top directory → `.`); null for a path outside it. */
 export function toArchivePath(abs: string): string | null {
+  // `/__tfguard_archive__/a/b` with `a/b` clean: what the normalisation below returns.
+  if (abs.startsWith(ARCHIVE_PREFIX) && isCleanRelativePath(abs.slice(ARCHIVE_PREFIX.length)))
+    return abs.slice(ARCHIVE_PREFIX.length);
   const n = posix.normalize(abs);
   if (n === ARCHIVE_ROOT) return '.';
   if (!n.startsWith(`${ARCHIVE_ROOT}/`)) return null;
@@ -611,7 +617,8 @@ export function findInParentFolders(
   while (d !== '.') {
     d = posix.dirname(d);
     for (const n of names) {
-      const candidate = posix.normalize(d === '.' ? n : `${d}/${n}`);
+      const joined = d === '.' ? n : `${d}/${n}`;
+      const candidate = isCleanRelativePath(joined) ? joined : posix.normalize(joined);
       if (candidate.startsWith('../')) return null;
       if (exists(candidate)) return candidate;
     }

@@ -167,11 +167,44 @@ interface Layer {
   scope: Scope;
 }
 
+/** An include of a unit as the expressions see it (`include.<name>`, `get_parent_terragrunt_dir()`). */
+interface IncludeView {
+  dir: string;
+  local(name: string): Value;
+}
+
+const NO_INCLUDES: ReadonlyMap<string, IncludeView> = new Map();
+
+/** A scope (the same shape for every file a unit reads, so that the evaluator's property reads stay
+ * monomorphic). */
+function scopeOf(
+  unitDir: string,
+  fileDir: string,
+  parentDir: string | null,
+  local: (name: string) => Value,
+  includes: ReadonlyMap<string, IncludeView>,
+  input: UnitInput,
+  readConfig: (path: string) => { local(name: string): Value } | null,
+): Scope {
+  return {
+    unitDir,
+    fileDir,
+    parentDir,
+    exists: input.exists,
+    read: input.read,
+    readConfig,
+    input: input.input,
+    local,
+    include: (n) => includes.get(n) ?? null,
+    includeNames: () => [...includes.keys()],
+  };
+}
+
 export function readUnit(dir: string, path: string, body: HclBody, input: UnitInput): TerragruntUnit {
   const unresolved: Unresolved[] = [];
   const includes = new Map<
     string,
-    { file: string; dir: string; body: HclBody; local: (n: string) => Value; merged: boolean }
+    { file: string; dir: string; body: HclBody; scope: Scope; merged: boolean } & IncludeView
   >();
   // `read_terragrunt_config(path)`: the file is parsed as a configuration of its own (its
   // functions see its directory); its locals are read on demand, once per unit.
@@ -182,47 +215,19 @@ export function readUnit(dir: string, path: string, body: HclBody, input: UnitIn
     let config: { local(name: string): Value } | null = null;
     if (b !== undefined) {
       const d = posix.dirname(file);
-      const scope: Scope = {
-        unitDir: d,
-        fileDir: d,
-        parentDir: null,
-        exists: input.exists,
-        read: input.read,
-        readConfig,
-        ...(input.input !== undefined ? { input: input.input } : {}),
-        local: (n) => local(n),
-        include: () => null,
-        includeNames: () => [],
-      };
+      const scope = scopeOf(d, d, null, (n) => local(n), NO_INCLUDES, input, readConfig);
       const local = localsOf(b, () => scope);
       config = { local };
     }
     configs.set(file, config);
     return config;
   };
-  const base = (
-    fileDir: string,
-    parentDir: string | null,
-  ): Omit<Scope, 'local' | 'include' | 'includeNames'> => ({
-    unitDir: dir,
-    fileDir,
-    parentDir,
-    exists: input.exists,
-    read: input.read,
-    readConfig,
-    ...(input.input !== undefined ? { input: input.input } : {}),
-  });
   // The unit's scope and its included files' scopes see the unit's includes; `parentDir` (what
   // `get_parent_terragrunt_dir()` without a name returns) is the included file's own directory.
-  const unitScope: Scope = {
-    ...base(dir, null),
-    local: (n) => unitLocal(n),
-    include: (n) => includes.get(n) ?? null,
-    includeNames: () => [...includes.keys()],
-  };
+  const unitScope = scopeOf(dir, dir, null, (n) => unitLocal(n), includes, input, readConfig);
   const unitLocal = localsOf(body, () => unitScope);
   // Include paths are read before the locals that may refer to the includes.
-  const pathScope: Scope = { ...unitScope, include: () => null, includeNames: () => [] };
+  const pathScope = scopeOf(dir, dir, null, unitLocal, NO_INCLUDES, input, readConfig);
   for (const inc of blocksOf(body, 'include')) {
     const name = inc.labels[0] ?? '';
     const what = name === '' ? 'include' : `include "${name}"`;
@@ -256,34 +261,19 @@ export function readUnit(dir: string, path: string, body: HclBody, input: UnitIn
       continue;
     }
     const incDir = posix.dirname(file);
-    const incScope: Scope = {
-      ...base(incDir, incDir),
-      local: (n) => incLocal(n),
-      // `get_parent_terragrunt_dir("root")` in an included file names the unit's include.
-      include: (n) => includes.get(n) ?? null,
-      includeNames: () => [...includes.keys()],
-    };
+    // `get_parent_terragrunt_dir("root")` in an included file names the unit's include.
+    const incScope = scopeOf(dir, incDir, incDir, (n) => incLocal(n), includes, input, readConfig);
     const incLocal = localsOf(included, () => incScope);
     // `merge_strategy = "no_merge"`: the file's blocks are not merged in (its locals stay readable).
     const strategy = attr(inc.body, 'merge_strategy');
     const merged = strategy === null || evaluate(strategy.value, pathScope) !== 'no_merge';
-    includes.set(name, { file, dir: incDir, body: included, local: incLocal, merged });
+    includes.set(name, { file, dir: incDir, body: included, local: incLocal, scope: incScope, merged });
   }
 
   // Precedence: the unit, then the included files, the last include first.
   const layers: Layer[] = [{ file: path, body, scope: unitScope }];
   for (const inc of [...includes.values()].reverse()) {
-    if (!inc.merged) continue;
-    layers.push({
-      file: inc.file,
-      body: inc.body,
-      scope: {
-        ...base(inc.dir, inc.dir),
-        local: inc.local,
-        include: (n) => includes.get(n) ?? null,
-        includeNames: () => [...includes.keys()],
-      },
-    });
+    if (inc.merged) layers.push({ file: inc.file, body: inc.body, scope: inc.scope });
   }
 
   let source: { raw: string; value: Value; line: number; file: string } | null = null;
@@ -324,7 +314,15 @@ export function readUnit(dir: string, path: string, body: HclBody, input: UnitIn
       // Terragrunt generates by block name: the unit's block replaces an included one.
       if (generated.has(name)) continue;
       const read = readContents(contents, layer, location);
-      generated.set(name, { name, ...read });
+      generated.set(name, {
+        name,
+        from: read.from,
+        inline: read.inline,
+        firstLine: read.firstLine,
+        location: read.location,
+        unknown: read.unknown,
+        partial: read.partial,
+      });
       // Unknown values inside quoted strings (a region, a tag) change no provider requirement and
       // stay quiet; an unknown source or version shows in the provider rules. Only what may hide
       // declarations is said.
@@ -420,35 +418,50 @@ function shown(p: string): string {
     .join('//');
 }
 
+/** The archive file `file(arg)` in a `generate` block reads: relative to the configuration that
+ * calls it, else to the unit's directory; null when neither exists. */
+function generatedFrom(arg: string, scope: Scope): string | null {
+  if (arg.startsWith('/')) {
+    const p = toArchivePath(arg);
+    return p !== null && scope.exists(p) ? p : null;
+  }
+  const own = resolveLocalTarget(scope.fileDir, arg);
+  if (scope.exists(own)) return own;
+  if (scope.unitDir === scope.fileDir) return null;
+  const unit = resolveLocalTarget(scope.unitDir, arg);
+  return scope.exists(unit) ? unit : null;
+}
+
+/** Generated contents tfguard cannot read, and why. */
+function notRead(location: SourceLocation, why: string): Omit<GeneratedFile, 'name'> {
+  return { from: null, inline: null, firstLine: null, location, unknown: [why], partial: true };
+}
+
 function readContents(
   contents: { value: unknown; line: number },
   layer: Layer,
   location: SourceLocation,
 ): Omit<GeneratedFile, 'name'> {
-  const none = { from: null, inline: null, firstLine: null, location };
   // `file("./common/provider.tf")`: the archive file itself (relative to the configuration that
   // calls it; the unit's directory as a fallback).
   const fc = fileCall(contents.value);
   if (fc !== null) {
     const arg = evaluateParsed(fc.args[0] as Expr, layer.scope);
     if (typeof arg === 'string') {
-      const candidates = arg.startsWith('/')
-        ? [toArchivePath(arg)]
-        : [resolveLocalTarget(layer.scope.fileDir, arg), resolveLocalTarget(layer.scope.unitDir, arg)];
-      const from = candidates.find((p): p is string => p !== null && layer.scope.exists(p));
-      if (from !== undefined) return { ...none, from, unknown: [], partial: false };
-      return {
-        ...none,
-        unknown: [`file(${JSON.stringify(shown(arg))}) is not in the ${layer.scope.input ?? 'archive'}`],
-        partial: true,
-      };
+      const from = generatedFrom(arg, layer.scope);
+      if (from !== null)
+        return { from, inline: null, firstLine: null, location, unknown: [], partial: false };
+      return notRead(
+        location,
+        `file(${JSON.stringify(shown(arg))}) is not in the ${layer.scope.input ?? 'archive'}`,
+      );
     }
   }
   const raw = contents.value;
-  if (typeof raw !== 'string') return { ...none, unknown: ['contents that are not a string'], partial: true };
+  if (typeof raw !== 'string') return notRead(location, 'contents that are not a string');
   const parts = templateParts(raw);
   if (parts === null) {
-    return { ...none, unknown: ['a template directive (%{ … }) in the contents'], partial: true };
+    return notRead(location, 'a template directive (%{ … }) in the contents');
   }
   let text = '';
   const reasons = new Set<string>();
