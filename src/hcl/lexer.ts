@@ -148,7 +148,9 @@ const PERCENT = 1;
 const CR = 2;
 const SEARCH = ['$', '%', '\r'];
 
-const NUMBER_FORM = /^(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
+// Leading zeros are decimal (`01` is 1, `010` is 10): cty.ParseNumberVal reads base 10, and
+// hcl2json gives the same values.
+const NUMBER_FORM = /^[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
 
 /** The depth limit when there is none (2^30 - 1, V8's largest small integer). */
 const NO_LIMIT = 0x3fffffff;

@@ -4,7 +4,8 @@
  *
  * - a quoted string without template sequences or `{` → its unescaped value (hcl2json keeps the
  *   template escapes `$${` / `%%{` as written, unlike Terraform, so those are left to it);
- * - a plain decimal number → the JSON number (what `JSON.parse` makes of cty's decimal text);
+ * - a plain decimal number, leading zeros included → the JSON number (what `JSON.parse` makes of
+ *   cty's decimal text);
  * - `true` / `false` / `null`;
  * - a reference `a.b.c` / `a.b[0]` written without spaces → `"${a.b.c}"` (the cdktf fork of the converter has
  *   no special case for type keywords: `string` → `"${string}"`);
@@ -22,7 +23,8 @@ import type { Tokens } from './verify';
 export const NOT_EVALUABLE: unique symbol = Symbol('not evaluable');
 type Result = unknown;
 
-const SIMPLE_NUMBER = /^(?:0|[1-9][0-9]{0,14})(?:\.[0-9]{1,15})?$/;
+// Leading zeros allowed (`007` is 7 for hcl2json too); at most 15 significant integer digits.
+const SIMPLE_NUMBER = /^0*(?:0|[1-9][0-9]{0,14})(?:\.[0-9]{1,15})?$/;
 
 class Evaluator {
   constructor(

@@ -13,8 +13,8 @@
  *   backtick, `@`, `$`, `\` and any other punctuation outside strings, template strip markers
  *   (`${~`, `~}`), non-ASCII identifiers (Unicode tables differ between versions), a carriage
  *   return not followed by a line feed, unterminated comments;
- * - number literals other than `123`, `1.5`, `1e3`, `1.5e-3` without leading zeros (and after `.`
- *   only digits);
+ * - number literals other than `123`, `1.5`, `1e3`, `1.5e-3` (leading zeros allowed: `01` is 1 for
+ *   hclsyntax and hcl2json alike; after `.` only digits);
  * - quoted-string escapes other than `\n \r \t \" \\`, `\uXXXX`, `\UXXXXXXXX`;
  * - unary `-` / `!` applied directly to a literal of the wrong type (`-true`, `!1`, `-null`):
  *   valid syntax, but hcl2json's converter fails on it;
