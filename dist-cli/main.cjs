@@ -8690,6 +8690,7 @@ function classifyModuleSource(raw) {
   return "remote";
 }
 function cleanRelativePath(p) {
+  if (isCleanRelativePath(p)) return p;
   const out = [];
   for (const seg of p.split("/")) {
     if (seg === "" || seg === ".") continue;
@@ -8701,6 +8702,19 @@ function cleanRelativePath(p) {
     }
   }
   return out.length === 0 ? "." : out.join("/");
+}
+function isCleanRelativePath(p) {
+  if (p === "") return false;
+  let start = 0;
+  for (let i = 0; i <= p.length; i++) {
+    if (i < p.length && p.charCodeAt(i) !== 47) continue;
+    const len = i - start;
+    if (len === 0) return false;
+    if (p.charCodeAt(start) === 46 && (len === 1 || len === 2 && p.charCodeAt(start + 1) === 46))
+      return false;
+    start = i + 1;
+  }
+  return true;
 }
 function resolveLocalTarget(callerDir, raw) {
   const rel = raw.replace(/\\/g, "/");
@@ -9073,7 +9087,7 @@ var DOLLAR = 0;
 var PERCENT = 1;
 var CR = 2;
 var SEARCH = ["$", "%", "\r"];
-var NUMBER_FORM = /^(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
+var NUMBER_FORM = /^[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
 var NO_LIMIT = 1073741823;
 var MAIN_BATCH = 1024;
 var M_MAIN = 0;
@@ -10598,7 +10612,7 @@ function tupleElements(text3, tokens, from, to) {
 
 // src/hcl/fast/evaluate.ts
 var NOT_EVALUABLE = /* @__PURE__ */ Symbol("not evaluable");
-var SIMPLE_NUMBER = /^(?:0|[1-9][0-9]{0,14})(?:\.[0-9]{1,15})?$/;
+var SIMPLE_NUMBER = /^0*(?:0|[1-9][0-9]{0,14})(?:\.[0-9]{1,15})?$/;
 var Evaluator = class {
   constructor(text3, t, limit) {
     this.text = text3;
@@ -12500,13 +12514,15 @@ var OPENER_OF = /* @__PURE__ */ new Map([
   [TOKEN.CPAREN, [TOKEN.OPAREN]]
 ]);
 var OPENERS3 = /* @__PURE__ */ new Set([TOKEN.INTERP, TOKEN.CONTROL, TOKEN.OBRACE, TOKEN.OBRACK, TOKEN.OPAREN]);
-function interpolationEnd(s, start) {
+function interpolationEnd(s, start, lexed = { tokens: null, k: 0 }) {
   const close = s.indexOf("}", start + 2);
   if (close !== -1 && !NESTING.test(s.slice(start + 2, close))) return close + 1;
-  const { tokens } = lex(s, { template: true });
+  lexed.tokens ??= lex(s, { template: true }).tokens;
+  const tokens = lexed.tokens;
   const { type: type2, start: starts, end } = tokens;
-  let k = 0;
+  let k = lexed.k;
   while (k < tokens.count && starts[k] < start) k++;
+  lexed.k = k;
   if (type2[k] !== TOKEN.INTERP || starts[k] !== start) return -1;
   const stack = [];
   for (; k < tokens.count; k++) {
@@ -12531,11 +12547,42 @@ function stripTemplate(v) {
   inner = inner.trim();
   return inner === "" ? v : inner;
 }
+var splitMemo = /* @__PURE__ */ new Map();
+var SPLIT_MEMO_CHARS = 1 << 21;
+var splitMemoChars = 0;
 function templateParts(s) {
+  const known = splitMemo.get(s);
+  if (known !== void 0) return known;
+  const parts = splitTemplate(s);
+  if (s.length <= SPLIT_MEMO_CHARS) {
+    if (splitMemoChars + s.length > SPLIT_MEMO_CHARS) {
+      splitMemo.clear();
+      splitMemoChars = 0;
+    }
+    splitMemo.set(s, parts);
+    splitMemoChars += s.length;
+  }
+  return parts;
+}
+function nextSign(s, from) {
+  for (let i = from; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 36 || c === 37) return i;
+  }
+  return s.length;
+}
+function splitTemplate(s) {
   const parts = [];
+  const lexed = { tokens: null, k: 0 };
   let literal2 = "";
   let i = 0;
   while (i < s.length) {
+    const next = nextSign(s, i);
+    if (next > i) {
+      literal2 += s.slice(i, next);
+      i = next;
+      continue;
+    }
     const c = s[i];
     if ((c === "$" || c === "%") && s[i + 1] === c && s[i + 2] === "{") {
       literal2 += `${c}{`;
@@ -12544,22 +12591,22 @@ function templateParts(s) {
     }
     if (c === "%" && s[i + 1] === "{") return null;
     if (c === "$" && s[i + 1] === "{") {
-      const end = interpolationEnd(s, i);
+      const end = interpolationEnd(s, i, lexed);
       if (end === -1) return null;
       let inner = s.slice(i + 2, end - 1);
       if (inner.startsWith("~")) inner = inner.slice(1);
       if (inner.endsWith("~")) inner = inner.slice(0, -1);
-      if (literal2 !== "") parts.push({ kind: "literal", text: literal2 });
+      if (literal2 !== "") parts.push(Object.freeze({ kind: "literal", text: literal2 }));
       literal2 = "";
-      parts.push({ kind: "interpolation", expr: inner.trim() });
+      parts.push(Object.freeze({ kind: "interpolation", expr: inner.trim() }));
       i = end;
       continue;
     }
     literal2 += c;
     i++;
   }
-  if (literal2 !== "") parts.push({ kind: "literal", text: literal2 });
-  return parts;
+  if (literal2 !== "") parts.push(Object.freeze({ kind: "literal", text: literal2 }));
+  return Object.freeze(parts);
 }
 function hasInterpolation(v) {
   if (typeof v !== "string" || !(v.includes("${") || v.includes("%{"))) return false;
@@ -13707,7 +13754,10 @@ function unknown(reason, ...from) {
   if (reason !== "") reasons.add(reason);
   return new Unknown([...reasons]);
 }
+var ARCHIVE_PREFIX = `${ARCHIVE_ROOT}/`;
 function toArchivePath(abs) {
+  if (abs.startsWith(ARCHIVE_PREFIX) && isCleanRelativePath(abs.slice(ARCHIVE_PREFIX.length)))
+    return abs.slice(ARCHIVE_PREFIX.length);
   const n = import_node_path.posix.normalize(abs);
   if (n === ARCHIVE_ROOT) return ".";
   if (!n.startsWith(`${ARCHIVE_ROOT}/`)) return null;
@@ -14175,7 +14225,8 @@ function findInParentFolders(dir, name, exists2) {
   while (d !== ".") {
     d = import_node_path.posix.dirname(d);
     for (const n of names) {
-      const candidate = import_node_path.posix.normalize(d === "." ? n : `${d}/${n}`);
+      const joined = d === "." ? n : `${d}/${n}`;
+      const candidate = isCleanRelativePath(joined) ? joined : import_node_path.posix.normalize(joined);
       if (candidate.startsWith("../")) return null;
       if (exists2(candidate)) return candidate;
     }
@@ -14303,7 +14354,7 @@ function attr(body2, name) {
 function blocksOf(body2, type2) {
   return body2.blocks.filter((b) => b.type === type2);
 }
-function localsOf(body2, scopeOf) {
+function localsOf(body2, scopeOf2) {
   const raw = /* @__PURE__ */ new Map();
   for (const l of blocksOf(body2, "locals")) for (const a of l.body.attributes) raw.set(a.name, a.value);
   const done = /* @__PURE__ */ new Map();
@@ -14314,7 +14365,7 @@ function localsOf(body2, scopeOf) {
     if (!raw.has(name)) return new Unknown([`local.${name}, which is not defined`]);
     if (busy.has(name)) return new Unknown([`local.${name}, which refers to itself`]);
     busy.add(name);
-    const v = evaluate(raw.get(name), scopeOf());
+    const v = evaluate(raw.get(name), scopeOf2());
     busy.delete(name);
     done.set(name, v);
     return v;
@@ -14345,6 +14396,21 @@ function fileCall(value) {
   const e = parseExpression(parts[0].expr);
   return e !== null && e.t === "call" && e.name === "file" && e.args.length === 1 ? e : null;
 }
+var NO_INCLUDES = /* @__PURE__ */ new Map();
+function scopeOf(unitDir, fileDir, parentDir2, local, includes, input, readConfig) {
+  return {
+    unitDir,
+    fileDir,
+    parentDir: parentDir2,
+    exists: input.exists,
+    read: input.read,
+    readConfig,
+    input: input.input,
+    local,
+    include: (n) => includes.get(n) ?? null,
+    includeNames: () => [...includes.keys()]
+  };
+}
 function readUnit(dir, path5, body2, input) {
   const unresolved = [];
   const includes = /* @__PURE__ */ new Map();
@@ -14355,41 +14421,16 @@ function readUnit(dir, path5, body2, input) {
     let config = null;
     if (b !== void 0) {
       const d = import_node_path2.posix.dirname(file);
-      const scope = {
-        unitDir: d,
-        fileDir: d,
-        parentDir: null,
-        exists: input.exists,
-        read: input.read,
-        readConfig,
-        ...input.input !== void 0 ? { input: input.input } : {},
-        local: (n) => local(n),
-        include: () => null,
-        includeNames: () => []
-      };
+      const scope = scopeOf(d, d, null, (n) => local(n), NO_INCLUDES, input, readConfig);
       const local = localsOf(b, () => scope);
       config = { local };
     }
     configs.set(file, config);
     return config;
   };
-  const base = (fileDir, parentDir2) => ({
-    unitDir: dir,
-    fileDir,
-    parentDir: parentDir2,
-    exists: input.exists,
-    read: input.read,
-    readConfig,
-    ...input.input !== void 0 ? { input: input.input } : {}
-  });
-  const unitScope = {
-    ...base(dir, null),
-    local: (n) => unitLocal(n),
-    include: (n) => includes.get(n) ?? null,
-    includeNames: () => [...includes.keys()]
-  };
+  const unitScope = scopeOf(dir, dir, null, (n) => unitLocal(n), includes, input, readConfig);
   const unitLocal = localsOf(body2, () => unitScope);
-  const pathScope = { ...unitScope, include: () => null, includeNames: () => [] };
+  const pathScope = scopeOf(dir, dir, null, unitLocal, NO_INCLUDES, input, readConfig);
   for (const inc of blocksOf(body2, "include")) {
     const name = inc.labels[0] ?? "";
     const what = name === "" ? "include" : `include "${name}"`;
@@ -14421,31 +14462,15 @@ function readUnit(dir, path5, body2, input) {
       continue;
     }
     const incDir = import_node_path2.posix.dirname(file);
-    const incScope = {
-      ...base(incDir, incDir),
-      local: (n) => incLocal(n),
-      // `get_parent_terragrunt_dir("root")` in an included file names the unit's include.
-      include: (n) => includes.get(n) ?? null,
-      includeNames: () => [...includes.keys()]
-    };
+    const incScope = scopeOf(dir, incDir, incDir, (n) => incLocal(n), includes, input, readConfig);
     const incLocal = localsOf(included, () => incScope);
     const strategy = attr(inc.body, "merge_strategy");
     const merged = strategy === null || evaluate(strategy.value, pathScope) !== "no_merge";
-    includes.set(name, { file, dir: incDir, body: included, local: incLocal, merged });
+    includes.set(name, { file, dir: incDir, body: included, local: incLocal, scope: incScope, merged });
   }
   const layers = [{ file: path5, body: body2, scope: unitScope }];
   for (const inc of [...includes.values()].reverse()) {
-    if (!inc.merged) continue;
-    layers.push({
-      file: inc.file,
-      body: inc.body,
-      scope: {
-        ...base(inc.dir, inc.dir),
-        local: inc.local,
-        include: (n) => includes.get(n) ?? null,
-        includeNames: () => [...includes.keys()]
-      }
-    });
+    if (inc.merged) layers.push({ file: inc.file, body: inc.body, scope: inc.scope });
   }
   let source2 = null;
   let backend2 = null;
@@ -14484,7 +14509,15 @@ function readUnit(dir, path5, body2, input) {
       }
       if (generated.has(name)) continue;
       const read = readContents(contents, layer, location2);
-      generated.set(name, { name, ...read });
+      generated.set(name, {
+        name,
+        from: read.from,
+        inline: read.inline,
+        firstLine: read.firstLine,
+        location: read.location,
+        unknown: read.unknown,
+        partial: read.partial
+      });
       if (read.partial) {
         unresolved.push({
           what: `${what} (${name})`,
@@ -14559,27 +14592,39 @@ function shown(p) {
   if (!p.startsWith(ARCHIVE_ROOT)) return p;
   return p.split("//").map((x, i) => i === 0 ? toArchivePath(x) ?? x : x).join("//");
 }
+function generatedFrom(arg, scope) {
+  if (arg.startsWith("/")) {
+    const p = toArchivePath(arg);
+    return p !== null && scope.exists(p) ? p : null;
+  }
+  const own = resolveLocalTarget(scope.fileDir, arg);
+  if (scope.exists(own)) return own;
+  if (scope.unitDir === scope.fileDir) return null;
+  const unit = resolveLocalTarget(scope.unitDir, arg);
+  return scope.exists(unit) ? unit : null;
+}
+function notRead(location2, why) {
+  return { from: null, inline: null, firstLine: null, location: location2, unknown: [why], partial: true };
+}
 function readContents(contents, layer, location2) {
-  const none = { from: null, inline: null, firstLine: null, location: location2 };
   const fc = fileCall(contents.value);
   if (fc !== null) {
     const arg = evaluateParsed(fc.args[0], layer.scope);
     if (typeof arg === "string") {
-      const candidates = arg.startsWith("/") ? [toArchivePath(arg)] : [resolveLocalTarget(layer.scope.fileDir, arg), resolveLocalTarget(layer.scope.unitDir, arg)];
-      const from = candidates.find((p) => p !== null && layer.scope.exists(p));
-      if (from !== void 0) return { ...none, from, unknown: [], partial: false };
-      return {
-        ...none,
-        unknown: [`file(${JSON.stringify(shown(arg))}) is not in the ${layer.scope.input ?? "archive"}`],
-        partial: true
-      };
+      const from = generatedFrom(arg, layer.scope);
+      if (from !== null)
+        return { from, inline: null, firstLine: null, location: location2, unknown: [], partial: false };
+      return notRead(
+        location2,
+        `file(${JSON.stringify(shown(arg))}) is not in the ${layer.scope.input ?? "archive"}`
+      );
     }
   }
   const raw = contents.value;
-  if (typeof raw !== "string") return { ...none, unknown: ["contents that are not a string"], partial: true };
+  if (typeof raw !== "string") return notRead(location2, "contents that are not a string");
   const parts = templateParts(raw);
   if (parts === null) {
-    return { ...none, unknown: ["a template directive (%{ \u2026 }) in the contents"], partial: true };
+    return notRead(location2, "a template directive (%{ \u2026 }) in the contents");
   }
   let text3 = "";
   const reasons = /* @__PURE__ */ new Set();
@@ -14628,6 +14673,27 @@ function insideQuotes(text3) {
     else if (!inside && (c === "#" || c === "/" && line[i + 1] === "/")) return false;
   }
   return inside;
+}
+
+// src/util/map-limit.ts
+async function mapLimit(items, limit, fn) {
+  const results = new Array(items.length);
+  const errors = [];
+  let next = 0;
+  const workers = Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, async () => {
+    for (; ; ) {
+      const i = next++;
+      if (i >= items.length) return;
+      try {
+        results[i] = await fn(items[i], i);
+      } catch (err) {
+        errors.push(err);
+      }
+    }
+  });
+  await Promise.all(workers);
+  if (errors.length > 0) throw errors[0];
+  return results;
 }
 
 // node_modules/js-yaml/dist/js-yaml.mjs
@@ -18554,6 +18620,7 @@ var TERRAGRUNT_FILE = "terragrunt.hcl";
 var STACK_FILE = "terragrunt.stack.hcl";
 var TEST_FILE_SUFFIXES = [".tftest.hcl", ".tftest.json", ".tofutest.hcl", ".tofutest.json"];
 var HASH = 35;
+var HCL_CONCURRENCY = 64;
 var TERRAGRUNT_PROJECTION = {
   blocks: {
     terraform: { attributes: ["source"] },
@@ -18631,8 +18698,7 @@ async function readRepositorySignals(archive, parser, signal, engine = "terrafor
     }
   }
   hclFiles.sort((a, b) => compareUtf8(a.path, b.path));
-  const bodies = /* @__PURE__ */ new Map();
-  for (const { path: path5, spec } of hclFiles) {
+  const parsed3 = await mapLimit(hclFiles, HCL_CONCURRENCY, async ({ path: path5, spec }) => {
     signal?.throwIfAborted();
     const content = archive.files.get(path5);
     let result;
@@ -18646,9 +18712,13 @@ async function readRepositorySignals(archive, parser, signal, engine = "terrafor
       if (signal?.aborted) throw err;
       result = void 0;
     }
-    const body2 = parseOk(result);
+    return parseOk(result);
+  });
+  const bodies = /* @__PURE__ */ new Map();
+  hclFiles.forEach(({ path: path5 }, i) => {
+    const body2 = parsed3[i] ?? null;
     if (body2 !== null) bodies.set(path5, body2);
-  }
+  });
   const candidates = [];
   const unitTemplates = [];
   const stacks = [];
@@ -18731,8 +18801,9 @@ async function readRepositorySignals(archive, parser, signal, engine = "terrafor
     expectedResults: files.expectedResults
   };
 }
+var VALUES_DOT = Buffer.from("values.", "utf8");
 function readsValues(content) {
-  return /(^|[^A-Za-z0-9_.-])values\.[A-Za-z_]/m.test(content.toString("utf8"));
+  return content.includes(VALUES_DOT) && /(^|[^A-Za-z0-9_.-])values\.[A-Za-z_]/m.test(content.toString("utf8"));
 }
 function readStack(path5, body2) {
   const blocks = [];
@@ -22847,27 +22918,6 @@ function emptyEntry(address, block2) {
     hashesRange: null,
     duplicate: false
   };
-}
-
-// src/util/map-limit.ts
-async function mapLimit(items, limit, fn) {
-  const results = new Array(items.length);
-  const errors = [];
-  let next = 0;
-  const workers = Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, async () => {
-    for (; ; ) {
-      const i = next++;
-      if (i >= items.length) return;
-      try {
-        results[i] = await fn(items[i], i);
-      } catch (err) {
-        errors.push(err);
-      }
-    }
-  });
-  await Promise.all(workers);
-  if (errors.length > 0) throw errors[0];
-  return results;
 }
 
 // src/lockfile/analyze.ts
