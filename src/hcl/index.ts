@@ -4,6 +4,7 @@
 export { HclParser, DEFAULT_MAX_NESTING_DEPTH, defaultTimeoutMs, fastParse } from './parser';
 export type { HclParserOptions, ParserStats } from './parser';
 export { EMPTY_BODY, FULL_SPEC, projectBody, specFingerprint } from './projection';
+export { movedResult, pathVariant } from './moved';
 export type { BlockSpec } from './projection';
 export { verifyHcl } from './fast/verify';
 export { hcl2jsonMain, hcl2jsonPackageJson } from './full/locate';

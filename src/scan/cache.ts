@@ -21,7 +21,7 @@
  */
 import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { EMPTY_BODY } from '../hcl';
+import { EMPTY_BODY, movedResult } from '../hcl';
 import type { HclAttribute, HclBlock, HclBody, HclObjectItem, ParseResult } from '../hcl';
 import type { SourcePos, SourceRange } from '../model';
 import type { ObjectStore } from '../storage/types';
@@ -361,6 +361,8 @@ export class ExtractionCache {
   private loaded: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   private loadedArchive: string | null = null;
   private readonly current = new Map<string, Entry>();
+  /** Successful results decoded so far, by content. */
+  private readonly decoded = new Map<string, ParseResult>();
   private dirty = false;
 
   private constructor(
@@ -433,7 +435,11 @@ export class ExtractionCache {
   lookup(sha256: string, path: string): ParseResult | undefined {
     const raw = SHA256.test(sha256) ? this.loaded[sha256] : undefined;
     if (raw !== undefined) {
-      const result = decodeEntry(path, raw);
+      // A copy of a file looked up before: its result moved to this path, as decoding gives it.
+      const earlier = this.decoded.get(sha256);
+      const result = (earlier && movedResult(earlier, path)) ?? decodeEntry(path, raw);
+      if (earlier === undefined && result !== null && result !== 'other-path' && result.ok)
+        this.decoded.set(sha256, result);
       if (result === null) {
         this.stats.rejected++;
       } else if (result !== 'other-path') {

@@ -3,7 +3,8 @@
  * handlers and the tests alike; it never reads the environment and never writes anywhere.
  */
 import { defaultShouldLoad, inputKind, readArchiveBytes, readInput } from '../archive';
-import { HclParser } from '../hcl';
+import { FULL_SPEC, HclParser, movedResult, pathVariant } from '../hcl';
+import type { BlockSpec, ParseResult } from '../hcl';
 import { analyzeLocks, isProviderPackageZip, RegistryClient } from '../lockfile';
 import type { LoadedArchive } from '../archive';
 import type { ScanConfig } from '../model';
@@ -140,6 +141,50 @@ function fileHashes(archive: LoadedArchive): (path: string, content: Buffer) => 
   return (path, content) => known.get(path) ?? createHash('sha256').update(content).digest('hex');
 }
 
+/**
+ * `parser`, parsing each content once per scan, projection and name variant: a file whose bytes
+ * another file of the archive already had (a copy: half of cloudposse/terraform-aws-components'
+ * configuration bytes) gets that file's result under its own path (src/hcl/moved.ts). Parse errors
+ * are not moved (a message may name its file): the copy is parsed.
+ */
+function copiesParsedOnce(archive: LoadedArchive, parser: ScanParser): ScanParser {
+  const known = new Map<string, string>();
+  for (const e of archive.entries)
+    if (e.type === 'file' && e.sha256 !== undefined) known.set(e.path, e.sha256);
+  // The archive reader's hash only for the bytes it read (a rescan of `tfguard fix` passes others).
+  const hashOf = (path: string, content: Buffer): string =>
+    (archive.files.get(path) === content ? known.get(path) : undefined) ??
+    createHash('sha256').update(content).digest('hex');
+  // The first parse of each content, in flight or done: the loader parses several files at once.
+  const first = new Map<BlockSpec, Map<string, Promise<ParseResult>>>();
+  const once = (
+    path: string,
+    content: Buffer,
+    spec: BlockSpec,
+    parse: () => Promise<ParseResult>,
+  ): Promise<ParseResult> => {
+    let bySpec = first.get(spec);
+    if (bySpec === undefined) {
+      bySpec = new Map();
+      first.set(spec, bySpec);
+    }
+    const key = `${hashOf(path, content)}/${pathVariant(path)}`;
+    const earlier = bySpec.get(key);
+    if (earlier === undefined) {
+      const result = parse();
+      bySpec.set(key, result);
+      return result;
+    }
+    return earlier.then((result) => movedResult(result, path) ?? parse());
+  };
+  return {
+    extract: (path, content, spec, options) =>
+      once(path, content, spec, () => parser.extract(path, content, spec, options)),
+    parse: (path, content, options) =>
+      once(path, content, FULL_SPEC, () => parser.parse(path, content, options)),
+  };
+}
+
 /** The files whose `tfguard:` annotations count: every module's configuration files and lock files
  * (a finding never points anywhere else that a comment could be written). */
 function* annotatedFiles(
@@ -252,7 +297,8 @@ async function scanLoaded(
 ): Promise<Report> {
   const signal = deadline.signal;
   deadline.enter('reading the settings');
-  const shared = sharedHclParser(options.parser);
+  // Copies parsed once beneath the reuse of `tfguard fix`, which keeps every result by path.
+  const shared = copiesParsedOnce(archive, sharedHclParser(options.parser));
   const parser = reuse === undefined ? shared : reuse.parser(shared);
   const config = await resolveConfig(archive, parser, options, signal);
   let cache: ExtractionCache | null = null;
