@@ -297,6 +297,11 @@ function decodeBody(file: string, raw: unknown, rawRanges: unknown): HclBody | n
   return ranges.done ? root : null;
 }
 
+/** The syntax the parser reads a configuration file's bytes in, by its name (src/hcl/parser.ts). */
+function syntaxOfPath(path: string): 'hcl' | 'json' {
+  return path.endsWith('.json') ? 'json' : 'hcl';
+}
+
 function decodeEntry(path: string, raw: unknown): ParseResult | null | 'other-path' {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return null;
   const entry = raw as Record<string, unknown>;
@@ -311,6 +316,9 @@ function decodeEntry(path: string, raw: unknown): ParseResult | null | 'other-pa
     return { ok: false, error: { path, message, line, column } };
   }
   if (entry.s !== 'hcl' && entry.s !== 'json') return null;
+  // The same bytes under a name of the other syntax (`{}` is a `.tf.json` file's empty body but a
+  // `.tf` file's parse error): not this file's result.
+  if (entry.s !== syntaxOfPath(path)) return 'other-path';
   const body = decodeBody(path, entry.b, entry.r);
   if (body === null) return null;
   return { ok: true, file: { path, syntax: entry.s, body } };
@@ -437,7 +445,11 @@ export class ExtractionCache {
     if (raw !== undefined) {
       // A copy of a file looked up before: its result moved to this path, as decoding gives it.
       const earlier = this.decoded.get(sha256);
-      const result = (earlier && movedResult(earlier, path)) ?? decodeEntry(path, raw);
+      const moved =
+        earlier !== undefined && earlier.ok && earlier.file.syntax === syntaxOfPath(path)
+          ? movedResult(earlier, path)
+          : null;
+      const result = moved ?? decodeEntry(path, raw);
       if (earlier === undefined && result !== null && result !== 'other-path' && result.ok)
         this.decoded.set(sha256, result);
       if (result === null) {

@@ -164,6 +164,22 @@ describe('a warm cache', () => {
     expect(fourth.stats).toMatchObject({ source: 'lineage', hits: 3, misses: 1 });
     expect(errors(fourth.report)).toEqual([expect.objectContaining({ file: 'elsewhere/x.tf' })]);
   });
+
+  it('gives the same bytes under a name of the other syntax their own parse', async () => {
+    // `{}` is a `.tf.json` file's empty body and a `.tf` file's parse error; `` the reverse.
+    const store = new MemoryStore();
+    const errors = (r: Report): unknown =>
+      r.findings.filter((f) => f.ruleId === 'parse-error').map((f) => f.file);
+    const json = await makeTarGz({ 'main.tf': MODULE['main.tf'], 'extra.tf.json': '{}', 'empty.tf': '' });
+    const first = await scan('json.tar.gz', json, { cache: store, cacheLineage: 'l' });
+    expect(errors(first.report)).toEqual([]);
+    // The next commit renames them into the other syntax.
+    const swapped = await makeTarGz({ 'main.tf': MODULE['main.tf'], 'extra.tf': '{}', 'empty.tf.json': '' });
+    const second = await scan('swapped.tar.gz', swapped, { cache: store, cacheLineage: 'l' });
+    expect(second.stats).toMatchObject({ source: 'lineage', hits: 1, misses: 2 });
+    expect(errors(second.report)).toEqual(['empty.tf.json', 'extra.tf']);
+    expect(essence(second.report)).toEqual(essence(await scanBytes('swapped.tar.gz', swapped)));
+  });
 });
 
 /** A store whose objects can be replaced with hostile content. */
