@@ -12505,6 +12505,55 @@ function failure(path5, message, line, column) {
   return { ok: false, error };
 }
 
+// src/hcl/moved.ts
+function pathVariant(path5) {
+  return (path5.endsWith(".json") ? "json" : "hcl") + (locatesElements(path5) ? "+elements" : "");
+}
+function movedResult(result, path5) {
+  if (!result.ok) return null;
+  const file = result.file;
+  return { ok: true, file: { ...file, path: path5, body: movedBody(file.body, path5) } };
+}
+function movedRange(r, file) {
+  return { file, start: r.start, end: r.end };
+}
+function movedBody(body2, file) {
+  if (body2.attributes.length === 0 && body2.blocks.length === 0) return body2;
+  const root = { attributes: [], blocks: [] };
+  const work = [{ from: body2, to: root }];
+  while (work.length > 0) {
+    const { from, to } = work.pop();
+    for (const a of from.attributes) {
+      const moved = {
+        ...a,
+        range: movedRange(a.range, file),
+        valueRange: movedRange(a.valueRange, file)
+      };
+      if (a.items !== void 0) {
+        moved.items = a.items.map((it) => ({
+          ...it,
+          keyRange: movedRange(it.keyRange, file),
+          valueRange: movedRange(it.valueRange, file)
+        }));
+      }
+      if (a.elements !== void 0) moved.elements = a.elements.map((r) => movedRange(r, file));
+      to.attributes.push(moved);
+    }
+    for (const b of from.blocks) {
+      const inner = b.body;
+      const empty = inner.attributes.length === 0 && inner.blocks.length === 0;
+      const moved = {
+        ...b,
+        range: movedRange(b.range, file),
+        body: empty ? inner : { attributes: [], blocks: [] }
+      };
+      if (!empty) work.push({ from: inner, to: moved.body });
+      to.blocks.push(moved);
+    }
+  }
+  return root;
+}
+
 // src/hcl/template.ts
 var NESTING = /["{}[\]()%$#/<\\\n]/;
 var OPENER_OF = /* @__PURE__ */ new Map([
@@ -27788,6 +27837,9 @@ function decodeBody(file, raw, rawRanges) {
   }
   return ranges.done ? root : null;
 }
+function syntaxOfPath(path5) {
+  return path5.endsWith(".json") ? "json" : "hcl";
+}
 function decodeEntry(path5, raw) {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return null;
   const entry = raw;
@@ -27801,6 +27853,7 @@ function decodeEntry(path5, raw) {
     return { ok: false, error: { path: path5, message, line, column } };
   }
   if (entry.s !== "hcl" && entry.s !== "json") return null;
+  if (entry.s !== syntaxOfPath(path5)) return "other-path";
   const body2 = decodeBody(path5, entry.b, entry.r);
   if (body2 === null) return null;
   return { ok: true, file: { path: path5, syntax: entry.s, body: body2 } };
@@ -27844,6 +27897,8 @@ var ExtractionCache = class _ExtractionCache {
   loaded = /* @__PURE__ */ Object.create(null);
   loadedArchive = null;
   current = /* @__PURE__ */ new Map();
+  /** Successful results decoded so far, by content. */
+  decoded = /* @__PURE__ */ new Map();
   dirty = false;
   /** Opens the cache for one archive: reads its manifest, or the lineage's. Never throws. */
   static async open(options2, archiveSha256) {
@@ -27896,7 +27951,11 @@ var ExtractionCache = class _ExtractionCache {
   lookup(sha2565, path5) {
     const raw = SHA256.test(sha2565) ? this.loaded[sha2565] : void 0;
     if (raw !== void 0) {
-      const result = decodeEntry(path5, raw);
+      const earlier = this.decoded.get(sha2565);
+      const moved = earlier !== void 0 && earlier.ok && earlier.file.syntax === syntaxOfPath(path5) ? movedResult(earlier, path5) : null;
+      const result = moved ?? decodeEntry(path5, raw);
+      if (earlier === void 0 && result !== null && result !== "other-path" && result.ok)
+        this.decoded.set(sha2565, result);
       if (result === null) {
         this.stats.rejected++;
       } else if (result !== "other-path") {
@@ -28475,6 +28534,32 @@ function fileHashes(archive) {
     if (e.type === "file" && e.sha256 !== void 0) known.set(e.path, e.sha256);
   return (path5, content) => known.get(path5) ?? (0, import_node_crypto11.createHash)("sha256").update(content).digest("hex");
 }
+function copiesParsedOnce(archive, parser) {
+  const known = /* @__PURE__ */ new Map();
+  for (const e of archive.entries)
+    if (e.type === "file" && e.sha256 !== void 0) known.set(e.path, e.sha256);
+  const hashOf = (path5, content) => (archive.files.get(path5) === content ? known.get(path5) : void 0) ?? (0, import_node_crypto11.createHash)("sha256").update(content).digest("hex");
+  const first = /* @__PURE__ */ new Map();
+  const once = (path5, content, spec, parse) => {
+    let bySpec = first.get(spec);
+    if (bySpec === void 0) {
+      bySpec = /* @__PURE__ */ new Map();
+      first.set(spec, bySpec);
+    }
+    const key2 = `${hashOf(path5, content)}/${pathVariant(path5)}`;
+    const earlier = bySpec.get(key2);
+    if (earlier === void 0) {
+      const result = parse();
+      bySpec.set(key2, result);
+      return result;
+    }
+    return earlier.then((result) => movedResult(result, path5) ?? parse());
+  };
+  return {
+    extract: (path5, content, spec, options2) => once(path5, content, spec, () => parser.extract(path5, content, spec, options2)),
+    parse: (path5, content, options2) => once(path5, content, FULL_SPEC, () => parser.parse(path5, content, options2))
+  };
+}
 function* annotatedFiles(archive, modules, lock) {
   const paths = /* @__PURE__ */ new Set();
   for (const m of modules) {
@@ -28543,7 +28628,7 @@ async function scanArchive2(archive, options2 = {}, reuse) {
 async function scanLoaded(archive, options2, deadline, reuse) {
   const signal = deadline.signal;
   deadline.enter("reading the settings");
-  const shared3 = sharedHclParser(options2.parser);
+  const shared3 = copiesParsedOnce(archive, sharedHclParser(options2.parser));
   const parser = reuse === void 0 ? shared3 : reuse.parser(shared3);
   const config = await resolveConfig(archive, parser, options2, signal);
   let cache = null;
