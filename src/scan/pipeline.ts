@@ -141,16 +141,33 @@ function fileHashes(archive: LoadedArchive): (path: string, content: Buffer) => 
   return (path, content) => known.get(path) ?? createHash('sha256').update(content).digest('hex');
 }
 
+/** Smaller copies are parsed again: moving a result costs about what the fast path's parse of a
+ * few hundred bytes does, and in the first scans of a process both run unoptimised (measured:
+ * terraform-aws-hcp's one 144-byte copy and cds-snc_terraform-modules' forty of ~100 bytes made
+ * their scans 4-6% slower with every copy shared). */
+const MIN_SHARED_BYTES = 1024;
+
 /**
- * `parser`, parsing each content once per scan, projection and name variant: a file whose bytes
+ * `parser`, parsing each content of at least `MIN_SHARED_BYTES` once per scan, projection and name variant: a file whose bytes
  * another file of the archive already had (a copy: half of cloudposse/terraform-aws-components'
  * configuration bytes) gets that file's result under its own path (src/hcl/moved.ts). Parse errors
  * are not moved (a message may name its file): the copy is parsed.
  */
 function copiesParsedOnce(archive: LoadedArchive, parser: ScanParser): ScanParser {
   const known = new Map<string, string>();
-  for (const e of archive.entries)
-    if (e.type === 'file' && e.sha256 !== undefined) known.set(e.path, e.sha256);
+  const shared = new Set<string>();
+  let copies = 0;
+  for (const e of archive.entries) {
+    if (e.type !== 'file' || e.sha256 === undefined) continue;
+    const content = archive.files.get(e.path);
+    if (content === undefined) continue;
+    known.set(e.path, e.sha256);
+    if (content.length < MIN_SHARED_BYTES) continue;
+    if (shared.has(e.sha256)) copies++;
+    else shared.add(e.sha256);
+  }
+  // No copy worth sharing (most repositories): the wrapper's bookkeeping would be all it adds.
+  if (copies === 0) return parser;
   // The archive reader's hash only for the bytes it read (a rescan of `tfguard fix` passes others).
   const hashOf = (path: string, content: Buffer): string =>
     (archive.files.get(path) === content ? known.get(path) : undefined) ??
@@ -163,6 +180,7 @@ function copiesParsedOnce(archive: LoadedArchive, parser: ScanParser): ScanParse
     spec: BlockSpec,
     parse: () => Promise<ParseResult>,
   ): Promise<ParseResult> => {
+    if (content.length < MIN_SHARED_BYTES) return parse();
     let bySpec = first.get(spec);
     if (bySpec === undefined) {
       bySpec = new Map();

@@ -24,8 +24,11 @@ async function parsesDuring(fn: () => Promise<unknown>): Promise<number> {
   return stats.verified + stats.fullParses - before;
 }
 
+/** A comment line that makes a file as large as the copies worth sharing (1 KiB and more). */
+const PAD = `# ${'-'.repeat(1100)}\n`;
+
 const UNPINNED = [
-  'terraform {',
+  PAD + 'terraform {',
   '  required_providers {',
   '    aws = { source = "hashicorp/aws" }',
   '  }',
@@ -58,20 +61,36 @@ describe('copies of a file in one archive', () => {
     expect((byFile.get('a/main.tf') ?? []).length).toBeGreaterThan(0);
   });
 
+  it('under 1 KiB are parsed each (sharing would cost what it saves)', async () => {
+    const small = UNPINNED.slice(PAD.length);
+    expect(Buffer.byteLength(small)).toBeLessThan(1024);
+    const archive = await makeTarGz({ 'a/main.tf': small, 'b/main.tf': small, 'c/x/main.tf': small });
+    let report: Report | undefined;
+    const parses = await parsesDuring(async () => (report = await scanBytes('small.tar.gz', archive)));
+    expect(parses).toBe(3);
+    const shared = await scanBytes(
+      'copies.tar.gz',
+      await makeTarGz({ 'a/main.tf': UNPINNED, 'b/main.tf': UNPINNED }),
+    );
+    const rules = (r: Report | undefined): string[] => (r?.findings ?? []).map((f) => f.ruleId).sort();
+    expect(rules(report).filter((id) => id !== 'parse-error').length).toBeGreaterThan(0);
+    expect(new Set(rules(report))).toEqual(new Set(rules(shared)));
+  });
+
   it('a broken file copied: each copy is parsed and has its own parse-error finding', async () => {
-    const broken = 'resource "x" "y" {\n  a = \n';
+    const broken = PAD + 'resource "x" "y" {\n  a = \n';
     const archive = await makeTarGz({ 'a/main.tf': UNPINNED, 'a/bad.tf': broken, 'b/bad.tf': broken });
     const report = await scanBytes('broken.tar.gz', archive);
     const errors = report.findings.filter((f) => f.ruleId === 'parse-error');
     expect(errors.map((f) => [f.file, f.line])).toEqual([
-      ['a/bad.tf', 2],
-      ['b/bad.tf', 2],
+      ['a/bad.tf', 3],
+      ['b/bad.tf', 3],
     ]);
     expect(errors[1]?.message).toBe(errors[0]?.message.replace('a/bad.tf', 'b/bad.tf'));
   });
 
   it('the same bytes as native and as JSON syntax are parsed as each', async () => {
-    const text = '{"variable": {"x": {}}}';
+    const text = `{"variable": {"x": {}}}${' '.repeat(1100)}`;
     const archive = await makeTarGz({ 'a/main.tf': UNPINNED, 'a/v.tf.json': text, 'b/v.tf': text });
     const report = await scanBytes('syntax.tar.gz', archive);
     expect(report.findings.filter((f) => f.ruleId === 'parse-error').map((f) => f.file)).toEqual(['b/v.tf']);
