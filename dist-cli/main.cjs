@@ -28534,13 +28534,25 @@ function fileHashes(archive) {
     if (e.type === "file" && e.sha256 !== void 0) known.set(e.path, e.sha256);
   return (path5, content) => known.get(path5) ?? (0, import_node_crypto11.createHash)("sha256").update(content).digest("hex");
 }
+var MIN_SHARED_BYTES = 1024;
 function copiesParsedOnce(archive, parser) {
   const known = /* @__PURE__ */ new Map();
-  for (const e of archive.entries)
-    if (e.type === "file" && e.sha256 !== void 0) known.set(e.path, e.sha256);
+  const shared3 = /* @__PURE__ */ new Set();
+  let copies = 0;
+  for (const e of archive.entries) {
+    if (e.type !== "file" || e.sha256 === void 0) continue;
+    const content = archive.files.get(e.path);
+    if (content === void 0) continue;
+    known.set(e.path, e.sha256);
+    if (content.length < MIN_SHARED_BYTES) continue;
+    if (shared3.has(e.sha256)) copies++;
+    else shared3.add(e.sha256);
+  }
+  if (copies === 0) return parser;
   const hashOf = (path5, content) => (archive.files.get(path5) === content ? known.get(path5) : void 0) ?? (0, import_node_crypto11.createHash)("sha256").update(content).digest("hex");
   const first = /* @__PURE__ */ new Map();
   const once = (path5, content, spec, parse) => {
+    if (content.length < MIN_SHARED_BYTES) return parse();
     let bySpec = first.get(spec);
     if (bySpec === void 0) {
       bySpec = /* @__PURE__ */ new Map();
