@@ -9,6 +9,8 @@
  * - `true` / `false` / `null`;
  * - a reference `a.b.c` / `a.b[0]` written without spaces → `"${a.b.c}"` (the cdktf fork of the converter has
  *   no special case for type keywords: `string` → `"${string}"`);
+ * - a function call `f(…)` with a plain name → its source text as `"${f(…)}"` (the converter does
+ *   not evaluate calls: `upper("x")` stays `"${upper(\"x\")}"`, spaces and line breaks kept);
  * - tuples `[...]` and objects `{ k = v }` of those (object keys: identifiers, references such as
  *   `aws.east` (their source text) or quoted strings;
  *   keys come out sorted, as Go's `encoding/json` writes a map, and a repeated key keeps its last
@@ -109,6 +111,17 @@ class Evaluator {
           if (word === 'null') return [null, m];
         }
         if (word === 'true' || word === 'false' || word === 'null' || word === 'for') return null;
+        // A function call: hcl2json writes its source text, verbatim, as `${…}` (a file already
+        // verified has balanced parentheses; those inside strings are not tokens of their own).
+        if (m < this.limit && type[m] === TOKEN.OPAREN) {
+          let open = 0;
+          for (; m < this.limit; m++) {
+            if (type[m] === TOKEN.OPAREN) open++;
+            else if (type[m] === TOKEN.CPAREN && --open === 0) break;
+          }
+          if (m >= this.limit) return null;
+          return [detach('${' + text.slice(start[k], end[m]) + '}'), m + 1];
+        }
         m = this.traversalEnd(k);
         // Followed by more (an index expression, a call, a namespaced call): not a plain reference.
         const after = m < this.limit ? type[m] : TOKEN.EOF;
