@@ -10686,6 +10686,15 @@ var Evaluator = class {
           if (word === "null") return [null, m];
         }
         if (word === "true" || word === "false" || word === "null" || word === "for") return null;
+        if (m < this.limit && type2[m] === TOKEN.OPAREN) {
+          let open = 0;
+          for (; m < this.limit; m++) {
+            if (type2[m] === TOKEN.OPAREN) open++;
+            else if (type2[m] === TOKEN.CPAREN && --open === 0) break;
+          }
+          if (m >= this.limit) return null;
+          return [detach("${" + text3.slice(start[k], end[m]) + "}"), m + 1];
+        }
         m = this.traversalEnd(k);
         const after = m < this.limit ? type2[m] : TOKEN.EOF;
         if (after === TOKEN.DOT || after === TOKEN.OBRACK || after === TOKEN.OPAREN || after === TOKEN.DCOLON) {
