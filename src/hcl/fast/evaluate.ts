@@ -2,8 +2,10 @@
  * Values of simple expressions, read straight from a verified file's tokens and rendered exactly as
  * hcl2json renders them (tmccombs/hcl2json convert.go, as embedded in @cdktf/hcl2json):
  *
- * - a quoted string without template sequences or `{` → its unescaped value (hcl2json keeps the
- *   template escapes `$${` / `%%{` as written, unlike Terraform, so those are left to it);
+ * - a quoted string without `{` in its literal parts → its unescaped value (hcl2json keeps the
+ *   template escapes `$${` / `%%{` as written, unlike Terraform, so those are left to it), its
+ *   interpolations written `${` + the expression's source text + `}` (what hcl2json does for any
+ *   expression but a literal, a nested template or a conditional, which are left to it);
  * - a plain decimal number, leading zeros included → the JSON number (what `JSON.parse` makes of
  *   cty's decimal text);
  * - `true` / `false` / `null`;
@@ -19,7 +21,7 @@
  * Anything else returns `NOT_EVALUABLE` and is left to hcl2json. The differential corpus test
  * checks every value this produces against hcl2json's.
  */
-import { detach, TOKEN, unescapeLiteral } from './verify';
+import { CLOSERS, detach, OPENERS, TOKEN, unescapeLiteral } from './verify';
 import type { Tokens } from './verify';
 
 export const NOT_EVALUABLE: unique symbol = Symbol('not evaluable');
@@ -78,6 +80,37 @@ class Evaluator {
     }
   }
 
+  /**
+   * The `}` closing the interpolation `${` at `k`, when hcl2json writes that interpolation as
+   * `${` + the expression's source text + `}` (a reference, a call, an operation, an index…); -1
+   * otherwise: an expression that does not start with a name (`${1}`, `${"y"}`, `${[1]}`, `${-x}`),
+   * `${true}` and alike (hcl2json writes their values), a conditional at the top (its `%{if}`
+   * form), a comment or a line break inside.
+   */
+  interpolationEnd(k: number): number {
+    const { type, start, end } = this.t;
+    const first = k + 1;
+    let depth = 0;
+    let m = first;
+    for (; m < this.limit; m++) {
+      const ty = type[m] as number;
+      if (ty === TOKEN.NEWLINE || ty === TOKEN.COMMENT || ty === TOKEN.COMMENT_NL) return -1;
+      if (OPENERS.has(ty)) depth++;
+      else if (CLOSERS.has(ty)) {
+        if (depth === 0) break;
+        depth--;
+      } else if (depth === 0 && ty === TOKEN.QUESTION) return -1;
+    }
+    if (m >= this.limit || type[m] !== TOKEN.SEQ_END || m === first) return -1;
+    // Only expressions that start with a name: hcl2json writes a literal's value, and a template
+    // that is one interpolation of a tuple, an object, a unary operation or a parenthesised
+    // expression in forms of its own.
+    if (type[first] !== TOKEN.IDENT) return -1;
+    const word = this.text.slice(start[first], end[first]);
+    if (word === 'true' || word === 'false' || word === 'null' || word === 'for') return -1;
+    return m;
+  }
+
   /** Reads one value at token `k`; returns the value and the index after it, or null. */
   value(k: number, depth: number): [Result, number] | null {
     if (k >= this.limit || depth > 32) return null;
@@ -87,12 +120,21 @@ class Evaluator {
       case TOKEN.OQUOTE: {
         let out = '';
         let m = k + 1;
-        while (m < this.limit && type[m] === TOKEN.QUOTED_LIT) {
-          const raw = text.slice(start[m], end[m]);
-          // hcl2json keeps template escapes (`$${`, `%%{`) as written; leave those to it.
-          if (raw.includes('{')) return null;
-          out += unescapeLiteral(raw);
-          m++;
+        while (m < this.limit) {
+          if (type[m] === TOKEN.QUOTED_LIT) {
+            const raw = text.slice(start[m], end[m]);
+            // hcl2json keeps template escapes (`$${`, `%%{`) as written; leave those to it.
+            if (raw.includes('{')) return null;
+            out += unescapeLiteral(raw);
+            m++;
+          } else if (type[m] === TOKEN.INTERP) {
+            const close = this.interpolationEnd(m);
+            if (close === -1) return null;
+            out += '${' + text.slice(start[m + 1], end[close - 1]) + '}';
+            m = close + 1;
+          } else {
+            break;
+          }
         }
         if (m >= this.limit || type[m] !== TOKEN.CQUOTE) return null;
         return [detach(out), m + 1];

@@ -834,8 +834,17 @@ export interface ObjectItemOffsets {
   valueEnd: number;
 }
 
-const OPENERS = new Set<number>([T_OBRACE, T_OBRACK, T_OPAREN, T_INTERP, T_CONTROL, T_OQUOTE, T_OHEREDOC]);
-const CLOSERS = new Set<number>([T_CBRACE, T_CBRACK, T_CPAREN, T_SEQ_END, T_CQUOTE, T_CHEREDOC]);
+/** Tokens that open and close a nesting level (a template's `${` … `}` included). */
+export const OPENERS = new Set<number>([
+  T_OBRACE,
+  T_OBRACK,
+  T_OPAREN,
+  T_INTERP,
+  T_CONTROL,
+  T_OQUOTE,
+  T_OHEREDOC,
+]);
+export const CLOSERS = new Set<number>([T_CBRACE, T_CBRACK, T_CPAREN, T_SEQ_END, T_CQUOTE, T_CHEREDOC]);
 
 function isTrivia(t: number): boolean {
   return t === T_COMMENT || t === T_COMMENT_NL || t === T_NEWLINE;
