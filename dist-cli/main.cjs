@@ -10516,7 +10516,15 @@ function unescapeLiteral(raw) {
   if (raw.indexOf("\\") === -1 && raw.indexOf("{") === -1) return raw;
   return unescapeQuoted(raw);
 }
-var OPENERS = /* @__PURE__ */ new Set([T_OBRACE2, T_OBRACK2, T_OPAREN2, T_INTERP2, T_CONTROL2, T_OQUOTE2, T_OHEREDOC2]);
+var OPENERS = /* @__PURE__ */ new Set([
+  T_OBRACE2,
+  T_OBRACK2,
+  T_OPAREN2,
+  T_INTERP2,
+  T_CONTROL2,
+  T_OQUOTE2,
+  T_OHEREDOC2
+]);
 var CLOSERS = /* @__PURE__ */ new Set([T_CBRACE2, T_CBRACK2, T_CPAREN2, T_SEQ_END2, T_CQUOTE2, T_CHEREDOC2]);
 function isTrivia(t) {
   return t === T_COMMENT2 || t === T_COMMENT_NL2 || t === T_NEWLINE2;
@@ -10654,6 +10662,33 @@ var Evaluator = class {
       return m;
     }
   }
+  /**
+   * The `}` closing the interpolation `${` at `k`, when hcl2json writes that interpolation as
+   * `${` + the expression's source text + `}` (a reference, a call, an operation, an index…); -1
+   * otherwise: an expression that does not start with a name (`${1}`, `${"y"}`, `${[1]}`, `${-x}`),
+   * `${true}` and alike (hcl2json writes their values), a conditional at the top (its `%{if}`
+   * form), a comment or a line break inside.
+   */
+  interpolationEnd(k) {
+    const { type: type2, start, end } = this.t;
+    const first = k + 1;
+    let depth = 0;
+    let m = first;
+    for (; m < this.limit; m++) {
+      const ty = type2[m];
+      if (ty === TOKEN.NEWLINE || ty === TOKEN.COMMENT || ty === TOKEN.COMMENT_NL) return -1;
+      if (OPENERS.has(ty)) depth++;
+      else if (CLOSERS.has(ty)) {
+        if (depth === 0) break;
+        depth--;
+      } else if (depth === 0 && ty === TOKEN.QUESTION) return -1;
+    }
+    if (m >= this.limit || type2[m] !== TOKEN.SEQ_END || m === first) return -1;
+    if (type2[first] !== TOKEN.IDENT) return -1;
+    const word = this.text.slice(start[first], end[first]);
+    if (word === "true" || word === "false" || word === "null" || word === "for") return -1;
+    return m;
+  }
   /** Reads one value at token `k`; returns the value and the index after it, or null. */
   value(k, depth) {
     if (k >= this.limit || depth > 32) return null;
@@ -10663,11 +10698,20 @@ var Evaluator = class {
       case TOKEN.OQUOTE: {
         let out = "";
         let m = k + 1;
-        while (m < this.limit && type2[m] === TOKEN.QUOTED_LIT) {
-          const raw = text3.slice(start[m], end[m]);
-          if (raw.includes("{")) return null;
-          out += unescapeLiteral(raw);
-          m++;
+        while (m < this.limit) {
+          if (type2[m] === TOKEN.QUOTED_LIT) {
+            const raw = text3.slice(start[m], end[m]);
+            if (raw.includes("{")) return null;
+            out += unescapeLiteral(raw);
+            m++;
+          } else if (type2[m] === TOKEN.INTERP) {
+            const close = this.interpolationEnd(m);
+            if (close === -1) return null;
+            out += "${" + text3.slice(start[m + 1], end[close - 1]) + "}";
+            m = close + 1;
+          } else {
+            break;
+          }
         }
         if (m >= this.limit || type2[m] !== TOKEN.CQUOTE) return null;
         return [detach(out), m + 1];
