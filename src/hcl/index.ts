@@ -5,6 +5,7 @@ export { HclParser, DEFAULT_MAX_NESTING_DEPTH, defaultTimeoutMs, fastParse } fro
 export type { HclParserOptions, ParserStats } from './parser';
 export { EMPTY_BODY, FULL_SPEC, projectBody, specFingerprint } from './projection';
 export { movedResult, pathVariant } from './moved';
+export { syntaxOfPath } from './syntax';
 export type { BlockSpec } from './projection';
 export { verifyHcl } from './fast/verify';
 export { hcl2jsonMain, hcl2jsonPackageJson } from './full/locate';

@@ -7,13 +7,13 @@
  * are located); the path itself appears only in `ParsedFile.path` and in every range's `file`.
  */
 import type { SourceRange } from '../model';
-import { locatesElements } from './syntax';
+import { locatesElements, syntaxOfPath } from './syntax';
 import type { HclAttribute, HclBlock, HclBody, ParseResult } from './types';
 
 /** What a parse of `path` depends on besides the content and the projection: two paths of the same
  * variant give the same result for the same bytes, up to the path in it (`movedResult`). */
 export function pathVariant(path: string): string {
-  return (path.endsWith('.json') ? 'json' : 'hcl') + (locatesElements(path) ? '+elements' : '');
+  return syntaxOfPath(path) + (locatesElements(path) ? '+elements' : '');
 }
 
 /**

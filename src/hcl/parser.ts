@@ -34,6 +34,7 @@ import {
   ELEMENTS_BLOCK,
   ITEMS_BLOCK,
   locatesElements,
+  syntaxOfPath,
   type SyntaxAttribute,
   type SyntaxBlock,
   type SyntaxBody,
@@ -196,7 +197,7 @@ export class HclParser {
     const text = decoded.text;
     const positions = new PositionMap(path, text, decoded.bomBytes, content.length);
     const full = spec === FULL_SPEC;
-    if (path.endsWith('.json')) {
+    if (syntaxOfPath(path) === 'json') {
       const result = parseJsonConfig(path, text, { maxNestingDepth: this.maxNestingDepth, positions });
       return full || !result.ok
         ? result

@@ -47,6 +47,12 @@ export const ITEMS_BLOCK = 'required_providers';
 export const ELEMENTS_BLOCK = 'provider';
 export const ELEMENTS_ATTRIBUTE = 'hashes';
 
+/** The syntax the parser reads a file's bytes in, by its name: Terraform's JSON syntax for
+ * `.json` names (`.tf.json`, `.tofu.json`), the native syntax otherwise. */
+export function syntaxOfPath(path: string): 'hcl' | 'json' {
+  return path.endsWith('.json') ? 'json' : 'hcl';
+}
+
 /** True for a dependency lock file, whose `hashes` elements are located. */
 export function locatesElements(path: string): boolean {
   return path === '.terraform.lock.hcl' || path.endsWith('/.terraform.lock.hcl');

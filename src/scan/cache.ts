@@ -21,7 +21,7 @@
  */
 import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { EMPTY_BODY, movedResult } from '../hcl';
+import { EMPTY_BODY, movedResult, syntaxOfPath } from '../hcl';
 import type { HclAttribute, HclBlock, HclBody, HclObjectItem, ParseResult } from '../hcl';
 import type { SourcePos, SourceRange } from '../model';
 import type { ObjectStore } from '../storage/types';
@@ -295,11 +295,6 @@ function decodeBody(file: string, raw: unknown, rawRanges: unknown): HclBody | n
   }
   // Every number read: anything left over means the entry is not what this version writes.
   return ranges.done ? root : null;
-}
-
-/** The syntax the parser reads a configuration file's bytes in, by its name (src/hcl/parser.ts). */
-function syntaxOfPath(path: string): 'hcl' | 'json' {
-  return path.endsWith('.json') ? 'json' : 'hcl';
 }
 
 function decodeEntry(path: string, raw: unknown): ParseResult | null | 'other-path' {
