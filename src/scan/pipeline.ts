@@ -133,12 +133,15 @@ export function cacheFingerprint(): string {
   return createHash('sha256').update(material).digest('hex').slice(0, 24);
 }
 
-/** The content hash of each loaded file (the archive reader's, or computed for link paths). */
+/** The content hash of a file: the archive reader's for the bytes it read, computed for link paths
+ * and for other bytes (the rescans of `tfguard fix` pass edited ones). */
 function fileHashes(archive: LoadedArchive): (path: string, content: Buffer) => string {
   const known = new Map<string, string>();
   for (const e of archive.entries)
     if (e.type === 'file' && e.sha256 !== undefined) known.set(e.path, e.sha256);
-  return (path, content) => known.get(path) ?? createHash('sha256').update(content).digest('hex');
+  return (path, content) =>
+    (archive.files.get(path) === content ? known.get(path) : undefined) ??
+    createHash('sha256').update(content).digest('hex');
 }
 
 /** Smaller copies are parsed again: moving a result costs about what the fast path's parse of a
@@ -154,24 +157,18 @@ const MIN_SHARED_BYTES = 1024;
  * are not moved (a message may name its file): the copy is parsed.
  */
 function copiesParsedOnce(archive: LoadedArchive, parser: ScanParser): ScanParser {
-  const known = new Map<string, string>();
   const shared = new Set<string>();
   let copies = 0;
   for (const e of archive.entries) {
     if (e.type !== 'file' || e.sha256 === undefined) continue;
     const content = archive.files.get(e.path);
-    if (content === undefined) continue;
-    known.set(e.path, e.sha256);
-    if (content.length < MIN_SHARED_BYTES) continue;
+    if (content === undefined || content.length < MIN_SHARED_BYTES) continue;
     if (shared.has(e.sha256)) copies++;
     else shared.add(e.sha256);
   }
   // No copy worth sharing (most repositories): the wrapper's bookkeeping would be all it adds.
   if (copies === 0) return parser;
-  // The archive reader's hash only for the bytes it read (a rescan of `tfguard fix` passes others).
-  const hashOf = (path: string, content: Buffer): string =>
-    (archive.files.get(path) === content ? known.get(path) : undefined) ??
-    createHash('sha256').update(content).digest('hex');
+  const hashOf = fileHashes(archive);
   // The first parse of each content, in flight or done: the loader parses several files at once.
   const first = new Map<BlockSpec, Map<string, Promise<ParseResult>>>();
   const once = (
