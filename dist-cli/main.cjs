@@ -11427,6 +11427,9 @@ function parseJsonConfig(path5, text3, options2 = {}) {
 var ITEMS_BLOCK = "required_providers";
 var ELEMENTS_BLOCK = "provider";
 var ELEMENTS_ATTRIBUTE = "hashes";
+function syntaxOfPath(path5) {
+  return path5.endsWith(".json") ? "json" : "hcl";
+}
 function locatesElements(path5) {
   return path5 === ".terraform.lock.hcl" || path5.endsWith("/.terraform.lock.hcl");
 }
@@ -12359,7 +12362,7 @@ var HclParser = class {
     const text3 = decoded.text;
     const positions = new PositionMap(path5, text3, decoded.bomBytes, content.length);
     const full = spec === FULL_SPEC;
-    if (path5.endsWith(".json")) {
+    if (syntaxOfPath(path5) === "json") {
       const result2 = parseJsonConfig(path5, text3, { maxNestingDepth: this.maxNestingDepth, positions });
       return full || !result2.ok ? result2 : { ok: true, file: { ...result2.file, body: projectBody(result2.file.body, spec) } };
     }
@@ -12560,7 +12563,7 @@ function failure(path5, message, line, column) {
 
 // src/hcl/moved.ts
 function pathVariant(path5) {
-  return (path5.endsWith(".json") ? "json" : "hcl") + (locatesElements(path5) ? "+elements" : "");
+  return syntaxOfPath(path5) + (locatesElements(path5) ? "+elements" : "");
 }
 function movedResult(result, path5) {
   if (!result.ok) return null;
@@ -27890,9 +27893,6 @@ function decodeBody(file, raw, rawRanges) {
   }
   return ranges.done ? root : null;
 }
-function syntaxOfPath(path5) {
-  return path5.endsWith(".json") ? "json" : "hcl";
-}
 function decodeEntry(path5, raw) {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return null;
   const entry = raw;
@@ -28585,24 +28585,21 @@ function fileHashes(archive) {
   const known = /* @__PURE__ */ new Map();
   for (const e of archive.entries)
     if (e.type === "file" && e.sha256 !== void 0) known.set(e.path, e.sha256);
-  return (path5, content) => known.get(path5) ?? (0, import_node_crypto11.createHash)("sha256").update(content).digest("hex");
+  return (path5, content) => (archive.files.get(path5) === content ? known.get(path5) : void 0) ?? (0, import_node_crypto11.createHash)("sha256").update(content).digest("hex");
 }
 var MIN_SHARED_BYTES = 1024;
 function copiesParsedOnce(archive, parser) {
-  const known = /* @__PURE__ */ new Map();
   const shared3 = /* @__PURE__ */ new Set();
   let copies = 0;
   for (const e of archive.entries) {
     if (e.type !== "file" || e.sha256 === void 0) continue;
     const content = archive.files.get(e.path);
-    if (content === void 0) continue;
-    known.set(e.path, e.sha256);
-    if (content.length < MIN_SHARED_BYTES) continue;
+    if (content === void 0 || content.length < MIN_SHARED_BYTES) continue;
     if (shared3.has(e.sha256)) copies++;
     else shared3.add(e.sha256);
   }
   if (copies === 0) return parser;
-  const hashOf = (path5, content) => (archive.files.get(path5) === content ? known.get(path5) : void 0) ?? (0, import_node_crypto11.createHash)("sha256").update(content).digest("hex");
+  const hashOf = fileHashes(archive);
   const first = /* @__PURE__ */ new Map();
   const once = (path5, content, spec, parse) => {
     if (content.length < MIN_SHARED_BYTES) return parse();
