@@ -57,12 +57,14 @@ const ARCHIVE_PREFIX = `${ARCHIVE_ROOT}/`;
 /** `/__tfguard_archive__/a/b` → `a/b` (the top directory → `.`); null for a path outside it. */
 export function toArchivePath(abs: string): string | null {
   // `/__tfguard_archive__/a/b` with `a/b` clean: what the normalisation below returns.
-  if (abs.startsWith(ARCHIVE_PREFIX) && isCleanRelativePath(abs.slice(ARCHIVE_PREFIX.length)))
-    return abs.slice(ARCHIVE_PREFIX.length);
+  if (abs.startsWith(ARCHIVE_PREFIX)) {
+    const rest = abs.slice(ARCHIVE_PREFIX.length);
+    if (isCleanRelativePath(rest)) return rest;
+  }
   const n = posix.normalize(abs);
   if (n === ARCHIVE_ROOT) return '.';
-  if (!n.startsWith(`${ARCHIVE_ROOT}/`)) return null;
-  return n.slice(ARCHIVE_ROOT.length + 1).replace(/\/+$/, '') || '.';
+  if (!n.startsWith(ARCHIVE_PREFIX)) return null;
+  return n.slice(ARCHIVE_PREFIX.length).replace(/\/+$/, '') || '.';
 }
 
 /** An archive directory (`.` for the top) as the absolute path the functions return. */
