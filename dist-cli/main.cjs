@@ -13861,12 +13861,14 @@ function unknown(reason, ...from) {
 }
 var ARCHIVE_PREFIX = `${ARCHIVE_ROOT}/`;
 function toArchivePath(abs) {
-  if (abs.startsWith(ARCHIVE_PREFIX) && isCleanRelativePath(abs.slice(ARCHIVE_PREFIX.length)))
-    return abs.slice(ARCHIVE_PREFIX.length);
+  if (abs.startsWith(ARCHIVE_PREFIX)) {
+    const rest = abs.slice(ARCHIVE_PREFIX.length);
+    if (isCleanRelativePath(rest)) return rest;
+  }
   const n = import_node_path.posix.normalize(abs);
   if (n === ARCHIVE_ROOT) return ".";
-  if (!n.startsWith(`${ARCHIVE_ROOT}/`)) return null;
-  return n.slice(ARCHIVE_ROOT.length + 1).replace(/\/+$/, "") || ".";
+  if (!n.startsWith(ARCHIVE_PREFIX)) return null;
+  return n.slice(ARCHIVE_PREFIX.length).replace(/\/+$/, "") || ".";
 }
 function absolute(archivePath2) {
   return archivePath2 === "." ? ARCHIVE_ROOT : `${ARCHIVE_ROOT}/${archivePath2}`;
