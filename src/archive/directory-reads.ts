@@ -10,19 +10,23 @@
  * kept files' bytes, while the walk lists the tree and then records the entries in order.
  *
  * The worker is only a read-ahead. Each batch is claimed once (`Atomics.compareExchange` on a
- * shared word): by the worker, or by the walk, which reads a batch the worker has not started
- * itself, and while it waits for one the worker is reading, reads the last batches nobody has
- * started (so the two threads finish together). A file read ahead (by either thread) is a
- * regular file of at most the per-file limit that read to its end as fstat sized it; anything
- * else (a failing call, another type, a file that grew, anything past the total limit) is left to
- * the walk's own synchronous read, with its exact checks and messages. Every limit is checked
- * when the walk records the file, in path order, so errors and their order are those of a walk
- * that reads every file itself. Each thread reads at most the total limit ahead of the walk.
+ * shared word): by the worker, or by the walk. Where the walk would wait (a batch the worker has
+ * not delivered), it first does the idle work its caller gave it (`idle`: the scan parses the
+ * files recorded so far, src/scan/ahead.ts), so that a worker still starting has time to take the
+ * batch; then it reads a batch the worker has not started itself, and while it waits for one the
+ * worker is reading, reads the last batches nobody has started (so the two threads finish
+ * together). A file read ahead (by either thread) is a regular file of at most the per-file limit
+ * that read to its end as fstat sized it; anything else (a failing call, another type, a file
+ * that grew, anything past the total limit) is left to the walk's own synchronous read, with its
+ * exact checks and messages. Every limit is checked when the walk records the file, in path
+ * order, so errors and their order are those of a walk that reads every file itself. Each thread
+ * reads at most the total limit ahead of the walk.
  *
  * The worker is started for trees of at least `MIN_FILES` files and kept for the process,
- * unref'd, as the HCL parser's workers are. It is an inline CommonJS script (`eval: true`), so that it runs the same under
- * ts-jest, tsx and the bundle. Its results come through a port the walk reads synchronously
- * (`receiveMessageOnPort`): the walk stays synchronous and never waits on the event loop.
+ * unref'd, as the HCL parser's workers are. It is an inline CommonJS script (`eval: true`), so
+ * that it runs the same under ts-jest, tsx and the bundle. Its results come through a port the
+ * walk reads synchronously (`receiveMessageOnPort`): the walk stays synchronous and never waits
+ * on the event loop.
  */
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
 
@@ -201,8 +205,9 @@ let nextScan = 1;
 /**
  * Who reads ahead: 'shared' (the worker, and the walk while it waits: what runs), or for tests,
  * which need each path taken for certain whatever the timing: 'worker' (the walk waits for every
- * batch the worker was given, from the first file on) or 'walk' (no worker; the walk reads each
- * batch ahead itself).
+ * batch the worker was given, from the first file on, and does all the idle work it has before it
+ * takes each batch) or 'walk' (no worker; the walk reads each batch ahead itself and never waits,
+ * so it does no idle work).
  */
 export type ReadAheadMode = 'shared' | 'worker' | 'walk';
 let readAheadMode: ReadAheadMode = 'shared';
@@ -263,6 +268,9 @@ export class DirectoryReads {
     private readonly maxTotalBytes: number,
     private readonly firstReadMax: number,
     private readonly readAhead: (absolute: string, keeps: boolean) => ReadResult | null,
+    /** Other work for the walk while it waits for the worker (one small piece per call; false
+     * when there is none): the scan parses the files recorded so far (src/scan/ahead.ts). */
+    private readonly idle: (() => boolean) | undefined = undefined,
   ) {}
 
   /** Queues one file (its absolute path; `keeps`: its bytes are wanted); returns its number. */
@@ -351,13 +359,25 @@ export class DirectoryReads {
     const thread = this.thread;
     if (thread === null) return null;
     const shared = this.mode === 'shared';
-    if (shared && Atomics.compareExchange(this.claims, index, UNCLAIMED, WALK) === UNCLAIMED) return null;
+    // Tests of the idle work need it done for certain, whatever the timing: all of it, first.
+    if (this.mode === 'worker' && this.idle !== undefined) while (this.idle()) continue;
+    if (shared) {
+      // Work that waits anyway first (the worker may start on this batch meanwhile: a worker still
+      // starting takes tens of milliseconds); then the walk reads it, unless the worker has.
+      const idle = this.idle;
+      while (idle !== undefined && Atomics.load(this.claims, index) === UNCLAIMED && idle()) {
+        // one piece of idle work per turn
+      }
+      if (Atomics.compareExchange(this.claims, index, UNCLAIMED, WALK) === UNCLAIMED) return null;
+    }
     // The worker is reading it: read the last batches nobody has started meanwhile.
     const start = performance.now();
     for (;;) {
       const state = Atomics.load(this.claims, index);
       if (state === DELIVERED) break;
       if (state === WALK) return null;
+      // Work that waits anyway first; then reading what nobody has started.
+      if (this.idle !== undefined && this.idle()) continue;
       if (shared && this.readLastBatch(index)) continue;
       Atomics.wait(this.claims, index, state, 20);
       if (performance.now() - start > GIVE_UP_MS || !thread.live) {

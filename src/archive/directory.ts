@@ -3,7 +3,7 @@ import * as fsSync from 'node:fs';
 import { constants, promises as fs, type Stats } from 'node:fs';
 import * as nodePath from 'node:path';
 import { InputError } from '../errors';
-import type { LoadedArchive } from './types';
+import type { LoadedArchive, ReadAhead } from './types';
 import { ArchiveBuilder } from './builder';
 import { DirectoryReads, type ReadResult } from './directory-reads';
 import { compareUtf8, decodeUtf8Name, displayName, displaysAsIs, hexEscape, MAX_DISPLAY_NAME } from './paths';
@@ -267,18 +267,23 @@ export async function scanDirectory(
   root: string,
   builder: ArchiveBuilder,
   directories?: readonly string[],
+  ahead?: ReadAhead,
 ): Promise<void> {
   // Paths in the walk are relative to the real root, so absolute link targets can be checked.
   const realRoot = await fsStep(root, () => fs.realpath(root));
   const givenRoot = nodePath.resolve(root);
   const { maxFileBytes, maxTotalBytes } = builder.limits;
   const space = new ReadSpace();
-  const reads = new DirectoryReads(maxFileBytes, maxTotalBytes, FIRST_READ_MAX, (absolute, keeps) =>
-    readAhead(absolute, keeps, space, maxFileBytes),
+  const reads = new DirectoryReads(
+    maxFileBytes,
+    maxTotalBytes,
+    FIRST_READ_MAX,
+    (absolute, keeps) => readAhead(absolute, keeps, space, maxFileBytes),
+    ahead === undefined ? undefined : () => ahead.idle(),
   );
   try {
     const steps = plan(realRoot, givenRoot, builder, selection(directories), reads);
-    replay(steps, builder, reads, space);
+    replay(steps, builder, reads, space, ahead);
   } finally {
     reads.close();
   }
@@ -391,7 +396,7 @@ function readFile(
   path: string,
   absolute: string,
   shown: string,
-): void {
+): string {
   // An error of the open or the fstat is reported as every other error of the walk.
   let fd = -1;
   try {
@@ -420,7 +425,7 @@ function readFile(
     const open = fd;
     fd = -1;
     closeSync(open);
-    sink.finish();
+    return sink.finish();
   } catch (cause) {
     if (fd !== -1) {
       try {
@@ -686,6 +691,7 @@ function replay(
   builder: ArchiveBuilder,
   reads: DirectoryReads,
   space: ReadSpace,
+  ahead: ReadAhead | undefined,
 ): void {
   for (const step of steps) {
     switch (step.kind) {
@@ -703,11 +709,16 @@ function replay(
         break;
       case 'file': {
         const read = reads.take(step.read);
+        let sha256: string;
         if (read === null) {
-          readFile(builder, space, step.path, step.absolute, step.shown);
+          sha256 = readFile(builder, space, step.path, step.absolute, step.shown);
         } else {
           const sink = builder.beginFile(step.path, step.shown, read.size, read.mode & 0o7777);
-          sink.finishRead(read.length, read.sha256, sink.keeps ? read.content : undefined);
+          sha256 = sink.finishRead(read.length, read.sha256, sink.keeps ? read.content : undefined);
+        }
+        if (ahead !== undefined) {
+          const content = builder.getContent(step.path);
+          if (content !== undefined) ahead.loaded(step.path, content, sha256);
         }
         break;
       }
