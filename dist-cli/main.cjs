@@ -5626,6 +5626,7 @@ var DirectoryReads = class {
     const thread = this.thread;
     if (thread === null) return null;
     const shared4 = this.mode === "shared";
+    if (this.mode === "worker" && this.idle !== void 0) while (this.idle()) continue;
     if (shared4) {
       const idle = this.idle;
       while (idle !== void 0 && Atomics.load(this.claims, index) === UNCLAIMED && idle()) {
@@ -12834,11 +12835,12 @@ var HclParser = class {
    * bytes do not decode, of a JSON-syntax file, or of a native-syntax file the verifier proves
    * well-formed and the evaluator reads in full; null otherwise (only `extract` can tell). The
    * result is the one `extract` gives (the directory reader parses files ahead with it while it
-   * waits for its reader thread: src/scan/ahead.ts).
+   * waits for its reader thread: src/scan/ahead.ts). `check` is called now and then during the
+   * verification; what it throws ends this call with null.
    */
-  extractNow(path5, content, spec) {
+  extractNow(path5, content, spec, check2) {
     try {
-      const settled = this.settle(path5, content, spec, void 0);
+      const settled = this.settle(path5, content, spec, check2);
       return "result" in settled ? settled.result : null;
     } catch {
       return null;
@@ -28884,33 +28886,50 @@ function mergeConfig(base, layers) {
 
 // src/scan/ahead.ts
 var ParseAhead = class {
-  constructor(hcl) {
+  /** `signal`: the scan's deadline; once it fires, nothing more is parsed ahead (the scan then
+   * ends with its timeout where it checks it next). */
+  constructor(hcl, signal) {
     this.hcl = hcl;
+    this.signal = signal;
   }
   hcl;
-  queue = [];
+  signal;
+  /** Every kept file as it was recorded (path, bytes, SHA-256), looked at only by `idle`: files
+   * recorded after the walk's last wait cost nothing but a place here. */
+  paths = [];
+  contents = [];
+  hashes = [];
   next = 0;
-  /** Contents queued already (a copy's parse is moved to it by `copiesParsedOnce`). */
-  contents = /* @__PURE__ */ new Set();
+  /** Contents parsed already (a copy's parse is moved to it by `copiesParsedOnce`). */
+  seen = /* @__PURE__ */ new Set();
   /** Results by path, with the bytes they were parsed from; each is handed out once. */
   results = /* @__PURE__ */ new Map();
   /** Files parsed ahead and results taken (tests, the benchmark). */
   stats = { parsed: 0, taken: 0 };
   loaded(path5, content, sha2565) {
-    const name = basename(path5);
-    if (configExtension(name, "opentofu") === null || isIgnoredName(name)) return;
-    if (this.contents.has(sha2565)) return;
-    this.contents.add(sha2565);
-    this.queue.push({ path: path5, content });
+    this.paths.push(path5);
+    this.contents.push(content);
+    this.hashes.push(sha2565);
   }
   idle() {
-    const item = this.queue[this.next];
-    if (item === void 0) return false;
-    this.queue[this.next++] = void 0;
-    const result = this.hcl.extractNow(item.path, item.content, LOADER_PROJECTION);
-    this.stats.parsed++;
-    if (result !== null) this.results.set(item.path, { content: item.content, result });
-    return true;
+    if (expired(this.signal)) return false;
+    while (this.next < this.paths.length) {
+      const i = this.next++;
+      const path5 = this.paths[i];
+      const name = basename(path5);
+      const sha2565 = this.hashes[i];
+      if (configExtension(name, "opentofu") === null || isIgnoredName(name) || this.seen.has(sha2565))
+        continue;
+      this.seen.add(sha2565);
+      const content = this.contents[i];
+      const signal = this.signal;
+      const check2 = signal === void 0 ? void 0 : () => checkpoint(signal);
+      const result = this.hcl.extractNow(path5, content, LOADER_PROJECTION, check2);
+      this.stats.parsed++;
+      if (result !== null) this.results.set(path5, { content, result });
+      return true;
+    }
+    return false;
   }
   /** `parser`, answering module loading's extraction of a file parsed ahead (same path, same
    * bytes) with the result kept. */
@@ -29366,7 +29385,7 @@ async function scanPath(path5, options2 = {}) {
   return withDeadline(options2, async (deadline) => {
     const directory2 = isDirectory(path5);
     deadline.enter(`reading the ${directory2 ? "directory" : "archive"}`);
-    const ahead = directory2 ? new ParseAhead(sharedHclParser(options2.parser)) : void 0;
+    const ahead = directory2 ? new ParseAhead(sharedHclParser(options2.parser), deadline.signal) : void 0;
     const archive = await deadline.race(
       readInput(path5, {
         limits: options2.limits,
@@ -29375,7 +29394,9 @@ async function scanPath(path5, options2 = {}) {
         ...ahead !== void 0 ? { ahead } : {}
       })
     );
-    return scanLoaded(archive, options2, deadline, void 0, ahead);
+    const report = await scanLoaded(archive, options2, deadline, void 0, ahead);
+    if (ahead !== void 0) options2.onParseAheadStats?.({ ...ahead.stats });
+    return report;
   });
 }
 
