@@ -6,7 +6,16 @@
  * enough to be read ahead (MIN_FILES).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { getPriority } from 'node:os';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { readDirectory, readInput } from '../../src/archive';
@@ -109,6 +118,27 @@ describe('reading a large tree ahead', () => {
       expect((await readDirectory(root)).entries).toEqual(fromTar.entries);
     } finally {
       setReadAheadMode('shared');
+    }
+  });
+
+  test('the reader thread lowers its own priority, never the process', async () => {
+    const before = getPriority();
+    setReadAheadMode('worker');
+    try {
+      await readDirectory(root);
+    } finally {
+      setReadAheadMode('shared');
+    }
+    // Linux keeps a nice value per thread: the main thread's is untouched.
+    expect(getPriority()).toBe(before);
+    if (process.platform === 'linux') {
+      // The worker's thread shows up in /proc with the raised nice value (field 19 of stat).
+      const tasks = readdirSync('/proc/self/task');
+      const nice = tasks.map((t) => {
+        const stat = readFileSync(`/proc/self/task/${t}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+      });
+      expect(nice).toContain(Math.min(19, before + 10));
     }
   });
 
