@@ -5388,6 +5388,12 @@ var GIVE_UP_MS = 5e3;
 var WORKER_SOURCE = String.raw`
 'use strict';
 const { parentPort, workerData } = require('node:worker_threads');
+// Linux keeps a nice value per thread: this one's reads yield to the main thread and V8's compiler
+// threads, which a cold process keeps busy (measured: a cold CLI scan of a 1,800-file tree 10 ms
+// slower without it). Elsewhere the call renices the whole process, so it is not made.
+if (process.platform === 'linux') {
+  try { require('node:os').setPriority(10); } catch {}
+}
 const { closeSync, constants, fstatSync, openSync, readSync } = require('node:fs');
 const { hash } = require('node:crypto');
 const FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
