@@ -4889,8 +4889,9 @@ var FileSink = class {
   get keeps() {
     return this.chunks !== null;
   }
-  write(chunk) {
-    this.bytes += chunk.length;
+  /** The per-file and total caps on `length` more bytes seen. */
+  count(length) {
+    this.bytes += length;
     const limits = this.builder.limits;
     if (this.bytes > limits.maxFileBytes) {
       throw new InputError(
@@ -4899,7 +4900,10 @@ var FileSink = class {
         { entry: this.shown }
       );
     }
-    this.builder.countContentBytes(chunk.length, this.shown);
+    this.builder.countContentBytes(length, this.shown);
+  }
+  write(chunk) {
+    this.count(chunk.length);
     if (this.hash === null && this.first === null) {
       this.first = chunk;
     } else {
@@ -4914,8 +4918,26 @@ var FileSink = class {
   /** Record the finished file; returns its SHA-256. */
   finish() {
     if (this.done) throw new Error(`FileSink for ${this.path} finished twice`);
-    this.done = true;
     const sha2565 = this.hash !== null ? this.hash.digest("hex") : (0, import_node_crypto.hash)("sha256", this.first ?? Buffer.alloc(0), "hex");
+    return this.commit(sha2565);
+  }
+  /**
+   * The whole file at once, read and hashed elsewhere (the directory reader's thread,
+   * directory-reads.ts): `length` bytes with SHA-256 `sha256`, `content` their bytes when the
+   * file is kept. The caps of `write` apply to `length`; then the file is recorded as `finish`
+   * records it.
+   */
+  finishRead(length, sha2565, content) {
+    if (this.done || this.bytes !== 0) throw new Error(`FileSink for ${this.path} already written`);
+    if (this.chunks !== null && content?.length !== length) {
+      throw new Error(`FileSink for ${this.path}: a kept file needs its ${length} bytes`);
+    }
+    this.count(length);
+    if (this.chunks !== null && length > 0) this.chunks.push(content);
+    return this.commit(sha2565);
+  }
+  commit(sha2565) {
+    this.done = true;
     const content = this.chunks === null ? void 0 : this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks, this.bytes);
     this.builder.commitFile(this.path, this.bytes, sha2565, this.mode, content);
     return sha2565;
@@ -5178,7 +5200,7 @@ var ArchiveBuilder = class {
         parent = dirname(parent);
       }
     }
-    const plan = /* @__PURE__ */ new Map();
+    const plan2 = /* @__PURE__ */ new Map();
     for (const link of this.links.values()) {
       const hops = { count: 0 };
       let finalPath = this.follow(link, hops);
@@ -5186,7 +5208,7 @@ var ArchiveBuilder = class {
       for (; ; ) {
         const finalEntry = this.entries.get(finalPath);
         if (finalEntry?.type === "file") {
-          plan.set(link.path, finalPath);
+          plan2.set(link.path, finalPath);
           break;
         }
         const next = this.links.get(finalPath);
@@ -5195,7 +5217,7 @@ var ArchiveBuilder = class {
         finalPath = this.follow(next, hops, link);
       }
     }
-    return plan;
+    return plan2;
   }
   /** Resolve a link's target to a real (non-symlink) archive path, following symlinks anywhere in
    * the path. Throws `link-outside` if any step leaves the root. */
@@ -5352,6 +5374,351 @@ var import_node_crypto2 = require("node:crypto");
 var fsSync = __toESM(require("node:fs"));
 var import_node_fs = require("node:fs");
 var nodePath = __toESM(require("node:path"));
+
+// src/archive/directory-reads.ts
+var import_node_worker_threads = require("node:worker_threads");
+var BATCH_FILES = 64;
+var MAX_BATCHES = 4096;
+var MIN_FILES = 1024;
+var UNCLAIMED = 0;
+var WORKER = 1;
+var WALK = 2;
+var DELIVERED = 3;
+var GIVE_UP_MS = 5e3;
+var WORKER_SOURCE = String.raw`
+'use strict';
+const { parentPort, workerData } = require('node:worker_threads');
+// Linux keeps a nice value per thread: this one's reads yield to the main thread and V8's compiler
+// threads, which a cold process keeps busy (measured: a cold CLI scan of a 1,800-file tree 10 ms
+// slower without it). Elsewhere the call renices the whole process, so it is not made.
+if (process.platform === 'linux') {
+  try { require('node:os').setPriority(10); } catch {}
+}
+const { closeSync, constants, fstatSync, openSync, readSync } = require('node:fs');
+const { hash } = require('node:crypto');
+const FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+const ARENA = 32 * 1024;
+const results = workerData.port;
+let scan = -1;
+let claims = null;
+let total = 0;
+let scratch = Buffer.allocUnsafeSlow(64 * 1024);
+parentPort.on('message', (m) => {
+  if (m.claims !== undefined) { scan = m.scan; claims = new Int32Array(m.claims); total = 0; }
+  if (m.scan !== scan) return;
+  // Claimed by the walk already: it reads these files itself.
+  if (Atomics.compareExchange(claims, m.index, ${UNCLAIMED}, ${WORKER}) !== ${UNCLAIMED}) return;
+  const files = m.files.split('\0');
+  const n = files.length;
+  const sizes = new Float64Array(n);
+  const lengths = new Float64Array(n).fill(-1);
+  const modes = new Int32Array(n);
+  const arena = new Int32Array(n).fill(-1);
+  const offsets = new Int32Array(n);
+  const hashes = [];
+  const arenas = [];
+  let room = null;
+  let roomIndex = -1;
+  let used = 0;
+  for (let i = 0; i < n; i++) {
+    hashes.push('');
+    if (total > m.maxTotalBytes) continue;
+    let fd = -1;
+    try {
+      fd = openSync(files[i], FLAGS);
+      const stats = fstatSync(fd);
+      const size = stats.size;
+      if (!stats.isFile() || size > m.maxFileBytes || size >= m.firstReadMax) continue;
+      const want = size + 1;
+      const keeps = m.keeps[i] === 1;
+      let buffer;
+      let at = 0;
+      let index = -1;
+      if (!keeps) {
+        if (scratch.length < want) scratch = Buffer.allocUnsafeSlow(want);
+        buffer = scratch;
+      } else if (want > ARENA / 4) {
+        buffer = Buffer.allocUnsafeSlow(want);
+        index = arenas.push(buffer.buffer) - 1;
+      } else {
+        if (room === null || room.length - used < want) {
+          room = Buffer.allocUnsafeSlow(ARENA);
+          roomIndex = arenas.push(room.buffer) - 1;
+          used = 0;
+        }
+        buffer = room;
+        at = used;
+        index = roomIndex;
+      }
+      const got = readSync(fd, buffer, at, want, null);
+      const opened = fd;
+      fd = -1;
+      closeSync(opened);
+      // It grew since the fstat: the walk reads it in chunks itself.
+      if (got === want) continue;
+      total += got;
+      hashes[i] = hash('sha256', buffer.subarray(at, at + got), 'hex');
+      if (keeps) {
+        arena[i] = index;
+        offsets[i] = at;
+        if (buffer === room) used = (used + got + 7) & ~7;
+      }
+      sizes[i] = size;
+      lengths[i] = got;
+      modes[i] = stats.mode;
+    } catch {
+      // The walk reads this file itself and reports what fails.
+      lengths[i] = -1;
+    } finally {
+      if (fd !== -1) {
+        try { closeSync(fd); } catch {}
+      }
+    }
+  }
+  results.postMessage({ id: m.id, sizes, lengths, modes, arena, offsets, hashes, arenas }, [
+    sizes.buffer, lengths.buffer, modes.buffer, arena.buffer, offsets.buffer, ...arenas,
+  ]);
+  Atomics.store(claims, m.index, ${DELIVERED});
+  Atomics.notify(claims, m.index);
+});
+`;
+var ReaderThread = class {
+  worker;
+  /** Where the worker's results arrive; read synchronously, never listened to. */
+  results;
+  live = true;
+  constructor() {
+    const { port1, port2 } = new import_node_worker_threads.MessageChannel();
+    this.results = port1;
+    this.results.unref();
+    this.worker = new import_node_worker_threads.Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: { port: port2 },
+      transferList: [port2]
+    });
+    this.worker.unref();
+    const die = () => this.retire();
+    this.worker.on("error", die);
+    this.worker.on("exit", die);
+  }
+  retire() {
+    this.live = false;
+    if (shared === this) shared = null;
+    void this.worker.terminate().catch(() => void 0);
+  }
+};
+var shared = null;
+var nextId = 1;
+var nextScan = 1;
+var readAheadMode = "shared";
+function readerThread() {
+  if (shared === null) {
+    try {
+      shared = new ReaderThread();
+    } catch {
+      return null;
+    }
+  }
+  return shared;
+}
+var DirectoryReads = class {
+  /**
+   * `readAhead` reads one file on the walk's thread as the worker would (null where the walk must
+   * read it with its full checks).
+   */
+  constructor(maxFileBytes, maxTotalBytes, firstReadMax, readAhead2, idle = void 0) {
+    this.maxFileBytes = maxFileBytes;
+    this.maxTotalBytes = maxTotalBytes;
+    this.firstReadMax = firstReadMax;
+    this.readAhead = readAhead2;
+    this.idle = idle;
+  }
+  maxFileBytes;
+  maxTotalBytes;
+  firstReadMax;
+  readAhead;
+  idle;
+  batches = [];
+  scan = nextScan++;
+  /** Per batch: UNCLAIMED, WORKER (reading), WALK (the walk reads it), DELIVERED (by the worker). */
+  claims = new Int32Array(new SharedArrayBuffer(4 * MAX_BATCHES));
+  claimsSent = false;
+  thread = null;
+  files = 0;
+  taken = -1;
+  current = null;
+  /** Messages received for batches not yet taken. */
+  received = /* @__PURE__ */ new Map();
+  /** The highest batch the walk may still read ahead while it waits. */
+  stealFrom = -1;
+  ownBytes = 0;
+  mode = readAheadMode;
+  /** Queues one file (its absolute path; `keeps`: its bytes are wanted); returns its number. */
+  add(absolute2, keeps) {
+    let batch = this.batches[this.batches.length - 1];
+    if (batch === void 0 || batch.files.length === BATCH_FILES) {
+      if (batch !== void 0) this.send(batch);
+      batch = {
+        id: nextId++,
+        index: this.batches.length,
+        files: [],
+        keeps: new Uint8Array(BATCH_FILES),
+        posted: false,
+        own: null
+      };
+      this.batches.push(batch);
+    }
+    if (keeps) batch.keeps[batch.files.length] = 1;
+    batch.files.push(absolute2);
+    return this.files++;
+  }
+  /** The walk has queued every file: the last batch goes out too. */
+  flush() {
+    const last = this.batches[this.batches.length - 1];
+    if (last !== void 0) this.send(last);
+    this.stealFrom = Math.min(this.batches.length, MAX_BATCHES) - 1;
+  }
+  send(batch) {
+    if (this.thread === null) {
+      if (this.mode === "walk") return;
+      if (this.mode === "shared" && this.files < MIN_FILES && shared?.live !== true) return;
+      this.thread = readerThread();
+      if (this.thread === null) return;
+      for (const earlier of this.batches) if (earlier !== batch) this.post(earlier);
+    }
+    this.post(batch);
+  }
+  post(batch) {
+    const thread = this.thread;
+    if (batch.posted || thread === null || !thread.live || batch.index >= MAX_BATCHES) return;
+    const first = !this.claimsSent;
+    this.claimsSent = true;
+    batch.posted = true;
+    thread.worker.postMessage({
+      id: batch.id,
+      scan: this.scan,
+      index: batch.index,
+      ...first ? { claims: this.claims.buffer } : {},
+      // One string: a message of one string costs a third of one of 64 (names never hold NUL).
+      files: batch.files.join("\0"),
+      keeps: batch.keeps,
+      maxFileBytes: this.maxFileBytes,
+      maxTotalBytes: this.maxTotalBytes,
+      firstReadMax: this.firstReadMax
+    });
+  }
+  /**
+   * File `n` (in the order of `add`) read ahead, or null for the walk to read it itself. Files are
+   * asked for in order.
+   */
+  take(n) {
+    const index = Math.floor(n / BATCH_FILES);
+    if (index !== this.taken) {
+      this.taken = index;
+      this.current = this.obtain(index);
+    }
+    return this.current === null ? null : this.current(n % BATCH_FILES);
+  }
+  /** Batch `index` as read ahead (by the worker or by the walk), or null. */
+  obtain(index) {
+    const batch = this.batches[index];
+    if (batch === void 0) return null;
+    if (batch.own !== null) return (i) => batch.own?.[i] ?? null;
+    if (this.mode === "walk" && index < MAX_BATCHES) {
+      this.readBatch(batch);
+      return (i) => batch.own?.[i] ?? null;
+    }
+    if (!batch.posted) return null;
+    const thread = this.thread;
+    if (thread === null) return null;
+    const shared4 = this.mode === "shared";
+    if (this.mode === "worker" && this.idle !== void 0) while (this.idle()) continue;
+    if (shared4) {
+      const idle = this.idle;
+      while (idle !== void 0 && Atomics.load(this.claims, index) === UNCLAIMED && idle()) {
+      }
+      if (Atomics.compareExchange(this.claims, index, UNCLAIMED, WALK) === UNCLAIMED) return null;
+    }
+    const start = performance.now();
+    for (; ; ) {
+      const state = Atomics.load(this.claims, index);
+      if (state === DELIVERED) break;
+      if (state === WALK) return null;
+      if (this.idle !== void 0 && this.idle()) continue;
+      if (shared4 && this.readLastBatch(index)) continue;
+      Atomics.wait(this.claims, index, state, 20);
+      if (performance.now() - start > GIVE_UP_MS || !thread.live) {
+        this.abandon(thread);
+        return null;
+      }
+    }
+    const message = this.receive(thread, batch.id);
+    if (message === null) return null;
+    return (i) => {
+      const length = message.lengths[i];
+      if (length < 0) return null;
+      const arena = message.arena[i];
+      const buffer = arena < 0 ? void 0 : message.arenas[arena];
+      return {
+        size: message.sizes[i],
+        length,
+        mode: message.modes[i],
+        sha256: message.hashes[i],
+        content: buffer === void 0 ? void 0 : Buffer.from(buffer, message.offsets[i], length)
+      };
+    };
+  }
+  /** The worker's message for batch `id` (posted before its word said DELIVERED). */
+  receive(thread, id) {
+    for (; ; ) {
+      const held = this.received.get(id);
+      if (held !== void 0) {
+        this.received.delete(id);
+        return held;
+      }
+      const got = (0, import_node_worker_threads.receiveMessageOnPort)(thread.results);
+      if (got === void 0) return null;
+      if (got.message.id >= (this.batches[0]?.id ?? 0)) this.received.set(got.message.id, got.message);
+    }
+  }
+  /** Reads the last unstarted batch after `index` on the walk's thread; false when none is left. */
+  readLastBatch(index) {
+    while (this.stealFrom > index) {
+      const batch = this.batches[this.stealFrom--];
+      if (this.ownBytes > this.maxTotalBytes) return false;
+      if (Atomics.compareExchange(this.claims, batch.index, UNCLAIMED, WALK) !== UNCLAIMED) continue;
+      this.readBatch(batch);
+      return true;
+    }
+    return false;
+  }
+  /** Reads a batch the walk claimed ahead, on the walk's thread. */
+  readBatch(batch) {
+    batch.own = batch.files.map((file, i) => {
+      if (this.ownBytes > this.maxTotalBytes) return null;
+      const read = this.readAhead(file, batch.keeps[i] === 1);
+      if (read !== null) this.ownBytes += read.length;
+      return read;
+    });
+  }
+  abandon(thread) {
+    thread.retire();
+    this.thread = null;
+    for (const batch of this.batches) {
+      if (batch.index < MAX_BATCHES) Atomics.store(this.claims, batch.index, WALK);
+      batch.posted = false;
+    }
+  }
+  /** The walk is over (read or rejected): the worker skips what it has not started. */
+  close() {
+    for (const batch of this.batches) {
+      if (batch.index < MAX_BATCHES) Atomics.compareExchange(this.claims, batch.index, UNCLAIMED, WALK);
+    }
+    this.thread = null;
+  }
+};
+
+// src/archive/directory.ts
 var READ_CHUNK = 64 * 1024;
 var { closeSync, fstatSync, lstatSync, openSync, readSync, readdirSync, readlinkSync } = fsSync;
 var SKIPPED_DIRECTORIES = /* @__PURE__ */ new Set([".git", ".terraform"]);
@@ -5482,7 +5849,7 @@ function childTask(parent, name, relative3, shown2) {
     bytes: parent.bytes + (parent.depth === 0 ? 0 : 1) + Buffer.byteLength(name, "utf8")
   };
 }
-function addInstalledModules(builder, terraform, mode) {
+function planInstalledModules(builder, terraform, mode, steps, count2) {
   let modulesDir;
   try {
     modulesDir = lstatSync(nodePath.join(terraform.absolute, "modules"));
@@ -5494,18 +5861,36 @@ function addInstalledModules(builder, terraform, mode) {
   const modules = childTask(terraform, "modules", relative3, displayName(relative3));
   for (const dir of [terraform.relative, modules.relative]) {
     const shown2 = displayName(dir);
-    builder.countEntry(shown2);
+    count2(shown2);
     const path5 = builder.admit(dir, true);
     if (path5 === null) return null;
-    builder.addDirectory(path5, shown2, dir === terraform.relative ? mode : modulesDir.mode & 4095);
+    steps.push({
+      kind: "directory",
+      path: path5,
+      shown: shown2,
+      mode: dir === terraform.relative ? mode : modulesDir.mode & 4095
+    });
   }
   return modules;
 }
-async function scanDirectory(root, builder, directories) {
+async function scanDirectory(root, builder, directories, ahead) {
   const realRoot = await fsStep(root, () => import_node_fs.promises.realpath(root));
   const givenRoot = nodePath.resolve(root);
-  walk(realRoot, givenRoot, builder, selection(directories));
-  return Promise.resolve();
+  const { maxFileBytes, maxTotalBytes } = builder.limits;
+  const space = new ReadSpace();
+  const reads = new DirectoryReads(
+    maxFileBytes,
+    maxTotalBytes,
+    FIRST_READ_MAX,
+    (absolute2, keeps) => readAhead(absolute2, keeps, space, maxFileBytes),
+    ahead === void 0 ? void 0 : () => ahead.idle()
+  );
+  try {
+    const steps = plan(realRoot, givenRoot, builder, selection(directories), reads);
+    replay(steps, builder, reads, space, ahead);
+  } finally {
+    reads.close();
+  }
 }
 function selection(directories) {
   if (directories === void 0) return () => "all";
@@ -5593,7 +5978,7 @@ function readFile(builder, space, path5, absolute2, shown2) {
     const open = fd;
     fd = -1;
     closeSync(open);
-    sink.finish();
+    return sink.finish();
   } catch (cause) {
     if (fd !== -1) {
       try {
@@ -5609,11 +5994,65 @@ function readFile(builder, space, path5, absolute2, shown2) {
     });
   }
 }
+function readAhead(absolute2, keeps, space, maxFileBytes) {
+  let fd = -1;
+  try {
+    fd = openSync(absolute2, OPEN_FLAGS);
+    const stats = fstatSync(fd);
+    const size = stats.size;
+    if (!stats.isFile() || size > maxFileBytes || size >= FIRST_READ_MAX) return null;
+    const want = size + 1;
+    const room = space.room(want, keeps);
+    const at2 = space.at;
+    const got = readSync(fd, room, at2, want, null);
+    const opened = fd;
+    fd = -1;
+    closeSync(opened);
+    if (got === want) return null;
+    const view = room.subarray(at2, at2 + got);
+    if (keeps) space.keep(room, got);
+    return {
+      size,
+      length: got,
+      mode: stats.mode,
+      sha256: (0, import_node_crypto2.hash)("sha256", view, "hex"),
+      content: keeps ? view : void 0
+    };
+  } catch {
+    return null;
+  } finally {
+    if (fd !== -1) {
+      try {
+        closeSync(fd);
+      } catch {
+      }
+    }
+  }
+}
 function openFrame(task, want) {
   return { task, here: want(task.relative), listed: listDirectory(task), next: 0, pending: [] };
 }
-function walk(realRoot, givenRoot, builder, want) {
-  const space = new ReadSpace();
+var ENTRY_LIMIT = /* @__PURE__ */ Symbol("entry limit");
+function plan(realRoot, givenRoot, builder, want, reads) {
+  const steps = [];
+  const maxEntries = builder.limits.maxEntries;
+  let counted = 0;
+  const count2 = (shown2) => {
+    steps.push({ kind: "count", shown: shown2 });
+    if (++counted > maxEntries) throw ENTRY_LIMIT;
+  };
+  try {
+    planTree(realRoot, givenRoot, builder, want, reads, steps, count2);
+  } catch (error) {
+    if (error !== ENTRY_LIMIT) steps.push({ kind: "error", error });
+  }
+  reads.flush();
+  return steps;
+}
+function planTree(realRoot, givenRoot, builder, want, reads, steps, count2) {
+  const file = (path5, absolute2, shown2) => {
+    steps.push({ kind: "file", path: path5, shown: shown2, absolute: absolute2, read: reads.add(absolute2, builder.keep(path5)) });
+  };
   const rootTask = {
     relative: "",
     absolute: realRoot,
@@ -5653,12 +6092,18 @@ function walk(realRoot, givenRoot, builder, want) {
     if (SKIPPED_DIRECTORIES.has(name) && (typed.isDirectory() || name === ".git")) {
       if (name === ".terraform" && typed.isDirectory()) {
         const mode2 = fsStepSync(shown2, () => lstatSync(absolute2)).mode & 4095;
-        const modules = addInstalledModules(builder, childTask(task, name, relative3, shown2), mode2);
+        const modules = planInstalledModules(
+          builder,
+          childTask(task, name, relative3, shown2),
+          mode2,
+          steps,
+          count2
+        );
         if (modules !== null) pending.push({ key: `${name}/`, task: modules });
       }
       continue;
     }
-    builder.countEntry(shown2);
+    count2(shown2);
     const path5 = builder.admitChild(
       relative3,
       name,
@@ -5668,16 +6113,16 @@ function walk(realRoot, givenRoot, builder, want) {
     );
     if (path5 === null) continue;
     if (typed.isFile()) {
-      readFile(builder, space, path5, absolute2, shown2);
+      file(path5, absolute2, shown2);
       continue;
     }
     const stats = fsStepSync(shown2, () => lstatSync(absolute2));
     const mode = stats.mode & 4095;
     if (stats.isDirectory()) {
-      builder.addDirectory(path5, shown2, mode);
+      steps.push({ kind: "directory", path: path5, shown: shown2, mode });
       pending.push({ key: `${name}/`, task: childTask(task, name, relative3, shown2) });
     } else if (stats.isFile()) {
-      readFile(builder, space, path5, absolute2, shown2);
+      file(path5, absolute2, shown2);
     } else if (stats.isSymbolicLink()) {
       const rawTarget = fsStepSync(shown2, () => readlinkSync(absolute2, { encoding: "buffer" }));
       let target = decodeUtf8Name(rawTarget, "symlink target", shown2);
@@ -5696,7 +6141,7 @@ function walk(realRoot, givenRoot, builder, want) {
         target = inside;
         fromRoot = true;
       }
-      builder.addLink(path5, shown2, "symlink", target, { mode, fromRoot });
+      steps.push({ kind: "link", path: path5, shown: shown2, target, mode, fromRoot });
     } else {
       throw new InputError(
         "unsupported-entry-type",
@@ -5705,6 +6150,41 @@ function walk(realRoot, givenRoot, builder, want) {
           entry: shown2
         }
       );
+    }
+  }
+}
+function replay(steps, builder, reads, space, ahead) {
+  for (const step of steps) {
+    switch (step.kind) {
+      case "count":
+        builder.countEntry(step.shown);
+        break;
+      case "directory":
+        builder.addDirectory(step.path, step.shown, step.mode);
+        break;
+      case "link":
+        builder.addLink(step.path, step.shown, "symlink", step.target, {
+          mode: step.mode,
+          fromRoot: step.fromRoot
+        });
+        break;
+      case "file": {
+        const read = reads.take(step.read);
+        let sha2565;
+        if (read === null) {
+          sha2565 = readFile(builder, space, step.path, step.absolute, step.shown);
+        } else {
+          const sink = builder.beginFile(step.path, step.shown, read.size, read.mode & 4095);
+          sha2565 = sink.finishRead(read.length, read.sha256, sink.keeps ? read.content : void 0);
+        }
+        if (ahead !== void 0) {
+          const content = builder.getContent(step.path);
+          if (content !== void 0) ahead.loaded(step.path, content, sha2565);
+        }
+        break;
+      }
+      case "error":
+        throw step.error;
     }
   }
 }
@@ -6091,7 +6571,7 @@ function paxRecords(data) {
   }
   return result;
 }
-function walk2(tar, builder) {
+function walk(tar, builder) {
   let at2 = 0;
   let entries = 0;
   let paxGlobal = null;
@@ -6174,7 +6654,7 @@ function readTarFast(bytes2, gzip, builder) {
     tar = bytes2;
   }
   try {
-    walk2(tar, builder);
+    walk(tar, builder);
     return true;
   } catch {
     return false;
@@ -6518,11 +6998,11 @@ async function readArchiveBytes(name, bytes2, options2 = {}) {
   const format = detectFormat(bytes2, name);
   const streamingTar = options2.streamingTar === true;
   const builder = await scanArchive(bytes2, format, limits, shouldLoad2, streamingTar);
-  const plan = builder.resolveLinks();
+  const plan2 = builder.resolveLinks();
   const missing = /* @__PURE__ */ new Set();
-  for (const target of plan.values()) if (builder.getContent(target) === void 0) missing.add(target);
+  for (const target of plan2.values()) if (builder.getContent(target) === void 0) missing.add(target);
   const extra = missing.size > 0 ? await scanArchive(bytes2, format, limits, (path5) => missing.has(path5), streamingTar) : void 0;
-  for (const [link, target] of plan) {
+  for (const [link, target] of plan2) {
     const content = builder.getContent(target) ?? extra?.getContent(target);
     if (content !== void 0) builder.setLinkContent(link, content);
   }
@@ -6535,9 +7015,9 @@ async function readTree(dir, options2) {
   const limits = resolveLimits(options2.limits);
   const shouldLoad2 = options2.shouldLoad ?? defaultShouldLoad;
   const builder = new ArchiveBuilder(limits, shouldLoad2, { archive: false });
-  await scanDirectory(dir, builder, options2.directories);
-  const plan = builder.resolveLinks();
-  for (const [link, target] of plan) {
+  await scanDirectory(dir, builder, options2.directories, options2.ahead);
+  const plan2 = builder.resolveLinks();
+  for (const [link, target] of plan2) {
     let content = builder.getContent(target);
     if (content === void 0) {
       content = await readTreeFile(dir, target, limits.maxFileBytes);
@@ -6782,14 +7262,14 @@ async function hashDirectory(dir) {
     });
   }
   const files = [];
-  const walk3 = async (abs, rel) => {
+  const walk2 = async (abs, rel) => {
     const names = (await import_node_fs3.promises.readdir(abs)).sort(compareUtf8);
     for (const name of names) {
       const childAbs = path.join(abs, name);
       const childRel = rel === "" ? name : `${rel}/${name}`;
       const lst = await import_node_fs3.promises.lstat(childAbs);
       if (lst.isDirectory()) {
-        await walk3(childAbs, childRel);
+        await walk2(childAbs, childRel);
         continue;
       }
       const st = lst.isSymbolicLink() ? await import_node_fs3.promises.stat(childAbs) : lst;
@@ -6801,7 +7281,7 @@ async function hashDirectory(dir) {
     }
   };
   try {
-    await walk3(root, "");
+    await walk2(root, "");
   } catch (err) {
     if (err instanceof PackageHashError) throw err;
     throw new PackageHashError(`cannot read package directory ${dir}: ${err.message}`, {
@@ -8079,12 +8559,12 @@ var Slots = class {
     });
   }
 };
-var shared = /* @__PURE__ */ new Map();
+var shared2 = /* @__PURE__ */ new Map();
 function processSlots(size) {
-  let slots = shared.get(size);
+  let slots = shared2.get(size);
   if (slots === void 0) {
     slots = new Slots(size);
-    shared.set(size, slots);
+    shared2.set(size, slots);
   }
   return slots;
 }
@@ -9189,7 +9669,7 @@ function tokenEnd(text3, tokens, k) {
   }
   return e;
 }
-var shared2 = { type: new Uint8Array(1 << 16), start: new Int32Array(1 << 16), end: new Int32Array(1 << 16) };
+var shared3 = { type: new Uint8Array(1 << 16), start: new Int32Array(1 << 16), end: new Int32Array(1 << 16) };
 var Lexer = class {
   constructor(text3, strict, depthLimit, checkpoint2) {
     this.text = text3;
@@ -9197,9 +9677,9 @@ var Lexer = class {
     this.depthLimit = depthLimit;
     this.checkpoint = checkpoint2;
     if (strict) {
-      this.type = shared2.type;
-      this.start = shared2.start;
-      this.end = shared2.end;
+      this.type = shared3.type;
+      this.start = shared3.start;
+      this.end = shared3.end;
     } else {
       const cap = Math.max(64, Math.min(1 << 16, text3.length + 1));
       this.type = new Uint8Array(cap);
@@ -9249,7 +9729,7 @@ var Lexer = class {
     this.type = nt;
     this.start = ns;
     this.end = ne;
-    if (this.strict) shared2 = { type: nt, start: ns, end: ne };
+    if (this.strict) shared3 = { type: nt, start: ns, end: ne };
   }
   open(at2) {
     this.depth++;
@@ -11680,8 +12160,8 @@ function snippet(text3, from, to, opener, read) {
 }
 
 // src/hcl/full/pool.ts
-var import_node_worker_threads = require("node:worker_threads");
-var WORKER_SOURCE = String.raw`
+var import_node_worker_threads2 = require("node:worker_threads");
+var WORKER_SOURCE2 = String.raw`
 'use strict';
 const { parentPort, workerData } = require('node:worker_threads');
 const nodePath = require('node:path');
@@ -11841,7 +12321,7 @@ var Hcl2JsonPool = class {
   }
   spawn() {
     this.started = true;
-    const worker = new import_node_worker_threads.Worker(WORKER_SOURCE, {
+    const worker = new import_node_worker_threads2.Worker(WORKER_SOURCE2, {
       eval: true,
       workerData: { hcl2jsonPath: this.hcl2jsonPath }
       // No `stdout: true`/`stderr: true`: captured worker stdio keeps the process alive even when
@@ -12356,22 +12836,48 @@ var HclParser = class {
   async close() {
     await this.pool.close();
   }
-  async parseUnsafe(path5, content, spec, signal) {
+  /**
+   * `extract` when it needs neither hcl2json nor a wait, synchronously: the result of a file whose
+   * bytes do not decode, of a JSON-syntax file, or of a native-syntax file the verifier proves
+   * well-formed and the evaluator reads in full; null otherwise (only `extract` can tell). The
+   * result is the one `extract` gives (the directory reader parses files ahead with it while it
+   * waits for its reader thread: src/scan/ahead.ts). `check` is called now and then during the
+   * verification; what it throws ends this call with null.
+   */
+  extractNow(path5, content, spec, check2) {
+    try {
+      const settled = this.settle(path5, content, spec, check2);
+      return "result" in settled ? settled.result : null;
+    } catch {
+      return null;
+    }
+  }
+  /** The synchronous part of a parse: its result when that needs no hcl2json, else the decoded
+   * text and what the fast path made of it (null when the verifier gave up). */
+  settle(path5, content, spec, check2) {
     const decoded = decodeSource(path5, content);
-    if (!decoded.ok) return decoded;
+    if (!decoded.ok) return { result: decoded };
     const text3 = decoded.text;
     const positions = new PositionMap(path5, text3, decoded.bomBytes, content.length);
-    const full = spec === FULL_SPEC;
     if (syntaxOfPath(path5) === "json") {
-      const result2 = parseJsonConfig(path5, text3, { maxNestingDepth: this.maxNestingDepth, positions });
-      return full || !result2.ok ? result2 : { ok: true, file: { ...result2.file, body: projectBody(result2.file.body, spec) } };
+      const result = parseJsonConfig(path5, text3, { maxNestingDepth: this.maxNestingDepth, positions });
+      return {
+        result: spec === FULL_SPEC || !result.ok ? result : { ok: true, file: { ...result.file, body: projectBody(result.file.body, spec) } }
+      };
     }
-    const check2 = signal === void 0 ? void 0 : () => checkpoint(signal);
     const fast = this.fastPath ? fastParse(path5, text3, spec, this.maxNestingDepth, positions, check2) : null;
     if (fast !== null && "result" in fast) {
       this.stats.verified++;
-      return fast.result;
+      return { result: fast.result };
     }
+    return { text: text3, positions, fast };
+  }
+  async parseUnsafe(path5, content, spec, signal) {
+    const check2 = signal === void 0 ? void 0 : () => checkpoint(signal);
+    const settled = this.settle(path5, content, spec, check2);
+    if ("result" in settled) return settled.result;
+    const { text: text3, positions, fast } = settled;
+    const full = spec === FULL_SPEC;
     if (fast !== null && !full) {
       const { body: body2, pending } = fast;
       const values = await abandonOnAbort(
@@ -12987,9 +13493,9 @@ function buildRootTree(root, modules, engine, options2 = {}) {
   for (const start of starts) {
     if (seen.has(start)) continue;
     enter(start);
-    walk3();
+    walk2();
   }
-  function walk3() {
+  function walk2() {
     while (stack.length > 0) {
       const frame = stack[stack.length - 1];
       const call2 = frame.calls[frame.next++];
@@ -22218,15 +22724,15 @@ function releaseLine(version2) {
 }
 function callPaths(tree, modulePath) {
   const out = [];
-  const walk3 = (at2, path5, seen) => {
+  const walk2 = (at2, path5, seen) => {
     if (at2 === modulePath) out.push(path5);
     if (out.length > 64) return;
     for (const c of tree.calls) {
       if (c.from !== at2 || seen.has(c.to)) continue;
-      walk3(c.to, [...path5, c.name], /* @__PURE__ */ new Set([...seen, c.to]));
+      walk2(c.to, [...path5, c.name], /* @__PURE__ */ new Set([...seen, c.to]));
     }
   };
-  walk3(tree.root, [], /* @__PURE__ */ new Set([tree.root]));
+  walk2(tree.root, [], /* @__PURE__ */ new Set([tree.root]));
   return out;
 }
 function installedModules(ctx, root) {
@@ -23898,13 +24404,13 @@ var missingVersionConstraint = {
             edits
           );
         }
-        const shared3 = m.kind === "shared";
+        const shared4 = m.kind === "shared";
         out.push({
           module: m.path,
           ...at(p.constraintLocation ?? p.declared),
           message: `required_providers entry for provider ${describeProvider(p)} has no version constraint, so any version is accepted`,
           ...fix !== void 0 ? { fix } : {},
-          note: "reason" in derived ? (shared3 ? 'Add version = ">= X.Y" with the oldest version this module is known to work with' : 'Add a bounded constraint such as version = "~> X.Y" (the release line you have tested)') + ` (no fix: ${derived.reason}).` : shared3 ? "A shared module states only the minimum; the root modules that use it set the maximum." : "The pessimistic operator allows only updates within the release line you run today."
+          note: "reason" in derived ? (shared4 ? 'Add version = ">= X.Y" with the oldest version this module is known to work with' : 'Add a bounded constraint such as version = "~> X.Y" (the release line you have tested)') + ` (no fix: ${derived.reason}).` : shared4 ? "A shared module states only the minimum; the root modules that use it set the maximum." : "The pessimistic operator allows only updates within the release line you run today."
         });
       }
     }
@@ -25634,8 +26140,8 @@ var sharedModuleUpperBound = {
     return out;
   }
 };
-function withRootEdits(shared3, roots) {
-  return shared3 === void 0 ? void 0 : [...shared3, ...roots];
+function withRootEdits(shared4, roots) {
+  return shared4 === void 0 ? void 0 : [...shared4, ...roots];
 }
 function boundsMovedUp(ctx, m, localName, source2) {
   const trees = rootTreesWith(ctx, m.path);
@@ -26863,11 +27369,11 @@ function wholeFile(file, content) {
   };
 }
 async function planLockFixes(input) {
-  const plan = { edits: /* @__PURE__ */ new Map(), created: /* @__PURE__ */ new Set(), fixed: /* @__PURE__ */ new Map(), skipped: [] };
+  const plan2 = { edits: /* @__PURE__ */ new Map(), created: /* @__PURE__ */ new Set(), fixed: /* @__PURE__ */ new Map(), skipped: [] };
   const wanted = input.findings.filter(
     (f) => f.suppressed === void 0 && LOCK_FIX_RULES.has(f.ruleId) && (input.rules === void 0 || input.rules.has(f.ruleId))
   );
-  if (wanted.length === 0) return plan;
+  if (wanted.length === 0) return plan2;
   const rootByPath = new Map(input.roots.map((r) => [r.path, r]));
   const missingFor = /* @__PURE__ */ new Map();
   const aboutFile = /* @__PURE__ */ new Map();
@@ -26884,10 +27390,10 @@ async function planLockFixes(input) {
     const findings = (a.lockFile === null ? missingFor.get(a.root) : aboutFile.get(a.lockFile)) ?? [];
     if (findings.length === 0) continue;
     const work = { a, root, file: a.lockFile ?? lockPathOf(a.root), findings };
-    if (a.lockFile === null) await planCreate(work, input, plan);
-    else await planRewrite(work, input, plan);
+    if (a.lockFile === null) await planCreate(work, input, plan2);
+    else await planRewrite(work, input, plan2);
   }
-  return plan;
+  return plan2;
 }
 function lockable(root) {
   return root.providers.filter((p) => !p.source.toLowerCase().startsWith("terraform.io/builtin/"));
@@ -26915,16 +27421,16 @@ async function newEntry(source2, constraints, w, input) {
   }
   return { ok: true, entry: { source: source2, version: selected.version, constraints, hashes: got.hashes } };
 }
-async function planCreate(w, input, plan) {
+async function planCreate(w, input, plan2) {
   const fixable = w.findings.filter((f) => {
     if (f.confidence !== "low") return true;
-    plan.skipped.push({ finding: f, reason: "the module kind is a guess, so no fix is applied" });
+    plan2.skipped.push({ finding: f, reason: "the module kind is a guess, so no fix is applied" });
     return false;
   });
   if (fixable.length === 0) return;
   if (await input.read(w.file) !== null) {
     for (const f of fixable)
-      plan.skipped.push({ finding: f, reason: `${w.file} exists but was not scanned` });
+      plan2.skipped.push({ finding: f, reason: `${w.file} exists but was not scanned` });
     return;
   }
   const entries = [];
@@ -26932,7 +27438,7 @@ async function planCreate(w, input, plan) {
     const made = await newEntry(p.source, p.constraints, w, input);
     if (!made.ok) {
       for (const f of fixable)
-        plan.skipped.push({
+        plan2.skipped.push({
           finding: f,
           reason: `cannot lock ${shortSource(p.source, w.a.engine)}: ${made.reason}`
         });
@@ -26942,10 +27448,10 @@ async function planCreate(w, input, plan) {
   }
   const text3 = formatLockFile(entries, w.a.engine);
   const range = wholeFile(w.file, Buffer.alloc(0));
-  plan.edits.set(w.file, { range, text: text3 });
-  plan.created.add(w.file);
+  plan2.edits.set(w.file, { range, text: text3 });
+  plan2.created.add(w.file);
   const locked = entries.map((e) => `${shortSource(e.source, w.a.engine)} ${e.version}`).join(", ");
-  for (const f of fixable) plan.fixed.set(f, `write the lock file (${locked || "no providers"})`);
+  for (const f of fixable) plan2.fixed.set(f, `write the lock file (${locked || "no providers"})`);
 }
 function lockedSatisfies(version2, constraints) {
   if (version2 === null) return false;
@@ -26959,9 +27465,9 @@ function lockedSatisfies(version2, constraints) {
 function entryAt(entries, line, at2) {
   return entries.find((e) => at2(e) === line);
 }
-async function planRewrite(w, input, plan) {
+async function planRewrite(w, input, plan2) {
   const skipAll = (reason) => {
-    for (const f of w.findings) plan.skipped.push({ finding: f, reason });
+    for (const f of w.findings) plan2.skipped.push({ finding: f, reason });
   };
   const lock = w.a.lock;
   const content = await input.read(w.file);
@@ -26993,7 +27499,7 @@ async function planRewrite(w, input, plan) {
   }
   const fixed = /* @__PURE__ */ new Map();
   const skip = (f, reason) => {
-    plan.skipped.push({ finding: f, reason });
+    plan2.skipped.push({ finding: f, reason });
   };
   const locked = new Set(entries.keys());
   const missing = lockable(w.root).filter((p) => !locked.has(p.source));
@@ -27094,8 +27600,8 @@ async function planRewrite(w, input, plan) {
   if (fixed.size === 0) return;
   const next = formatLockFile([...entries.values()], writerOf(text3, w.a.engine));
   if (next === text3) return;
-  plan.edits.set(w.file, { range: wholeFile(w.file, content), text: next });
-  for (const [f, description] of fixed) plan.fixed.set(f, description);
+  plan2.edits.set(w.file, { range: wholeFile(w.file, content), text: next });
+  for (const [f, description] of fixed) plan2.fixed.set(f, description);
 }
 
 // src/fix/diff.ts
@@ -28384,6 +28890,73 @@ function mergeConfig(base, layers) {
   return out;
 }
 
+// src/scan/ahead.ts
+var ParseAhead = class {
+  /** `signal`: the scan's deadline; once it fires, nothing more is parsed ahead (the scan then
+   * ends with its timeout where it checks it next). */
+  constructor(hcl, signal) {
+    this.hcl = hcl;
+    this.signal = signal;
+  }
+  hcl;
+  signal;
+  /** Every kept file as it was recorded (path, bytes, SHA-256), looked at only by `idle`: files
+   * recorded after the walk's last wait cost nothing but a place here. */
+  paths = [];
+  contents = [];
+  hashes = [];
+  next = 0;
+  /** Contents parsed already (a copy's parse is moved to it by `copiesParsedOnce`). */
+  seen = /* @__PURE__ */ new Set();
+  /** Results by path, with the bytes they were parsed from; each is handed out once. */
+  results = /* @__PURE__ */ new Map();
+  /** Files parsed ahead and results taken (tests, the benchmark). */
+  stats = { parsed: 0, taken: 0 };
+  loaded(path5, content, sha2565) {
+    this.paths.push(path5);
+    this.contents.push(content);
+    this.hashes.push(sha2565);
+  }
+  idle() {
+    if (expired(this.signal)) return false;
+    while (this.next < this.paths.length) {
+      const i = this.next++;
+      const path5 = this.paths[i];
+      const name = basename(path5);
+      const sha2565 = this.hashes[i];
+      if (configExtension(name, "opentofu") === null || isIgnoredName(name) || this.seen.has(sha2565))
+        continue;
+      this.seen.add(sha2565);
+      const content = this.contents[i];
+      const signal = this.signal;
+      const check2 = signal === void 0 ? void 0 : () => checkpoint(signal);
+      const result = this.hcl.extractNow(path5, content, LOADER_PROJECTION, check2);
+      this.stats.parsed++;
+      if (result !== null) this.results.set(path5, { content, result });
+      return true;
+    }
+    return false;
+  }
+  /** `parser`, answering module loading's extraction of a file parsed ahead (same path, same
+   * bytes) with the result kept. */
+  parser(parser) {
+    return {
+      extract: (path5, content, spec, options2) => {
+        if (spec === LOADER_PROJECTION && options2?.signal?.aborted !== true) {
+          const kept = this.results.get(path5);
+          if (kept !== void 0 && kept.content === content) {
+            this.results.delete(path5);
+            this.stats.taken++;
+            return Promise.resolve(kept.result);
+          }
+        }
+        return parser.extract(path5, content, spec, options2);
+      },
+      parse: (path5, content, options2) => parser.parse(path5, content, options2)
+    };
+  }
+};
+
 // src/scan/deadline.ts
 var ScanDeadline = class {
   /** Fires when either source does; undefined when the scan has no deadline. Pollable
@@ -28591,14 +29164,14 @@ function fileHashes(archive) {
 }
 var MIN_SHARED_BYTES = 1024;
 function copiesParsedOnce(archive, parser) {
-  const shared3 = /* @__PURE__ */ new Set();
+  const shared4 = /* @__PURE__ */ new Set();
   let copies = 0;
   for (const e of archive.entries) {
     if (e.type !== "file" || e.sha256 === void 0) continue;
     const content = archive.files.get(e.path);
     if (content === void 0 || content.length < MIN_SHARED_BYTES) continue;
-    if (shared3.has(e.sha256)) copies++;
-    else shared3.add(e.sha256);
+    if (shared4.has(e.sha256)) copies++;
+    else shared4.add(e.sha256);
   }
   if (copies === 0) return parser;
   const hashOf = fileHashes(archive);
@@ -28689,11 +29262,12 @@ function offlineReason2(archive) {
 async function scanArchive2(archive, options2 = {}, reuse) {
   return withDeadline(options2, (deadline) => scanLoaded(archive, options2, deadline, reuse));
 }
-async function scanLoaded(archive, options2, deadline, reuse) {
+async function scanLoaded(archive, options2, deadline, reuse, ahead) {
   const signal = deadline.signal;
   deadline.enter("reading the settings");
-  const shared3 = copiesParsedOnce(archive, sharedHclParser(options2.parser));
-  const parser = reuse === void 0 ? shared3 : reuse.parser(shared3);
+  const hcl = sharedHclParser(options2.parser);
+  const shared4 = copiesParsedOnce(archive, ahead === void 0 ? hcl : ahead.parser(hcl));
+  const parser = reuse === void 0 ? shared4 : reuse.parser(shared4);
   const config = await resolveConfig(archive, parser, options2, signal);
   let cache = null;
   let read = (path5, content) => parser.extract(path5, content, LOADER_PROJECTION, { signal });
@@ -28815,15 +29389,20 @@ function isDirectory(path5) {
 }
 async function scanPath(path5, options2 = {}) {
   return withDeadline(options2, async (deadline) => {
-    deadline.enter(`reading the ${isDirectory(path5) ? "directory" : "archive"}`);
+    const directory2 = isDirectory(path5);
+    deadline.enter(`reading the ${directory2 ? "directory" : "archive"}`);
+    const ahead = directory2 ? new ParseAhead(sharedHclParser(options2.parser), deadline.signal) : void 0;
     const archive = await deadline.race(
       readInput(path5, {
         limits: options2.limits,
         shouldLoad,
-        ...options2.directories !== void 0 ? { directories: options2.directories } : {}
+        ...options2.directories !== void 0 ? { directories: options2.directories } : {},
+        ...ahead !== void 0 ? { ahead } : {}
       })
     );
-    return scanLoaded(archive, options2, deadline);
+    const report = await scanLoaded(archive, options2, deadline, void 0, ahead);
+    if (ahead !== void 0) options2.onParseAheadStats?.({ ...ahead.stats });
+    return report;
   });
 }
 
@@ -29063,14 +29642,14 @@ async function fixArchive(archive, options2 = {}) {
     placer.prepare(
       last.findings.filter(inScope).filter((f) => f.suppressed === void 0 && (rules === void 0 || rules.has(f.ruleId))).map((f) => f.fix?.edits ?? [])
     );
-    const plan = planFixes(last.findings.filter(inScope), rules, lockPlan, (edits) => placer.place(edits));
-    skipped = plan.remaining;
-    if (plan.files.size === 0) break;
+    const plan2 = planFixes(last.findings.filter(inScope), rules, lockPlan, (edits) => placer.place(edits));
+    skipped = plan2.remaining;
+    if (plan2.files.size === 0) break;
     let configChanged = false;
-    for (const [path5, edits] of plan.files) {
+    for (const [path5, edits] of plan2.files) {
       if (!inside(path5)) throw new Error(`fix: ${path5} is outside ${within ?? "."}, which the fix may edit`);
       const held = current.get(path5) ?? archive.files.get(path5) ?? linkedBytes(archive, path5, byPath);
-      const creates = plan.created.has(path5) || edits.every((e) => e.range.end.byte === 0);
+      const creates = plan2.created.has(path5) || edits.every((e) => e.range.end.byte === 0);
       const isNew = held === void 0 && creates;
       const before = held ?? (isNew ? Buffer.alloc(0) : void 0);
       if (before === void 0) throw new Error(`fix: ${path5} is not among the scanned files`);
@@ -29081,11 +29660,11 @@ async function fixArchive(archive, options2 = {}) {
       current.set(path5, applyEdits(before, edits));
       if (!lockPlan?.edits.has(path5)) configChanged = true;
     }
-    for (const f of plan.fixed) {
+    for (const f of plan2.fixed) {
       fixed.push(f);
       descriptions.set(f, lockPlan?.fixed.get(f) ?? f.fix?.description ?? "");
     }
-    const deferred = plan.remaining.some((r) => r.deferred === true);
+    const deferred = plan2.remaining.some((r) => r.deferred === true);
     if (!deferred && !(configChanged && lockFixes) || pass === MAX_PASSES) break;
     after = await scan(withFiles(archive, current, byPath), false);
     last = after;
@@ -31085,7 +31664,7 @@ async function runLocalAudit(archives, store, options2 = {}) {
     ...options2.policy !== void 0 ? { policy: { current: async () => options2.policy }, now: () => now } : {}
   };
   const runId = auditRunId(now, `local:${[...byRepository.keys()].join("\n")}`);
-  const plan = await planRun(deps, { runId, startedAt: now.toISOString() }, async () => [
+  const plan2 = await planRun(deps, { runId, startedAt: now.toISOString() }, async () => [
     ...byRepository.keys()
   ]);
   const load2 = async (repository) => {
@@ -31097,22 +31676,22 @@ async function runLocalAudit(archives, store, options2 = {}) {
   let done = 0;
   let next = 0;
   const worker = async () => {
-    while (next < plan.messages.length) {
-      const message = plan.messages[next++];
+    while (next < plan2.messages.length) {
+      const message = plan2.messages[next++];
       const result = await auditRepository(deps, message, load2, { lastAttempt: true });
       done++;
       options2.onProgress?.({
         done,
-        total: plan.messages.length,
+        total: plan2.messages.length,
         repository: message.repository,
         status: result.status
       });
     }
   };
   const concurrency = Math.max(1, options2.concurrency ?? 2);
-  await Promise.all(Array.from({ length: Math.min(concurrency, Math.max(1, plan.messages.length)) }, worker));
-  if (plan.messages.length === 0) {
-    await completeRun(deps, plan.manifest, []);
+  await Promise.all(Array.from({ length: Math.min(concurrency, Math.max(1, plan2.messages.length)) }, worker));
+  if (plan2.messages.length === 0) {
+    await completeRun(deps, plan2.manifest, []);
   }
   const stored = await store.get(run.summaryJson);
   if (stored === null) throw new Error(`audit ${runId} finished without a summary`);
@@ -31299,7 +31878,7 @@ var LocalObjectStore = class {
     if (dirSegments[0] === LOCAL_STORE_RESERVED) return;
     if (await this.ancestors(this.root, prefix, [...dirSegments, ""]) !== "ok") return;
     const keys = [];
-    const walk3 = async (dir, keyPrefix2) => {
+    const walk2 = async (dir, keyPrefix2) => {
       let entries;
       try {
         entries = await import_node_fs7.promises.readdir(dir, { withFileTypes: true });
@@ -31314,7 +31893,7 @@ var LocalObjectStore = class {
         if (entry.isDirectory()) {
           const asPrefix = key2 + "/";
           if (asPrefix.startsWith(prefix) || prefix.startsWith(asPrefix))
-            await walk3(nodePath5.join(dir, entry.name), asPrefix);
+            await walk2(nodePath5.join(dir, entry.name), asPrefix);
         } else if (entry.isFile() && key2.startsWith(prefix)) {
           try {
             assertValidKey(key2);
@@ -31324,7 +31903,7 @@ var LocalObjectStore = class {
         }
       }
     };
-    await walk3(nodePath5.join(this.root, ...dirSegments), dirKey === "" ? "" : dirKey + "/");
+    await walk2(nodePath5.join(this.root, ...dirSegments), dirKey === "" ? "" : dirKey + "/");
     keys.sort(compareKeys);
     yield* keys;
   }

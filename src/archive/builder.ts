@@ -61,8 +61,9 @@ export class FileSink {
     return this.chunks !== null;
   }
 
-  write(chunk: Buffer): void {
-    this.bytes += chunk.length;
+  /** The per-file and total caps on `length` more bytes seen. */
+  private count(length: number): void {
+    this.bytes += length;
     const limits = this.builder.limits;
     if (this.bytes > limits.maxFileBytes) {
       throw new InputError(
@@ -71,7 +72,11 @@ export class FileSink {
         { entry: this.shown },
       );
     }
-    this.builder.countContentBytes(chunk.length, this.shown);
+    this.builder.countContentBytes(length, this.shown);
+  }
+
+  write(chunk: Buffer): void {
+    this.count(chunk.length);
     if (this.hash === null && this.first === null) {
       this.first = chunk;
     } else {
@@ -87,11 +92,31 @@ export class FileSink {
   /** Record the finished file; returns its SHA-256. */
   finish(): string {
     if (this.done) throw new Error(`FileSink for ${this.path} finished twice`);
-    this.done = true;
     const sha256 =
       this.hash !== null
         ? this.hash.digest('hex')
         : oneShotHash('sha256', this.first ?? Buffer.alloc(0), 'hex');
+    return this.commit(sha256);
+  }
+
+  /**
+   * The whole file at once, read and hashed elsewhere (the directory reader's thread,
+   * directory-reads.ts): `length` bytes with SHA-256 `sha256`, `content` their bytes when the
+   * file is kept. The caps of `write` apply to `length`; then the file is recorded as `finish`
+   * records it.
+   */
+  finishRead(length: number, sha256: string, content: Buffer | undefined): string {
+    if (this.done || this.bytes !== 0) throw new Error(`FileSink for ${this.path} already written`);
+    if (this.chunks !== null && content?.length !== length) {
+      throw new Error(`FileSink for ${this.path}: a kept file needs its ${length} bytes`);
+    }
+    this.count(length);
+    if (this.chunks !== null && length > 0) this.chunks.push(content as Buffer);
+    return this.commit(sha256);
+  }
+
+  private commit(sha256: string): string {
+    this.done = true;
     // One chunk is kept as it is (a view into the reader's buffer; nothing writes to it).
     const content =
       this.chunks === null

@@ -1,10 +1,11 @@
-import { createHash } from 'node:crypto';
+import { createHash, hash as oneShotHash } from 'node:crypto';
 import * as fsSync from 'node:fs';
 import { constants, promises as fs, type Stats } from 'node:fs';
 import * as nodePath from 'node:path';
 import { InputError } from '../errors';
-import type { LoadedArchive } from './types';
+import type { LoadedArchive, ReadAhead } from './types';
 import { ArchiveBuilder } from './builder';
+import { DirectoryReads, type ReadResult } from './directory-reads';
 import { compareUtf8, decodeUtf8Name, displayName, displaysAsIs, hexEscape, MAX_DISPLAY_NAME } from './paths';
 
 const READ_CHUNK = 64 * 1024;
@@ -216,10 +217,12 @@ function childTask(parent: DirectoryTask, name: string, relative: string, shown:
  * of a backend, `environment`) is not configuration and is skipped. Returns the `modules` directory
  * to walk, or null.
  */
-function addInstalledModules(
+function planInstalledModules(
   builder: ArchiveBuilder,
   terraform: DirectoryTask,
   mode: number,
+  steps: Step[],
+  count: (shown: string) => void,
 ): DirectoryTask | null {
   let modulesDir: Stats;
   try {
@@ -232,10 +235,15 @@ function addInstalledModules(
   const modules = childTask(terraform, 'modules', relative, displayName(relative));
   for (const dir of [terraform.relative, modules.relative]) {
     const shown = displayName(dir);
-    builder.countEntry(shown);
+    count(shown);
     const path = builder.admit(dir, true);
     if (path === null) return null;
-    builder.addDirectory(path, shown, dir === terraform.relative ? mode : modulesDir.mode & 0o7777);
+    steps.push({
+      kind: 'directory',
+      path,
+      shown,
+      mode: dir === terraform.relative ? mode : modulesDir.mode & 0o7777,
+    });
   }
   return modules;
 }
@@ -250,18 +258,35 @@ function addInstalledModules(
  * through Node's thread pool cost a round trip per call (lstat, open, fstat, read, read, close)
  * and left the process idle most of the time, so a directory took twice as long as a tarball of
  * it; each call takes microseconds on a local filesystem, and the first read asks for
- * the whole file. Only the CLI reads directories (the service receives archives).
+ * the whole file. It runs in two passes: `plan` lists the tree and records what to tell the
+ * builder while a worker thread reads the files ahead (directory-reads.ts), then `replay` tells
+ * the builder, in path order, with every check. Only the CLI reads directories (the service
+ * receives archives).
  */
 export async function scanDirectory(
   root: string,
   builder: ArchiveBuilder,
   directories?: readonly string[],
+  ahead?: ReadAhead,
 ): Promise<void> {
   // Paths in the walk are relative to the real root, so absolute link targets can be checked.
   const realRoot = await fsStep(root, () => fs.realpath(root));
   const givenRoot = nodePath.resolve(root);
-  walk(realRoot, givenRoot, builder, selection(directories));
-  return Promise.resolve();
+  const { maxFileBytes, maxTotalBytes } = builder.limits;
+  const space = new ReadSpace();
+  const reads = new DirectoryReads(
+    maxFileBytes,
+    maxTotalBytes,
+    FIRST_READ_MAX,
+    (absolute, keeps) => readAhead(absolute, keeps, space, maxFileBytes),
+    ahead === undefined ? undefined : () => ahead.idle(),
+  );
+  try {
+    const steps = plan(realRoot, givenRoot, builder, selection(directories), reads);
+    replay(steps, builder, reads, space, ahead);
+  } finally {
+    reads.close();
+  }
 }
 
 /**
@@ -371,7 +396,7 @@ function readFile(
   path: string,
   absolute: string,
   shown: string,
-): void {
+): string {
   // An error of the open or the fstat is reported as every other error of the walk.
   let fd = -1;
   try {
@@ -400,7 +425,7 @@ function readFile(
     const open = fd;
     fd = -1;
     closeSync(open);
-    sink.finish();
+    return sink.finish();
   } catch (cause) {
     if (fd !== -1) {
       try {
@@ -415,6 +440,55 @@ function readFile(
       entry: shown,
       cause,
     });
+  }
+}
+
+/**
+ * Reads one regular file ahead on the walk's thread, as the reader thread does
+ * (directory-reads.ts): open (O_NOFOLLOW | O_NONBLOCK), fstat, one read of its size plus one byte,
+ * close, SHA-256. Null, for `readFile` to read it with its full checks and messages when the walk
+ * records it, for anything else: a failing call, not a regular file, over the per-file limit,
+ * grown since the fstat.
+ */
+function readAhead(
+  absolute: string,
+  keeps: boolean,
+  space: ReadSpace,
+  maxFileBytes: number,
+): ReadResult | null {
+  let fd = -1;
+  try {
+    fd = openSync(absolute, OPEN_FLAGS);
+    const stats = fstatSync(fd);
+    const size = stats.size;
+    if (!stats.isFile() || size > maxFileBytes || size >= FIRST_READ_MAX) return null;
+    const want = size + 1;
+    const room = space.room(want, keeps);
+    const at = space.at;
+    const got = readSync(fd, room, at, want, null);
+    const opened = fd;
+    fd = -1;
+    closeSync(opened);
+    if (got === want) return null;
+    const view = room.subarray(at, at + got);
+    if (keeps) space.keep(room, got);
+    return {
+      size,
+      length: got,
+      mode: stats.mode,
+      sha256: oneShotHash('sha256', view, 'hex'),
+      content: keeps ? view : undefined,
+    };
+  } catch {
+    return null;
+  } finally {
+    if (fd !== -1) {
+      try {
+        closeSync(fd);
+      } catch {
+        // Read again by `readFile`, which reports what fails.
+      }
+    }
   }
 }
 
@@ -440,13 +514,59 @@ function openFrame(task: DirectoryTask, want: (relative: string) => Want): Frame
   return { task, here: want(task.relative), listed: listDirectory(task), next: 0, pending: [] };
 }
 
-function walk(
+/** What the walk records, in order, for `replay` to apply to the builder. */
+type Step =
+  | { kind: 'count'; shown: string }
+  | { kind: 'directory'; path: string; shown: string; mode: number }
+  | { kind: 'link'; path: string; shown: string; target: string; mode: number; fromRoot: boolean }
+  | { kind: 'file'; path: string; shown: string; absolute: string; read: number }
+  | { kind: 'error'; error: unknown };
+
+/** Thrown by `plan` past the entry limit: its last step is the entry the builder rejects. */
+const ENTRY_LIMIT = Symbol('entry limit');
+
+/**
+ * Lists the tree and records, in path order, what the builder is to be told (`Step`); the files
+ * are queued in `reads` (read ahead by the reader thread, directory-reads.ts). Stops at its first
+ * error (recorded as the last step) and after one entry more than the entry limit allows (the
+ * builder rejects it in `replay`), so errors come out of `replay` in the order of a walk that
+ * tells the builder everything as it goes.
+ */
+function plan(
   realRoot: string,
   givenRoot: string,
   builder: ArchiveBuilder,
   want: (relative: string) => Want,
+  reads: DirectoryReads,
+): Step[] {
+  const steps: Step[] = [];
+  const maxEntries = builder.limits.maxEntries;
+  let counted = 0;
+  const count = (shown: string): void => {
+    steps.push({ kind: 'count', shown });
+    if (++counted > maxEntries) throw ENTRY_LIMIT;
+  };
+  try {
+    planTree(realRoot, givenRoot, builder, want, reads, steps, count);
+  } catch (error) {
+    if (error !== ENTRY_LIMIT) steps.push({ kind: 'error', error });
+  }
+  reads.flush();
+  return steps;
+}
+
+function planTree(
+  realRoot: string,
+  givenRoot: string,
+  builder: ArchiveBuilder,
+  want: (relative: string) => Want,
+  reads: DirectoryReads,
+  steps: Step[],
+  count: (shown: string) => void,
 ): void {
-  const space = new ReadSpace();
+  const file = (path: string, absolute: string, shown: string): void => {
+    steps.push({ kind: 'file', path, shown, absolute, read: reads.add(absolute, builder.keep(path)) });
+  };
   const rootTask: DirectoryTask = {
     relative: '',
     absolute: realRoot,
@@ -497,12 +617,18 @@ function walk(
     if (SKIPPED_DIRECTORIES.has(name) && (typed.isDirectory() || name === '.git')) {
       if (name === '.terraform' && typed.isDirectory()) {
         const mode = fsStepSync(shown, () => lstatSync(absolute)).mode & 0o7777;
-        const modules = addInstalledModules(builder, childTask(task, name, relative, shown), mode);
+        const modules = planInstalledModules(
+          builder,
+          childTask(task, name, relative, shown),
+          mode,
+          steps,
+          count,
+        );
         if (modules !== null) pending.push({ key: `${name}/`, task: modules });
       }
       continue;
     }
-    builder.countEntry(shown);
+    count(shown);
     const path = builder.admitChild(
       relative,
       name,
@@ -512,17 +638,17 @@ function walk(
     );
     if (path === null) continue;
     if (typed.isFile()) {
-      readFile(builder, space, path, absolute, shown);
+      file(path, absolute, shown);
       continue;
     }
     const stats = fsStepSync(shown, () => lstatSync(absolute));
     const mode = stats.mode & 0o7777;
     if (stats.isDirectory()) {
-      builder.addDirectory(path, shown, mode);
+      steps.push({ kind: 'directory', path, shown, mode });
       pending.push({ key: `${name}/`, task: childTask(task, name, relative, shown) });
     } else if (stats.isFile()) {
       // The listing said otherwise (it changed in between): read it as the file it now is.
-      readFile(builder, space, path, absolute, shown);
+      file(path, absolute, shown);
     } else if (stats.isSymbolicLink()) {
       const rawTarget = fsStepSync(shown, () => readlinkSync(absolute, { encoding: 'buffer' }));
       let target = decodeUtf8Name(rawTarget, 'symlink target', shown);
@@ -542,7 +668,7 @@ function walk(
         target = inside;
         fromRoot = true;
       }
-      builder.addLink(path, shown, 'symlink', target, { mode, fromRoot });
+      steps.push({ kind: 'link', path, shown, target, mode, fromRoot });
     } else {
       throw new InputError(
         'unsupported-entry-type',
@@ -551,6 +677,53 @@ function walk(
           entry: shown,
         },
       );
+    }
+  }
+}
+
+/**
+ * Tells the builder what `plan` recorded, in its order: the files with what the reader thread
+ * read (its size, mode and hash; the bytes of kept files), or read here, synchronously, when it
+ * did not (`readFile`). Waits only where the reader thread is still reading a batch.
+ */
+function replay(
+  steps: readonly Step[],
+  builder: ArchiveBuilder,
+  reads: DirectoryReads,
+  space: ReadSpace,
+  ahead: ReadAhead | undefined,
+): void {
+  for (const step of steps) {
+    switch (step.kind) {
+      case 'count':
+        builder.countEntry(step.shown);
+        break;
+      case 'directory':
+        builder.addDirectory(step.path, step.shown, step.mode);
+        break;
+      case 'link':
+        builder.addLink(step.path, step.shown, 'symlink', step.target, {
+          mode: step.mode,
+          fromRoot: step.fromRoot,
+        });
+        break;
+      case 'file': {
+        const read = reads.take(step.read);
+        let sha256: string;
+        if (read === null) {
+          sha256 = readFile(builder, space, step.path, step.absolute, step.shown);
+        } else {
+          const sink = builder.beginFile(step.path, step.shown, read.size, read.mode & 0o7777);
+          sha256 = sink.finishRead(read.length, read.sha256, sink.keeps ? read.content : undefined);
+        }
+        if (ahead !== undefined) {
+          const content = builder.getContent(step.path);
+          if (content !== undefined) ahead.loaded(step.path, content, sha256);
+        }
+        break;
+      }
+      case 'error':
+        throw step.error;
     }
   }
 }

@@ -9,7 +9,7 @@ import { promises as fs } from 'node:fs';
 import * as nodePath from 'node:path';
 import { InputError } from '../errors';
 import type { ArchiveLimits, InputKind } from '../model';
-import type { LoadedArchive } from './types';
+import type { LoadedArchive, ReadAhead } from './types';
 import { ArchiveBuilder } from './builder';
 import { detectFormat, type ArchiveFormat } from './detect';
 import { directoryListingSha256, readTreeFile, scanDirectory } from './directory';
@@ -35,6 +35,9 @@ export interface ReadOptions {
    * `.` is all of it) and the input's own `.tfguard.hcl`; default everything. For scanning one
    * directory of a repository with what its module calls need (src/scan/subtree.ts). */
   directories?: readonly string[];
+  /** Directory input only: work for the moments the read waits for its reader thread (see
+   * `ReadAhead`). */
+  ahead?: ReadAhead;
 }
 
 function sha256Hex(bytes: Uint8Array): string {
@@ -122,7 +125,7 @@ async function readTree(dir: string, options: ReadOptions): Promise<LoadedArchiv
   const limits = resolveLimits(options.limits);
   const shouldLoad = options.shouldLoad ?? defaultShouldLoad;
   const builder = new ArchiveBuilder(limits, shouldLoad, { archive: false });
-  await scanDirectory(dir, builder, options.directories);
+  await scanDirectory(dir, builder, options.directories, options.ahead);
   const plan = builder.resolveLinks();
   for (const [link, target] of plan) {
     let content = builder.getContent(target);

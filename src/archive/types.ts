@@ -27,3 +27,15 @@ export interface LoadedArchive {
   /** Contents of the files selected for loading (see `shouldLoad`), keyed by entry path. */
   files: Map<string, Buffer>;
 }
+
+/**
+ * What a caller does with a directory's files while the rest is still being read: the reader
+ * thread (directory-reads.ts) reads large trees ahead of the walk, and where the walk waits for it
+ * there is time for other work. `loaded` is told of every kept file as it is recorded, in path
+ * order (its bytes are final); `idle` is called while the walk waits, does one small piece of
+ * work and says whether there was any. Neither may throw. What they do never changes what is read.
+ */
+export interface ReadAhead {
+  loaded(path: string, content: Buffer, sha256: string): void;
+  idle(): boolean;
+}

@@ -186,30 +186,66 @@ export class HclParser {
     await this.pool.close();
   }
 
+  /**
+   * `extract` when it needs neither hcl2json nor a wait, synchronously: the result of a file whose
+   * bytes do not decode, of a JSON-syntax file, or of a native-syntax file the verifier proves
+   * well-formed and the evaluator reads in full; null otherwise (only `extract` can tell). The
+   * result is the one `extract` gives (the directory reader parses files ahead with it while it
+   * waits for its reader thread: src/scan/ahead.ts). `check` is called now and then during the
+   * verification; what it throws ends this call with null.
+   */
+  extractNow(path: string, content: Buffer, spec: BlockSpec, check?: () => void): ParseResult | null {
+    try {
+      const settled = this.settle(path, content, spec, check);
+      return 'result' in settled ? settled.result : null;
+    } catch {
+      // `extract` turns an internal failure into a result of its own: it decides this file.
+      return null;
+    }
+  }
+
+  /** The synchronous part of a parse: its result when that needs no hcl2json, else the decoded
+   * text and what the fast path made of it (null when the verifier gave up). */
+  private settle(
+    path: string,
+    content: Buffer,
+    spec: BlockSpec,
+    check: (() => void) | undefined,
+  ):
+    | { result: ParseResult }
+    | { text: string; positions: PositionMap; fast: { body: HclBody; pending: PendingValue[] } | null } {
+    const decoded = decodeSource(path, content);
+    if (!decoded.ok) return { result: decoded };
+    const text = decoded.text;
+    const positions = new PositionMap(path, text, decoded.bomBytes, content.length);
+    if (syntaxOfPath(path) === 'json') {
+      const result = parseJsonConfig(path, text, { maxNestingDepth: this.maxNestingDepth, positions });
+      return {
+        result:
+          spec === FULL_SPEC || !result.ok
+            ? result
+            : { ok: true, file: { ...result.file, body: projectBody(result.file.body, spec) } },
+      };
+    }
+    const fast = this.fastPath ? fastParse(path, text, spec, this.maxNestingDepth, positions, check) : null;
+    if (fast !== null && 'result' in fast) {
+      this.stats.verified++;
+      return { result: fast.result };
+    }
+    return { text, positions, fast };
+  }
+
   private async parseUnsafe(
     path: string,
     content: Buffer,
     spec: BlockSpec,
     signal: AbortSignal | undefined,
   ): Promise<ParseResult> {
-    const decoded = decodeSource(path, content);
-    if (!decoded.ok) return decoded;
-    const text = decoded.text;
-    const positions = new PositionMap(path, text, decoded.bomBytes, content.length);
-    const full = spec === FULL_SPEC;
-    if (syntaxOfPath(path) === 'json') {
-      const result = parseJsonConfig(path, text, { maxNestingDepth: this.maxNestingDepth, positions });
-      return full || !result.ok
-        ? result
-        : { ok: true, file: { ...result.file, body: projectBody(result.file.body, spec) } };
-    }
-
     const check = signal === undefined ? undefined : (): void => checkpoint(signal);
-    const fast = this.fastPath ? fastParse(path, text, spec, this.maxNestingDepth, positions, check) : null;
-    if (fast !== null && 'result' in fast) {
-      this.stats.verified++;
-      return fast.result;
-    }
+    const settled = this.settle(path, content, spec, check);
+    if ('result' in settled) return settled.result;
+    const { text, positions, fast } = settled;
+    const full = spec === FULL_SPEC;
     if (fast !== null && !full) {
       const { body, pending } = fast;
       const values = await abandonOnAbort(

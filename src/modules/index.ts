@@ -4,7 +4,7 @@
  */
 export { matchGlob } from './glob';
 export { CONSTANT_PROJECTION, LOADER_PROJECTION } from './projection';
-export { selectConfigFiles } from './files';
+export { configExtension, isIgnoredName, selectConfigFiles } from './files';
 export type { FileSelection } from './files';
 export {
   BUILTIN_TERRAFORM_PROVIDER,

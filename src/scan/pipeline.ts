@@ -30,6 +30,7 @@ import { CONFIG_FILE_NAME, DEFAULT_CONFIG, mergeConfig, parseConfigFile } from '
 import type { ConfigLayer } from './config-file';
 import type { HclParserSettings, ScanOptions } from './types';
 import type { ScanParser, ScanReuse } from './reuse';
+import { ParseAhead } from './ahead';
 import {
   duration,
   PARSING,
@@ -309,11 +310,14 @@ async function scanLoaded(
   options: ScanOptions,
   deadline: ScanDeadline,
   reuse?: ScanReuse,
+  ahead?: ParseAhead,
 ): Promise<Report> {
   const signal = deadline.signal;
   deadline.enter('reading the settings');
-  // Copies parsed once beneath the reuse of `tfguard fix`, which keeps every result by path.
-  const shared = copiesParsedOnce(archive, sharedHclParser(options.parser));
+  // Copies parsed once beneath the reuse of `tfguard fix`, which keeps every result by path, and
+  // above the files a directory's read parsed ahead.
+  const hcl = sharedHclParser(options.parser);
+  const shared = copiesParsedOnce(archive, ahead === undefined ? hcl : ahead.parser(hcl));
   const parser = reuse === undefined ? shared : reuse.parser(shared);
   const config = await resolveConfig(archive, parser, options, signal);
   let cache: ExtractionCache | null = null;
@@ -448,14 +452,20 @@ function isDirectory(path: string): boolean {
 /** Scans a directory or an archive file on disk. */
 export async function scanPath(path: string, options: ScanOptions = {}): Promise<Report> {
   return withDeadline(options, async (deadline) => {
-    deadline.enter(`reading the ${isDirectory(path) ? 'directory' : 'archive'}`);
+    const directory = isDirectory(path);
+    deadline.enter(`reading the ${directory ? 'directory' : 'archive'}`);
+    // A directory's configuration files are parsed while the rest of it is read (src/scan/ahead.ts).
+    const ahead = directory ? new ParseAhead(sharedHclParser(options.parser), deadline.signal) : undefined;
     const archive = await deadline.race(
       readInput(path, {
         limits: options.limits,
         shouldLoad,
         ...(options.directories !== undefined ? { directories: options.directories } : {}),
+        ...(ahead !== undefined ? { ahead } : {}),
       }),
     );
-    return scanLoaded(archive, options, deadline);
+    const report = await scanLoaded(archive, options, deadline, undefined, ahead);
+    if (ahead !== undefined) options.onParseAheadStats?.({ ...ahead.stats });
+    return report;
   });
 }

@@ -80,6 +80,9 @@ export interface ScanOptions {
   onLockAnalysis?: (analysis: LockAnalysis, config: ScanConfig) => void;
   /** Called once per scan with what the cache did (hits, misses, requests, bytes). */
   onCacheStats?: (stats: CacheStats) => void;
+  /** Directory scans (`scanPath`): called once the scan is done, with the files parsed while the
+   * directory was being read and those of them module loading took (src/scan/ahead.ts). */
+  onParseAheadStats?: (stats: { parsed: number; taken: number }) => void;
   /**
    * Time limit of the whole scan in milliseconds, from its start (CLI `--timeout`,
    * `TFGUARD_SCAN_TIMEOUT_MS`). Over it the scan throws `InputError('scan-timeout')`.
