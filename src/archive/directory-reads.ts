@@ -1,5 +1,5 @@
 /**
- * Reading a directory's files on a second thread while the walk goes on (issue 22).
+ * Reading a directory's files on a second thread while the walk goes on.
  *
  * Reading a tree costs about four system calls a file (open, fstat, read, close): on the
  * cloudposse/terraform-aws-components tree some 7,000 calls, a third of the walk's time, where a

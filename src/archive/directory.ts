@@ -83,7 +83,7 @@ function openRegularFileSync(absolute: string, shown: string): { fd: number; sta
 /**
  * Reads an opened regular file to its end and closes it: (usually) one read. Synchronous calls:
  * thousands of small files read through the thread pool cost a round trip per call and left the
- * process idle most of the time (issue 22: a directory took twice the time of a tarball of it);
+ * process idle most of the time (a directory took twice the time of a tarball of it);
  * these calls take microseconds each on a local filesystem. Only the CLI reads directories.
  */
 function readOpenFileSync(fd: number, size: number, onChunk: (chunk: Buffer) => void): void {

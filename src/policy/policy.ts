@@ -1,5 +1,5 @@
 /**
- * The organisation's policy file (issue 23): which providers, versions, registry hosts, module
+ * The organisation's policy file: which providers, versions, registry hosts, module
  * sources and lock-file platforms are allowed, and the exceptions granted to repositories. One HCL
  * file per organisation, parsed with tfguard's own HCL parser; docs/policy.md describes it.
  *

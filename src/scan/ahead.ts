@@ -1,5 +1,5 @@
 /**
- * Parsing a directory's configuration files while the rest of it is still being read (issue 22).
+ * Parsing a directory's configuration files while the rest of it is still being read.
  *
  * The directory reader's thread (src/archive/directory-reads.ts) reads a large tree's files ahead
  * of the walk; where the walk waits for it, the main thread would sit idle. `ParseAhead` gives it

@@ -1,5 +1,5 @@
 /**
- * The organisation's policy in the service (issue 23): an S3 object named by `TFGUARD_POLICY_OBJECT`
+ * The organisation's policy in the service: an S3 object named by `TFGUARD_POLICY_OBJECT`
  * (`s3://bucket/key`), read once per warm Lambda and read again only when it changed: every scan
  * asks S3 for it with `If-None-Match` its last ETag (a 304 costs a request, no body, no parse).
  *
