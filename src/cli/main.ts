@@ -4,7 +4,6 @@
  *   1  findings at or above --fail-on
  *   2  unusable input or usage (message on stderr, nothing on stdout)
  */
-import { execFile } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -44,6 +43,7 @@ import type { ScanOptions } from '../scan/types';
 import { parseFleetData, renderFleetHtml, renderSummaryMarkdown, runLocalAudit } from '../service';
 import type { FleetData, LocalArchive } from '../service';
 import { LocalObjectStore } from '../storage/local';
+import { loadChildProcess } from '../util/lazy';
 import { count } from '../util/words';
 import { TOOL_VERSION } from '../version';
 import { evictExtractionCache, openExtractionCache } from './extract-cache';
@@ -624,7 +624,8 @@ export function remoteRepositoryName(url: string): string | null {
 }
 
 /** The git remote (`origin`, else the first one) of the repository at `dir`, when git knows one. */
-function gitRemoteUrl(dir: string): Promise<string | null> {
+async function gitRemoteUrl(dir: string): Promise<string | null> {
+  const { execFile } = await loadChildProcess();
   return new Promise((resolve) => {
     execFile('git', ['-C', dir, 'remote', '-v'], { timeout: 5000, windowsHide: true }, (err, stdout) => {
       if (err !== null) return resolve(null);
