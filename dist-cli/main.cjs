@@ -3801,7 +3801,6 @@ var require_yauzl = __commonJS({
 });
 
 // src/cli/main.ts
-var import_node_child_process = require("node:child_process");
 var import_node_fs10 = require("node:fs");
 var path4 = __toESM(require("node:path"));
 var import_node_util = require("node:util");
@@ -4959,7 +4958,7 @@ var ArchiveBuilder = class {
   shownNames = /* @__PURE__ */ new Map();
   files = /* @__PURE__ */ new Map();
   links = /* @__PURE__ */ new Map();
-  /** Archives only: `collisionKey` of every path and ancestor seen → the path that claimed it. */
+  /** Archives only: `collisionKey` of every path and ancestor seen \u2192 the path that claimed it. */
   collisionKeys = /* @__PURE__ */ new Map();
   /** Count one raw container entry (before any filtering); enforces `maxEntries`. */
   countEntry(shown2) {
@@ -5016,7 +5015,7 @@ var ArchiveBuilder = class {
   }
   /**
    * Reject two paths that are one file on a case-insensitive or normalisation-insensitive file
-   * system (`main.tf` / `MAIN.tf`, NFC / NFD `café`, `straße` / `strasse`), including through their
+   * system (`main.tf` / `MAIN.tf`, NFC / NFD `caf\u00e9`, `stra\u00dfe` / `strasse`), including through their
    * directories (`a/x.tf` / `A/y.tf`): extracted on macOS or Windows, one would replace or merge
    * with the other, so what Terraform reads there is not what was scanned (node-tar
    * CVE-2021-37712, CVE-2026-23950). Directory input is what it is on this machine: not checked.
@@ -5182,7 +5181,7 @@ var ArchiveBuilder = class {
   /**
    * Validate the finished tree: no entry below a file or link, every link resolves inside (following
    * intermediate symlinks, at most MAX_LINK_HOPS). Returns, for each link whose own path is to be
-   * loaded and which ends at a regular file, that file's path (link path → target file path).
+   * loaded and which ends at a regular file, that file's path (link path \u2192 target file path).
    */
   resolveLinks() {
     for (const path5 of this.normaliseOptions.archive ? this.entries.keys() : []) {
@@ -7494,6 +7493,9 @@ function onFirstUse(load2) {
   return () => loaded ??= load2();
 }
 var loadOpenpgp = onFirstUse(() => Promise.resolve().then(() => __toESM(require("./openpgp.cjs"))));
+var loadChildProcess = onFirstUse(
+  () => Promise.resolve().then(() => __toESM(require("node:child_process")))
+);
 
 // src/lockfile/signature.ts
 var pgp = loadOpenpgp;
@@ -7700,7 +7702,7 @@ var HttpClient = class {
       throw new HttpRequestError("unavailable", `${what}: ${url.href} did not return JSON`, { cause: err });
     }
   }
-  /** The body of a 2xx answer. 404/410 → not-found; other failures → unavailable. */
+  /** The body of a 2xx answer. 404/410 \u2192 not-found; other failures \u2192 unavailable. */
   async getBytes(url, what, options2 = {}) {
     return (await this.request(url, what, options2)).body;
   }
@@ -7848,7 +7850,7 @@ var PUBLIC_REGISTRIES = /* @__PURE__ */ new Set([
 ]);
 var RegistryHosts = class {
   hosts;
-  /** Registry hostname (lower case, punycode) → token. Never logged or put in a message. */
+  /** Registry hostname (lower case, punycode) \u2192 token. Never logged or put in a message. */
   tokens;
   /**
    * `credentials`: the operator's token per registry hostname (`TF_TOKEN_*`, `credentials` blocks
@@ -11144,7 +11146,7 @@ var Evaluator = class {
   }
   /**
    * The `}` closing the interpolation `${` at `k`, when hcl2json writes that interpolation as
-   * `${` + the expression's source text + `}` (a reference, a call, an operation, an index…); -1
+   * `${` + the expression's source text + `}` (a reference, a call, an operation, an index\u2026); -1
    * otherwise: an expression that does not start with a name (`${1}`, `${"y"}`, `${[1]}`, `${-x}`),
    * `${true}` and alike (hcl2json writes their values), a conditional at the top (its `%{if}`
    * form), a comment or a line break inside.
@@ -12802,8 +12804,8 @@ var HclParser = class {
     });
   }
   /**
-   * Parses one file. `.json` suffix → JSON syntax, anything else → native syntax. Never rejects:
-   * bad input (and even an internal failure) becomes `{ ok: false, error }` — except with the
+   * Parses one file. `.json` suffix \u2192 JSON syntax, anything else \u2192 native syntax. Never rejects:
+   * bad input (and even an internal failure) becomes `{ ok: false, error }` \u2014 except with the
    * reason of `options.signal` once it fired.
    */
   async parse(path5, content, options2 = {}) {
@@ -14543,7 +14545,7 @@ var Parser = class {
     }
     return { t: "ref", root: name, path: [] };
   }
-  /** A quoted template: literal text, escapes and nested `${ … }` interpolations. */
+  /** A quoted template: literal text, escapes and nested `${ \u2026 }` interpolations. */
   quoted() {
     this.i++;
     const parts = [];
@@ -17850,9 +17852,9 @@ function requireDumper() {
   function isPlainSafeFirst(c) {
     return isPrintable(c) && c !== CHAR_BOM && !isWhitespace(c) && // - s-white
     // - (c-indicator ::=
-    // “-” | “?” | “:” | “,” | “[” | “]” | “{” | “}”
-    c !== CHAR_MINUS && c !== CHAR_QUESTION && c !== CHAR_COLON && c !== CHAR_COMMA && c !== CHAR_LEFT_SQUARE_BRACKET && c !== CHAR_RIGHT_SQUARE_BRACKET && c !== CHAR_LEFT_CURLY_BRACKET && c !== CHAR_RIGHT_CURLY_BRACKET && // | “#” | “&” | “*” | “!” | “|” | “=” | “>” | “'” | “"”
-    c !== CHAR_SHARP && c !== CHAR_AMPERSAND && c !== CHAR_ASTERISK && c !== CHAR_EXCLAMATION && c !== CHAR_VERTICAL_LINE && c !== CHAR_EQUALS && c !== CHAR_GREATER_THAN && c !== CHAR_SINGLE_QUOTE && c !== CHAR_DOUBLE_QUOTE && // | “%” | “@” | “`”)
+    // \u201c-\u201d | \u201c?\u201d | \u201c:\u201d | \u201c,\u201d | \u201c[\u201d | \u201c]\u201d | \u201c{\u201d | \u201c}\u201d
+    c !== CHAR_MINUS && c !== CHAR_QUESTION && c !== CHAR_COLON && c !== CHAR_COMMA && c !== CHAR_LEFT_SQUARE_BRACKET && c !== CHAR_RIGHT_SQUARE_BRACKET && c !== CHAR_LEFT_CURLY_BRACKET && c !== CHAR_RIGHT_CURLY_BRACKET && // | \u201c#\u201d | \u201c&\u201d | \u201c*\u201d | \u201c!\u201d | \u201c|\u201d | \u201c=\u201d | \u201c>\u201d | \u201c'\u201d | \u201c"\u201d
+    c !== CHAR_SHARP && c !== CHAR_AMPERSAND && c !== CHAR_ASTERISK && c !== CHAR_EXCLAMATION && c !== CHAR_VERTICAL_LINE && c !== CHAR_EQUALS && c !== CHAR_GREATER_THAN && c !== CHAR_SINGLE_QUOTE && c !== CHAR_DOUBLE_QUOTE && // | \u201c%\u201d | \u201c@\u201d | \u201c`\u201d)
     c !== CHAR_PERCENT && c !== CHAR_COMMERCIAL_AT && c !== CHAR_GRAVE_ACCENT;
   }
   function isPlainSafeLast(c) {
@@ -26317,7 +26319,7 @@ function jsonAnnotations(path5, text3, known) {
 }
 var DIRECTIVE = /^tfguard:([A-Za-z0-9_-]*)(:?)/;
 var RULE_LIST = /^[A-Za-z0-9_-]+(?:[ \t]*,[ \t]*[A-Za-z0-9_-]+)*/;
-var REASON_LEAD = /^(?:--?|—|:|#|\/\/)\s*/;
+var REASON_LEAD = /^(?:--?|\u2014|:|#|\/\/)\s*/;
 function parseDirective(comment, known) {
   const text3 = comment.replace(/^[ \t]*\*+/gm, " ").replace(/\s+/g, " ").trim();
   if (!text3.startsWith(PREFIX)) return null;
@@ -32633,9 +32635,10 @@ function remoteRepositoryName(url) {
   if (parts.length < 2) return null;
   return parts.slice(-2).join("/");
 }
-function gitRemoteUrl(dir) {
+async function gitRemoteUrl(dir) {
+  const { execFile } = await loadChildProcess();
   return new Promise((resolve6) => {
-    (0, import_node_child_process.execFile)("git", ["-C", dir, "remote", "-v"], { timeout: 5e3, windowsHide: true }, (err, stdout) => {
+    execFile("git", ["-C", dir, "remote", "-v"], { timeout: 5e3, windowsHide: true }, (err, stdout) => {
       if (err !== null) return resolve6(null);
       const remotes = stdout.split("\n").map((l) => l.split(/\s+/)).filter((p) => p.length >= 2 && p[1] !== void 0 && p[1] !== "");
       const chosen = remotes.find((p) => p[0] === "origin") ?? remotes[0];

@@ -179,7 +179,7 @@ type ParsedDirective = Pick<Annotation, 'scope' | 'directive' | 'ruleIds' | 'rea
 const DIRECTIVE = /^tfguard:([A-Za-z0-9_-]*)(:?)/;
 const RULE_LIST = /^[A-Za-z0-9_-]+(?:[ \t]*,[ \t]*[A-Za-z0-9_-]+)*/;
 /** What may separate the rule ids from the reason besides white space (`--`, `-`, `:`, `#`, `//`). */
-const REASON_LEAD = /^(?:--?|—|:|#|\/\/)\s*/;
+const REASON_LEAD = /^(?:--?|\u2014|:|#|\/\/)\s*/;
 
 /**
  * Parses a comment's text. Null when it is not an annotation (it does not start with `tfguard:`

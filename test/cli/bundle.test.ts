@@ -8,7 +8,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
-import { buildCli, CLI_DIR } from '../../scripts/build-cli';
+import { asciiOnly, buildCli, CLI_DIR } from '../../scripts/build-cli';
 import pkg from '../../package.json';
 import type { Report } from '../../src/report/types';
 import { cloudLock, cloudTf, fakeZh, L, REGISTRY_HOST, useTestRegistry } from '../support/lock';
@@ -44,6 +44,30 @@ test('the committed dist-cli/ is up to date with the sources (else: npm run buil
     if (!a.equals(b)) stale.push(file);
   }
   expect(stale).toEqual([]);
+});
+
+test('the CLI bundle is ASCII: the launcher decodes it to a one-byte string', async () => {
+  const main = await readFile(join(CLI_DIR, 'main.cjs'));
+  expect(main.findIndex((b) => b >= 0x80)).toBe(-1);
+});
+
+test('asciiOnly escapes non-ASCII in comments and refuses it anywhere else', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'tfguard-ascii-'));
+  try {
+    const comment = join(dir, 'comment.cjs');
+    await writeFile(comment, '/** a \u2192 b, caf\u00e9 */\nexports.r = /\\u2014/;\n// \u201cq\u201d\n');
+    await asciiOnly(comment);
+    const escaped = await readFile(comment, 'utf8');
+    expect(escaped).toBe('/** a \\u2192 b, caf\\u00e9 */\nexports.r = /\\u2014/;\n// \\u201cq\\u201d\n');
+    for (const code of ['exports.r = /^(?:-|\u2014)/;\n', 'exports.s = String.raw`\u00e9`;\n']) {
+      const file = join(dir, 'code.cjs');
+      await writeFile(file, code);
+      await expect(asciiOnly(file)).rejects.toThrow(/non-ASCII character outside a comment/);
+      expect(await readFile(file, 'utf8')).toBe(code);
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });
 
 test('an install runs nothing and fetches nothing: no runtime dependency, no install-time script', () => {

@@ -60,6 +60,17 @@ describe('parseDirective', () => {
       },
     ],
     [
+      'an em dash before the reason',
+      ' tfguard:ignore lock-missing \u2014 vendored module',
+      {
+        scope: 'line',
+        directive: 'tfguard:ignore',
+        ruleIds: ['lock-missing'],
+        reason: 'vendored module',
+        problems: [],
+      },
+    ],
+    [
       'a block comment spanning lines, duplicates removed',
       '\n * tfguard:ignore-file lock-missing,lock-missing\n * generated, see README\n ',
       {
