@@ -5638,12 +5638,15 @@ var DirectoryReads = class {
       }
       if (Atomics.compareExchange(this.claims, index, UNCLAIMED, WALK) === UNCLAIMED) return null;
     }
-    const start = performance.now();
+    let start = performance.now();
     for (; ; ) {
       const state = Atomics.load(this.claims, index);
       if (state === DELIVERED) break;
       if (state === WALK) return null;
-      if (this.idle !== void 0 && this.idle()) continue;
+      if (this.idle !== void 0 && this.idle()) {
+        start = performance.now();
+        continue;
+      }
       if (shared4 && this.readLastBatch(index)) continue;
       Atomics.wait(this.claims, index, state, 20);
       if (performance.now() - start > GIVE_UP_MS || !thread.live) {

@@ -377,13 +377,17 @@ export class DirectoryReads {
       if (Atomics.compareExchange(this.claims, index, UNCLAIMED, WALK) === UNCLAIMED) return null;
     }
     // The worker is reading it: read the last batches nobody has started meanwhile.
-    const start = performance.now();
+    let start = performance.now();
     for (;;) {
       const state = Atomics.load(this.claims, index);
       if (state === DELIVERED) break;
       if (state === WALK) return null;
-      // Work that waits anyway first; then reading what nobody has started.
-      if (this.idle !== undefined && this.idle()) continue;
+      // Work that waits anyway first; then reading what nobody has started. The time to give up
+      // counts from the last idle work: parsing a large tree ahead says nothing of the worker.
+      if (this.idle !== undefined && this.idle()) {
+        start = performance.now();
+        continue;
+      }
       if (shared && this.readLastBatch(index)) continue;
       Atomics.wait(this.claims, index, state, 20);
       if (performance.now() - start > GIVE_UP_MS || !thread.live) {
