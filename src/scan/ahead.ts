@@ -11,8 +11,11 @@
  * The result is the one `extract` gives for the same path, bytes and projection, so the report is
  * the same; a file the synchronous path cannot settle (a value only hcl2json reads, a file the
  * verifier gives up on) is left to `extract`. Only time the walk would spend waiting is used: a
- * tree read without waiting (small trees, no reader thread) parses nothing ahead, and a file
- * the extraction cache answers costs nothing but that waiting time.
+ * tree read without waiting (small trees, no reader thread) parses nothing ahead. With the
+ * extraction cache, only the files it lacks are parsed ahead: the scan reads the lineage's
+ * manifest before the directory (`ExtractionCache.preload`; without a lineage nothing is parsed
+ * ahead, as nothing says what the cache holds). Parsing what the cache answers made a rescan of
+ * the cloudposse tree a third slower.
  */
 import { basename } from '../archive';
 import type { ReadAhead } from '../archive';
@@ -36,10 +39,12 @@ export class ParseAhead implements ReadAhead {
   readonly stats = { parsed: 0, taken: 0 };
 
   /** `signal`: the scan's deadline; once it fires, nothing more is parsed ahead (the scan then
-   * ends with its timeout where it checks it next). */
+   * ends with its timeout where it checks it next). `cached`: whether the extraction cache holds a
+   * content's result (such a file is never parsed ahead: the scan takes the cache's). */
   constructor(
     private readonly hcl: Pick<HclParser, 'extractNow'>,
     private readonly signal?: AbortSignal,
+    private readonly cached: (sha256: string) => boolean = () => false,
   ) {}
 
   loaded(path: string, content: Buffer, sha256: string): void {
@@ -55,8 +60,13 @@ export class ParseAhead implements ReadAhead {
       const path = this.paths[i] as string;
       const name = basename(path);
       const sha256 = this.hashes[i] as string;
-      // Configuration files only, each content once.
-      if (configExtension(name, 'opentofu') === null || isIgnoredName(name) || this.seen.has(sha256))
+      // Configuration files only, each content once, and none the cache answers.
+      if (
+        configExtension(name, 'opentofu') === null ||
+        isIgnoredName(name) ||
+        this.seen.has(sha256) ||
+        this.cached(sha256)
+      )
         continue;
       this.seen.add(sha256);
       const content = this.contents[i] as Buffer;

@@ -42,6 +42,17 @@ export interface ExtractionCacheOptions {
   lineage?: string;
 }
 
+/** A lineage's manifest read before the archive (`ExtractionCache.preload`). */
+export interface PreloadedManifest {
+  /** Its bytes (null: missing or unreadable) and their content when valid. */
+  readonly body: Buffer | null;
+  readonly manifest: Manifest | null;
+  /** The store requests it took (added to the cache's when it is opened). */
+  readonly stats: Pick<CacheStats, 'gets' | 'bytesRead' | 'failures' | 'rejected'>;
+  /** Whether it holds a result for this content (SHA-256). */
+  has(sha256: string): boolean;
+}
+
 export interface CacheStats {
   /** Which manifest was found: the archive's own, the lineage's, or none. */
   source: 'archive' | 'lineage' | 'none';
@@ -373,11 +384,59 @@ export class ExtractionCache {
     private readonly archiveSha256: string,
   ) {}
 
-  /** Opens the cache for one archive: reads its manifest, or the lineage's. Never throws. */
-  static async open(options: ExtractionCacheOptions, archiveSha256: string): Promise<ExtractionCache> {
+  /**
+   * Reads the lineage's manifest before the archive is known (a directory scan: src/scan/ahead.ts
+   * does not parse ahead the files the cache holds). `open` then takes it instead of reading it
+   * again. Null without a lineage. Never throws.
+   */
+  static async preload(options: ExtractionCacheOptions): Promise<PreloadedManifest | null> {
+    if (options.lineage === undefined) return null;
+    const probe = new ExtractionCache(options, '');
+    const body = await probe.fetch(probe.lineageKey());
+    const manifest = body === null ? null : probe.parseManifest(body);
+    const files = manifest?.files;
+    return {
+      body,
+      manifest,
+      stats: { ...probe.stats },
+      has: (sha256) => files !== undefined && Object.prototype.hasOwnProperty.call(files, sha256),
+    };
+  }
+
+  /**
+   * Opens the cache for one archive: reads its manifest, or the lineage's (`preloaded`: the
+   * lineage's read already, and the archive's own when its bytes are the same). Never throws.
+   */
+  static async open(
+    options: ExtractionCacheOptions,
+    archiveSha256: string,
+    preloaded?: PreloadedManifest | null,
+  ): Promise<ExtractionCache> {
     const cache = new ExtractionCache(options, archiveSha256);
-    if (await cache.read(cache.archiveKey(), 'archive')) return cache;
-    if (options.lineage !== undefined) await cache.read(cache.lineageKey(), 'lineage');
+    if (preloaded) {
+      const s = preloaded.stats;
+      cache.stats.gets += s.gets;
+      cache.stats.bytesRead += s.bytesRead;
+      cache.stats.failures += s.failures;
+      cache.stats.rejected += s.rejected;
+    }
+    const body = await cache.fetch(cache.archiveKey());
+    if (body !== null) {
+      const same = preloaded?.body?.equals(body) === true && preloaded.manifest !== null;
+      const manifest = same ? preloaded.manifest : cache.parseManifest(body);
+      if (manifest !== null) {
+        cache.adopt(manifest, 'archive');
+        return cache;
+      }
+    }
+    if (options.lineage === undefined) return cache;
+    if (preloaded) {
+      if (preloaded.manifest !== null) cache.adopt(preloaded.manifest, 'lineage');
+      return cache;
+    }
+    const lineage = await cache.fetch(cache.lineageKey());
+    const manifest = lineage === null ? null : cache.parseManifest(lineage);
+    if (manifest !== null) cache.adopt(manifest, 'lineage');
     return cache;
   }
 
@@ -393,18 +452,23 @@ export class ExtractionCache {
     return `${this.prefix()}lineage/${sha256Hex(this.options.lineage ?? '')}.json.gz`;
   }
 
-  private async read(key: string, source: 'archive' | 'lineage'): Promise<boolean> {
-    let body: Buffer;
+  /** An object's bytes, or null when it is missing or cannot be read (counted). */
+  private async fetch(key: string): Promise<Buffer | null> {
     try {
       this.stats.gets++;
       const object = await this.options.store.get(key);
-      if (object === null) return false;
-      body = object.body;
+      if (object === null) return null;
+      this.stats.bytesRead += object.body.length;
+      return object.body;
     } catch {
       this.stats.failures++;
-      return false;
+      return null;
     }
-    this.stats.bytesRead += body.length;
+  }
+
+  /** A manifest's content when it is valid gzip'd JSON of this format and fingerprint, else null
+   * (counted as rejected). */
+  private parseManifest(body: Buffer): Manifest | null {
     let manifest: unknown;
     try {
       manifest = JSON.parse(
@@ -412,7 +476,7 @@ export class ExtractionCache {
       );
     } catch {
       this.stats.rejected++;
-      return false;
+      return null;
     }
     if (
       typeof manifest !== 'object' ||
@@ -425,13 +489,15 @@ export class ExtractionCache {
       Array.isArray((manifest as Manifest).files)
     ) {
       this.stats.rejected++;
-      return false;
+      return null;
     }
-    const m = manifest as Manifest;
+    return manifest as Manifest;
+  }
+
+  private adopt(m: Manifest, source: 'archive' | 'lineage'): void {
     this.loaded = Object.assign(Object.create(null) as Record<string, unknown>, m.files);
     this.loadedArchive = typeof m.archive === 'string' ? m.archive : null;
     this.stats.source = source;
-    return true;
   }
 
   /** The cached result for a file with this content, or undefined. */

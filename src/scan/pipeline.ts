@@ -20,6 +20,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { DEFAULT_MAX_NESTING_DEPTH, hcl2jsonPackageJson, specFingerprint } from '../hcl';
 import { ExtractionCache, EXTRACTOR_VERSION } from './cache';
+import type { PreloadedManifest } from './cache';
 import { buildReport } from '../report';
 import type { Report } from '../report/types';
 import { readAnnotations, RULES, ruleContext, runRules } from '../rules';
@@ -310,8 +311,9 @@ async function scanLoaded(
   options: ScanOptions,
   deadline: ScanDeadline,
   reuse?: ScanReuse,
-  ahead?: ParseAhead,
+  fromDirectory?: { ahead: ParseAhead | undefined; preloaded: PreloadedManifest | null },
 ): Promise<Report> {
+  const ahead = fromDirectory?.ahead;
   const signal = deadline.signal;
   deadline.enter('reading the settings');
   // Copies parsed once beneath the reuse of `tfguard fix`, which keeps every result by path, and
@@ -333,6 +335,7 @@ async function scanLoaded(
           ...(options.cacheLineage !== undefined ? { lineage: options.cacheLineage } : {}),
         },
         archive.sha256,
+        fromDirectory?.preloaded,
       ),
     );
     cache = c;
@@ -454,8 +457,25 @@ export async function scanPath(path: string, options: ScanOptions = {}): Promise
   return withDeadline(options, async (deadline) => {
     const directory = isDirectory(path);
     deadline.enter(`reading the ${directory ? 'directory' : 'archive'}`);
-    // A directory's configuration files are parsed while the rest of it is read (src/scan/ahead.ts).
-    const ahead = directory ? new ParseAhead(sharedHclParser(options.parser), deadline.signal) : undefined;
+    // A directory's configuration files are parsed while the rest of it is read, those the
+    // extraction cache lacks (src/scan/ahead.ts).
+    let ahead: ParseAhead | undefined;
+    let preloaded: PreloadedManifest | null = null;
+    if (directory) {
+      const hcl = sharedHclParser(options.parser);
+      if (options.cache === undefined) ahead = new ParseAhead(hcl, deadline.signal);
+      else if (options.cacheLineage !== undefined) {
+        const manifest = await deadline.race(
+          ExtractionCache.preload({
+            store: options.cache,
+            fingerprint: cacheFingerprint(),
+            lineage: options.cacheLineage,
+          }),
+        );
+        preloaded = manifest;
+        ahead = new ParseAhead(hcl, deadline.signal, (sha256) => manifest?.has(sha256) === true);
+      }
+    }
     const archive = await deadline.race(
       readInput(path, {
         limits: options.limits,
@@ -464,7 +484,7 @@ export async function scanPath(path: string, options: ScanOptions = {}): Promise
         ...(ahead !== undefined ? { ahead } : {}),
       }),
     );
-    const report = await scanLoaded(archive, options, deadline, undefined, ahead);
+    const report = await scanLoaded(archive, options, deadline, undefined, { ahead, preloaded });
     if (ahead !== undefined) options.onParseAheadStats?.({ ...ahead.stats });
     return report;
   });

@@ -16,6 +16,7 @@ import type { Report } from '../../src/report/types';
 import { ParseAhead } from '../../src/scan/ahead';
 import { scanPath } from '../../src/scan';
 import { corpusFiles } from '../support/corpus';
+import { MemoryStore } from '../support/memory-store';
 import { corpusFile, describeWithCorpus } from '../support/external';
 
 let scratch: string;
@@ -113,6 +114,45 @@ describe('parsing ahead while a directory is read', () => {
     // The findings these files must give are there (the broken file, the non-UTF-8 one).
     const rules = new Set(ahead.report.findings.map((f) => f.ruleId));
     expect(rules.has('parse-error')).toBe(true);
+  });
+
+  it('with the extraction cache, parses ahead only what the cache lacks', async () => {
+    const store = new MemoryStore();
+    const cached = async (): Promise<{
+      report: Report;
+      stats: { parsed: number; taken: number } | undefined;
+    }> => {
+      setReadAheadMode('worker');
+      try {
+        let stats: { parsed: number; taken: number } | undefined;
+        const report = await scanPath(root, {
+          cache: store,
+          cacheLineage: `directory:${root}`,
+          onParseAheadStats: (s) => (stats = s),
+        });
+        return { report, stats };
+      } finally {
+        setReadAheadMode('shared');
+      }
+    };
+    const reference = await scanIn('walk', root);
+    const first = await cached();
+    expect(first.stats?.parsed).toBeGreaterThan(64); // an empty cache: as without one
+    const rescan = await cached();
+    // Everything module loading read is in the cache; only m08's main.tf, which its main.tofu
+    // shadows, is never loaded, so never cached, and still parsed ahead.
+    expect(rescan.stats).toEqual({ parsed: 1, taken: 0 });
+    expect(first.report).toEqual(reference.report);
+    expect(rescan.report).toEqual(reference.report);
+    // Without a lineage nothing says what the cache holds: nothing is parsed ahead (no stats).
+    setReadAheadMode('worker');
+    try {
+      let stats: { parsed: number; taken: number } | undefined;
+      await scanPath(root, { cache: new MemoryStore(), onParseAheadStats: (s) => (stats = s) });
+      expect(stats).toBeUndefined();
+    } finally {
+      setReadAheadMode('shared');
+    }
   });
 
   it('parses nothing more once the deadline has passed, and the scan answers for the rest', async () => {

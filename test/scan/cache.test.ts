@@ -142,6 +142,35 @@ describe('a warm cache', () => {
     expect(other.stats).toMatchObject({ source: 'none', hits: 0, misses: 4 });
   });
 
+  it('a lineage read before the archive is known serves open as reading it then would', async () => {
+    const store = new MemoryStore();
+    const lineage = 'directory:/work/infra';
+    const fingerprint = 'preload';
+    const parser = sharedHclParser();
+    const content = Buffer.from('terraform {\n  required_version = ">= 1.5"\n}\n');
+    const sha = 'b'.repeat(64);
+    expect(await ExtractionCache.preload({ store, fingerprint })).toBeNull(); // no lineage
+    const none = await ExtractionCache.preload({ store, fingerprint, lineage });
+    expect(none?.has(sha)).toBe(false);
+    const writer = await ExtractionCache.open({ store, fingerprint, lineage }, 'a'.repeat(64), none);
+    expect(writer.stats).toMatchObject({ source: 'none', gets: 2 });
+    writer.record(sha, await parser.extract('main.tf', content, LOADER_PROJECTION));
+    await writer.save();
+    // The same archive again: its own manifest, the bytes of the lineage's (read once, parsed once).
+    const preloaded = await ExtractionCache.preload({ store, fingerprint, lineage });
+    expect(preloaded?.has(sha)).toBe(true);
+    expect(preloaded?.has('c'.repeat(64))).toBe(false);
+    const same = await ExtractionCache.open({ store, fingerprint, lineage }, 'a'.repeat(64), preloaded);
+    const plain = await ExtractionCache.open({ store, fingerprint, lineage }, 'a'.repeat(64));
+    expect(same.lookup(sha, 'main.tf')).toEqual(plain.lookup(sha, 'main.tf'));
+    expect(same.stats).toMatchObject({ source: 'archive', hits: 1, gets: 2 });
+    expect(plain.stats).toMatchObject({ source: 'archive', hits: 1, gets: 1 });
+    // Another archive of the lineage (a new commit): the preloaded manifest, no second read.
+    const next = await ExtractionCache.open({ store, fingerprint, lineage }, 'd'.repeat(64), preloaded);
+    expect(next.lookup(sha, 'x/main.tf')).toBeDefined();
+    expect(next.stats).toMatchObject({ source: 'lineage', hits: 1, gets: 2 });
+  });
+
   it('keeps parse errors, bound to their path', async () => {
     const store = new MemoryStore();
     const bytes = await makeTarGz(MODULE);
