@@ -28466,11 +28466,54 @@ var ExtractionCache = class _ExtractionCache {
   /** Successful results decoded so far, by content. */
   decoded = /* @__PURE__ */ new Map();
   dirty = false;
-  /** Opens the cache for one archive: reads its manifest, or the lineage's. Never throws. */
-  static async open(options2, archiveSha256) {
+  /**
+   * Reads the lineage's manifest before the archive is known (a directory scan: src/scan/ahead.ts
+   * does not parse ahead the files the cache holds). `open` then takes it instead of reading it
+   * again. Null without a lineage. Never throws.
+   */
+  static async preload(options2) {
+    if (options2.lineage === void 0) return null;
+    const probe = new _ExtractionCache(options2, "");
+    const body2 = await probe.fetch(probe.lineageKey());
+    const manifest = body2 === null ? null : probe.parseManifest(body2);
+    const files = manifest?.files;
+    return {
+      body: body2,
+      manifest,
+      stats: { ...probe.stats },
+      has: (sha2565) => files !== void 0 && Object.prototype.hasOwnProperty.call(files, sha2565)
+    };
+  }
+  /**
+   * Opens the cache for one archive: reads its manifest, or the lineage's (`preloaded`: the
+   * lineage's read already, and the archive's own when its bytes are the same). Never throws.
+   */
+  static async open(options2, archiveSha256, preloaded) {
     const cache = new _ExtractionCache(options2, archiveSha256);
-    if (await cache.read(cache.archiveKey(), "archive")) return cache;
-    if (options2.lineage !== void 0) await cache.read(cache.lineageKey(), "lineage");
+    if (preloaded) {
+      const s = preloaded.stats;
+      cache.stats.gets += s.gets;
+      cache.stats.bytesRead += s.bytesRead;
+      cache.stats.failures += s.failures;
+      cache.stats.rejected += s.rejected;
+    }
+    const body2 = await cache.fetch(cache.archiveKey());
+    if (body2 !== null) {
+      const same = preloaded?.body?.equals(body2) === true && preloaded.manifest !== null;
+      const manifest2 = same ? preloaded.manifest : cache.parseManifest(body2);
+      if (manifest2 !== null) {
+        cache.adopt(manifest2, "archive");
+        return cache;
+      }
+    }
+    if (options2.lineage === void 0) return cache;
+    if (preloaded) {
+      if (preloaded.manifest !== null) cache.adopt(preloaded.manifest, "lineage");
+      return cache;
+    }
+    const lineage = await cache.fetch(cache.lineageKey());
+    const manifest = lineage === null ? null : cache.parseManifest(lineage);
+    if (manifest !== null) cache.adopt(manifest, "lineage");
     return cache;
   }
   prefix() {
@@ -28482,18 +28525,22 @@ var ExtractionCache = class _ExtractionCache {
   lineageKey() {
     return `${this.prefix()}lineage/${sha256Hex2(this.options.lineage ?? "")}.json.gz`;
   }
-  async read(key2, source2) {
-    let body2;
+  /** An object's bytes, or null when it is missing or cannot be read (counted). */
+  async fetch(key2) {
     try {
       this.stats.gets++;
       const object = await this.options.store.get(key2);
-      if (object === null) return false;
-      body2 = object.body;
+      if (object === null) return null;
+      this.stats.bytesRead += object.body.length;
+      return object.body;
     } catch {
       this.stats.failures++;
-      return false;
+      return null;
     }
-    this.stats.bytesRead += body2.length;
+  }
+  /** A manifest's content when it is valid gzip'd JSON of this format and fingerprint, else null
+   * (counted as rejected). */
+  parseManifest(body2) {
     let manifest;
     try {
       manifest = JSON.parse(
@@ -28501,17 +28548,18 @@ var ExtractionCache = class _ExtractionCache {
       );
     } catch {
       this.stats.rejected++;
-      return false;
+      return null;
     }
     if (typeof manifest !== "object" || manifest === null || manifest.format !== FORMAT || manifest.version !== EXTRACTOR_VERSION || manifest.fingerprint !== this.options.fingerprint || typeof manifest.files !== "object" || manifest.files === null || Array.isArray(manifest.files)) {
       this.stats.rejected++;
-      return false;
+      return null;
     }
-    const m = manifest;
+    return manifest;
+  }
+  adopt(m, source2) {
     this.loaded = Object.assign(/* @__PURE__ */ Object.create(null), m.files);
     this.loadedArchive = typeof m.archive === "string" ? m.archive : null;
     this.stats.source = source2;
-    return true;
   }
   /** The cached result for a file with this content, or undefined. */
   lookup(sha2565, path5) {
@@ -28898,13 +28946,16 @@ function mergeConfig(base, layers) {
 // src/scan/ahead.ts
 var ParseAhead = class {
   /** `signal`: the scan's deadline; once it fires, nothing more is parsed ahead (the scan then
-   * ends with its timeout where it checks it next). */
-  constructor(hcl, signal) {
+   * ends with its timeout where it checks it next). `cached`: whether the extraction cache holds a
+   * content's result (such a file is never parsed ahead: the scan takes the cache's). */
+  constructor(hcl, signal, cached = () => false) {
     this.hcl = hcl;
     this.signal = signal;
+    this.cached = cached;
   }
   hcl;
   signal;
+  cached;
   /** Every kept file as it was recorded (path, bytes, SHA-256), looked at only by `idle`: files
    * recorded after the walk's last wait cost nothing but a place here. */
   paths = [];
@@ -28929,7 +28980,7 @@ var ParseAhead = class {
       const path5 = this.paths[i];
       const name = basename(path5);
       const sha2565 = this.hashes[i];
-      if (configExtension(name, "opentofu") === null || isIgnoredName(name) || this.seen.has(sha2565))
+      if (configExtension(name, "opentofu") === null || isIgnoredName(name) || this.seen.has(sha2565) || this.cached(sha2565))
         continue;
       this.seen.add(sha2565);
       const content = this.contents[i];
@@ -29267,7 +29318,8 @@ function offlineReason2(archive) {
 async function scanArchive2(archive, options2 = {}, reuse) {
   return withDeadline(options2, (deadline) => scanLoaded(archive, options2, deadline, reuse));
 }
-async function scanLoaded(archive, options2, deadline, reuse, ahead) {
+async function scanLoaded(archive, options2, deadline, reuse, fromDirectory) {
+  const ahead = fromDirectory?.ahead;
   const signal = deadline.signal;
   deadline.enter("reading the settings");
   const hcl = sharedHclParser(options2.parser);
@@ -29285,7 +29337,8 @@ async function scanLoaded(archive, options2, deadline, reuse, ahead) {
           fingerprint: cacheFingerprint(),
           ...options2.cacheLineage !== void 0 ? { lineage: options2.cacheLineage } : {}
         },
-        archive.sha256
+        archive.sha256,
+        fromDirectory?.preloaded
       )
     );
     cache = c;
@@ -29396,7 +29449,23 @@ async function scanPath(path5, options2 = {}) {
   return withDeadline(options2, async (deadline) => {
     const directory2 = isDirectory(path5);
     deadline.enter(`reading the ${directory2 ? "directory" : "archive"}`);
-    const ahead = directory2 ? new ParseAhead(sharedHclParser(options2.parser), deadline.signal) : void 0;
+    let ahead;
+    let preloaded = null;
+    if (directory2) {
+      const hcl = sharedHclParser(options2.parser);
+      if (options2.cache === void 0) ahead = new ParseAhead(hcl, deadline.signal);
+      else if (options2.cacheLineage !== void 0) {
+        const manifest = await deadline.race(
+          ExtractionCache.preload({
+            store: options2.cache,
+            fingerprint: cacheFingerprint(),
+            lineage: options2.cacheLineage
+          })
+        );
+        preloaded = manifest;
+        ahead = new ParseAhead(hcl, deadline.signal, (sha2565) => manifest?.has(sha2565) === true);
+      }
+    }
     const archive = await deadline.race(
       readInput(path5, {
         limits: options2.limits,
@@ -29405,7 +29474,7 @@ async function scanPath(path5, options2 = {}) {
         ...ahead !== void 0 ? { ahead } : {}
       })
     );
-    const report = await scanLoaded(archive, options2, deadline, void 0, ahead);
+    const report = await scanLoaded(archive, options2, deadline, void 0, { ahead, preloaded });
     if (ahead !== void 0) options2.onParseAheadStats?.({ ...ahead.stats });
     return report;
   });
