@@ -29212,6 +29212,13 @@ function cacheFingerprint() {
   ].join("/");
   return (0, import_node_crypto11.createHash)("sha256").update(material).digest("hex").slice(0, 24);
 }
+function cacheOptions(store, options2) {
+  return {
+    store,
+    fingerprint: cacheFingerprint(),
+    ...options2.cacheLineage !== void 0 ? { lineage: options2.cacheLineage } : {}
+  };
+}
 function fileHashes(archive) {
   const known = /* @__PURE__ */ new Map();
   for (const e of archive.entries)
@@ -29331,15 +29338,7 @@ async function scanLoaded(archive, options2, deadline, reuse, fromDirectory) {
   if (options2.cache !== void 0) {
     deadline.enter("reading the extraction cache");
     const c = await deadline.race(
-      ExtractionCache.open(
-        {
-          store: options2.cache,
-          fingerprint: cacheFingerprint(),
-          ...options2.cacheLineage !== void 0 ? { lineage: options2.cacheLineage } : {}
-        },
-        archive.sha256,
-        fromDirectory?.preloaded
-      )
+      ExtractionCache.open(cacheOptions(options2.cache, options2), archive.sha256, fromDirectory?.preloaded)
     );
     cache = c;
     const hashOf = fileHashes(archive);
@@ -29455,13 +29454,7 @@ async function scanPath(path5, options2 = {}) {
       const hcl = sharedHclParser(options2.parser);
       if (options2.cache === void 0) ahead = new ParseAhead(hcl, deadline.signal);
       else if (options2.cacheLineage !== void 0) {
-        const manifest = await deadline.race(
-          ExtractionCache.preload({
-            store: options2.cache,
-            fingerprint: cacheFingerprint(),
-            lineage: options2.cacheLineage
-          })
-        );
+        const manifest = await deadline.race(ExtractionCache.preload(cacheOptions(options2.cache, options2)));
         preloaded = manifest;
         ahead = new ParseAhead(hcl, deadline.signal, (sha2565) => manifest?.has(sha2565) === true);
       }

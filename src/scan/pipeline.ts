@@ -20,7 +20,8 @@ import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { DEFAULT_MAX_NESTING_DEPTH, hcl2jsonPackageJson, specFingerprint } from '../hcl';
 import { ExtractionCache, EXTRACTOR_VERSION } from './cache';
-import type { PreloadedManifest } from './cache';
+import type { ExtractionCacheOptions, PreloadedManifest } from './cache';
+import type { ObjectStore } from '../storage/types';
 import { buildReport } from '../report';
 import type { Report } from '../report/types';
 import { readAnnotations, RULES, ruleContext, runRules } from '../rules';
@@ -133,6 +134,15 @@ export function cacheFingerprint(): string {
     `hcl2json${hcl2jsonVersion}`,
   ].join('/');
   return createHash('sha256').update(material).digest('hex').slice(0, 24);
+}
+
+/** The extraction cache of a scan: `store`, this build's fingerprint, the scan's lineage. */
+function cacheOptions(store: ObjectStore, options: ScanOptions): ExtractionCacheOptions {
+  return {
+    store,
+    fingerprint: cacheFingerprint(),
+    ...(options.cacheLineage !== undefined ? { lineage: options.cacheLineage } : {}),
+  };
 }
 
 /** The content hash of a file: the archive reader's for the bytes it read, computed for link paths
@@ -328,15 +338,7 @@ async function scanLoaded(
   if (options.cache !== undefined) {
     deadline.enter('reading the extraction cache');
     const c = await deadline.race(
-      ExtractionCache.open(
-        {
-          store: options.cache,
-          fingerprint: cacheFingerprint(),
-          ...(options.cacheLineage !== undefined ? { lineage: options.cacheLineage } : {}),
-        },
-        archive.sha256,
-        fromDirectory?.preloaded,
-      ),
+      ExtractionCache.open(cacheOptions(options.cache, options), archive.sha256, fromDirectory?.preloaded),
     );
     cache = c;
     const hashOf = fileHashes(archive);
@@ -465,13 +467,7 @@ export async function scanPath(path: string, options: ScanOptions = {}): Promise
       const hcl = sharedHclParser(options.parser);
       if (options.cache === undefined) ahead = new ParseAhead(hcl, deadline.signal);
       else if (options.cacheLineage !== undefined) {
-        const manifest = await deadline.race(
-          ExtractionCache.preload({
-            store: options.cache,
-            fingerprint: cacheFingerprint(),
-            lineage: options.cacheLineage,
-          }),
-        );
+        const manifest = await deadline.race(ExtractionCache.preload(cacheOptions(options.cache, options)));
         preloaded = manifest;
         ahead = new ParseAhead(hcl, deadline.signal, (sha256) => manifest?.has(sha256) === true);
       }
