@@ -26,6 +26,22 @@ var __toESM = (mod, isNodeMode, target) => (target = mod != null ? __create(__ge
 // src/cli/launch.ts
 var path2 = __toESM(require("node:path"));
 
+// src/hcl/full/tier-up.ts
+var v8 = __toESM(require("node:v8"));
+var WASM_TIERING_BUDGET = 2147483647;
+function tiersByBudget(v8Version) {
+  const major = Number(/^(\d+)\./.exec(v8Version)?.[1]);
+  return major >= 11 && major <= 14;
+}
+var capped;
+function capWasmTierUp() {
+  if (capped === void 0) {
+    capped = tiersByBudget(process.versions.v8);
+    if (capped) v8.setFlagsFromString(`--wasm-tiering-budget=${WASM_TIERING_BUDGET}`);
+  }
+  return capped;
+}
+
 // src/util/cache-dir.ts
 function cacheDirectoryFrom(own, xdgCacheHome, home) {
   const dir2 = own?.trim();
@@ -140,6 +156,7 @@ function runWithCodeCache(bundle, options) {
 
 // src/cli/launch.ts
 var SCANNING_COMMANDS = /* @__PURE__ */ new Set(["scan", "fix", "audit"]);
+capWasmTierUp();
 var env = process.env;
 var off = env.TFGUARD_CODE_CACHE?.trim().toLowerCase() === "off";
 var dir = off ? void 0 : cacheDirectoryFrom(env.TFGUARD_CACHE_DIR, env.XDG_CACHE_HOME, env.HOME);

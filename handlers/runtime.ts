@@ -15,6 +15,7 @@ import {
   scanTimeoutMs,
   serviceStage,
 } from '../src/config';
+import { capWasmTierUp } from '../src/hcl';
 import { invocationDeadline } from '../src/service/deadline';
 import { ReportLayout } from '../src/service/keys';
 import { PolicyObject } from '../src/service/policy';
@@ -46,6 +47,8 @@ let cached: Runtime | undefined;
 
 export function runtime(): Runtime {
   if (cached !== undefined) return cached;
+  // Before any scan of the container can start hcl2json (src/hcl/full/tier-up.ts).
+  capWasmTierUp();
   const settings = loadServiceSettings(environment());
   const stage = serviceStage();
   const client = createS3Client({

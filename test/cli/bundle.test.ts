@@ -174,3 +174,72 @@ test('tfguard.cjs runs main.cjs with a V8 code cache in the cache directory, wri
     expect.stringContaining('TFGUARD_CODE_CACHE must be "on" or "off"'),
   ]);
 }, 60_000);
+
+/** What V8 printed for `--trace-wasm-compilation-times`: how many WebAssembly functions it compiled
+ * with each compiler. */
+function wasmCompilations(trace: string): { liftoff: number; turbofan: number } {
+  return {
+    liftoff: trace.split('\n').filter((l) => / using Liftoff,/.test(l)).length,
+    turbofan: trace.split('\n').filter((l) => / using TurboFan,/.test(l)).length,
+  };
+}
+
+test('the launcher caps hcl2json tier-up before the code cache: few TurboFan compiles, one cache', async () => {
+  // A Jinja template named .tf (as uktrade/platform-tools has): only hcl2json settles it.
+  const dir = join(out, 'template');
+  await mkdir(dir, { recursive: true });
+  const template = 'locals {\n  pipelines = {{ pipelines }}\n}\n';
+  await writeFile(join(dir, 'main.tf'), template);
+  const cache = join(out, 'xdg-tier');
+  const v8 = join(cache, 'tfguard', 'v8');
+  const env = { ...process.env, TFGUARD_CACHE_DIR: '', XDG_CACHE_HOME: cache };
+  const report = join(out, 'template.json');
+  const scan = () =>
+    promisify(execFile)(
+      process.execPath,
+      [
+        '--trace-wasm-compilation-times',
+        join(out, 'tfguard.cjs'),
+        'scan',
+        dir,
+        '--format',
+        'json',
+        '--output',
+        report,
+        '--fail-on',
+        'never',
+        '--no-cache',
+      ],
+      { env, maxBuffer: 64 * 1024 * 1024 },
+    );
+
+  const first = await scan();
+  const findings = (JSON.parse(await readFile(report, 'utf8')) as Report).findings;
+  expect(findings.map((f) => [f.ruleId, f.file, f.line])).toContainEqual(['parse-error', 'main.tf', 2]);
+  const capped = wasmCompilations(first.stdout);
+  expect(capped.liftoff).toBeGreaterThan(100); // hcl2json ran
+  expect(capped.turbofan).toBeLessThanOrEqual(3);
+  const [name] = await readdir(v8);
+  const written = await readFile(join(v8, name!));
+
+  // Set in the middle of a run (when hcl2json starts), the flag would make V8 reject the cache the
+  // run wrote at the next run, which would write it again: it stays as it is.
+  const second = await scan();
+  expect(wasmCompilations(second.stdout).turbofan).toBeLessThanOrEqual(3);
+  expect(await readdir(v8)).toEqual([name]);
+  expect((await readFile(join(v8, name!))).equals(written)).toBe(true);
+
+  // The same parse with V8's default budget: the start-up functions are recompiled by TurboFan.
+  const control = await promisify(execFile)(
+    process.execPath,
+    [
+      '--trace-wasm-compilation-times',
+      '-e',
+      'require(process.argv[1]).parse("main.tf", process.argv[2]).then(() => process.exit(0), () => process.exit(0));',
+      join(out, 'hcl2json', 'lib', 'index.js'),
+      template,
+    ],
+    { maxBuffer: 64 * 1024 * 1024 },
+  );
+  expect(wasmCompilations(control.stdout).turbofan).toBeGreaterThanOrEqual(10);
+}, 60_000);
