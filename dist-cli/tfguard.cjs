@@ -26,22 +26,6 @@ var __toESM = (mod, isNodeMode, target) => (target = mod != null ? __create(__ge
 // src/cli/launch.ts
 var path2 = __toESM(require("node:path"));
 
-// src/hcl/full/tier-up.ts
-var v8 = __toESM(require("node:v8"));
-var WASM_TIERING_BUDGET = 2147483647;
-function tiersByBudget(v8Version) {
-  const major = Number(/^(\d+)\./.exec(v8Version)?.[1]);
-  return major >= 11 && major <= 14;
-}
-var capped;
-function capWasmTierUp() {
-  if (capped === void 0) {
-    capped = tiersByBudget(process.versions.v8);
-    if (capped) v8.setFlagsFromString(`--wasm-tiering-budget=${WASM_TIERING_BUDGET}`);
-  }
-  return capped;
-}
-
 // src/util/cache-dir.ts
 function cacheDirectoryFrom(own, xdgCacheHome, home) {
   const dir2 = own?.trim();
@@ -51,6 +35,26 @@ function cacheDirectoryFrom(own, xdgCacheHome, home) {
   const h = home?.trim();
   if (h !== void 0 && h !== "") return `${h.replace(/\/+$/, "")}/.cache/tfguard`;
   return void 0;
+}
+
+// src/util/v8-flags.ts
+var v8 = __toESM(require("node:v8"));
+var DEFAULT_INTERRUPT_BUDGET = 67584;
+var INTERRUPT_BUDGET = `--interrupt-budget=${16 * DEFAULT_INTERRUPT_BUDGET}`;
+var WASM_TIERING_BUDGET = `--wasm-tiering-budget=${2 ** 31 - 1}`;
+function scanV8Flags(v8Version) {
+  const major = Number(/^(\d+)\./.exec(v8Version)?.[1]);
+  if (major === 11) return [INTERRUPT_BUDGET, WASM_TIERING_BUDGET];
+  if (major >= 12 && major <= 14) return [WASM_TIERING_BUDGET];
+  return [];
+}
+var tuned;
+function tuneV8() {
+  if (tuned === void 0) {
+    tuned = scanV8Flags(process.versions.v8);
+    if (tuned.length > 0) v8.setFlagsFromString(tuned.join(" "));
+  }
+  return tuned;
 }
 
 // src/cli/code-cache.ts
@@ -156,7 +160,7 @@ function runWithCodeCache(bundle, options) {
 
 // src/cli/launch.ts
 var SCANNING_COMMANDS = /* @__PURE__ */ new Set(["scan", "fix", "audit"]);
-capWasmTierUp();
+tuneV8();
 var env = process.env;
 var off = env.TFGUARD_CODE_CACHE?.trim().toLowerCase() === "off";
 var dir = off ? void 0 : cacheDirectoryFrom(env.TFGUARD_CACHE_DIR, env.XDG_CACHE_HOME, env.HOME);

@@ -15,7 +15,6 @@ import {
   scanTimeoutMs,
   serviceStage,
 } from '../src/config';
-import { capWasmTierUp } from '../src/hcl';
 import { invocationDeadline } from '../src/service/deadline';
 import { ReportLayout } from '../src/service/keys';
 import { PolicyObject } from '../src/service/policy';
@@ -23,6 +22,7 @@ import type { ScanContext } from '../src/service/scans';
 import { loadServiceSettings, SettingsError, type ServiceSettings } from '../src/service/settings';
 import { createS3Client, S3ObjectStore } from '../src/storage/s3';
 import { createSqsClient, SqsMessageQueue } from '../src/storage/sqs';
+import { tuneV8 } from '../src/util/v8-flags';
 
 export interface Runtime {
   settings: ServiceSettings;
@@ -47,8 +47,8 @@ let cached: Runtime | undefined;
 
 export function runtime(): Runtime {
   if (cached !== undefined) return cached;
-  // Before any scan of the container can start hcl2json (src/hcl/full/tier-up.ts).
-  capWasmTierUp();
+  // Before the container's first scan (src/util/v8-flags.ts).
+  tuneV8();
   const settings = loadServiceSettings(environment());
   const stage = serviceStage();
   const client = createS3Client({

@@ -10,16 +10,16 @@
  * README's operator table and `--help`) and rejects an unusable `TFGUARD_CODE_CACHE` in the CLI.
  */
 import * as path from 'node:path';
-import { capWasmTierUp } from '../hcl/full/tier-up';
 import { cacheDirectoryFrom } from '../util/cache-dir';
+import { tuneV8 } from '../util/v8-flags';
 import { runWithCodeCache } from './code-cache';
 
 /** The commands that scan: a cache written by one of them holds the scanner's functions. */
 const SCANNING_COMMANDS = new Set(['scan', 'fix', 'audit']);
 
-// Before the code cache is read: V8 rejects a cache written under other flags, so the flag is set
-// at the same point of every run (src/hcl/full/tier-up.ts).
-capWasmTierUp();
+// Before the code cache is read: V8 rejects a cache written under other flags, so they are set at
+// the same point of every run (src/util/v8-flags.ts).
+tuneV8();
 
 const env = process.env;
 const off = env.TFGUARD_CODE_CACHE?.trim().toLowerCase() === 'off';

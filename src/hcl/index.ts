@@ -9,7 +9,6 @@ export { syntaxOfPath } from './syntax';
 export type { BlockSpec } from './projection';
 export { verifyHcl } from './fast/verify';
 export { hcl2jsonMain, hcl2jsonPackageJson } from './full/locate';
-export { capWasmTierUp } from './full/tier-up';
 export type { VerifyResult } from './fast/verify';
 export { decodeSource } from './decode';
 export type { DecodeResult } from './decode';
