@@ -39,14 +39,10 @@ function cacheDirectoryFrom(own, xdgCacheHome, home) {
 
 // src/util/v8-flags.ts
 var v8 = __toESM(require("node:v8"));
-var DEFAULT_INTERRUPT_BUDGET = 67584;
-var INTERRUPT_BUDGET = `--interrupt-budget=${16 * DEFAULT_INTERRUPT_BUDGET}`;
 var WASM_TIERING_BUDGET = `--wasm-tiering-budget=${2 ** 31 - 1}`;
 function scanV8Flags(v8Version) {
   const major = Number(/^(\d+)\./.exec(v8Version)?.[1]);
-  if (major === 11) return [INTERRUPT_BUDGET, WASM_TIERING_BUDGET];
-  if (major >= 12 && major <= 14) return [WASM_TIERING_BUDGET];
-  return [];
+  return major >= 11 && major <= 14 ? [WASM_TIERING_BUDGET] : [];
 }
 var tuned;
 function tuneV8() {
