@@ -11148,6 +11148,46 @@ var Evaluator = class {
     }
   }
   /**
+   * End (exclusive token index) of the reference value starting with the identifier at `k`: what
+   * `traversalEnd` reads, and also indexes written with a string key or with spaces or line breaks
+   * inside the brackets (`[ "k" ]`, `[\n  0\n]`; hclsyntax ignores line breaks inside brackets, and
+   * hcl2json writes the expression's source text whatever its layout). A comment, a template key or
+   * any other index expression ends it before its `[`.
+   */
+  referenceEnd(k) {
+    const { type: type2, start, end } = this.t;
+    let m = this.traversalEnd(k);
+    for (; ; ) {
+      if (m >= this.limit || type2[m] !== TOKEN.OBRACK) return m;
+      const open = m;
+      let n = this.skipNewlines(open + 1);
+      if (n >= this.limit) return open;
+      if (type2[n] === TOKEN.NUMBER) {
+        if (!/^(?:0|[1-9][0-9]*)$/.test(this.text.slice(start[n], end[n]))) return open;
+        n++;
+      } else if (type2[n] === TOKEN.OQUOTE) {
+        n++;
+        if (n < this.limit && type2[n] === TOKEN.QUOTED_LIT) n++;
+        if (n >= this.limit || type2[n] !== TOKEN.CQUOTE) return open;
+        n++;
+      } else {
+        return open;
+      }
+      n = this.skipNewlines(n);
+      if (n >= this.limit || type2[n] !== TOKEN.CBRACK) return open;
+      m = n + 1;
+      while (m + 1 < this.limit && type2[m] === TOKEN.DOT && start[m] === end[m - 1]) {
+        if (type2[m + 1] !== TOKEN.IDENT || start[m + 1] !== end[m]) return m;
+        m += 2;
+      }
+    }
+  }
+  /** Index of the next token at or after `k` that is not a newline (within the range). */
+  skipNewlines(k) {
+    while (k < this.limit && this.t.type[k] === TOKEN.NEWLINE) k++;
+    return k;
+  }
+  /**
    * The `}` closing the interpolation `${` at `k`, when hcl2json writes that interpolation as
    * `${` + the expression's source text + `}` (a reference, a call, an operation, an index\u2026); -1
    * otherwise: an expression that does not start with a name (`${1}`, `${"y"}`, `${[1]}`, `${-x}`),
@@ -11224,7 +11264,7 @@ var Evaluator = class {
           if (m >= this.limit) return null;
           return [detach("${" + text3.slice(start[k], end[m]) + "}"), m + 1];
         }
-        m = this.traversalEnd(k);
+        m = this.referenceEnd(k);
         const after = m < this.limit ? type2[m] : TOKEN.EOF;
         if (after === TOKEN.DOT || after === TOKEN.OBRACK || after === TOKEN.OPAREN || after === TOKEN.DCOLON) {
           return null;

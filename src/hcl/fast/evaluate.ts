@@ -10,7 +10,9 @@
  *   cty's decimal text);
  * - `true` / `false` / `null`;
  * - a reference `a.b.c` / `a.b[0]` written without spaces → `"${a.b.c}"` (the cdktf fork of the converter has
- *   no special case for type keywords: `string` → `"${string}"`);
+ *   no special case for type keywords: `string` → `"${string}"`); as a value (not an object key),
+ *   also with string keys and line breaks or spaces inside its brackets (`module.m[\n  "k"\n].x`,
+ *   an `import` block's `to`): its source text, as written, as `${…}`;
  * - a function call `f(…)` with a plain name → its source text as `"${f(…)}"` (the converter does
  *   not evaluate calls: `upper("x")` stays `"${upper(\"x\")}"`, spaces and line breaks kept);
  * - tuples `[...]` and objects `{ k = v }` of those (object keys: identifiers, references such as
@@ -78,6 +80,49 @@ class Evaluator {
       }
       return m;
     }
+  }
+
+  /**
+   * End (exclusive token index) of the reference value starting with the identifier at `k`: what
+   * `traversalEnd` reads, and also indexes written with a string key or with spaces or line breaks
+   * inside the brackets (`[ "k" ]`, `[\n  0\n]`; hclsyntax ignores line breaks inside brackets, and
+   * hcl2json writes the expression's source text whatever its layout). A comment, a template key or
+   * any other index expression ends it before its `[`.
+   */
+  referenceEnd(k: number): number {
+    const { type, start, end } = this.t;
+    let m = this.traversalEnd(k);
+    for (;;) {
+      if (m >= this.limit || type[m] !== TOKEN.OBRACK) return m;
+      const open = m;
+      let n = this.skipNewlines(open + 1);
+      if (n >= this.limit) return open;
+      if (type[n] === TOKEN.NUMBER) {
+        if (!/^(?:0|[1-9][0-9]*)$/.test(this.text.slice(start[n], end[n]))) return open;
+        n++;
+      } else if (type[n] === TOKEN.OQUOTE) {
+        n++;
+        if (n < this.limit && type[n] === TOKEN.QUOTED_LIT) n++;
+        if (n >= this.limit || type[n] !== TOKEN.CQUOTE) return open;
+        n++;
+      } else {
+        return open;
+      }
+      n = this.skipNewlines(n);
+      if (n >= this.limit || type[n] !== TOKEN.CBRACK) return open;
+      m = n + 1;
+      // `.name` and `[0]` steps after it, written adjacent as `traversalEnd` reads them.
+      while (m + 1 < this.limit && type[m] === TOKEN.DOT && start[m] === end[m - 1]) {
+        if (type[m + 1] !== TOKEN.IDENT || start[m + 1] !== end[m]) return m;
+        m += 2;
+      }
+    }
+  }
+
+  /** Index of the next token at or after `k` that is not a newline (within the range). */
+  skipNewlines(k: number): number {
+    while (k < this.limit && this.t.type[k] === TOKEN.NEWLINE) k++;
+    return k;
   }
 
   /**
@@ -164,7 +209,7 @@ class Evaluator {
           if (m >= this.limit) return null;
           return [detach('${' + text.slice(start[k], end[m]) + '}'), m + 1];
         }
-        m = this.traversalEnd(k);
+        m = this.referenceEnd(k);
         // Followed by more (an index expression, a call, a namespaced call): not a plain reference.
         const after = m < this.limit ? type[m] : TOKEN.EOF;
         if (

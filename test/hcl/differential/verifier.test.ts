@@ -23,6 +23,19 @@ interface Case {
   verified?: boolean;
 }
 
+/** References the evaluator reads as their source text (`${…}`), whatever their layout. */
+const REFERENCES = [
+  'a = module.m["k"].b.c\n',
+  'a = module.users[\n    "matt@example.com"\n  ].pagerduty_user.this\n',
+  'a = module.users[\r\n    "matt@example.com"\r\n  ].pagerduty_user.this\r\n',
+  'a = m.a[ "k" ].b\n',
+  'a = m.a [ "k" ]\n',
+  'a = aws_s3.x["a\\\\b\\"c"]\n',
+  'a = m.a["k"][0]["z"]\n',
+  'a = m.a[\n  0\n][""]\n',
+  'a = { k = module.m["x"].y, l = [m.a[ 1 ]] }\n',
+];
+
 const CASES: Case[] = [
   // Unary operators on literals: valid syntax, but hcl2json's converter fails on a type mismatch.
   { text: 'a = -true\n' },
@@ -43,6 +56,9 @@ const CASES: Case[] = [
   { text: 'a = 1.2.3\n' },
   { text: 'a = x.0.1\n' },
   { text: 'a = x.0\n', verified: true },
+  // References with string keys and layout inside brackets (an `import` block's `to`): hcl2json
+  // writes their source text, as written.
+  ...REFERENCES.map((text) => ({ text, verified: true })),
   // Function calls: hcl2json writes their source text as `${…}`, verbatim.
   { text: 'a = f("x")\n', verified: true },
   { text: 'a = find_in_parent_folders()\n', verified: true },
@@ -273,6 +289,34 @@ describe('edge cases against hcl2json', () => {
       expect(whole).not.toBeNull();
       expect(ref).toMatchObject({ ok: true });
     }
+  });
+});
+
+describe('references with string keys and layout inside brackets', () => {
+  it.each(REFERENCES.map((t) => [JSON.stringify(t), t] as const))(
+    '%s is read without hcl2json, as hcl2json reads it',
+    async (_name, text) => {
+      const ref = await reference.parse('main.tf', Buffer.from(text, 'utf8'));
+      expect(ref.ok).toBe(true);
+      const whole = fastParse('main.tf', text, FULL_SPEC);
+      expect(whole).not.toBeNull();
+      expect(whole !== null && 'result' in whole).toBe(true);
+      if (whole !== null && 'result' in whole) expectSame(whole.result, ref, 'value');
+    },
+  );
+
+  it.each([
+    'a = m.a[ # c\n "k"]\n',
+    'a = m.a["${x}"]\n',
+    'a = m.a[x]\n',
+    'a = m.a[-1]\n',
+    'a = m.a["k"].*.b\n',
+    'a = m.a["k"](1)\n',
+  ])('%p is left to hcl2json, which settles it the same', async (text) => {
+    const whole = fastParse('main.tf', text, FULL_SPEC);
+    expect(whole === null || 'pending' in whole).toBe(true);
+    const ref = await reference.parse('main.tf', Buffer.from(text, 'utf8'));
+    expectSame(await fast.parse('main.tf', Buffer.from(text, 'utf8')), ref, 'parse');
   });
 });
 
