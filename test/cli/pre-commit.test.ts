@@ -1,8 +1,11 @@
 /**
- * The pre-commit hook with the real client: `pre-commit try-repo <clone of this repository> tfguard`
- * in a sample repository, as a user tries a hook before adding it to .pre-commit-config.yaml.
- * pre-commit installs a `language: node` hook itself (`npm install` in its clone, `npm pack`,
- * `npm install -g` of the tarball into the hook's environment), so this is the install users get.
+ * The pre-commit hook with the real client: a sample repository's configuration names a clone of
+ * this repository (`repo:` a path, `rev:` its commit, hook `tfguard`), and `pre-commit run` installs
+ * and runs it, as it does for a user who added the hook. pre-commit installs a `language: node`
+ * hook itself (`npm install` in its clone, `npm pack`, `npm install -g` of the tarball into the
+ * hook's environment), so this is the install users get. It installs once: the later runs find the
+ * environment in PRE_COMMIT_HOME (`pre-commit try-repo` would install again for each run, in a store
+ * of its own, at about a minute each).
  *
  * Needs `pre-commit` on the PATH (Debian's package; .ci/run installs it): without it the block is
  * skipped with one line, and with TFGUARD_REQUIRE_EXTERNAL=1 it fails. npm runs offline (its cache
@@ -21,10 +24,11 @@ const exec = promisify(execFile);
 const REPO = resolve(__dirname, '..', '..');
 const DEMO = join(REPO, 'examples', 'platform-demo.tar.gz');
 
-describeWithExternal(['pre-commit'], 'pre-commit try-repo', () => {
+describeWithExternal(['pre-commit'], 'pre-commit run with the hook in its configuration', () => {
   let work: string;
   let hookRepo: string;
   let sample: string;
+  let config: string;
   let env: NodeJS.ProcessEnv;
 
   beforeAll(async () => {
@@ -35,6 +39,13 @@ describeWithExternal(['pre-commit'], 'pre-commit try-repo', () => {
     await exec('tar', ['-xzf', DEMO, '-C', sample]);
     git(['init', '-q', '-b', 'main'], sample);
     git(['add', '-A'], sample);
+    // Outside the sample, so that the sample holds only what a scan reads (`--config`).
+    config = join(work, 'pre-commit-config.yaml');
+    const rev = git(['rev-parse', 'HEAD'], hookRepo).toString('utf8').trim();
+    await writeFile(
+      config,
+      `repos:\n  - repo: ${JSON.stringify(hookRepo)}\n    rev: ${rev}\n    hooks:\n      - id: tfguard\n`,
+    );
     env = {
       ...process.env,
       PRE_COMMIT_HOME: join(work, 'pre-commit-home'),
@@ -49,9 +60,9 @@ describeWithExternal(['pre-commit'], 'pre-commit try-repo', () => {
     if (work) await rm(work, { recursive: true, force: true });
   });
 
-  async function tryRepo(args: string[]): Promise<{ code: number; out: string }> {
+  async function run(args: string[]): Promise<{ code: number; out: string }> {
     try {
-      const { stdout, stderr } = await exec('pre-commit', ['try-repo', hookRepo, 'tfguard', ...args], {
+      const { stdout, stderr } = await exec('pre-commit', ['run', '--config', config, 'tfguard', ...args], {
         cwd: sample,
         env,
         timeout: 900_000,
@@ -65,8 +76,9 @@ describeWithExternal(['pre-commit'], 'pre-commit try-repo', () => {
   }
 
   test('installs the hook and runs it: the findings fail the commit', async () => {
-    const r = await tryRepo(['--all-files']);
+    const r = await run(['--all-files']);
     expect(r.out).not.toMatch(/An unexpected error has occurred|tsc: not found|npm error/);
+    expect(r.out).toContain('[INFO] Installing environment for');
     expect(r.out).toMatch(/tfguard\.+Failed/);
     expect(r.out).toContain('[shared-module-upper-bound]');
     expect(r.out).toContain('6 errors, 4 warnings, 2 notices');
@@ -82,11 +94,13 @@ describeWithExternal(['pre-commit'], 'pre-commit try-repo', () => {
     );
     await writeFile(join(sample, 'live', 'prod', 'terragrunt.hcl'), 'terraform {\n  source = "."\n}\n');
     git(['add', '-A', '-f'], sample);
-    const skipped = await tryRepo(['--files', 'notes.txt', 'live/prod/.terraform/modules/modules.json']);
+    const skipped = await run(['--files', 'notes.txt', 'live/prod/.terraform/modules/modules.json']);
     expect(skipped.out).toMatch(/tfguard\.+\(no files to check\)Skipped/);
     expect(skipped.code).toBe(0);
-    const ran = await tryRepo(['--files', 'live/prod/terragrunt.hcl']);
+    const ran = await run(['--files', 'live/prod/terragrunt.hcl']);
     expect(ran.out).toMatch(/tfguard\.+Failed/);
     expect(ran.code).toBe(1);
+    // The environment the first run installed.
+    expect(skipped.out + ran.out).not.toContain('Installing environment');
   }, 900_000);
 });
