@@ -7,11 +7,24 @@ import { execFile } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { CORPUS_DIR_VAR, REPO_ROOT, REQUIRE_EXTERNAL_VAR } from './external';
+import { CORPUS_DIR_VAR, REPO_ROOT, REQUIRE_EXTERNAL_VAR, shown } from './external';
 
 const FIXTURE = 'test/support/fixtures/external.fixture.ts';
 
 let dir: string;
+
+// The temporary directory is in the repository's parent when the repository is cloned straight into
+// the temporary directory (/tmp/tfguard): messages then show it relative, as they show ../shared.
+test.each([
+  [path.resolve(REPO_ROOT, '..', 'shared', 'corpus'), path.join('..', 'shared', 'corpus')],
+  [path.join(REPO_ROOT, 'corpus'), 'corpus'],
+  [
+    path.resolve(REPO_ROOT, '..', '..', 'elsewhere', 'corpus'),
+    path.resolve(REPO_ROOT, '..', '..', 'elsewhere', 'corpus'),
+  ],
+])('a corpus at %s is shown as %s', (dir, expected) => {
+  expect(shown(dir)).toBe(expected);
+});
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'tfguard-external-'));
@@ -74,7 +87,7 @@ test('missing: the blocks are skipped, each with one line saying why', async () 
   expect({ code: run.code, notes: run.notes, tests: run.tests }).toEqual({
     code: 0,
     notes: [
-      `tfguard tests: skipped "needs the corpus" (${FIXTURE}): corpus not found at ${corpus} (${CORPUS_DIR_VAR} is set to it)`,
+      `tfguard tests: skipped "needs the corpus" (${FIXTURE}): corpus not found at ${shown(corpus)} (${CORPUS_DIR_VAR} is set to it)`,
       `tfguard tests: skipped "needs terraform" (${FIXTURE}): terraform not found on PATH (the oracle tests need terraform 1.11)`,
     ],
     tests: expect.stringMatching(/^Tests: +2 skipped, 1 passed, 3 total$/),
@@ -94,7 +107,7 @@ test(`broken or empty with ${REQUIRE_EXTERNAL_VAR}=1: the blocks fail with the r
     tests: expect.stringMatching(/^Tests: +2 failed, 1 passed, 3 total$/),
   });
   expect(run.output).toContain(
-    `corpus at ${corpus} has no .tar.gz archives (${CORPUS_DIR_VAR} is set to it); ${REQUIRE_EXTERNAL_VAR}=1 requires it`,
+    `corpus at ${shown(corpus)} has no .tar.gz archives (${CORPUS_DIR_VAR} is set to it); ${REQUIRE_EXTERNAL_VAR}=1 requires it`,
   );
   expect(run.output).toContain(
     `${path.join(dir, 'broken', 'terraform')} version failed (exit 3: terraform: cannot run here); ${REQUIRE_EXTERNAL_VAR}=1 requires it`,

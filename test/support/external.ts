@@ -61,8 +61,9 @@ export function corpusDir(): string {
     : path.resolve(REPO_ROOT, '..', 'shared', 'corpus');
 }
 
-/** `dir` as the messages show it: relative to the repository when it is nearby. */
-function shown(dir: string): string {
+/** `dir` as the messages show it: relative to the repository when it is nearby (in the repository's
+ * parent directory, as `../shared/corpus` is). */
+export function shown(dir: string): string {
   const rel = path.relative(REPO_ROOT, dir);
   return rel.startsWith('../../') || path.isAbsolute(rel) ? dir : rel;
 }
