@@ -11106,6 +11106,7 @@ function tupleElements(text3, tokens, from, to) {
 // src/hcl/fast/evaluate.ts
 var NOT_EVALUABLE = /* @__PURE__ */ Symbol("not evaluable");
 var SIMPLE_NUMBER = /^0*(?:0|[1-9][0-9]{0,14})(?:\.[0-9]{1,15})?$/;
+var INDEX_NUMBER = /^(?:0|[1-9][0-9]*)$/;
 var Evaluator = class {
   constructor(text3, t, limit) {
     this.text = text3;
@@ -11127,7 +11128,8 @@ var Evaluator = class {
   }
   /**
    * End (exclusive token index) of the reference starting with the identifier at `k`:
-   * IDENT (`.` IDENT | `[` NUMBER `]`)*, all tokens adjacent (no spaces or comments inside).
+   * IDENT (`.` IDENT | `[` NUMBER `]`)*, all tokens adjacent (no spaces or comments inside). From
+   * the `]` of an index at `k`, the steps written adjacent after it.
    */
   traversalEnd(k) {
     const { type: type2, start, end } = this.t;
@@ -11140,7 +11142,7 @@ var Evaluator = class {
         }
         return m;
       }
-      if (m + 2 < this.limit && type2[m] === TOKEN.OBRACK && start[m] === end[m - 1] && type2[m + 1] === TOKEN.NUMBER && start[m + 1] === end[m] && type2[m + 2] === TOKEN.CBRACK && start[m + 2] === end[m + 1] && /^(?:0|[1-9][0-9]*)$/.test(this.text.slice(start[m + 1], end[m + 1]))) {
+      if (m + 2 < this.limit && type2[m] === TOKEN.OBRACK && start[m] === end[m - 1] && type2[m + 1] === TOKEN.NUMBER && start[m + 1] === end[m] && type2[m + 2] === TOKEN.CBRACK && start[m + 2] === end[m + 1] && INDEX_NUMBER.test(this.text.slice(start[m + 1], end[m + 1]))) {
         m += 3;
         continue;
       }
@@ -11163,7 +11165,7 @@ var Evaluator = class {
       let n = this.skipNewlines(open + 1);
       if (n >= this.limit) return open;
       if (type2[n] === TOKEN.NUMBER) {
-        if (!/^(?:0|[1-9][0-9]*)$/.test(this.text.slice(start[n], end[n]))) return open;
+        if (!INDEX_NUMBER.test(this.text.slice(start[n], end[n]))) return open;
         n++;
       } else if (type2[n] === TOKEN.OQUOTE) {
         n++;
@@ -11175,11 +11177,7 @@ var Evaluator = class {
       }
       n = this.skipNewlines(n);
       if (n >= this.limit || type2[n] !== TOKEN.CBRACK) return open;
-      m = n + 1;
-      while (m + 1 < this.limit && type2[m] === TOKEN.DOT && start[m] === end[m - 1]) {
-        if (type2[m + 1] !== TOKEN.IDENT || start[m + 1] !== end[m]) return m;
-        m += 2;
-      }
+      m = this.traversalEnd(n);
     }
   }
   /** Index of the next token at or after `k` that is not a newline (within the range). */
@@ -28514,8 +28512,7 @@ var ExtractionCache = class _ExtractionCache {
   static async preload(options2) {
     if (options2.lineage === void 0) return null;
     const probe = new _ExtractionCache(options2, "");
-    const body2 = await probe.fetch(probe.lineageKey());
-    const manifest = body2 === null ? null : probe.parseManifest(body2);
+    const { body: body2, manifest } = await probe.readManifest(probe.lineageKey());
     const files = manifest?.files;
     return {
       body: body2,
@@ -28547,12 +28544,7 @@ var ExtractionCache = class _ExtractionCache {
       }
     }
     if (options2.lineage === void 0) return cache;
-    if (preloaded) {
-      if (preloaded.manifest !== null) cache.adopt(preloaded.manifest, "lineage");
-      return cache;
-    }
-    const lineage = await cache.fetch(cache.lineageKey());
-    const manifest = lineage === null ? null : cache.parseManifest(lineage);
+    const { manifest } = preloaded ?? await cache.readManifest(cache.lineageKey());
     if (manifest !== null) cache.adopt(manifest, "lineage");
     return cache;
   }
@@ -28577,6 +28569,11 @@ var ExtractionCache = class _ExtractionCache {
       this.stats.failures++;
       return null;
     }
+  }
+  /** An object's bytes and, when they are a valid manifest, its content (`fetch`, `parseManifest`). */
+  async readManifest(key2) {
+    const body2 = await this.fetch(key2);
+    return { body: body2, manifest: body2 === null ? null : this.parseManifest(body2) };
   }
   /** A manifest's content when it is valid gzip'd JSON of this format and fingerprint, else null
    * (counted as rejected). */

@@ -392,8 +392,7 @@ export class ExtractionCache {
   static async preload(options: ExtractionCacheOptions): Promise<PreloadedManifest | null> {
     if (options.lineage === undefined) return null;
     const probe = new ExtractionCache(options, '');
-    const body = await probe.fetch(probe.lineageKey());
-    const manifest = body === null ? null : probe.parseManifest(body);
+    const { body, manifest } = await probe.readManifest(probe.lineageKey());
     const files = manifest?.files;
     return {
       body,
@@ -430,12 +429,7 @@ export class ExtractionCache {
       }
     }
     if (options.lineage === undefined) return cache;
-    if (preloaded) {
-      if (preloaded.manifest !== null) cache.adopt(preloaded.manifest, 'lineage');
-      return cache;
-    }
-    const lineage = await cache.fetch(cache.lineageKey());
-    const manifest = lineage === null ? null : cache.parseManifest(lineage);
+    const { manifest } = preloaded ?? (await cache.readManifest(cache.lineageKey()));
     if (manifest !== null) cache.adopt(manifest, 'lineage');
     return cache;
   }
@@ -464,6 +458,12 @@ export class ExtractionCache {
       this.stats.failures++;
       return null;
     }
+  }
+
+  /** An object's bytes and, when they are a valid manifest, its content (`fetch`, `parseManifest`). */
+  private async readManifest(key: string): Promise<{ body: Buffer | null; manifest: Manifest | null }> {
+    const body = await this.fetch(key);
+    return { body, manifest: body === null ? null : this.parseManifest(body) };
   }
 
   /** A manifest's content when it is valid gzip'd JSON of this format and fingerprint, else null

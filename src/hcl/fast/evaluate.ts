@@ -31,6 +31,8 @@ type Result = unknown;
 
 // Leading zeros allowed (`007` is 7 for hcl2json too); at most 15 significant integer digits.
 const SIMPLE_NUMBER = /^0*(?:0|[1-9][0-9]{0,14})(?:\.[0-9]{1,15})?$/;
+/** An index a reference may hold (`x[0]`): a decimal without leading zeros. */
+const INDEX_NUMBER = /^(?:0|[1-9][0-9]*)$/;
 
 class Evaluator {
   constructor(
@@ -52,7 +54,8 @@ class Evaluator {
 
   /**
    * End (exclusive token index) of the reference starting with the identifier at `k`:
-   * IDENT (`.` IDENT | `[` NUMBER `]`)*, all tokens adjacent (no spaces or comments inside).
+   * IDENT (`.` IDENT | `[` NUMBER `]`)*, all tokens adjacent (no spaces or comments inside). From
+   * the `]` of an index at `k`, the steps written adjacent after it.
    */
   traversalEnd(k: number): number {
     const { type, start, end } = this.t;
@@ -73,7 +76,7 @@ class Evaluator {
         start[m + 1] === end[m] &&
         type[m + 2] === TOKEN.CBRACK &&
         start[m + 2] === end[m + 1] &&
-        /^(?:0|[1-9][0-9]*)$/.test(this.text.slice(start[m + 1], end[m + 1]))
+        INDEX_NUMBER.test(this.text.slice(start[m + 1], end[m + 1]))
       ) {
         m += 3;
         continue;
@@ -98,7 +101,7 @@ class Evaluator {
       let n = this.skipNewlines(open + 1);
       if (n >= this.limit) return open;
       if (type[n] === TOKEN.NUMBER) {
-        if (!/^(?:0|[1-9][0-9]*)$/.test(this.text.slice(start[n], end[n]))) return open;
+        if (!INDEX_NUMBER.test(this.text.slice(start[n], end[n]))) return open;
         n++;
       } else if (type[n] === TOKEN.OQUOTE) {
         n++;
@@ -110,12 +113,7 @@ class Evaluator {
       }
       n = this.skipNewlines(n);
       if (n >= this.limit || type[n] !== TOKEN.CBRACK) return open;
-      m = n + 1;
-      // `.name` and `[0]` steps after it, written adjacent as `traversalEnd` reads them.
-      while (m + 1 < this.limit && type[m] === TOKEN.DOT && start[m] === end[m - 1]) {
-        if (type[m + 1] !== TOKEN.IDENT || start[m + 1] !== end[m]) return m;
-        m += 2;
-      }
+      m = this.traversalEnd(n);
     }
   }
 
