@@ -19,7 +19,10 @@
  * compile a function.)
  *
  * Not set: a later TurboFan for JavaScript (`--interrupt-budget`, 2 to 16 times V8's 67,584) took a
- * quarter off a large cold scan's CPU but made a small one about 10% slower on two cores.
+ * quarter off a large cold scan's CPU but made a small one about 10% slower on two cores; less
+ * inlining (`--max-inlined-bytecode-size-cumulative=120`, or `--no-turbo-inlining`) took 5-11% off
+ * a large cold scan and made a small one about 10% slower too (docs/performance.md, "Where the 3×
+ * target stands").
  *
  * V8 rejects a code cache written under other flags (it keeps a hash of them): the launcher sets
  * these before it reads its cache, at the same point of every run, never in the middle of one.
